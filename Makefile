@@ -1,0 +1,69 @@
+# vl15 — the front door. See README.md.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+CARGO ?= cargo
+RTL_TOP_FILES := $(shell sed -e 's/\#.*//' sim/ca_top.f 2>/dev/null)
+WIDTHS := 32 64 128
+
+# Debian packages the build and the tests need; installed only when missing.
+DEB_PKGS := verilator tshark zlib1g-dev g++ make
+
+.PHONY: all deps sim test lint lint-rtl lint-rust unit wave bench clean help
+
+all: sim
+
+help:
+	@echo "make deps   install Verilator, tshark, zlib (apt-get) when missing"
+	@echo "make sim    RTL regression: every scenario at DATA_W 32, 64, 128, as a table"
+	@echo "make test   everything: lint, unit harnesses, cargo tests (snapshots, tshark)"
+	@echo "make lint   verilator --lint-only -Wall, cargo fmt --check, clippy -D warnings"
+	@echo "make wave   FST waveform of one scenario into build/wave/"
+	@echo "make bench  latency, throughput, cxx-vs-C++ speed (side by side)"
+
+deps:
+	@missing=""; \
+	for p in $(DEB_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "deps: installing$$missing"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  $$SUDO apt-get update -qq; \
+	  echo "wireshark-common wireshark-common/install-setuid boolean false" | $$SUDO debconf-set-selections; \
+	  $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
+	else echo "deps: verilator, tshark, zlib present"; fi
+	@command -v cargo >/dev/null || { echo "deps: cargo not found: install Rust (rustup) first"; exit 1; }
+
+sim: deps
+	$(CARGO) run --release -q -p vl15 -- regress --width all
+
+test: deps lint unit
+	$(CARGO) test --release --workspace
+
+lint: deps lint-rtl lint-rust
+
+lint-rtl:
+	@for w in $(WIDTHS); do \
+	  echo "verilator --lint-only -Wall ib_ca_top DataW=$$w"; \
+	  verilator --lint-only -Wall --assert -Irtl -GDataW=$$w --top-module ib_ca_top $(RTL_TOP_FILES); \
+	done
+
+lint-rust:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --release --workspace --all-targets -q -- -D warnings
+
+unit: deps
+	bash sim/unit/run.sh
+
+wave: deps
+	mkdir -p build/wave
+	VL15_TRACE=build/wave/spine.fst $(CARGO) run --release -q -p vl15 -- regress --width 64 --scenario dr_get_nodeinfo
+	@echo "wave: build/wave/spine.fst (open with gtkwave)"
+
+bench: deps
+	$(CARGO) run --release -q -p vl15 -- bench
+
+clean:
+	$(CARGO) clean
+	rm -rf build sim/unit/build

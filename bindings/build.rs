@@ -1,0 +1,485 @@
+//! Builds the Verilated `ib_ca_top` at DataW = 32, 64 and 128 and the cxx shim.
+//!
+//! Steps (all work under OUT_DIR):
+//! 1. `verilator` with the flags in `sim/verilator.flags` and the files in
+//!    `sim/ca_top.f`, once per width (`-GDataW=<w> --prefix Vca<w>`), into
+//!    `vca<w>.tmp/`; the model's sources are read from `Vca<w>_classes.mk` and
+//!    `#include`d by one generated `Vca<w>__ALL.cpp`, compiled as one unit.
+//! 2. The Verilator runtime (verilated, verilated_threads, verilated_fst_c),
+//!    compiled once with `-DVL_USER_FATAL -DVL_USER_FINISH` (the hooks in
+//!    `sim/ca_shim.cpp` throw, so an SV assertion failure becomes a Rust Err).
+//! 3. The cxx bridge (`src/lib.rs`) and `sim/ca_shim.cpp`.
+//!
+//! Everything is compiled at -O3 in every cargo profile (the simulation speed
+//! is the point), without debug info and without -fPIC: `-fPIE` is enough
+//! for the (PIE) Rust executables and is cheaper than -fPIC.
+//!
+//! Each product is built in `<name>.tmp/` and renamed to `<name>/` only when
+//! complete, with a stamp holding the hash of its inputs; a failed build leaves
+//! no half-written product, and an unchanged product (same hash) is reused, so a
+//! change to the shim or the bridge recompiles neither the models nor the
+//! runtime. No file lock is needed: cargo never runs two instances of one
+//! package's build script for the same OUT_DIR at once, so parallel
+//! `cargo test` invocations are serialised by cargo itself.
+//!
+//! Env: `VL15_VERILATOR` (the verilator command, default `verilator`).
+
+use std::collections::hash_map::DefaultHasher;
+use std::env;
+use std::fs;
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::thread;
+
+const WIDTHS: [u32; 3] = [32, 64, 128];
+const TOP: &str = "ib_ca_top";
+
+/// C++ flags of every compile (keep `sim/bench/run.sh` in step).
+/// -faligned-new and -fcf-protection=none are what verilated.mk uses.
+const CXX_FLAGS: &[&str] = &["-fPIE", "-faligned-new", "-fcf-protection=none"];
+/// Defines matching `--trace-fst` without coverage or SystemC (verilated.mk
+/// derives them from `<prefix>_classes.mk`; checked against it below).
+const VM_DEFINES: &[(&str, &str)] = &[
+    ("VM_COVERAGE", "0"),
+    ("VM_SC", "0"),
+    ("VM_TRACE", "1"),
+    ("VM_TRACE_FST", "1"),
+    ("VM_TRACE_VCD", "0"),
+];
+const RUNTIME: &[&str] = &[
+    "verilated.cpp",
+    "verilated_threads.cpp",
+    "verilated_fst_c.cpp",
+];
+
+type Res<T> = Result<T, String>;
+
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("error: vl15-bindings build: {e}");
+        std::process::exit(1);
+    }
+}
+
+struct Ctx {
+    root: PathBuf,
+    out: PathBuf,
+    verilator: String,
+    vinc: PathBuf,
+    version: String,
+    flags: Vec<String>,
+    rtl: Vec<PathBuf>,
+}
+
+fn run() -> Res<()> {
+    let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").map_err(|e| e.to_string())?);
+    let root = manifest
+        .parent()
+        .ok_or("bindings/ has no parent directory")?
+        .to_path_buf();
+    let out = PathBuf::from(env::var("OUT_DIR").map_err(|e| e.to_string())?);
+    let sim = root.join("sim");
+
+    println!("cargo:rerun-if-env-changed=VL15_VERILATOR");
+    println!("cargo:rerun-if-changed=src/lib.rs");
+    for f in ["ca_shim.h", "ca_shim.cpp", "verilator.flags", "ca_top.f"] {
+        println!("cargo:rerun-if-changed={}", sim.join(f).display());
+    }
+    // Every RTL file (and the directory, so that a new file counts too).
+    let rtl_dir = root.join("rtl");
+    println!("cargo:rerun-if-changed={}", rtl_dir.display());
+    if let Ok(rd) = fs::read_dir(&rtl_dir) {
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.extension().is_some_and(|x| x == "sv" || x == "svh") {
+                println!("cargo:rerun-if-changed={}", p.display());
+            }
+        }
+    }
+
+    let verilator = env::var("VL15_VERILATOR").unwrap_or_else(|_| "verilator".into());
+    let vroot = tool_output(&verilator, &["--getenv", "VERILATOR_ROOT"])?;
+    let vinc = PathBuf::from(vroot.trim()).join("include");
+    if !vinc.join("verilated.cpp").is_file() {
+        return Err(format!(
+            "no verilated.cpp under {} (from `{verilator} --getenv VERILATOR_ROOT`): run `make deps`",
+            vinc.display()
+        ));
+    }
+    let version = tool_output(&verilator, &["--version"])?.trim().to_string();
+
+    let flags: Vec<String> = list_file(&sim.join("verilator.flags"))?
+        .iter()
+        .flat_map(|l| l.split_whitespace().map(str::to_string).collect::<Vec<_>>())
+        .collect();
+    let rtl: Vec<PathBuf> = list_file(&sim.join("ca_top.f"))?
+        .iter()
+        .map(|l| root.join(l))
+        .collect();
+    for f in &rtl {
+        if !f.is_file() {
+            return Err(format!(
+                "{} (listed in sim/ca_top.f) does not exist",
+                f.display()
+            ));
+        }
+    }
+    let cx = Ctx {
+        root,
+        out,
+        verilator,
+        vinc,
+        version,
+        flags,
+        rtl,
+    };
+
+    // 1. Verilate (in parallel; each is a separate process).
+    let models: Vec<Model> = thread::scope(|s| {
+        let hs: Vec<_> = WIDTHS
+            .iter()
+            .map(|&w| {
+                let cx = &cx;
+                s.spawn(move || verilate(cx, w))
+            })
+            .collect();
+        hs.into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err("verilate thread panicked".into()))
+            })
+            .collect::<Res<Vec<_>>>()
+    })?;
+
+    // 2. Compile models, runtime and shim in parallel.
+    let rt_hash = hash_of(&[
+        &cx.version,
+        &format!("{:?}{:?}{:?}", RUNTIME, CXX_FLAGS, VM_DEFINES),
+    ]);
+    let rt = Product::new(&cx.out, "vlrt", rt_hash);
+    thread::scope(|s| -> Res<()> {
+        let mut hs = Vec::new();
+        for m in &models {
+            if !m.product.fresh() {
+                let cx = &cx;
+                hs.push(s.spawn(move || compile_model(cx, m)));
+            }
+        }
+        if !rt.fresh() {
+            let (cx, rt) = (&cx, &rt);
+            hs.push(s.spawn(move || compile_runtime(cx, rt)));
+        }
+        let shim = compile_shim(&cx, &models);
+        for h in hs {
+            h.join()
+                .unwrap_or_else(|_| Err("compile thread panicked".into()))?;
+        }
+        shim
+    })?;
+    for m in &models {
+        m.product.commit()?;
+    }
+    rt.commit()?;
+
+    // 3. Link order: shim (uses the models), models (use the runtime), runtime
+    // (its vl_fatal/vl_finish are in the shim, already pulled in), zlib.
+    let shim_dir = cx.out.join("shim");
+    println!("cargo:rustc-link-search=native={}", shim_dir.display());
+    println!("cargo:rustc-link-lib=static=vl15_shim");
+    for m in &models {
+        println!("cargo:rustc-link-search=native={}", m.product.dir.display());
+        println!("cargo:rustc-link-lib=static=vl15_vca{}", m.width);
+    }
+    println!("cargo:rustc-link-search=native={}", rt.dir.display());
+    println!("cargo:rustc-link-lib=static=vl15_vlrt");
+    println!("cargo:rustc-link-lib=z");
+    println!("cargo:rustc-link-lib=stdc++");
+    Ok(())
+}
+
+/// A build product: `<out>/<name>/` with a `stamp` holding its input hash,
+/// built in `<out>/<name>.tmp/` when the stamp does not match.
+struct Product {
+    dir: PathBuf,
+    tmp: PathBuf,
+    hash: String,
+    fresh: bool,
+}
+
+impl Product {
+    fn new(out: &Path, name: &str, hash: String) -> Product {
+        let dir = out.join(name);
+        let tmp = out.join(format!("{name}.tmp"));
+        let fresh = fs::read_to_string(dir.join("stamp")).is_ok_and(|s| s == hash);
+        Product {
+            dir,
+            tmp,
+            hash,
+            fresh,
+        }
+    }
+    fn fresh(&self) -> bool {
+        self.fresh
+    }
+    /// Where the sources/headers are now: the final dir if reused, else tmp.
+    fn work(&self) -> &Path {
+        if self.fresh {
+            &self.dir
+        } else {
+            &self.tmp
+        }
+    }
+    fn start(&self) -> Res<()> {
+        if self.tmp.exists() {
+            fs::remove_dir_all(&self.tmp)
+                .map_err(|e| format!("removing {}: {e}", self.tmp.display()))?;
+        }
+        fs::create_dir_all(&self.tmp).map_err(|e| format!("creating {}: {e}", self.tmp.display()))
+    }
+    /// Write the stamp and move tmp into place (only after a complete build).
+    fn commit(&self) -> Res<()> {
+        if self.fresh {
+            return Ok(());
+        }
+        fs::write(self.tmp.join("stamp"), &self.hash).map_err(|e| e.to_string())?;
+        if self.dir.exists() {
+            fs::remove_dir_all(&self.dir)
+                .map_err(|e| format!("removing {}: {e}", self.dir.display()))?;
+        }
+        fs::rename(&self.tmp, &self.dir).map_err(|e| {
+            format!(
+                "renaming {} -> {}: {e}",
+                self.tmp.display(),
+                self.dir.display()
+            )
+        })
+    }
+}
+
+struct Model {
+    width: u32,
+    product: Product,
+}
+
+fn prefix(w: u32) -> String {
+    format!("Vca{w}")
+}
+
+/// Verilate one width unless its inputs are unchanged; write `<prefix>__ALL.cpp`.
+fn verilate(cx: &Ctx, w: u32) -> Res<Model> {
+    let mut parts = vec![
+        cx.version.clone(),
+        format!("{:?}{:?}{:?}", cx.flags, CXX_FLAGS, VM_DEFINES),
+        w.to_string(),
+    ];
+    for f in &cx.rtl {
+        parts.push(f.display().to_string());
+        parts.push(fs::read_to_string(f).map_err(|e| format!("reading {}: {e}", f.display()))?);
+    }
+    let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
+    let product = Product::new(&cx.out, &format!("vca{w}"), hash_of(&refs));
+    if product.fresh() {
+        return Ok(Model { width: w, product });
+    }
+    product.start()?;
+    let pre = prefix(w);
+    let mut cmd = Command::new(&cx.verilator);
+    cmd.args(&cx.flags)
+        .arg(format!("-GDataW={w}"))
+        .arg("--prefix")
+        .arg(&pre)
+        .arg("--top-module")
+        .arg(TOP)
+        .arg("--Mdir")
+        .arg(&product.tmp)
+        .arg(format!("-I{}", cx.root.join("rtl").display()))
+        .args(&cx.rtl);
+    let o = cmd
+        .output()
+        .map_err(|e| format!("running {}: {e}: run `make deps`", cx.verilator))?;
+    if !o.status.success() {
+        return Err(format!(
+            "verilator failed for DataW={w}:\n{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        ));
+    }
+    // The model's C++ files, from the classes list verilated.mk would use.
+    let mk = product.tmp.join(format!("{pre}_classes.mk"));
+    let vars =
+        parse_mk(&fs::read_to_string(&mk).map_err(|e| format!("reading {}: {e}", mk.display()))?);
+    for (k, v) in VM_DEFINES {
+        let got = vars.iter().find(|(n, _)| n == k).map(|(_, x)| x.join(" "));
+        if got.as_ref().is_some_and(|g| g != v) {
+            return Err(format!(
+                "{}: {k} = {got:?}, build.rs assumes {v}",
+                mk.display()
+            ));
+        }
+    }
+    let mut all =
+        format!("// Generated by vl15-bindings/build.rs: every {pre} source as one unit.\n");
+    for var in [
+        "VM_CLASSES_FAST",
+        "VM_CLASSES_SLOW",
+        "VM_SUPPORT_FAST",
+        "VM_SUPPORT_SLOW",
+    ] {
+        for (_, files) in vars.iter().filter(|(n, _)| n == var) {
+            for f in files {
+                all.push_str(&format!("#include \"{f}.cpp\"\n"));
+            }
+        }
+    }
+    fs::write(product.tmp.join(format!("{pre}__ALL.cpp")), all).map_err(|e| e.to_string())?;
+    Ok(Model { width: w, product })
+}
+
+/// `NAME += a b \` continuation lists and `NAME = v` assignments of a .mk file.
+fn parse_mk(text: &str) -> Vec<(String, Vec<String>)> {
+    let joined = text.replace("\\\n", " ");
+    joined
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .filter_map(|l| {
+            let (name, val) = l.split_once("+=").or_else(|| l.split_once('='))?;
+            Some((
+                name.trim().to_string(),
+                val.split_whitespace().map(str::to_string).collect(),
+            ))
+        })
+        .collect()
+}
+
+fn base_build(cx: &Ctx) -> cc::Build {
+    let mut b = cc::Build::new();
+    b.cpp(true)
+        .std("c++17")
+        .opt_level(3)
+        .debug(false)
+        .pic(false)
+        .cargo_metadata(false)
+        .include(&cx.vinc)
+        .include(cx.vinc.join("vltstd"));
+    for f in CXX_FLAGS {
+        b.flag(f);
+    }
+    for (k, v) in VM_DEFINES {
+        b.define(k, *v);
+    }
+    b
+}
+
+fn compile_model(cx: &Ctx, m: &Model) -> Res<()> {
+    let dir = &m.product.tmp;
+    base_build(cx)
+        .warnings(false)
+        .extra_warnings(false)
+        .include(dir)
+        .out_dir(dir)
+        .file(dir.join(format!("{}__ALL.cpp", prefix(m.width))))
+        .try_compile(&format!("vl15_vca{}", m.width))
+        .map_err(|e| format!("compiling the DataW={} model: {e}", m.width))
+}
+
+fn compile_runtime(cx: &Ctx, rt: &Product) -> Res<()> {
+    rt.start()?;
+    let mut b = base_build(cx);
+    b.warnings(false)
+        .extra_warnings(false)
+        .define("VL_USER_FATAL", None)
+        .define("VL_USER_FINISH", None)
+        .out_dir(&rt.tmp);
+    for f in RUNTIME {
+        b.file(cx.vinc.join(f));
+    }
+    b.try_compile("vl15_vlrt")
+        .map_err(|e| format!("compiling the Verilator runtime: {e}"))
+}
+
+/// The cxx bridge and the shim; reused when the generated bridge code, the
+/// shim and the model headers are unchanged.
+fn compile_shim(cx: &Ctx, models: &[Model]) -> Res<()> {
+    let mut b = cxx_build::bridge("src/lib.rs");
+    let gen = cx.out.join("cxxbridge");
+    let sim = cx.root.join("sim");
+    let mut parts = vec![
+        cx.version.clone(),
+        format!("{:?}{:?}", CXX_FLAGS, VM_DEFINES),
+        read(&gen.join("sources/vl15-bindings/src/lib.rs.cc"))?,
+        read(&gen.join("include/vl15-bindings/src/lib.rs.h"))?,
+        read(&sim.join("ca_shim.h"))?,
+        read(&sim.join("ca_shim.cpp"))?,
+    ];
+    for m in models {
+        parts.push(m.product.hash.clone());
+    }
+    let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
+    let p = Product::new(&cx.out, "shim", hash_of(&refs));
+    if p.fresh() {
+        return Ok(());
+    }
+    p.start()?;
+    b.cpp(true)
+        .std("c++17")
+        .opt_level(3)
+        .debug(false)
+        .pic(false)
+        .cargo_metadata(false)
+        .warnings(true)
+        .extra_warnings(false)
+        .flag("-Wno-unused-parameter")
+        .include(&cx.vinc)
+        .include(cx.vinc.join("vltstd"))
+        .include(&sim)
+        .out_dir(&p.tmp)
+        .file(sim.join("ca_shim.cpp"));
+    for m in models {
+        b.include(m.product.work());
+    }
+    for f in CXX_FLAGS {
+        b.flag(f);
+    }
+    for (k, v) in VM_DEFINES {
+        b.define(k, *v);
+    }
+    b.try_compile("vl15_shim")
+        .map_err(|e| format!("compiling the cxx shim: {e}"))?;
+    p.commit()
+}
+
+fn read(p: &Path) -> Res<String> {
+    fs::read_to_string(p).map_err(|e| format!("reading {}: {e}", p.display()))
+}
+
+/// Non-comment, non-empty lines of a list file.
+fn list_file(p: &Path) -> Res<Vec<String>> {
+    Ok(read(p)?
+        .lines()
+        .map(|l| l.split('#').next().unwrap_or("").trim().to_string())
+        .filter(|l| !l.is_empty())
+        .collect())
+}
+
+fn tool_output(tool: &str, args: &[&str]) -> Res<String> {
+    let o = Command::new(tool).args(args).output().map_err(|e| {
+        format!("cannot run `{tool}` ({e}); Verilator 5 is required: run `make deps` (or set VL15_VERILATOR)")
+    })?;
+    if !o.status.success() {
+        return Err(format!(
+            "`{tool} {}` failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&o.stderr)
+        ));
+    }
+    Ok(String::from_utf8_lossy(&o.stdout).into_owned())
+}
+
+fn hash_of(parts: &[&str]) -> String {
+    let mut h = DefaultHasher::new();
+    for p in parts {
+        p.hash(&mut h);
+    }
+    format!("{:016x}", h.finish())
+}

@@ -1,0 +1,477 @@
+// ib_ca_top: one InfiniBand CA port's VL15/SMI datapath with flat ports (top
+// of the simulation model). Wire RX -> ib_link_rx -> smi_rq -> VL15 RX ib_pkt_fifo ->
+// smi_rx_dispatch -> SMA RX / SM RX; SMA/SM/trap TX -> smi_sq -> VL15 TX
+// ib_pkt_fifo -> ib_link_tx -> wire TX (data VLs pass beside it); the port
+// registers and event counters in ib_port_regs; ib_axis_checker on every
+// stream (simulation only).
+module ib_ca_top
+  import ib_pkg::*;
+#(
+  parameter int unsigned DataW       = 64,  // stream width in bits: 32, 64 or 128
+  parameter int unsigned Vl15RxDepth = 4,   // VL15 RX buffer slots (SMPs)
+  parameter int unsigned Vl15TxDepth = 2,   // VL15 TX buffer slots (SMPs)
+  parameter int unsigned PortNum     = 1,   // this port's number
+  localparam int unsigned DataB      = DataW / 8
+) (
+  input  logic               clk_i,
+  input  logic               rst_ni,
+  // wire -> port (no ready)
+  input  logic [DataW-1:0]   rx_tdata_i,
+  input  logic [DataB-1:0]   rx_tkeep_i,
+  input  logic               rx_tvalid_i,
+  input  logic               rx_tlast_i,
+  // port -> wire
+  output logic [DataW-1:0]   tx_tdata_o,
+  output logic [DataB-1:0]   tx_tkeep_o,
+  output logic               tx_tvalid_o,
+  output logic               tx_tlast_o,
+  input  logic               tx_tready_i,
+  // data VLs -> host (no ready; tuser on tlast = discard)
+  output logic [DataW-1:0]   drx_tdata_o,
+  output logic [DataB-1:0]   drx_tkeep_o,
+  output logic               drx_tvalid_o,
+  output logic               drx_tlast_o,
+  output logic               drx_tuser_o,
+  // host -> data VLs (LRH..ICRC)
+  input  logic [DataW-1:0]   dtx_tdata_i,
+  input  logic [DataB-1:0]   dtx_tkeep_i,
+  input  logic               dtx_tvalid_i,
+  input  logic               dtx_tlast_i,
+  output logic               dtx_tready_o,
+  // SMA RX
+  output logic [DataW-1:0]   sma_rx_tdata_o,
+  output logic               sma_rx_tvalid_o,
+  output logic               sma_rx_tlast_o,
+  input  logic               sma_rx_tready_i,
+  output logic [15:0]        sma_rx_slid_o,
+  output logic [15:0]        sma_rx_dlid_o,
+  output logic [3:0]         sma_rx_sl_o,
+  output logic [7:0]         sma_rx_port_o,
+  output logic [7:0]         sma_rx_mgmt_class_o,
+  output logic [6:0]         sma_rx_hop_ptr_o,
+  output logic [6:0]         sma_rx_hop_cnt_o,
+  // SM RX
+  output logic [DataW-1:0]   sm_rx_tdata_o,
+  output logic               sm_rx_tvalid_o,
+  output logic               sm_rx_tlast_o,
+  input  logic               sm_rx_tready_i,
+  output logic [15:0]        sm_rx_slid_o,
+  output logic [15:0]        sm_rx_dlid_o,
+  output logic [3:0]         sm_rx_sl_o,
+  output logic [7:0]         sm_rx_port_o,
+  output logic [7:0]         sm_rx_mgmt_class_o,
+  output logic [6:0]         sm_rx_hop_ptr_o,
+  output logic [6:0]         sm_rx_hop_cnt_o,
+  // SMA TX (responses; meta = echo of the request)
+  input  logic [DataW-1:0]   sma_tx_tdata_i,
+  input  logic               sma_tx_tvalid_i,
+  input  logic               sma_tx_tlast_i,
+  output logic               sma_tx_tready_o,
+  input  logic [15:0]        sma_tx_slid_i,
+  input  logic [15:0]        sma_tx_dlid_i,
+  input  logic [3:0]         sma_tx_sl_i,
+  // SM TX (requests; meta = address handle)
+  input  logic [DataW-1:0]   sm_tx_tdata_i,
+  input  logic               sm_tx_tvalid_i,
+  input  logic               sm_tx_tlast_i,
+  output logic               sm_tx_tready_o,
+  input  logic [15:0]        sm_tx_dlid_i,
+  input  logic [3:0]         sm_tx_sl_i,
+  input  logic [6:0]         sm_tx_path_bits_i,
+  // trap TX
+  input  logic [DataW-1:0]   trap_tx_tdata_i,
+  input  logic               trap_tx_tvalid_i,
+  input  logic               trap_tx_tlast_i,
+  output logic               trap_tx_tready_o,
+  // register interface
+  input  logic               reg_we_i,
+  input  logic [7:0]         reg_addr_i,
+  input  logic [31:0]        reg_wdata_i,
+  output logic [31:0]        reg_rdata_o
+);
+
+  if (DataW != 32 && DataW != 64 && DataW != 128) begin : gen_dataw_check
+    $fatal(1, "%m: DataW must be 32, 64 or 128, got %0d", DataW);
+  end
+
+  localparam int unsigned RxSlotWords = MadBytes / DataB;
+  localparam int unsigned TxSlotWords = SmpPktBytes / DataB;
+  localparam int unsigned RxMetaW     = $bits(smi_rx_meta_t);
+
+  // ---------------------------------------------------------------------------
+  // Port registers and counters
+  // ---------------------------------------------------------------------------
+  logic [NumCtrs-1:0] ev;
+  logic [15:0]        port_lid;
+  logic [2:0]         port_lmc;
+  logic [15:0]        master_sm_lid;
+  logic [3:0]         master_sm_sl;
+  logic [3:0]         port_state;
+  logic [7:0]         rx_depth;
+
+  ib_port_regs #(
+    .DataW      (DataW),
+    .Vl15RxDepth(Vl15RxDepth),
+    .Vl15TxDepth(Vl15TxDepth),
+    .PortNum    (PortNum)
+  ) u_regs (
+    .clk_i,
+    .rst_ni,
+    .reg_we_i,
+    .reg_addr_i,
+    .reg_wdata_i,
+    .reg_rdata_o,
+    .ev_i           (ev),
+    .port_lid_o     (port_lid),
+    .port_lmc_o     (port_lmc),
+    .master_sm_lid_o(master_sm_lid),
+    .master_sm_sl_o (master_sm_sl),
+    .port_state_o   (port_state),
+    .rx_depth_o     (rx_depth)
+  );
+
+  // ---------------------------------------------------------------------------
+  // Receive path
+  // ---------------------------------------------------------------------------
+  logic [DataW-1:0] vl15_rx_tdata;
+  logic [DataB-1:0] vl15_rx_tkeep;
+  logic             vl15_rx_tvalid;
+  logic             vl15_rx_tlast;
+  logic             vl15_rx_tuser;
+  logic             ev_rx_pkt, ev_rx_data_pkt, ev_rx_len_err, ev_rx_lver_err;
+  logic             ev_rx_lnh_err, ev_rx_vcrc_err;
+
+  ib_link_rx #(.DataW(DataW)) u_link_rx (
+    .clk_i,
+    .rst_ni,
+    .rx_tdata_i,
+    .rx_tkeep_i,
+    .rx_tvalid_i,
+    .rx_tlast_i,
+    .vl15_tdata_o (vl15_rx_tdata),
+    .vl15_tkeep_o (vl15_rx_tkeep),
+    .vl15_tvalid_o(vl15_rx_tvalid),
+    .vl15_tlast_o (vl15_rx_tlast),
+    .vl15_tuser_o (vl15_rx_tuser),
+    .data_tdata_o (drx_tdata_o),
+    .data_tkeep_o (drx_tkeep_o),
+    .data_tvalid_o(drx_tvalid_o),
+    .data_tlast_o (drx_tlast_o),
+    .data_tuser_o (drx_tuser_o),
+    .ev_pkt_o     (ev_rx_pkt),
+    .ev_data_pkt_o(ev_rx_data_pkt),
+    .ev_len_err_o (ev_rx_len_err),
+    .ev_lver_err_o(ev_rx_lver_err),
+    .ev_lnh_err_o (ev_rx_lnh_err),
+    .ev_vcrc_err_o(ev_rx_vcrc_err)
+  );
+
+  logic             rxf_wr_valid;
+  logic [DataW-1:0] rxf_wr_data;
+  logic [DataB-1:0] rxf_wr_keep;
+  logic             rxf_wr_end;
+  logic             rxf_wr_ok;
+  smi_rx_meta_t     rxf_wr_meta;
+  logic             rxf_drop_full;
+  logic             rxf_slot_free;
+  logic             ev_rq_port_down, ev_rq_icrc_err, ev_rq_bad_hdr, ev_rq_lid_err;
+  logic             ev_rq_dr_discard;
+
+  smi_rq #(.DataW(DataW)) u_smi_rq (
+    .clk_i,
+    .rst_ni,
+    .vl15_tdata_i   (vl15_rx_tdata),
+    .vl15_tkeep_i   (vl15_rx_tkeep),
+    .vl15_tvalid_i  (vl15_rx_tvalid),
+    .vl15_tlast_i   (vl15_rx_tlast),
+    .vl15_tuser_i   (vl15_rx_tuser),
+    .port_lid_i     (port_lid),
+    .port_lmc_i     (port_lmc),
+    .port_state_i   (port_state),
+    .port_num_i     (8'(PortNum)),
+    .wr_valid_o     (rxf_wr_valid),
+    .wr_data_o      (rxf_wr_data),
+    .wr_keep_o      (rxf_wr_keep),
+    .wr_end_o       (rxf_wr_end),
+    .wr_ok_o        (rxf_wr_ok),
+    .wr_meta_o      (rxf_wr_meta),
+    .ev_port_down_o (ev_rq_port_down),
+    .ev_icrc_err_o  (ev_rq_icrc_err),
+    .ev_bad_hdr_o   (ev_rq_bad_hdr),
+    .ev_lid_err_o   (ev_rq_lid_err),
+    .ev_dr_discard_o(ev_rq_dr_discard)
+  );
+
+  logic [DataW-1:0]   rxf_rd_tdata;
+  logic [DataB-1:0]   rxf_rd_tkeep;
+  logic               rxf_rd_tvalid;
+  logic               rxf_rd_tlast;
+  logic [RxMetaW-1:0] rxf_rd_meta;
+  logic               rxf_rd_tready;
+
+  ib_pkt_fifo #(
+    .DataW    (DataW),
+    .Depth    (Vl15RxDepth),
+    .SlotWords(RxSlotWords),
+    .MetaW    (RxMetaW)
+  ) u_rx_fifo (
+    .clk_i,
+    .rst_ni,
+    .limit_i       (rx_depth),
+    .wr_valid_i    (rxf_wr_valid),
+    .wr_data_i     (rxf_wr_data),
+    .wr_keep_i     (rxf_wr_keep),
+    .wr_end_i      (rxf_wr_end),
+    .wr_ok_i       (rxf_wr_ok),
+    .wr_meta_i     (rxf_wr_meta),
+    .wr_drop_full_o(rxf_drop_full),
+    .wr_slot_free_o(rxf_slot_free),
+    .rd_tdata_o    (rxf_rd_tdata),
+    .rd_tkeep_o    (rxf_rd_tkeep),
+    .rd_tvalid_o   (rxf_rd_tvalid),
+    .rd_tlast_o    (rxf_rd_tlast),
+    .rd_meta_o     (rxf_rd_meta),
+    .rd_tready_i   (rxf_rd_tready)
+  );
+
+  logic ev_to_sma, ev_to_sm;
+
+  smi_rx_dispatch #(.DataW(DataW)) u_rx_dispatch (
+    .clk_i,
+    .rst_ni,
+    .rd_tdata_i   (rxf_rd_tdata),
+    .rd_tkeep_i   (rxf_rd_tkeep),
+    .rd_tvalid_i  (rxf_rd_tvalid),
+    .rd_tlast_i   (rxf_rd_tlast),
+    .rd_meta_i    (smi_rx_meta_t'(rxf_rd_meta)),
+    .rd_tready_o  (rxf_rd_tready),
+    .sma_rx_tdata_o,
+    .sma_rx_tvalid_o,
+    .sma_rx_tlast_o,
+    .sma_rx_tready_i,
+    .sma_rx_slid_o,
+    .sma_rx_dlid_o,
+    .sma_rx_sl_o,
+    .sma_rx_port_o,
+    .sma_rx_mgmt_class_o,
+    .sma_rx_hop_ptr_o,
+    .sma_rx_hop_cnt_o,
+    .sm_rx_tdata_o,
+    .sm_rx_tvalid_o,
+    .sm_rx_tlast_o,
+    .sm_rx_tready_i,
+    .sm_rx_slid_o,
+    .sm_rx_dlid_o,
+    .sm_rx_sl_o,
+    .sm_rx_port_o,
+    .sm_rx_mgmt_class_o,
+    .sm_rx_hop_ptr_o,
+    .sm_rx_hop_cnt_o,
+    .ev_to_sma_o  (ev_to_sma),
+    .ev_to_sm_o   (ev_to_sm)
+  );
+
+  // ---------------------------------------------------------------------------
+  // Send path
+  // ---------------------------------------------------------------------------
+  logic             txf_wr_valid;
+  logic [DataW-1:0] txf_wr_data;
+  logic [DataB-1:0] txf_wr_keep;
+  logic             txf_wr_end;
+  logic             txf_wr_ok;
+  logic             txf_drop_full;
+  logic             txf_slot_free;
+  logic             ev_sq_pkt, ev_sq_dr_discard, ev_sq_local;
+
+  smi_sq #(.DataW(DataW)) u_smi_sq (
+    .clk_i,
+    .rst_ni,
+    .port_lid_i      (port_lid),
+    .port_lmc_i      (port_lmc),
+    .port_num_i      (8'(PortNum)),
+    .master_sm_lid_i (master_sm_lid),
+    .master_sm_sl_i  (master_sm_sl),
+    .sma_tx_tdata_i,
+    .sma_tx_tvalid_i,
+    .sma_tx_tlast_i,
+    .sma_tx_tready_o,
+    .sma_tx_slid_i,
+    .sma_tx_dlid_i,
+    .sma_tx_sl_i,
+    .sm_tx_tdata_i,
+    .sm_tx_tvalid_i,
+    .sm_tx_tlast_i,
+    .sm_tx_tready_o,
+    .sm_tx_dlid_i,
+    .sm_tx_sl_i,
+    .sm_tx_path_bits_i,
+    .trap_tx_tdata_i,
+    .trap_tx_tvalid_i,
+    .trap_tx_tlast_i,
+    .trap_tx_tready_o,
+    .wr_valid_o      (txf_wr_valid),
+    .wr_data_o       (txf_wr_data),
+    .wr_keep_o       (txf_wr_keep),
+    .wr_end_o        (txf_wr_end),
+    .wr_ok_o         (txf_wr_ok),
+    .wr_slot_free_i  (txf_slot_free),
+    .ev_pkt_o        (ev_sq_pkt),
+    .ev_dr_discard_o (ev_sq_dr_discard),
+    .ev_local_o      (ev_sq_local)
+  );
+
+  logic [DataW-1:0] vl15_tx_tdata;
+  logic [DataB-1:0] vl15_tx_tkeep;
+  logic             vl15_tx_tvalid;
+  logic             vl15_tx_tlast;
+  logic             vl15_tx_tready;
+  logic [0:0]       txf_rd_meta;
+
+  ib_pkt_fifo #(
+    .DataW    (DataW),
+    .Depth    (Vl15TxDepth),
+    .SlotWords(TxSlotWords),
+    .MetaW    (1)
+  ) u_tx_fifo (
+    .clk_i,
+    .rst_ni,
+    .limit_i       (8'(Vl15TxDepth)),
+    .wr_valid_i    (txf_wr_valid),
+    .wr_data_i     (txf_wr_data),
+    .wr_keep_i     (txf_wr_keep),
+    .wr_end_i      (txf_wr_end),
+    .wr_ok_i       (txf_wr_ok),
+    .wr_meta_i     (1'b0),
+    .wr_drop_full_o(txf_drop_full),
+    .wr_slot_free_o(txf_slot_free),
+    .rd_tdata_o    (vl15_tx_tdata),
+    .rd_tkeep_o    (vl15_tx_tkeep),
+    .rd_tvalid_o   (vl15_tx_tvalid),
+    .rd_tlast_o    (vl15_tx_tlast),
+    .rd_meta_o     (txf_rd_meta),
+    .rd_tready_i   (vl15_tx_tready)
+  );
+
+  logic ev_tx_vl15_pkt, ev_tx_data_pkt;
+
+  ib_link_tx #(.DataW(DataW)) u_link_tx (
+    .clk_i,
+    .rst_ni,
+    .vl15_tdata_i (vl15_tx_tdata),
+    .vl15_tkeep_i (vl15_tx_tkeep),
+    .vl15_tvalid_i(vl15_tx_tvalid),
+    .vl15_tlast_i (vl15_tx_tlast),
+    .vl15_tready_o(vl15_tx_tready),
+    .data_tdata_i (dtx_tdata_i),
+    .data_tkeep_i (dtx_tkeep_i),
+    .data_tvalid_i(dtx_tvalid_i),
+    .data_tlast_i (dtx_tlast_i),
+    .data_tready_o(dtx_tready_o),
+    .tx_tdata_o,
+    .tx_tkeep_o,
+    .tx_tvalid_o,
+    .tx_tlast_o,
+    .tx_tready_i,
+    .ev_vl15_pkt_o(ev_tx_vl15_pkt),
+    .ev_data_pkt_o(ev_tx_data_pkt)
+  );
+
+  // The SQ waits for a free slot at every packet start, the RX slot state is
+  // only needed by writers that must not drop, and the TX meta is a dummy.
+  logic unused;
+  assign unused = ^{rxf_slot_free, txf_drop_full, txf_rd_meta};
+
+  // ---------------------------------------------------------------------------
+  // Counter events (index = ib_pkg::ctr_e)
+  // ---------------------------------------------------------------------------
+  always_comb begin
+    ev                  = '0;
+    ev[CtrRxPkts]       = ev_rx_pkt;
+    ev[CtrRxVcrcErr]    = ev_rx_vcrc_err;
+    ev[CtrRxLverErr]    = ev_rx_lver_err;
+    ev[CtrRxLnhErr]     = ev_rx_lnh_err;
+    ev[CtrRxLenErr]     = ev_rx_len_err;
+    ev[CtrRxDataPkts]   = ev_rx_data_pkt;
+    ev[CtrVl15Dropped]  = rxf_drop_full;
+    ev[CtrSmiIcrcErr]   = ev_rq_icrc_err;
+    ev[CtrSmiBadHdr]    = ev_rq_bad_hdr;
+    ev[CtrSmiLidErr]    = ev_rq_lid_err;
+    ev[CtrSmiDrDiscard] = ev_rq_dr_discard;
+    ev[CtrSmiPortDown]  = ev_rq_port_down;
+    ev[CtrSmiToSma]     = ev_to_sma;
+    ev[CtrSmiToSm]      = ev_to_sm;
+    ev[CtrSqDrDiscard]  = ev_sq_dr_discard;
+    ev[CtrSqLocal]      = ev_sq_local;
+    ev[CtrSqPkts]       = ev_sq_pkt;
+    ev[CtrTxVl15Pkts]   = ev_tx_vl15_pkt;
+    ev[CtrTxDataPkts]   = ev_tx_data_pkt;
+  end
+
+  // ---------------------------------------------------------------------------
+  // Stream checkers (simulation only; the checker body is empty in synthesis)
+  // ---------------------------------------------------------------------------
+  // wire RX and data RX: no ready
+  ib_axis_checker #(.DataW(DataW), .HasReady(0)) u_chk_rx (
+    .clk_i, .rst_ni,
+    .tdata_i(rx_tdata_i), .tkeep_i(rx_tkeep_i), .tvalid_i(rx_tvalid_i),
+    .tready_i(1'b1), .tlast_i(rx_tlast_i)
+  );
+  ib_axis_checker #(.DataW(DataW), .HasReady(0)) u_chk_drx (
+    .clk_i, .rst_ni,
+    .tdata_i(drx_tdata_o), .tkeep_i(drx_tkeep_o), .tvalid_i(drx_tvalid_o),
+    .tready_i(1'b1), .tlast_i(drx_tlast_o)
+  );
+  ib_axis_checker #(.DataW(DataW), .HasReady(0)) u_chk_vl15_rx (
+    .clk_i, .rst_ni,
+    .tdata_i(vl15_rx_tdata), .tkeep_i(vl15_rx_tkeep), .tvalid_i(vl15_rx_tvalid),
+    .tready_i(1'b1), .tlast_i(vl15_rx_tlast)
+  );
+  // streams with a ready
+  ib_axis_checker #(.DataW(DataW)) u_chk_tx (
+    .clk_i, .rst_ni,
+    .tdata_i(tx_tdata_o), .tkeep_i(tx_tkeep_o), .tvalid_i(tx_tvalid_o),
+    .tready_i(tx_tready_i), .tlast_i(tx_tlast_o)
+  );
+  ib_axis_checker #(.DataW(DataW)) u_chk_dtx (
+    .clk_i, .rst_ni,
+    .tdata_i(dtx_tdata_i), .tkeep_i(dtx_tkeep_i), .tvalid_i(dtx_tvalid_i),
+    .tready_i(dtx_tready_o), .tlast_i(dtx_tlast_i)
+  );
+  ib_axis_checker #(.DataW(DataW)) u_chk_vl15_tx (
+    .clk_i, .rst_ni,
+    .tdata_i(vl15_tx_tdata), .tkeep_i(vl15_tx_tkeep), .tvalid_i(vl15_tx_tvalid),
+    .tready_i(vl15_tx_tready), .tlast_i(vl15_tx_tlast)
+  );
+  ib_axis_checker #(.DataW(DataW)) u_chk_rxf (
+    .clk_i, .rst_ni,
+    .tdata_i(rxf_rd_tdata), .tkeep_i(rxf_rd_tkeep), .tvalid_i(rxf_rd_tvalid),
+    .tready_i(rxf_rd_tready), .tlast_i(rxf_rd_tlast)
+  );
+  // MAD streams (no tkeep)
+  ib_axis_checker #(.DataW(DataW), .KeepCheck(0)) u_chk_sma_rx (
+    .clk_i, .rst_ni,
+    .tdata_i(sma_rx_tdata_o), .tkeep_i('1), .tvalid_i(sma_rx_tvalid_o),
+    .tready_i(sma_rx_tready_i), .tlast_i(sma_rx_tlast_o)
+  );
+  ib_axis_checker #(.DataW(DataW), .KeepCheck(0)) u_chk_sm_rx (
+    .clk_i, .rst_ni,
+    .tdata_i(sm_rx_tdata_o), .tkeep_i('1), .tvalid_i(sm_rx_tvalid_o),
+    .tready_i(sm_rx_tready_i), .tlast_i(sm_rx_tlast_o)
+  );
+  ib_axis_checker #(.DataW(DataW), .KeepCheck(0)) u_chk_sma_tx (
+    .clk_i, .rst_ni,
+    .tdata_i(sma_tx_tdata_i), .tkeep_i('1), .tvalid_i(sma_tx_tvalid_i),
+    .tready_i(sma_tx_tready_o), .tlast_i(sma_tx_tlast_i)
+  );
+  ib_axis_checker #(.DataW(DataW), .KeepCheck(0)) u_chk_sm_tx (
+    .clk_i, .rst_ni,
+    .tdata_i(sm_tx_tdata_i), .tkeep_i('1), .tvalid_i(sm_tx_tvalid_i),
+    .tready_i(sm_tx_tready_o), .tlast_i(sm_tx_tlast_i)
+  );
+  ib_axis_checker #(.DataW(DataW), .KeepCheck(0)) u_chk_trap_tx (
+    .clk_i, .rst_ni,
+    .tdata_i(trap_tx_tdata_i), .tkeep_i('1), .tvalid_i(trap_tx_tvalid_i),
+    .tready_i(trap_tx_tready_o), .tlast_i(trap_tx_tlast_i)
+  );
+
+endmodule

@@ -1,0 +1,226 @@
+// ib_link_rx: link-layer receive checks. Takes wire packets (LRH..VCRC, no
+// ready, idle cycles allowed between the beats of a packet), checks the
+// length, LVer, LNH and VCRC, and forwards each packet unchanged, one register
+// stage later, to the VL15 output (LRH.VL = 15) or the data-VL output. On the
+// tlast beat tuser = 1 marks a packet with a link error, and exactly one event
+// pulse names it (precedence len > lver > lnh > vcrc).
+module ib_link_rx
+  import ib_pkg::*;
+#(
+  parameter int unsigned DataW = 64,  // stream width in bits: 32, 64 or 128
+  localparam int unsigned DataB = DataW / 8
+) (
+  input  logic             clk_i,
+  input  logic             rst_ni,
+  // wire in
+  input  logic [DataW-1:0] rx_tdata_i,
+  input  logic [DataB-1:0] rx_tkeep_i,
+  input  logic             rx_tvalid_i,
+  input  logic             rx_tlast_i,
+  // VL15 packets out
+  output logic [DataW-1:0] vl15_tdata_o,
+  output logic [DataB-1:0] vl15_tkeep_o,
+  output logic             vl15_tvalid_o,
+  output logic             vl15_tlast_o,
+  output logic             vl15_tuser_o,
+  // data-VL packets out
+  output logic [DataW-1:0] data_tdata_o,
+  output logic [DataB-1:0] data_tkeep_o,
+  output logic             data_tvalid_o,
+  output logic             data_tlast_o,
+  output logic             data_tuser_o,
+  // event pulses, with the tlast output beat
+  output logic             ev_pkt_o,
+  output logic             ev_data_pkt_o,
+  output logic             ev_len_err_o,
+  output logic             ev_lver_err_o,
+  output logic             ev_lnh_err_o,
+  output logic             ev_vcrc_err_o
+);
+
+  localparam int unsigned NB    = $clog2(DataB + 1);  // holds 0..DataB
+  localparam int unsigned LenW  = 16;                 // byte counter, saturating
+
+  if (DataW != 32 && DataW != 64 && DataW != 128) begin : gen_dataw_check
+    $fatal(1, "%m: DataW must be 32, 64 or 128, got %0d", DataW);
+  end
+
+  // ---------------------------------------------------------------------------
+  // Per-packet state (advances only on valid beats)
+  // ---------------------------------------------------------------------------
+  logic            in_pkt_q, in_pkt_d;    // a packet has started (>= 1 beat seen)
+  logic [LenW-1:0] bcnt_q, bcnt_d;        // bytes seen before this beat
+  logic [15:0]     crc_q, crc_d;          // CRC-16 state over the bytes seen
+  logic [7:0]      b0_q, b0_d;            // packet byte 0: VL, LVer
+  logic [7:0]      b1_q, b1_d;            // packet byte 1: SL, LNH
+  logic [7:0]      b4_q, b4_d;            // packet bytes 4..5: PktLen
+  logic [7:0]      b5_q, b5_d;
+
+  logic [NB-1:0]   nbytes;                // bytes in this beat
+  logic [LenW-1:0] total;                 // bytes including this beat
+  logic [15:0]     crc_beat;              // CRC after the covered bytes of this beat
+  logic [15:0]     vcrc_rx;               // last two bytes of the packet
+  logic [15:0]     vcrc_calc;
+  logic [10:0]     pkt_len;
+  logic            route_vl15;
+  logic            err_len, err_lver, err_lnh, err_vcrc, err_any;
+  logic            end_pkt;
+
+  always_comb begin
+    // bytes in this beat (tkeep is contiguous from bit 0)
+    nbytes = '0;
+    for (int j = 0; j < DataB; j++) begin
+      nbytes = nbytes + NB'(rx_tkeep_i[j]);
+    end
+    total = (bcnt_q > {LenW{1'b1}} - LenW'(DataB)) ? {LenW{1'b1}} : bcnt_q + LenW'(nbytes);
+
+    // header bytes: start from zero at a new packet, pick up this beat's bytes
+    b0_d = in_pkt_q ? b0_q : 8'h00;
+    b1_d = in_pkt_q ? b1_q : 8'h00;
+    b4_d = in_pkt_q ? b4_q : 8'h00;
+    b5_d = in_pkt_q ? b5_q : 8'h00;
+    for (int j = 0; j < DataB; j++) begin
+      if (rx_tkeep_i[j]) begin
+        if (32'(bcnt_q) + j == PbLrhVlLver)     b0_d = rx_tdata_i[8*j +: 8];
+        if (32'(bcnt_q) + j == PbLrhSlLnh)      b1_d = rx_tdata_i[8*j +: 8];
+        if (32'(bcnt_q) + j == PbLrhPktLen)     b4_d = rx_tdata_i[8*j +: 8];
+        if (32'(bcnt_q) + j == PbLrhPktLen + 1) b5_d = rx_tdata_i[8*j +: 8];
+      end
+    end
+
+    // CRC over every byte of a middle beat, all but the last two of a tlast beat
+    crc_beat = in_pkt_q ? crc_q : Crc16Init;
+    vcrc_rx  = '0;
+    for (int j = 0; j < DataB; j++) begin
+      if (rx_tlast_i ? (j + 2 < 32'(nbytes)) : rx_tkeep_i[j]) begin
+        crc_beat = crc16_byte(crc_beat, rx_tdata_i[8*j +: 8]);
+      end
+      if (j + 2 == 32'(nbytes)) begin
+        if (VcrcLsbFirst) vcrc_rx[7:0]  = rx_tdata_i[8*j +: 8];
+        else              vcrc_rx[15:8] = rx_tdata_i[8*j +: 8];
+      end
+      if (j + 1 == 32'(nbytes)) begin
+        if (VcrcLsbFirst) vcrc_rx[15:8] = rx_tdata_i[8*j +: 8];
+        else              vcrc_rx[7:0]  = rx_tdata_i[8*j +: 8];
+      end
+    end
+    vcrc_calc = crc_beat ^ Crc16XorOut;
+
+    // checks, valid on the tlast beat
+    pkt_len    = {b4_d[2:0], b5_d};
+    route_vl15 = (b0_d[7:4] == Vl15);
+    err_len    = (total != LenW'({pkt_len, 2'b00}) + LenW'(VcrcBytes)) ||
+                 (pkt_len < 11'(MinPktLen)) || (nbytes < NB'(2));
+    err_lver   = (b0_d[3:0] != 4'h0);
+    err_lnh    = (b1_d[1:0] != LnhIbaLocal) && (b1_d[1:0] != LnhIbaGlobal);
+    err_vcrc   = (vcrc_rx != vcrc_calc);
+    err_any    = err_len | err_lver | err_lnh | err_vcrc;
+    end_pkt    = rx_tvalid_i & rx_tlast_i;
+
+    // next state
+    in_pkt_d = in_pkt_q;
+    bcnt_d   = bcnt_q;
+    crc_d    = crc_q;
+    if (rx_tvalid_i) begin
+      in_pkt_d = ~rx_tlast_i;
+      bcnt_d   = rx_tlast_i ? '0 : total;
+      crc_d    = crc_beat;
+    end
+    if (!rx_tvalid_i) begin
+      b0_d = b0_q;
+      b1_d = b1_q;
+      b4_d = b4_q;
+      b5_d = b5_q;
+    end
+  end
+
+  // ---------------------------------------------------------------------------
+  // Output register stage
+  // ---------------------------------------------------------------------------
+  logic             out_valid_q, out_vl15_q, out_last_q, out_user_q;
+  logic [DataW-1:0] out_data_q;
+  logic [DataB-1:0] out_keep_q;
+  logic             ev_pkt_q, ev_data_q, ev_len_q, ev_lver_q, ev_lnh_q, ev_vcrc_q;
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      in_pkt_q    <= 1'b0;
+      bcnt_q      <= '0;
+      crc_q       <= Crc16Init;
+      b0_q        <= '0;
+      b1_q        <= '0;
+      b4_q        <= '0;
+      b5_q        <= '0;
+      out_valid_q <= 1'b0;
+      out_vl15_q  <= 1'b0;
+      out_last_q  <= 1'b0;
+      out_user_q  <= 1'b0;
+      ev_pkt_q    <= 1'b0;
+      ev_data_q   <= 1'b0;
+      ev_len_q    <= 1'b0;
+      ev_lver_q   <= 1'b0;
+      ev_lnh_q    <= 1'b0;
+      ev_vcrc_q   <= 1'b0;
+    end else begin
+      in_pkt_q    <= in_pkt_d;
+      bcnt_q      <= bcnt_d;
+      crc_q       <= crc_d;
+      b0_q        <= b0_d;
+      b1_q        <= b1_d;
+      b4_q        <= b4_d;
+      b5_q        <= b5_d;
+      out_valid_q <= rx_tvalid_i;
+      if (rx_tvalid_i) begin
+        out_vl15_q <= route_vl15;
+        out_last_q <= rx_tlast_i;
+        out_user_q <= rx_tlast_i & err_any;
+      end
+      ev_pkt_q    <= end_pkt;
+      ev_data_q   <= end_pkt & ~err_any & ~route_vl15;
+      ev_len_q    <= end_pkt & err_len;
+      ev_lver_q   <= end_pkt & ~err_len & err_lver;
+      ev_lnh_q    <= end_pkt & ~err_len & ~err_lver & err_lnh;
+      ev_vcrc_q   <= end_pkt & ~err_len & ~err_lver & ~err_lnh & err_vcrc;
+    end
+  end
+
+  // Datapath register: no reset needed, qualified by out_valid_q.
+  always_ff @(posedge clk_i) begin
+    if (rx_tvalid_i) begin
+      out_data_q <= rx_tdata_i;
+      out_keep_q <= rx_tkeep_i;
+    end
+  end
+
+  assign vl15_tdata_o  = out_data_q;
+  assign vl15_tkeep_o  = out_keep_q;
+  assign vl15_tvalid_o = out_valid_q & out_vl15_q;
+  assign vl15_tlast_o  = out_last_q;
+  assign vl15_tuser_o  = out_user_q;
+  assign data_tdata_o  = out_data_q;
+  assign data_tkeep_o  = out_keep_q;
+  assign data_tvalid_o = out_valid_q & ~out_vl15_q;
+  assign data_tlast_o  = out_last_q;
+  assign data_tuser_o  = out_user_q;
+
+  assign ev_pkt_o      = ev_pkt_q;
+  assign ev_data_pkt_o = ev_data_q;
+  assign ev_len_err_o  = ev_len_q;
+  assign ev_lver_err_o = ev_lver_q;
+  assign ev_lnh_err_o  = ev_lnh_q;
+  assign ev_vcrc_err_o = ev_vcrc_q;
+
+`ifndef SYNTHESIS
+  // Wire-side sanity: a valid beat has a contiguous, non-empty tkeep and is
+  // full unless it is the last one.
+  always_ff @(posedge clk_i) begin
+    if (rst_ni && rx_tvalid_i) begin
+      assert (rx_tkeep_i != '0 && ((rx_tkeep_i & (rx_tkeep_i + DataB'(1))) == '0))
+        else $error("%m: rx_tkeep_i %h not contiguous from bit 0", rx_tkeep_i);
+      assert (rx_tlast_i || rx_tkeep_i == '1)
+        else $error("%m: partial rx beat without tlast");
+    end
+  end
+`endif
+
+endmodule

@@ -1,0 +1,248 @@
+// ib_link_tx: link-layer transmit. Picks the next packet at a packet boundary
+// (VL15 before data VLs), passes it to the wire through one output register
+// (valid/ready, 1 beat per cycle) and appends the VCRC: in the last beat when
+// it has >= 2 free bytes, else in one extra beat (with exactly 1 free byte the
+// VCRC is split: first byte fills the last beat, second byte in the extra
+// beat, so every non-last beat stays full; LRH..ICRC is a multiple of 4 bytes,
+// so this only happens for malformed input). The output holds while
+// tx_tvalid_o && !tx_tready_i.
+module ib_link_tx
+  import ib_pkg::*;
+#(
+  parameter int unsigned DataW = 64,  // stream width in bits: 32, 64 or 128
+  localparam int unsigned DataB = DataW / 8
+) (
+  input  logic             clk_i,
+  input  logic             rst_ni,
+  // VL15 packets (LRH..ICRC) from the VL15 TX buffer
+  input  logic [DataW-1:0] vl15_tdata_i,
+  input  logic [DataB-1:0] vl15_tkeep_i,
+  input  logic             vl15_tvalid_i,
+  input  logic             vl15_tlast_i,
+  output logic             vl15_tready_o,
+  // data-VL packets (LRH..ICRC) from the host
+  input  logic [DataW-1:0] data_tdata_i,
+  input  logic [DataB-1:0] data_tkeep_i,
+  input  logic             data_tvalid_i,
+  input  logic             data_tlast_i,
+  output logic             data_tready_o,
+  // wire out (LRH..VCRC)
+  output logic [DataW-1:0] tx_tdata_o,
+  output logic [DataB-1:0] tx_tkeep_o,
+  output logic             tx_tvalid_o,
+  output logic             tx_tlast_o,
+  input  logic             tx_tready_i,
+  // event pulses, with the tlast handshake on the wire
+  output logic             ev_vl15_pkt_o,
+  output logic             ev_data_pkt_o
+);
+
+  localparam int unsigned NB = $clog2(DataB + 1);  // holds 0..DataB
+
+  if (DataW != 32 && DataW != 64 && DataW != 128) begin : gen_dataw_check
+    $fatal(1, "%m: DataW must be 32, 64 or 128, got %0d", DataW);
+  end
+
+  typedef enum logic [1:0] {
+    StIdle,   // packet boundary: next source chosen at its first beat
+    StPkt,    // inside a packet from the locked source
+    StExtra   // source packet done, the VCRC beat is still to be loaded
+  } state_e;
+
+  state_e     state_q, state_d;
+  logic       sel_vl15_q, sel_vl15_d;  // locked source while StPkt
+  logic [15:0] crc_q, crc_d;
+  logic [15:0] vcrc_q, vcrc_d;         // VCRC for the extra beat
+  logic        split_q, split_d;       // extra beat holds only the second VCRC byte
+
+  // output register
+  logic             out_valid_q, out_last_q, out_vl15_q;
+  logic [DataW-1:0] out_data_q;
+  logic [DataB-1:0] out_keep_q;
+
+  logic             load;      // output register takes a new beat
+  logic             use_vl15;  // source of the current input beat
+  logic [DataW-1:0] in_data;
+  logic [DataB-1:0] in_keep;
+  logic             in_valid, in_last, in_take;
+  logic [NB-1:0]    nbytes;
+  logic [15:0]      crc_beat, vcrc;
+  logic             fits;      // VCRC fits into the last beat
+  logic             one_free;  // exactly one free byte in the last beat
+
+  logic             nxt_valid, nxt_last;
+  logic [DataW-1:0] nxt_data;
+  logic [DataB-1:0] nxt_keep;
+
+  always_comb begin
+    load = ~out_valid_q | tx_tready_i;
+
+    unique case (state_q)
+      StIdle:  use_vl15 = vl15_tvalid_i;
+      StPkt:   use_vl15 = sel_vl15_q;
+      StExtra: use_vl15 = sel_vl15_q;
+      default: use_vl15 = sel_vl15_q;
+    endcase
+
+    in_data  = use_vl15 ? vl15_tdata_i  : data_tdata_i;
+    in_keep  = use_vl15 ? vl15_tkeep_i  : data_tkeep_i;
+    in_last  = use_vl15 ? vl15_tlast_i  : data_tlast_i;
+    in_valid = (state_q != StExtra) & (use_vl15 ? vl15_tvalid_i : data_tvalid_i);
+    in_take  = in_valid & load;
+
+    vl15_tready_o = load & (state_q != StExtra) & use_vl15;
+    data_tready_o = load & (state_q != StExtra) & ~use_vl15;
+
+    nbytes = '0;
+    for (int j = 0; j < DataB; j++) begin
+      nbytes = nbytes + NB'(in_keep[j]);
+    end
+
+    crc_beat = (state_q == StIdle) ? Crc16Init : crc_q;
+    for (int j = 0; j < DataB; j++) begin
+      if (in_keep[j]) begin
+        crc_beat = crc16_byte(crc_beat, in_data[8*j +: 8]);
+      end
+    end
+    vcrc = crc_beat ^ Crc16XorOut;
+    if (!VcrcLsbFirst) begin
+      vcrc = {vcrc[7:0], vcrc[15:8]};
+    end
+    fits     = (32'(nbytes) + 2 <= DataB);
+    one_free = (32'(nbytes) + 1 == DataB);
+
+    // next output beat (wire byte order: vcrc[7:0] first)
+    nxt_valid = 1'b0;
+    nxt_last  = 1'b0;
+    nxt_data  = in_data;
+    nxt_keep  = in_keep;
+    if (state_q == StExtra) begin
+      nxt_valid = 1'b1;
+      nxt_last  = 1'b1;
+      nxt_data  = '0;
+      if (split_q) begin
+        nxt_data[7:0] = vcrc_q[15:8];
+        nxt_keep      = DataB'(1'b1);
+      end else begin
+        nxt_data[15:0] = vcrc_q;
+        nxt_keep       = DataB'(2'b11);
+      end
+    end else if (in_valid) begin
+      nxt_valid = 1'b1;
+      if (in_last && one_free) begin
+        nxt_data[8*(DataB-1) +: 8] = vcrc[7:0];
+        nxt_keep                   = '1;
+      end
+      if (in_last && fits) begin
+        nxt_last = 1'b1;
+        for (int j = 0; j < DataB; j++) begin
+          if (j == 32'(nbytes)) begin
+            nxt_data[8*j +: 8] = vcrc[7:0];
+            nxt_keep[j]        = 1'b1;
+          end
+          if (j == 32'(nbytes) + 1) begin
+            nxt_data[8*j +: 8] = vcrc[15:8];
+            nxt_keep[j]        = 1'b1;
+          end
+        end
+      end
+    end
+
+    // next state
+    state_d    = state_q;
+    sel_vl15_d = sel_vl15_q;
+    crc_d      = crc_q;
+    vcrc_d     = vcrc_q;
+    split_d    = split_q;
+    unique case (state_q)
+      StIdle, StPkt: begin
+        if (in_take) begin
+          sel_vl15_d = use_vl15;
+          crc_d      = crc_beat;
+          if (!in_last) begin
+            state_d = StPkt;
+          end else if (fits) begin
+            state_d = StIdle;
+          end else begin
+            state_d = StExtra;
+            vcrc_d  = vcrc;
+            split_d = one_free;
+          end
+        end
+      end
+      StExtra: begin
+        if (load) begin
+          state_d = StIdle;
+        end
+      end
+      default: state_d = StIdle;
+    endcase
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      state_q     <= StIdle;
+      sel_vl15_q  <= 1'b0;
+      crc_q       <= Crc16Init;
+      vcrc_q      <= '0;
+      split_q     <= 1'b0;
+      out_valid_q <= 1'b0;
+      out_last_q  <= 1'b0;
+      out_vl15_q  <= 1'b0;
+    end else begin
+      state_q    <= state_d;
+      sel_vl15_q <= sel_vl15_d;
+      crc_q      <= crc_d;
+      vcrc_q     <= vcrc_d;
+      split_q    <= split_d;
+      if (load) begin
+        out_valid_q <= nxt_valid;
+        out_last_q  <= nxt_last;
+        out_vl15_q  <= use_vl15;
+      end
+    end
+  end
+
+  // Datapath register: no reset needed, qualified by out_valid_q.
+  always_ff @(posedge clk_i) begin
+    if (load) begin
+      out_data_q <= nxt_data;
+      out_keep_q <= nxt_keep;
+    end
+  end
+
+  assign tx_tdata_o    = out_data_q;
+  assign tx_tkeep_o    = out_keep_q;
+  assign tx_tvalid_o   = out_valid_q;
+  assign tx_tlast_o    = out_last_q;
+  assign ev_vl15_pkt_o = out_valid_q & tx_tready_i & out_last_q & out_vl15_q;
+  assign ev_data_pkt_o = out_valid_q & tx_tready_i & out_last_q & ~out_vl15_q;
+
+`ifndef SYNTHESIS
+  logic             past_valid_q, past_stall_q, past_last_q;
+  logic [DataW-1:0] past_data_q;
+  logic [DataB-1:0] past_keep_q;
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      past_valid_q <= 1'b0;
+      past_stall_q <= 1'b0;
+    end else begin
+      past_valid_q <= 1'b1;
+      past_stall_q <= tx_tvalid_o & ~tx_tready_i;
+    end
+    past_data_q <= tx_tdata_o;
+    past_keep_q <= tx_tkeep_o;
+    past_last_q <= tx_tlast_o;
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (rst_ni && past_valid_q && past_stall_q) begin
+      assert (tx_tvalid_o && tx_tdata_o == past_data_q && tx_tkeep_o == past_keep_q &&
+              tx_tlast_o == past_last_q)
+        else $error("%m: tx output changed while stalled");
+    end
+  end
+`endif
+
+endmodule

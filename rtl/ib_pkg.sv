@@ -1,0 +1,221 @@
+// ib_pkg: InfiniBand field layouts, constants, CRC step functions and the
+// register map shared by every vl15 RTL module.
+//
+// Facts are from ../shared/reference/ibspec.md (sections in brackets).
+// Byte offsets are from the start of the named structure; "packet byte" means
+// the offset from the first LRH byte (first on the wire).
+package ib_pkg;
+
+  // A catalogue of constants: no single module uses all of them.
+  /* verilator lint_off UNUSEDPARAM */
+
+  // ---------------------------------------------------------------------------
+  // Packet geometry [§1, §2, §11]
+  // ---------------------------------------------------------------------------
+  localparam int unsigned LrhBytes      = 8;
+  localparam int unsigned BthBytes      = 12;
+  localparam int unsigned DethBytes     = 8;
+  localparam int unsigned MadOffset     = LrhBytes + BthBytes + DethBytes;  // 28
+  localparam int unsigned MadBytes      = 256;
+  localparam int unsigned IcrcBytes     = 4;
+  localparam int unsigned VcrcBytes     = 2;
+  localparam int unsigned SmpPktBytes   = MadOffset + MadBytes + IcrcBytes;  // 288, LRH..ICRC
+  localparam int unsigned SmpWireBytes  = SmpPktBytes + VcrcBytes;           // 290
+  localparam int unsigned SmpPktLen     = SmpPktBytes / 4;                   // 72 words
+  // Shortest packet a receiver accepts: LRH + BTH + ICRC (PktLen 6).
+  localparam int unsigned MinPktLen     = (LrhBytes + BthBytes + IcrcBytes) / 4;
+
+  // Packet-byte offsets of the header fields the datapath reads or writes.
+  localparam int unsigned PbLrhVlLver   = 0;   // VL[7:4] LVer[3:0]
+  localparam int unsigned PbLrhSlLnh    = 1;   // SL[7:4] rsvd[3:2] LNH[1:0]
+  localparam int unsigned PbLrhDlid     = 2;   // 2 bytes
+  localparam int unsigned PbLrhPktLen   = 4;   // 11 bits in bytes 4..5
+  localparam int unsigned PbLrhSlid     = 6;   // 2 bytes
+  localparam int unsigned PbBthOpcode   = 8;
+  localparam int unsigned PbBthFlags    = 9;   // SE M PadCnt[5:4] TVer[3:0]
+  localparam int unsigned PbBthPkey     = 10;  // 2 bytes
+  localparam int unsigned PbBthResv8a   = 12;  // masked to 1s in the ICRC
+  localparam int unsigned PbBthDestQp   = 13;  // 3 bytes
+  localparam int unsigned PbBthPsn      = 17;  // 3 bytes
+  localparam int unsigned PbDethQkey    = 20;  // 4 bytes
+  localparam int unsigned PbDethSrcQp   = 25;  // 3 bytes
+
+  // ---------------------------------------------------------------------------
+  // Header constants [§1, §2]
+  // ---------------------------------------------------------------------------
+  localparam logic [3:0]  Vl15            = 4'hF;
+  localparam logic [1:0]  LnhRaw          = 2'd0;
+  localparam logic [1:0]  LnhIpv6         = 2'd1;
+  localparam logic [1:0]  LnhIbaLocal     = 2'd2;
+  localparam logic [1:0]  LnhIbaGlobal    = 2'd3;
+  localparam logic [7:0]  OpUdSendOnly    = 8'h64;
+  localparam logic [15:0] PermissiveLid   = 16'hFFFF;
+  localparam logic [15:0] DefaultPkey     = 16'hFFFF;
+  localparam logic [15:0] MulticastBase   = 16'hC000;
+  localparam logic [31:0] Qp1Qkey         = 32'h8001_0000;
+
+  // ---------------------------------------------------------------------------
+  // MAD / SMP [§4, §7, §8]
+  // ---------------------------------------------------------------------------
+  // MAD-byte offsets (from the first MAD byte, packet byte 28).
+  localparam int unsigned MbBaseVersion   = 0;
+  localparam int unsigned MbMgmtClass     = 1;
+  localparam int unsigned MbClassVersion  = 2;
+  localparam int unsigned MbMethod        = 3;   // bit 7 = R
+  localparam int unsigned MbStatus        = 4;   // DR: bit 15 = D
+  localparam int unsigned MbHopPtr        = 6;
+  localparam int unsigned MbHopCnt        = 7;
+  localparam int unsigned MbTid           = 8;
+  localparam int unsigned MbAttrId        = 16;
+  localparam int unsigned MbAttrMod       = 20;
+  localparam int unsigned MbMkey          = 24;
+  localparam int unsigned MbDrSlid        = 32;
+  localparam int unsigned MbDrDlid        = 34;
+  localparam int unsigned MbSmpData       = 64;
+  localparam int unsigned MbInitialPath   = 128;
+  localparam int unsigned MbReturnPath    = 192;
+  localparam int unsigned MaxPathHops     = 64;  // valid hop count 0..63 (C14-6)
+
+  localparam logic [7:0] MadBaseVersion   = 8'h01;
+  localparam logic [7:0] ClassSubnLid     = 8'h01;
+  localparam logic [7:0] ClassSubnDr      = 8'h81;
+
+  localparam logic [7:0] MethodGet        = 8'h01;
+  localparam logic [7:0] MethodSet        = 8'h02;
+  localparam logic [7:0] MethodSend       = 8'h03;
+  localparam logic [7:0] MethodTrap       = 8'h05;
+  localparam logic [7:0] MethodReport     = 8'h06;
+  localparam logic [7:0] MethodTrapRepress = 8'h07;
+  localparam logic [7:0] MethodGetResp    = 8'h81;
+  localparam logic [7:0] MethodRespBit    = 8'h80;
+
+  localparam logic [15:0] StatusBadVersion   = 16'h0004;
+  localparam logic [15:0] StatusMethodUnsup  = 16'h0008;
+  localparam logic [15:0] StatusAttrUnsup    = 16'h000C;
+  localparam logic [15:0] StatusInvalidField = 16'h001C;
+  localparam logic [15:0] SmpDirectionBit    = 16'h8000;
+
+  localparam logic [15:0] AttrNotice      = 16'h0002;
+  localparam logic [15:0] AttrNodeDesc    = 16'h0010;
+  localparam logic [15:0] AttrNodeInfo    = 16'h0011;
+  localparam logic [15:0] AttrSwitchInfo  = 16'h0012;
+  localparam logic [15:0] AttrPortInfo    = 16'h0015;
+  localparam logic [15:0] AttrSmInfo      = 16'h0020;
+
+  // PortState encodings [§8]
+  localparam logic [3:0] PortStateNoChange = 4'd0;
+  localparam logic [3:0] PortStateDown     = 4'd1;
+  localparam logic [3:0] PortStateInit     = 4'd2;
+  localparam logic [3:0] PortStateArmed    = 4'd3;
+  localparam logic [3:0] PortStateActive   = 4'd4;
+
+  // ---------------------------------------------------------------------------
+  // CRCs [§3]
+  // ---------------------------------------------------------------------------
+  // ICRC: CRC-32, polynomial 0x04C11DB7 processed reflected (0xEDB88320),
+  // init 0xFFFFFFFF, final XOR 0xFFFFFFFF (zlib). Sent least-significant byte
+  // first (hardware-validated). Covers LRH..payload with LRH.VL and
+  // BTH.resv8a replaced by 1s.
+  localparam logic [31:0] Crc32Init    = 32'hFFFF_FFFF;
+  localparam logic [31:0] Crc32PolyRef = 32'hEDB8_8320;
+  localparam logic [31:0] Crc32XorOut  = 32'hFFFF_FFFF;
+  // VCRC: CRC-16, polynomial 0x100B processed reflected (0xD008), init 0xFFFF,
+  // final XOR 0xFFFF. Covers LRH..ICRC, unmasked.
+  localparam logic [15:0] Crc16Init    = 16'hFFFF;
+  localparam logic [15:0] Crc16PolyRef = 16'hD008;
+  localparam logic [15:0] Crc16XorOut  = 16'hFFFF;
+  // VCRC wire byte order is unverified against hardware (ibspec §12 item 1).
+  // This is the single place that decides it: 1 = least-significant byte
+  // first (as the ICRC, and as the reference vectors were built).
+  localparam bit VcrcLsbFirst = 1'b1;
+
+  // One byte into a reflected CRC-32 state (no final XOR).
+  function automatic logic [31:0] crc32_byte(logic [31:0] crc, logic [7:0] data);
+    logic [31:0] c;
+    c = crc ^ {24'h0, data};
+    for (int i = 0; i < 8; i++) begin
+      c = c[0] ? ((c >> 1) ^ Crc32PolyRef) : (c >> 1);
+    end
+    return c;
+  endfunction
+
+  // One byte into a reflected CRC-16 state (no final XOR).
+  function automatic logic [15:0] crc16_byte(logic [15:0] crc, logic [7:0] data);
+    logic [15:0] c;
+    c = crc ^ {8'h0, data};
+    for (int i = 0; i < 8; i++) begin
+      c = c[0] ? ((c >> 1) ^ Crc16PolyRef) : (c >> 1);
+    end
+    return c;
+  endfunction
+
+  // The ICRC mask: packet byte `idx` as the ICRC sees it (VL and resv8a as 1s).
+  function automatic logic [7:0] icrc_mask_byte(int unsigned idx, logic [7:0] data);
+    logic [7:0] b;
+    b = data;
+    if (idx == PbLrhVlLver) b = data | 8'hF0;
+    if (idx == PbBthResv8a) b = 8'hFF;
+    return b;
+  endfunction
+
+  // ---------------------------------------------------------------------------
+  // Register map (word addresses of the port register interface)
+  // ---------------------------------------------------------------------------
+  localparam logic [7:0] RegId           = 8'h00;  // RO 0x564C3135 "VL15"
+  localparam logic [7:0] RegPortLid      = 8'h01;  // RW [15:0]
+  localparam logic [7:0] RegPortLmc      = 8'h02;  // RW [2:0]
+  localparam logic [7:0] RegMasterSmLid  = 8'h03;  // RW [15:0]
+  localparam logic [7:0] RegMasterSmSl   = 8'h04;  // RW [3:0]
+  localparam logic [7:0] RegPortState    = 8'h05;  // RW [3:0], reset Init
+  localparam logic [7:0] RegPortNum      = 8'h06;  // RO
+  localparam logic [7:0] RegCaps         = 8'h07;  // RO [7:0] DataW/8, [15:8] RX depth, [23:16] TX depth
+  localparam logic [7:0] RegRxDepth      = 8'h08;  // RW VL15 RX slots in use, 1..Vl15RxDepth
+  localparam logic [7:0] RegCtrClear     = 8'h0F;  // WO: any write clears every counter
+
+  localparam int unsigned NumCtrs = 19;
+  typedef enum logic [4:0] {
+    CtrRxPkts       = 5'd0,   // every packet seen on the wire (tlast)
+    CtrRxVcrcErr    = 5'd1,   // VCRC mismatch
+    CtrRxLverErr    = 5'd2,   // LVer != 0
+    CtrRxLnhErr     = 5'd3,   // LNH not 2 or 3
+    CtrRxLenErr     = 5'd4,   // PktLen != length, or shorter than LRH+BTH+ICRC
+    CtrRxDataPkts   = 5'd5,   // good packets on a data VL (to the data RX port)
+    CtrVl15Dropped  = 5'd6,   // good VL15 packet found the VL15 RX buffer full
+    CtrSmiIcrcErr   = 5'd7,   // SMP ICRC mismatch
+    CtrSmiBadHdr    = 5'd8,   // SMP validation (LNH, opcode, TVer, DestQP, PktLen, BaseVersion, class)
+    CtrSmiLidErr    = 5'd9,   // DLID not ours, permissive DLID/SLID on a LID-routed SMP
+    CtrSmiDrDiscard = 5'd10,  // directed-route receive rules said discard
+    CtrSmiPortDown  = 5'd11,  // SMP arrived while PortState = Down
+    CtrSmiToSma     = 5'd12,  // SMPs delivered to the SMA interface
+    CtrSmiToSm      = 5'd13,  // SMPs delivered to the SM interface
+    CtrSqDrDiscard  = 5'd14,  // directed-route send rules said discard
+    CtrSqLocal      = 5'd15,  // DR SMP with hop count 0: local, never on the wire
+    CtrSqPkts       = 5'd16,  // SMPs the SMI send engine put into the VL15 TX buffer
+    CtrTxVl15Pkts   = 5'd17,  // VL15 packets sent on the wire
+    CtrTxDataPkts   = 5'd18   // data-VL packets sent on the wire
+  } ctr_e;
+  localparam logic [7:0] RegCtrBase = 8'h10;  // counter i at RegCtrBase + i, RO
+
+  localparam logic [31:0] RegIdValue = 32'h564C_3135;
+
+  /* verilator lint_on UNUSEDPARAM */
+
+  // ---------------------------------------------------------------------------
+  // SMI receive meta: smi_rq -> VL15 RX ib_pkt_fifo -> smi_rx_dispatch
+  // (docs/arch.md "RX meta"; field order = packing order, MSB first)
+  // ---------------------------------------------------------------------------
+  typedef struct packed {
+    logic [15:0] slid;        // LRH SLID
+    logic [15:0] dlid;        // LRH DLID
+    logic [3:0]  sl;          // LRH SL
+    logic [7:0]  port;        // receiving port number
+    logic [7:0]  mgmt_class;  // MAD MgmtClass (0x01 or 0x81)
+    logic [6:0]  hop_ptr;     // hop pointer after the DR rules (0 for class 0x01)
+    logic [6:0]  hop_cnt;     // hop count (0 for class 0x01)
+    logic        to_sm;       // 1: SM interface, 0: SMA interface
+    logic        rp_we;       // write ReturnPath[rp_idx] := rp_val
+    logic [5:0]  rp_idx;
+    logic [7:0]  rp_val;
+  } smi_rx_meta_t;
+
+endpackage

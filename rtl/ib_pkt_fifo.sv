@@ -1,0 +1,288 @@
+// ib_pkt_fifo: commit/abort packet FIFO of Depth slots x SlotWords beats. A
+// packet becomes visible to the reader only when committed (wr_end_i with
+// wr_ok_i = 1); an aborted packet, or one dropped for lack of a slot or for
+// overflowing its slot, leaves nothing. Each slot keeps the beat count, the
+// last beat's tkeep and a meta word. Data sits in a synchronous-read RAM
+// (block-RAM style); the RAM output register is the output register and is
+// reloaded in the cycle it is taken, so the read side sustains one beat per
+// cycle under any rd_tready_i pattern. wr_end_i in cycle t gives rd_tvalid_o
+// in cycle t+2 when the FIFO was empty.
+module ib_pkt_fifo #(
+  parameter int unsigned DataW     = 64,                  // stream width in bits: 32, 64 or 128
+  parameter int unsigned Depth     = 4,                   // number of packet slots, 1..255
+  parameter int unsigned SlotWords = 256 / (DataW / 8),   // beats per slot
+  parameter int unsigned MetaW     = 8,                   // width of the per-packet meta word
+  localparam int unsigned DataB    = DataW / 8
+) (
+  input  logic               clk_i,
+  input  logic               rst_ni,
+  // runtime number of usable slots, 1..Depth (values outside are clamped)
+  input  logic [7:0]         limit_i,
+  // write side
+  input  logic               wr_valid_i,
+  input  logic [DataW-1:0]   wr_data_i,
+  input  logic [DataB-1:0]   wr_keep_i,
+  input  logic               wr_end_i,
+  input  logic               wr_ok_i,
+  input  logic [MetaW-1:0]   wr_meta_i,
+  output logic               wr_drop_full_o,
+  output logic               wr_slot_free_o,
+  // read side
+  output logic [DataW-1:0]   rd_tdata_o,
+  output logic [DataB-1:0]   rd_tkeep_o,
+  output logic               rd_tvalid_o,
+  output logic               rd_tlast_o,
+  output logic [MetaW-1:0]   rd_meta_o,
+  input  logic               rd_tready_i
+);
+
+  localparam int unsigned SlotW = (Depth > 1) ? $clog2(Depth) : 1;
+  localparam int unsigned CntW  = $clog2(Depth + 1);
+  localparam int unsigned BeatW = $clog2(SlotWords + 1);  // holds 0..SlotWords
+  localparam int unsigned AddrW = (Depth * SlotWords > 1) ? $clog2(Depth * SlotWords) : 1;
+
+  // ---------------------------------------------------------------------------
+  // Elaboration-time parameter checks
+  // ---------------------------------------------------------------------------
+  if (DataW != 32 && DataW != 64 && DataW != 128) begin : gen_dataw_check
+    $fatal(1, "%m: DataW must be 32, 64 or 128, got %0d", DataW);
+  end
+  if (Depth < 1 || Depth > 255) begin : gen_depth_check
+    $fatal(1, "%m: Depth must be 1..255, got %0d", Depth);
+  end
+  if (SlotWords < 1) begin : gen_slot_check
+    $fatal(1, "%m: SlotWords must be >= 1, got %0d", SlotWords);
+  end
+  if (MetaW < 1) begin : gen_meta_check
+    $fatal(1, "%m: MetaW must be >= 1, got %0d", MetaW);
+  end
+
+  // ---------------------------------------------------------------------------
+  // Storage
+  // ---------------------------------------------------------------------------
+  logic [DataW-1:0] mem [Depth*SlotWords];
+  logic [BeatW-1:0] slot_len_q  [Depth];  // beats in the slot, 1..SlotWords
+  logic [DataB-1:0] slot_keep_q [Depth];  // tkeep of the slot's last beat
+  logic [MetaW-1:0] slot_meta_q [Depth];
+
+  // Slot ring: committed slots are rd..rd+cnt-1 (mod Depth), the next packet
+  // goes to wr_slot_q. iss_* is the next beat to read out of the RAM.
+  logic [CntW-1:0]  cnt_q, cnt_d;          // committed slots not yet freed
+  logic [CntW-1:0]  iss_cnt_q, iss_cnt_d;  // committed slots with beats not yet read
+  logic [SlotW-1:0] wr_slot_q, wr_slot_d;
+  logic [SlotW-1:0] iss_slot_q, iss_slot_d;
+  logic [BeatW-1:0] iss_beat_q, iss_beat_d;
+
+  function automatic logic [SlotW-1:0] slot_inc(logic [SlotW-1:0] s);
+    return (32'(s) == Depth - 1) ? '0 : s + SlotW'(1);
+  endfunction
+
+  // Effective limit, clamped to 1..Depth.
+  logic [CntW-1:0] limit_eff;
+  always_comb begin
+    if (limit_i == 8'd0) begin
+      limit_eff = CntW'(1);
+    end else if (32'(limit_i) > Depth) begin
+      limit_eff = CntW'(Depth);
+    end else begin
+      limit_eff = CntW'(limit_i);
+    end
+  end
+
+  logic slot_free;
+  assign slot_free      = (cnt_q < limit_eff);
+  assign wr_slot_free_o = slot_free;
+
+  // ---------------------------------------------------------------------------
+  // Write side
+  // ---------------------------------------------------------------------------
+  logic             open_q, open_d;        // a packet is open (>= 1 beat seen)
+  logic             claim_q, claim_d;      // ... and owns wr_slot_q
+  logic             nospace_q, nospace_d;  // ... and was dropped for lack of a slot
+  logic             ovf_q, ovf_d;          // ... and overflowed its slot
+  logic [BeatW-1:0] wcnt_q, wcnt_d;        // beats written into the slot
+  logic [DataB-1:0] wkeep_q, wkeep_d;      // tkeep of the last beat written
+
+  logic             open_now, claim_now, nospace_now, ovf_now;
+  logic             wr_beat;               // wr_data_i goes into the RAM this cycle
+  logic             commit;
+  logic [BeatW-1:0] len_now;
+  logic [DataB-1:0] keep_now;
+  logic [AddrW-1:0] wr_addr;
+
+  always_comb begin
+    open_now    = open_q | wr_valid_i;
+    claim_now   = open_q ? claim_q : slot_free;
+    nospace_now = open_q ? nospace_q : (wr_valid_i & ~slot_free);
+    ovf_now     = ovf_q | (wr_valid_i & claim_now & (32'(wcnt_q) == SlotWords));
+    wr_beat     = wr_valid_i & claim_now & ~ovf_now;
+    len_now     = wcnt_q + BeatW'(wr_beat);
+    keep_now    = wr_beat ? wr_keep_i : wkeep_q;
+    commit      = wr_end_i & wr_ok_i & open_now & claim_now & ~ovf_now;
+    wr_drop_full_o = wr_end_i & wr_ok_i & open_now & nospace_now;
+    wr_addr     = AddrW'(32'(wr_slot_q) * SlotWords + 32'(wcnt_q));
+
+    open_d    = open_now;
+    claim_d   = claim_now;
+    nospace_d = nospace_now;
+    ovf_d     = ovf_now;
+    wcnt_d    = len_now;
+    wkeep_d   = keep_now;
+    wr_slot_d = commit ? slot_inc(wr_slot_q) : wr_slot_q;
+    if (wr_end_i) begin
+      open_d    = 1'b0;
+      claim_d   = 1'b0;
+      nospace_d = 1'b0;
+      ovf_d     = 1'b0;
+      wcnt_d    = '0;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (wr_beat) begin
+      mem[wr_addr] <= wr_data_i;
+    end
+    if (commit) begin
+      slot_len_q[wr_slot_q]  <= len_now;
+      slot_keep_q[wr_slot_q] <= keep_now;
+      slot_meta_q[wr_slot_q] <= wr_meta_i;
+    end
+  end
+
+  // ---------------------------------------------------------------------------
+  // Read side: the RAM output register is the output register.
+  // ---------------------------------------------------------------------------
+  logic             out_valid_q;
+  logic             out_last_q;
+  logic [SlotW-1:0] out_slot_q;
+  logic [DataW-1:0] ram_q;
+
+  logic             rd_take;   // output beat taken this cycle
+  logic             rd_issue;  // RAM read this cycle, loads the output register
+  logic             iss_last;
+  logic             iss_done;  // last beat of a slot read out of the RAM
+  logic             freed;
+  logic [AddrW-1:0] rd_addr;
+
+  always_comb begin
+    rd_take    = out_valid_q & rd_tready_i;
+    rd_issue   = (iss_cnt_q != '0) & (~out_valid_q | rd_tready_i);
+    iss_last   = (iss_beat_q == slot_len_q[iss_slot_q] - BeatW'(1));
+    iss_done   = rd_issue & iss_last;
+    freed      = rd_take & out_last_q;
+    rd_addr    = AddrW'(32'(iss_slot_q) * SlotWords + 32'(iss_beat_q));
+
+    iss_slot_d = iss_slot_q;
+    iss_beat_d = iss_beat_q;
+    if (rd_issue) begin
+      if (iss_last) begin
+        iss_slot_d = slot_inc(iss_slot_q);
+        iss_beat_d = '0;
+      end else begin
+        iss_beat_d = iss_beat_q + BeatW'(1);
+      end
+    end
+    iss_cnt_d = iss_cnt_q + CntW'(commit) - CntW'(iss_done);
+    cnt_d     = cnt_q + CntW'(commit) - CntW'(freed);
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (rd_issue) begin
+      ram_q <= mem[rd_addr];
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      open_q      <= 1'b0;
+      claim_q     <= 1'b0;
+      nospace_q   <= 1'b0;
+      ovf_q       <= 1'b0;
+      wcnt_q      <= '0;
+      wkeep_q     <= '0;
+      wr_slot_q   <= '0;
+      cnt_q       <= '0;
+      iss_cnt_q   <= '0;
+      iss_slot_q  <= '0;
+      iss_beat_q  <= '0;
+      out_valid_q <= 1'b0;
+      out_last_q  <= 1'b0;
+      out_slot_q  <= '0;
+    end else begin
+      open_q      <= open_d;
+      claim_q     <= claim_d;
+      nospace_q   <= nospace_d;
+      ovf_q       <= ovf_d;
+      wcnt_q      <= wcnt_d;
+      wkeep_q     <= wkeep_d;
+      wr_slot_q   <= wr_slot_d;
+      cnt_q       <= cnt_d;
+      iss_cnt_q   <= iss_cnt_d;
+      iss_slot_q  <= iss_slot_d;
+      iss_beat_q  <= iss_beat_d;
+      if (rd_issue) begin
+        out_valid_q <= 1'b1;
+        out_last_q  <= iss_last;
+        out_slot_q  <= iss_slot_q;
+      end else if (rd_take) begin
+        out_valid_q <= 1'b0;
+      end
+    end
+  end
+
+  assign rd_tdata_o  = ram_q;
+  assign rd_tvalid_o = out_valid_q;
+  assign rd_tlast_o  = out_last_q;
+  assign rd_tkeep_o  = out_last_q ? slot_keep_q[out_slot_q] : '1;
+  assign rd_meta_o   = slot_meta_q[out_slot_q];
+
+  // ---------------------------------------------------------------------------
+  // Assertions
+  // ---------------------------------------------------------------------------
+`ifndef SYNTHESIS
+  logic             past_valid_q;
+  logic             past_stall_q;
+  logic [DataW-1:0] past_data_q;
+  logic [DataB-1:0] past_keep_q;
+  logic             past_last_q;
+  logic [MetaW-1:0] past_meta_q;
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      past_valid_q <= 1'b0;
+      past_stall_q <= 1'b0;
+    end else begin
+      past_valid_q <= 1'b1;
+      past_stall_q <= rd_tvalid_o & ~rd_tready_i;
+    end
+    past_data_q <= rd_tdata_o;
+    past_keep_q <= rd_tkeep_o;
+    past_last_q <= rd_tlast_o;
+    past_meta_q <= rd_meta_o;
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (rst_ni) begin
+      // no write into a slot that holds a committed packet (FIFO full)
+      assert (!(wr_beat && cnt_q >= CntW'(Depth)))
+        else $error("%m: write to a full FIFO");
+      assert (!(commit && cnt_q >= CntW'(Depth)))
+        else $error("%m: commit into a full FIFO");
+      // no read of an empty FIFO
+      assert (!(rd_issue && cnt_q == '0))
+        else $error("%m: RAM read of an empty FIFO");
+      assert (iss_cnt_q <= cnt_q)
+        else $error("%m: issue count %0d > slot count %0d", iss_cnt_q, cnt_q);
+      // output stable while valid and not ready
+      if (past_valid_q && past_stall_q) begin
+        assert (rd_tvalid_o)
+          else $error("%m: rd_tvalid_o dropped while stalled");
+        assert (rd_tdata_o == past_data_q && rd_tkeep_o == past_keep_q &&
+                rd_tlast_o == past_last_q && rd_meta_o == past_meta_q)
+          else $error("%m: read output changed while stalled");
+      end
+    end
+  end
+`endif
+
+endmodule

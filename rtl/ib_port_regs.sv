@@ -1,0 +1,131 @@
+// ib_port_regs: the port register file (map in ib_pkg: LID, LMC, MasterSMLID,
+// MasterSMSL, PortState, VL15 RX depth, read-only ID/PortNum/Caps) and the
+// 32-bit wrapping event counters (one per ctr_e, +1 per ev_i pulse, all
+// cleared by a write to RegCtrClear). Reads are combinational.
+module ib_port_regs
+  import ib_pkg::*;
+#(
+  parameter int unsigned DataW       = 64,  // datapath width, reported in RegCaps[7:0] as bytes
+  parameter int unsigned Vl15RxDepth = 4,   // VL15 RX buffer slots (RegCaps[15:8], RegRxDepth max)
+  parameter int unsigned Vl15TxDepth = 2,   // VL15 TX buffer slots (RegCaps[23:16])
+  parameter int unsigned PortNum     = 1    // this port's number (RegPortNum)
+) (
+  input  logic               clk_i,
+  input  logic               rst_ni,
+  // register interface
+  input  logic               reg_we_i,
+  input  logic [7:0]         reg_addr_i,
+  input  logic [31:0]        reg_wdata_i,
+  output logic [31:0]        reg_rdata_o,
+  // counter event pulses, indexed by ctr_e
+  input  logic [NumCtrs-1:0] ev_i,
+  // configuration out
+  output logic [15:0]        port_lid_o,
+  output logic [2:0]         port_lmc_o,
+  output logic [15:0]        master_sm_lid_o,
+  output logic [3:0]         master_sm_sl_o,
+  output logic [3:0]         port_state_o,
+  output logic [7:0]         rx_depth_o      // VL15 RX slots in use, 1..Vl15RxDepth
+);
+
+  if (DataW != 32 && DataW != 64 && DataW != 128) begin : gen_dataw_check
+    $fatal(1, "%m: DataW must be 32, 64 or 128, got %0d", DataW);
+  end
+  if (Vl15RxDepth < 1 || Vl15RxDepth > 255) begin : gen_rx_depth_check
+    $fatal(1, "%m: Vl15RxDepth must be 1..255, got %0d", Vl15RxDepth);
+  end
+  if (Vl15TxDepth < 1 || Vl15TxDepth > 255) begin : gen_tx_depth_check
+    $fatal(1, "%m: Vl15TxDepth must be 1..255, got %0d", Vl15TxDepth);
+  end
+  if (PortNum < 1 || PortNum > 254) begin : gen_port_num_check
+    $fatal(1, "%m: PortNum must be 1..254, got %0d", PortNum);
+  end
+
+  localparam logic [31:0] CapsValue = {8'h00, 8'(Vl15TxDepth), 8'(Vl15RxDepth), 8'(DataW / 8)};
+
+  logic [15:0] lid_q;
+  logic [2:0]  lmc_q;
+  logic [15:0] sm_lid_q;
+  logic [3:0]  sm_sl_q;
+  logic [3:0]  state_q;
+  logic [7:0]  rx_depth_q;
+  logic [31:0] ctr_q [NumCtrs];
+
+  logic        wr_clear;
+  logic [7:0]  rx_depth_wr;  // written RX depth, clamped to 1..Vl15RxDepth
+  logic [7:0]  ctr_off;      // reg_addr_i - RegCtrBase
+
+  assign ctr_off = reg_addr_i - RegCtrBase;
+
+  assign wr_clear = reg_we_i && (reg_addr_i == RegCtrClear);
+
+  always_comb begin
+    if (reg_wdata_i == 32'd0) begin
+      rx_depth_wr = 8'd1;
+    end else if (reg_wdata_i > 32'(Vl15RxDepth)) begin
+      rx_depth_wr = 8'(Vl15RxDepth);
+    end else begin
+      rx_depth_wr = reg_wdata_i[7:0];
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      lid_q      <= '0;
+      lmc_q      <= '0;
+      sm_lid_q   <= '0;
+      sm_sl_q    <= '0;
+      state_q    <= PortStateInit;
+      rx_depth_q <= 8'(Vl15RxDepth);
+    end else if (reg_we_i) begin
+      unique case (reg_addr_i)
+        RegPortLid:     lid_q      <= reg_wdata_i[15:0];
+        RegPortLmc:     lmc_q      <= reg_wdata_i[2:0];
+        RegMasterSmLid: sm_lid_q   <= reg_wdata_i[15:0];
+        RegMasterSmSl:  sm_sl_q    <= reg_wdata_i[3:0];
+        RegPortState:   state_q    <= reg_wdata_i[3:0];
+        RegRxDepth:     rx_depth_q <= rx_depth_wr;
+        default: ;  // read-only, counter clear or unmapped
+      endcase
+    end
+  end
+
+  // Counters: a clear wins over an event in the same cycle.
+  for (genvar i = 0; i < NumCtrs; i++) begin : gen_ctr
+    always_ff @(posedge clk_i) begin
+      if (!rst_ni || wr_clear) begin
+        ctr_q[i] <= '0;
+      end else if (ev_i[i]) begin
+        ctr_q[i] <= ctr_q[i] + 32'd1;
+      end
+    end
+  end
+
+  always_comb begin
+    reg_rdata_o = '0;
+    unique case (reg_addr_i)
+      RegId:          reg_rdata_o = RegIdValue;
+      RegPortLid:     reg_rdata_o = {16'h0, lid_q};
+      RegPortLmc:     reg_rdata_o = {29'h0, lmc_q};
+      RegMasterSmLid: reg_rdata_o = {16'h0, sm_lid_q};
+      RegMasterSmSl:  reg_rdata_o = {28'h0, sm_sl_q};
+      RegPortState:   reg_rdata_o = {28'h0, state_q};
+      RegPortNum:     reg_rdata_o = 32'(PortNum);
+      RegCaps:        reg_rdata_o = CapsValue;
+      RegRxDepth:     reg_rdata_o = {24'h0, rx_depth_q};
+      default: begin
+        if (reg_addr_i >= RegCtrBase && 32'(ctr_off) < NumCtrs) begin
+          reg_rdata_o = ctr_q[5'(ctr_off)];
+        end
+      end
+    endcase
+  end
+
+  assign port_lid_o      = lid_q;
+  assign port_lmc_o      = lmc_q;
+  assign master_sm_lid_o = sm_lid_q;
+  assign master_sm_sl_o  = sm_sl_q;
+  assign port_state_o    = state_q;
+  assign rx_depth_o      = rx_depth_q;
+
+endmodule

@@ -1,0 +1,344 @@
+// smi_rq: SMI receive engine of a CA port. Takes the VL15 stream of
+// ib_link_rx (packets LRH..VCRC), picks the LRH/BTH/DETH/MAD header fields out
+// of the beats by packet byte offset, checks the ICRC, validates the SMP
+// (header, DLID/LMC), runs the directed-route receive rules and disposition of
+// a CA (ibspec §5), and writes the 256 MAD bytes, realigned to beat 0 = MAD
+// bytes 0..DataB-1, into the VL15 RX ib_pkt_fifo. Every packet ends with
+// wr_end_o in the cycle of its tlast beat (no added latency); wr_ok_o = link
+// good and every check passed. The DR result (new hop pointer, ReturnPath
+// write) travels in the meta, the RAM holds the MAD as received.
+module smi_rq
+  import ib_pkg::*;
+#(
+  parameter int unsigned DataW = 64,  // stream width in bits: 32, 64 or 128
+  localparam int unsigned DataB = DataW / 8
+) (
+  input  logic               clk_i,
+  input  logic               rst_ni,
+  // VL15 stream from ib_link_rx (no ready)
+  input  logic [DataW-1:0]   vl15_tdata_i,
+  input  logic [DataB-1:0]   vl15_tkeep_i,
+  input  logic               vl15_tvalid_i,
+  input  logic               vl15_tlast_i,
+  input  logic               vl15_tuser_i,   // on tlast: link error, discard
+  // port configuration
+  input  logic [15:0]        port_lid_i,
+  input  logic [2:0]         port_lmc_i,
+  input  logic [3:0]         port_state_i,
+  input  logic [7:0]         port_num_i,
+  // VL15 RX buffer write port
+  output logic               wr_valid_o,
+  output logic [DataW-1:0]   wr_data_o,
+  output logic [DataB-1:0]   wr_keep_o,
+  output logic               wr_end_o,
+  output logic               wr_ok_o,
+  output smi_rx_meta_t       wr_meta_o,
+  // event pulses (one per bad packet, highest precedence only)
+  output logic               ev_port_down_o,
+  output logic               ev_icrc_err_o,
+  output logic               ev_bad_hdr_o,
+  output logic               ev_lid_err_o,
+  output logic               ev_dr_discard_o
+);
+
+  if (DataW != 32 && DataW != 64 && DataW != 128) begin : gen_dataw_check
+    $fatal(1, "%m: DataW must be 32, 64 or 128, got %0d", DataW);
+  end
+
+  // MAD byte i is packet byte MadOffset + i: it starts at lane Shift of beat
+  // HdrBeats. With Shift != 0 each MAD beat is the upper DataB-Shift bytes of
+  // one packet beat and the lower Shift bytes of the next.
+  localparam int unsigned Shift    = MadOffset % DataB;
+  localparam int unsigned HdrBeats = MadOffset / DataB;
+  // Packet byte offset of the first packet beat that completes a MAD beat.
+  localparam int unsigned EmitPos  = (Shift == 0) ? MadOffset : (HdrBeats + 1) * DataB;
+  localparam int unsigned IcrcPos  = MadOffset + MadBytes;  // 284
+  localparam int unsigned RpPos    = MadOffset + MbReturnPath;  // ReturnPath[0]
+
+  // ---------------------------------------------------------------------------
+  // Captured header fields
+  // ---------------------------------------------------------------------------
+  typedef struct packed {
+    logic [3:0]  sl;
+    logic [1:0]  lnh;
+    logic [15:0] dlid;
+    logic [10:0] pktlen;
+    logic [15:0] slid;
+    logic [7:0]  opcode;
+    logic [3:0]  tver;
+    logic [23:0] destqp;
+    logic [7:0]  base_ver;
+    logic [7:0]  mgmt_class;
+    logic [7:0]  method;
+    logic        dir;         // DR D bit (status bit 15)
+    logic [7:0]  hop_ptr;
+    logic [7:0]  hop_cnt;
+    logic [15:0] attr_id;
+    logic [15:0] dr_slid;
+    logic [15:0] dr_dlid;
+    logic [7:0]  rp_hc;       // ReturnPath[hop_cnt]
+    logic [31:0] icrc;        // value, byte 284 = bits 7:0
+  } fields_t;
+
+  fields_t     f_q, f_d;
+  logic [15:0] pos_q, pos_d;   // packet byte offset of the current beat
+  logic [31:0] crc_q, crc_d;   // running ICRC state (no final XOR)
+
+  logic beat;
+  logic last;
+  assign beat = vl15_tvalid_i;
+  assign last = vl15_tvalid_i & vl15_tlast_i;
+
+  always_comb begin
+    logic [7:0]  b;
+    logic [15:0] off;
+    b     = '0;
+    off   = '0;
+    f_d   = f_q;
+    crc_d = (pos_q == '0) ? Crc32Init : crc_q;
+    pos_d = pos_q;
+    if (beat) begin
+      for (int unsigned j = 0; j < DataB; j++) begin
+        b   = vl15_tdata_i[8*j +: 8];
+        off = pos_q + 16'(j);
+        if (vl15_tkeep_i[j]) begin
+          if (32'(off) < IcrcPos) begin
+            crc_d = crc32_byte(crc_d, icrc_mask_byte(32'(off), b));
+          end
+          case (off)
+            16'(PbLrhSlLnh):                begin f_d.sl = b[7:4]; f_d.lnh = b[1:0]; end
+            16'(PbLrhDlid):                 f_d.dlid[15:8]   = b;
+            16'(PbLrhDlid + 1):             f_d.dlid[7:0]    = b;
+            16'(PbLrhPktLen):               f_d.pktlen[10:8] = b[2:0];
+            16'(PbLrhPktLen + 1):           f_d.pktlen[7:0]  = b;
+            16'(PbLrhSlid):                 f_d.slid[15:8]   = b;
+            16'(PbLrhSlid + 1):             f_d.slid[7:0]    = b;
+            16'(PbBthOpcode):               f_d.opcode       = b;
+            16'(PbBthFlags):                f_d.tver         = b[3:0];
+            16'(PbBthDestQp):               f_d.destqp[23:16] = b;
+            16'(PbBthDestQp + 1):           f_d.destqp[15:8] = b;
+            16'(PbBthDestQp + 2):           f_d.destqp[7:0]  = b;
+            16'(MadOffset + MbBaseVersion): f_d.base_ver     = b;
+            16'(MadOffset + MbMgmtClass):   f_d.mgmt_class   = b;
+            16'(MadOffset + MbMethod):      f_d.method       = b;
+            16'(MadOffset + MbStatus):      f_d.dir          = b[7];
+            16'(MadOffset + MbHopPtr):      f_d.hop_ptr      = b;
+            16'(MadOffset + MbHopCnt):      f_d.hop_cnt      = b;
+            16'(MadOffset + MbAttrId):      f_d.attr_id[15:8] = b;
+            16'(MadOffset + MbAttrId + 1):  f_d.attr_id[7:0] = b;
+            16'(MadOffset + MbDrSlid):      f_d.dr_slid[15:8] = b;
+            16'(MadOffset + MbDrSlid + 1):  f_d.dr_slid[7:0] = b;
+            16'(MadOffset + MbDrDlid):      f_d.dr_dlid[15:8] = b;
+            16'(MadOffset + MbDrDlid + 1):  f_d.dr_dlid[7:0] = b;
+            16'(IcrcPos):                   f_d.icrc[7:0]    = b;
+            16'(IcrcPos + 1):               f_d.icrc[15:8]   = b;
+            16'(IcrcPos + 2):               f_d.icrc[23:16]  = b;
+            16'(IcrcPos + 3):               f_d.icrc[31:24]  = b;
+            default: ;
+          endcase
+          // ReturnPath[hop_cnt]; hop_cnt (packet byte 35) is in an earlier beat.
+          if (off == 16'(RpPos) + {8'h0, f_q.hop_cnt}) begin
+            f_d.rp_hc = b;
+          end
+        end
+      end
+      if (vl15_tlast_i) begin
+        pos_d = '0;
+      end else if (pos_q <= 16'hFFFF - 16'(DataB)) begin
+        pos_d = pos_q + 16'(DataB);  // saturates: offsets past 64 KiB never matter
+      end
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      f_q   <= '0;
+      pos_q <= '0;
+      crc_q <= Crc32Init;
+    end else begin
+      f_q   <= f_d;
+      pos_q <= pos_d;
+      crc_q <= crc_d;
+    end
+  end
+
+  // ---------------------------------------------------------------------------
+  // MAD realignment into the RX buffer
+  // ---------------------------------------------------------------------------
+  logic mad_emit;
+  assign mad_emit = beat && 32'(pos_q) >= EmitPos && 32'(pos_q) < EmitPos + MadBytes;
+
+  if (Shift == 0) begin : gen_aligned
+    assign wr_data_o = vl15_tdata_i;
+  end else begin : gen_shift
+    // upper DataB-Shift bytes of the previous beat
+    logic [(DataB-Shift)*8-1:0] held_q;
+    always_ff @(posedge clk_i) begin
+      if (beat) begin
+        held_q <= vl15_tdata_i[DataW-1:Shift*8];
+      end
+    end
+    assign wr_data_o = {vl15_tdata_i[Shift*8-1:0], held_q};
+  end
+
+  assign wr_valid_o = mad_emit;
+  assign wr_keep_o  = '1;
+
+  // ---------------------------------------------------------------------------
+  // Checks and directed-route receive processing (evaluated at tlast; every
+  // field and the whole ICRC lie in earlier beats of a 290-byte packet)
+  // ---------------------------------------------------------------------------
+  // DR receive rules of a CA (is_switch = 0, N = 1), then the disposition
+  // (smi_check_forward_dr_smp / handle_ib_smi): SEND runs the send rules and
+  // smi_check_local_smp, LOCAL hands the SMP up as is, FORWARD is a discard.
+  typedef struct packed {
+    logic       discard;
+    logic [7:0] hp_new;
+    logic       rp_we;
+    logic [5:0] rp_idx;
+  } dr_rx_t;
+
+  function automatic dr_rx_t dr_recv_ca(logic dir, logic [7:0] hp, logic [7:0] hc,
+                                        logic dr_slid_perm, logic dr_dlid_perm,
+                                        logic [7:0] rp_hc, logic [7:0] port);
+    dr_rx_t r;
+    logic [8:0] hc1;
+    r   = '{discard: 1'b0, hp_new: hp, rp_we: 1'b0, rp_idx: hp[5:0]};
+    hc1 = {1'b0, hc} + 9'd1;
+    if (32'(hc) >= MaxPathHops) begin
+      r.discard = 1'b1;                     // C14-6
+    end else if (!dir) begin
+      if (hc != 8'd0 && hp == 8'd0) begin
+        r.discard = 1'b1;                   // C14-9:1 sender should have incremented
+      end else if (hp != 8'd0 && hp < hc) begin
+        r.discard = 1'b1;                   // C14-9:2 intermediate hop: switch only
+      end else if (hp == hc) begin
+        // C14-9:3 end of the DR segment: RP[hp] := P; accept iff DrDLID
+        // permissive; disposition SEND (DrDLID permissive): send rules hp++,
+        // then hp = hc+1 -> local SMA.
+        if (!dr_dlid_perm) begin
+          r.discard = 1'b1;
+        end else begin
+          r.rp_we  = (hc != 8'd0);
+          r.hp_new = hp + 8'd1;
+        end
+      end else if ({1'b0, hp} == hc1) begin
+        // C14-9:4 accept; disposition SEND, send rules keep hp, local SMA.
+        r.hp_new = hp;
+      end else begin
+        r.discard = 1'b1;                   // C14-9:5
+      end
+    end else begin
+      if (hc != 8'd0 && {1'b0, hp} == hc1) begin
+        // C14-13:1 hp-- (= hc), accept iff RP[hc] = P. Disposition with hp = hc:
+        // hc >= 2 -> FORWARD (discard on a CA); hc = 1 -> DrSLID != 0xFFFF ?
+        // SEND (send rules hp 1 -> 0 need DrSLID permissive: discard) : LOCAL.
+        r.hp_new = hc;
+        if (rp_hc != port || hc >= 8'd2 || !dr_slid_perm) begin
+          r.discard = 1'b1;
+        end
+      end else if (hp >= 8'd2 && hp <= hc) begin
+        r.discard = 1'b1;                   // C14-13:2 switch only
+      end else if (hp == 8'd1) begin
+        // C14-13:3 DrSLID permissive: hp-- and to the SM (disposition LOCAL)
+        if (dr_slid_perm) begin
+          r.hp_new = 8'd0;
+        end else begin
+          r.discard = 1'b1;
+        end
+      end else if (hp == 8'd0) begin
+        r.hp_new = 8'd0;                    // C14-13:4 to the SM
+      end else begin
+        r.discard = 1'b1;                   // C14-13:5
+      end
+    end
+    return r;
+  endfunction
+
+  logic        is_lid_class;
+  logic        is_dr_class;
+  logic [16:0] lid_hi;        // last LID of the port (17 bits: no wrap)
+  logic        dlid_mine;
+  logic        err_down;
+  logic        err_icrc;
+  logic        err_hdr;
+  logic        err_lid;
+  logic        err_dr;
+  logic        to_sm;
+  dr_rx_t      dr;
+
+  always_comb begin
+    is_lid_class = (f_q.mgmt_class == ClassSubnLid);
+    is_dr_class  = (f_q.mgmt_class == ClassSubnDr);
+    lid_hi       = {1'b0, port_lid_i} + ((17'd1 << port_lmc_i) - 17'd1);
+    dlid_mine    = (f_q.dlid >= port_lid_i) && ({1'b0, f_q.dlid} <= lid_hi);
+
+    dr = dr_recv_ca(f_q.dir, f_q.hop_ptr, f_q.hop_cnt,
+                    f_q.dr_slid == PermissiveLid, f_q.dr_dlid == PermissiveLid,
+                    f_q.rp_hc, port_num_i);
+
+    err_down = (port_state_i == PortStateDown);
+    err_icrc = (f_q.lnh == LnhIbaLocal) && (32'(f_q.pktlen) == SmpPktLen) &&
+               (f_q.icrc != (crc_q ^ Crc32XorOut));
+    err_hdr  = (f_q.lnh != LnhIbaLocal) || (f_q.opcode != OpUdSendOnly) ||
+               (f_q.tver != 4'd0) || (f_q.destqp != 24'd0) ||
+               (32'(f_q.pktlen) != SmpPktLen) || (f_q.base_ver != MadBaseVersion) ||
+               !(is_lid_class || is_dr_class);
+    err_lid  = is_lid_class ? (!dlid_mine || port_lid_i == 16'd0 || f_q.slid == PermissiveLid)
+                            : (f_q.dlid != PermissiveLid && !dlid_mine);
+    err_dr   = is_dr_class && dr.discard;
+
+    to_sm = f_q.method[7] || (f_q.method == MethodTrap) ||
+            (f_q.attr_id == AttrSmInfo &&
+             (f_q.method == MethodGet || f_q.method == MethodSet));
+  end
+
+  logic good_link;
+  assign good_link = last && !vl15_tuser_i;
+
+  assign ev_port_down_o  = good_link && err_down;
+  assign ev_icrc_err_o   = good_link && !err_down && err_icrc;
+  assign ev_bad_hdr_o    = good_link && !err_down && !err_icrc && err_hdr;
+  assign ev_lid_err_o    = good_link && !err_down && !err_icrc && !err_hdr && err_lid;
+  assign ev_dr_discard_o = good_link && !err_down && !err_icrc && !err_hdr && !err_lid &&
+                           err_dr;
+
+  assign wr_end_o = last;
+  assign wr_ok_o  = good_link && !(err_down || err_icrc || err_hdr || err_lid || err_dr);
+
+  always_comb begin
+    wr_meta_o            = '0;
+    wr_meta_o.slid       = f_q.slid;
+    wr_meta_o.dlid       = f_q.dlid;
+    wr_meta_o.sl         = f_q.sl;
+    wr_meta_o.port       = port_num_i;
+    wr_meta_o.mgmt_class = f_q.mgmt_class;
+    wr_meta_o.to_sm      = to_sm;
+    if (is_dr_class) begin
+      wr_meta_o.hop_ptr = dr.hp_new[6:0];
+      wr_meta_o.hop_cnt = f_q.hop_cnt[6:0];
+      wr_meta_o.rp_we   = dr.rp_we;
+      wr_meta_o.rp_idx  = dr.rp_idx;
+      wr_meta_o.rp_val  = port_num_i;
+    end
+  end
+
+  // ---------------------------------------------------------------------------
+  // Assertions
+  // ---------------------------------------------------------------------------
+`ifndef SYNTHESIS
+  always_ff @(posedge clk_i) begin
+    if (rst_ni) begin
+      if (vl15_tvalid_i && !vl15_tlast_i) begin
+        assert (vl15_tkeep_i == '1)
+          else $error("%m: partial tkeep on a beat without tlast");
+      end
+      if (wr_ok_o) begin
+        assert (dr.hp_new < 8'd128 && (!is_dr_class || f_q.hop_cnt < 8'd64))
+          else $error("%m: accepted DR SMP with out-of-range hop fields");
+      end
+    end
+  end
+`endif
+
+endmodule

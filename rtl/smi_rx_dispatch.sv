@@ -1,0 +1,131 @@
+// smi_rx_dispatch: reads MADs out of the VL15 RX ib_pkt_fifo, applies the
+// directed-route result carried in the meta (MAD byte 6 := hop_ptr for class
+// 0x81, MAD byte 192+rp_idx := rp_val when rp_we) and hands the packet to the
+// SMA (to_sm = 0) or the SM (to_sm = 1) interface. Patch and demux are
+// combinational: no added latency. Pulses ev_to_sma_o / ev_to_sm_o on the
+// tlast handshake.
+module smi_rx_dispatch
+  import ib_pkg::*;
+#(
+  parameter int unsigned DataW = 64,  // stream width in bits: 32, 64 or 128
+  localparam int unsigned DataB = DataW / 8
+) (
+  input  logic               clk_i,
+  input  logic               rst_ni,
+  // VL15 RX buffer read side
+  input  logic [DataW-1:0]   rd_tdata_i,
+  input  logic [DataB-1:0]   rd_tkeep_i,     // always all ones (MAD beats are full)
+  input  logic               rd_tvalid_i,
+  input  logic               rd_tlast_i,
+  input  smi_rx_meta_t       rd_meta_i,
+  output logic               rd_tready_o,
+  // SMA RX interface
+  output logic [DataW-1:0]   sma_rx_tdata_o,
+  output logic               sma_rx_tvalid_o,
+  output logic               sma_rx_tlast_o,
+  input  logic               sma_rx_tready_i,
+  output logic [15:0]        sma_rx_slid_o,
+  output logic [15:0]        sma_rx_dlid_o,
+  output logic [3:0]         sma_rx_sl_o,
+  output logic [7:0]         sma_rx_port_o,
+  output logic [7:0]         sma_rx_mgmt_class_o,
+  output logic [6:0]         sma_rx_hop_ptr_o,
+  output logic [6:0]         sma_rx_hop_cnt_o,
+  // SM RX interface
+  output logic [DataW-1:0]   sm_rx_tdata_o,
+  output logic               sm_rx_tvalid_o,
+  output logic               sm_rx_tlast_o,
+  input  logic               sm_rx_tready_i,
+  output logic [15:0]        sm_rx_slid_o,
+  output logic [15:0]        sm_rx_dlid_o,
+  output logic [3:0]         sm_rx_sl_o,
+  output logic [7:0]         sm_rx_port_o,
+  output logic [7:0]         sm_rx_mgmt_class_o,
+  output logic [6:0]         sm_rx_hop_ptr_o,
+  output logic [6:0]         sm_rx_hop_cnt_o,
+  // event pulses
+  output logic               ev_to_sma_o,
+  output logic               ev_to_sm_o
+);
+
+  if (DataW != 32 && DataW != 64 && DataW != 128) begin : gen_dataw_check
+    $fatal(1, "%m: DataW must be 32, 64 or 128, got %0d", DataW);
+  end
+
+  localparam int unsigned Beats = MadBytes / DataB;
+  localparam int unsigned BeatW = $clog2(Beats);
+
+  logic [BeatW-1:0] beat_q, beat_d;  // MAD beat index within the packet
+  logic             take;
+  logic [DataW-1:0] data;
+
+  assign rd_tready_o = rd_meta_i.to_sm ? sm_rx_tready_i : sma_rx_tready_i;
+  assign take        = rd_tvalid_i && rd_tready_o;
+
+  always_comb begin
+    logic [8:0] off;
+    off  = '0;
+    data = rd_tdata_i;
+    for (int unsigned j = 0; j < DataB; j++) begin
+      off = 9'(32'(beat_q) * DataB + j);
+      if (rd_meta_i.mgmt_class == ClassSubnDr && off == 9'(MbHopPtr)) begin
+        data[8*j +: 8] = {1'b0, rd_meta_i.hop_ptr};
+      end
+      if (rd_meta_i.rp_we && off == 9'(MbReturnPath) + {3'b0, rd_meta_i.rp_idx}) begin
+        data[8*j +: 8] = rd_meta_i.rp_val;
+      end
+    end
+  end
+
+  always_comb begin
+    beat_d = beat_q;
+    if (take) begin
+      beat_d = rd_tlast_i ? '0 : beat_q + BeatW'(1);
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      beat_q <= '0;
+    end else begin
+      beat_q <= beat_d;
+    end
+  end
+
+  assign sma_rx_tdata_o      = data;
+  assign sma_rx_tvalid_o     = rd_tvalid_i && !rd_meta_i.to_sm;
+  assign sma_rx_tlast_o      = rd_tlast_i;
+  assign sma_rx_slid_o       = rd_meta_i.slid;
+  assign sma_rx_dlid_o       = rd_meta_i.dlid;
+  assign sma_rx_sl_o         = rd_meta_i.sl;
+  assign sma_rx_port_o       = rd_meta_i.port;
+  assign sma_rx_mgmt_class_o = rd_meta_i.mgmt_class;
+  assign sma_rx_hop_ptr_o    = rd_meta_i.hop_ptr;
+  assign sma_rx_hop_cnt_o    = rd_meta_i.hop_cnt;
+
+  assign sm_rx_tdata_o       = data;
+  assign sm_rx_tvalid_o      = rd_tvalid_i && rd_meta_i.to_sm;
+  assign sm_rx_tlast_o       = rd_tlast_i;
+  assign sm_rx_slid_o        = rd_meta_i.slid;
+  assign sm_rx_dlid_o        = rd_meta_i.dlid;
+  assign sm_rx_sl_o          = rd_meta_i.sl;
+  assign sm_rx_port_o        = rd_meta_i.port;
+  assign sm_rx_mgmt_class_o  = rd_meta_i.mgmt_class;
+  assign sm_rx_hop_ptr_o     = rd_meta_i.hop_ptr;
+  assign sm_rx_hop_cnt_o     = rd_meta_i.hop_cnt;
+
+  assign ev_to_sma_o = take && rd_tlast_i && !rd_meta_i.to_sm;
+  assign ev_to_sm_o  = take && rd_tlast_i && rd_meta_i.to_sm;
+
+`ifndef SYNTHESIS
+  always_ff @(posedge clk_i) begin
+    if (rst_ni && rd_tvalid_i) begin
+      assert (rd_tkeep_i == '1)
+        else $error("%m: partial MAD beat from the RX buffer");
+      assert (rd_tlast_i == (32'(beat_q) == Beats - 1))
+        else $error("%m: MAD of other than %0d beats", Beats);
+    end
+  end
+`endif
+
+endmodule

@@ -1,0 +1,516 @@
+// smi_sq: SMI send engine of a CA port. Arbitrates round-robin, at packet
+// boundaries, between three MAD sources (SMA responses, SM requests, traps),
+// builds LRH/BTH/DETH (VL15, UD SEND Only to QP0), prepends them to the MAD,
+// runs the directed-route send rules of a CA (ibspec §5) with the new hop
+// pointer written into MAD byte 6 on the fly, appends the ICRC and writes the
+// 288-byte packet (LRH..ICRC) into the VL15 TX ib_pkt_fifo. The header's first
+// beat is written in the cycle the chosen source's first MAD beat is valid;
+// the DR accept check (needs bytes late in the MAD) decides wr_ok_o at the
+// last beat.
+module smi_sq
+  import ib_pkg::*;
+#(
+  parameter int unsigned DataW = 64,  // stream width in bits: 32, 64 or 128
+  localparam int unsigned DataB = DataW / 8
+) (
+  input  logic               clk_i,
+  input  logic               rst_ni,
+  // port configuration
+  input  logic [15:0]        port_lid_i,
+  input  logic [2:0]         port_lmc_i,
+  input  logic [7:0]         port_num_i,
+  input  logic [15:0]        master_sm_lid_i,
+  input  logic [3:0]         master_sm_sl_i,
+  // SMA responses; meta = the request's RX meta
+  input  logic [DataW-1:0]   sma_tx_tdata_i,
+  input  logic               sma_tx_tvalid_i,
+  input  logic               sma_tx_tlast_i,
+  output logic               sma_tx_tready_o,
+  input  logic [15:0]        sma_tx_slid_i,
+  input  logic [15:0]        sma_tx_dlid_i,
+  input  logic [3:0]         sma_tx_sl_i,
+  // SM requests; meta = address handle
+  input  logic [DataW-1:0]   sm_tx_tdata_i,
+  input  logic               sm_tx_tvalid_i,
+  input  logic               sm_tx_tlast_i,
+  output logic               sm_tx_tready_o,
+  input  logic [15:0]        sm_tx_dlid_i,
+  input  logic [3:0]         sm_tx_sl_i,
+  input  logic [6:0]         sm_tx_path_bits_i,
+  // traps (to the master SM)
+  input  logic [DataW-1:0]   trap_tx_tdata_i,
+  input  logic               trap_tx_tvalid_i,
+  input  logic               trap_tx_tlast_i,
+  output logic               trap_tx_tready_o,
+  // VL15 TX buffer write port
+  output logic               wr_valid_o,
+  output logic [DataW-1:0]   wr_data_o,
+  output logic [DataB-1:0]   wr_keep_o,
+  output logic               wr_end_o,
+  output logic               wr_ok_o,
+  input  logic               wr_slot_free_i,
+  // event pulses (with wr_end_o)
+  output logic               ev_pkt_o,         // packet committed
+  output logic               ev_dr_discard_o,  // DR send rules said discard
+  output logic               ev_local_o        // DR SMP for the local node, not sent
+);
+
+  if (DataW != 32 && DataW != 64 && DataW != 128) begin : gen_dataw_check
+    $fatal(1, "%m: DataW must be 32, 64 or 128, got %0d", DataW);
+  end
+
+  // Packet beat k holds packet bytes k*DataB..; MAD byte i is packet byte
+  // MadOffset+i. Beats 0..HdrBeats-1 are header only; beat HdrBeats+m
+  // (m = 0..MadBeats-1) carries MAD beat m in lanes Shift..DataB-1 and, in
+  // lanes 0..Shift-1, the header tail (m = 0) or the upper Shift bytes of MAD
+  // beat m-1; the last beat has the upper Shift bytes of the last MAD beat and
+  // the ICRC (Shift + 4 = DataB, or Shift = 0).
+  localparam int unsigned Shift    = MadOffset % DataB;
+  localparam int unsigned HdrBeats = MadOffset / DataB;
+  localparam int unsigned MadBeats = MadBytes / DataB;
+  localparam int unsigned PktBeats = SmpPktBytes / DataB;
+  localparam int unsigned KW       = $clog2(PktBeats);
+  localparam int unsigned HdrPad   = (HdrBeats + 1) * DataB;  // header bytes, padded
+  localparam int unsigned PbHopPtr = MadOffset + MbHopPtr;
+
+  if (Shift != 0 && Shift + IcrcBytes != DataB) begin : gen_geom_check
+    $fatal(1, "%m: unsupported beat geometry for DataW %0d", DataW);
+  end
+
+  typedef enum logic [1:0] {
+    StIdle,
+    StHdr,
+    StMad,
+    StTail
+  } state_e;
+
+  typedef enum logic [1:0] {
+    SrcSma  = 2'd0,
+    SrcSm   = 2'd1,
+    SrcTrap = 2'd2
+  } src_e;
+
+  // MAD fields the DR send rules need
+  typedef struct packed {
+    logic        dir;
+    logic [7:0]  hop_ptr;
+    logic [7:0]  hop_cnt;
+    logic [15:0] dr_slid;
+    logic [15:0] dr_dlid;
+    logic [7:0]  ip1;      // InitialPath[1]
+    logic [7:0]  rp_hc;    // ReturnPath[hop_cnt]
+  } fields_t;
+
+  typedef struct packed {
+    logic       discard;
+    logic       local_smp;
+    logic [7:0] hp_new;
+  } dr_tx_t;
+
+  // DR send rules of a CA (smi_handle_dr_smp_send, is_switch = 0), then the
+  // originator's local check (handle_outgoing_dr_smp: smi_check_local_smp or
+  // smi_check_local_returning_smp). hc = 0 with D = 0 is always local.
+  function automatic dr_tx_t dr_send_ca(fields_t f, logic [7:0] port);
+    dr_tx_t     r;
+    logic [8:0] hc1;
+    logic       perm_dlid;
+    logic       perm_slid;
+    r         = '{discard: 1'b0, local_smp: 1'b0, hp_new: f.hop_ptr};
+    hc1       = {1'b0, f.hop_cnt} + 9'd1;
+    perm_dlid = (f.dr_dlid == PermissiveLid);
+    perm_slid = (f.dr_slid == PermissiveLid);
+    if (32'(f.hop_cnt) >= MaxPathHops) begin
+      r.discard = 1'b1;                                   // C14-6
+    end else if (!f.dir) begin
+      if (f.hop_cnt != 8'd0 && f.hop_ptr == 8'd0) begin
+        r.hp_new  = 8'd1;                                 // C14-9:1 originator
+        r.discard = (f.ip1 != port);
+      end else if (f.hop_ptr != 8'd0 && f.hop_ptr < f.hop_cnt) begin
+        r.discard = 1'b1;                                 // C14-9:2 switch only
+      end else if (f.hop_ptr == f.hop_cnt) begin
+        r.hp_new  = f.hop_ptr + 8'd1;                     // C14-9:3
+        r.discard = !perm_dlid;
+      end else if ({1'b0, f.hop_ptr} != hc1) begin
+        r.discard = 1'b1;                                 // C14-9:5 (C14-9:4 passes)
+      end
+    end else begin
+      if (f.hop_cnt != 8'd0 && {1'b0, f.hop_ptr} == hc1) begin
+        r.hp_new  = f.hop_cnt;                            // C14-13:1 responder
+        r.discard = (f.rp_hc != port);
+      end else if (f.hop_ptr >= 8'd2 && f.hop_ptr <= f.hop_cnt) begin
+        r.discard = 1'b1;                                 // C14-13:2 switch only
+      end else if (f.hop_ptr == 8'd1) begin
+        r.hp_new  = 8'd0;                                 // C14-13:3
+        r.discard = !perm_slid;
+      end else if (f.hop_ptr != 8'd0) begin
+        r.discard = 1'b1;                                 // C14-13:5 (C14-13:4 passes)
+      end
+    end
+    if (32'(f.hop_cnt) < MaxPathHops && !f.dir && f.hop_cnt == 8'd0) begin
+      r.local_smp = 1'b1;
+      r.discard   = 1'b0;
+    end else if (!r.discard) begin
+      r.local_smp = f.dir ? (r.hp_new == 8'd0) : ({1'b0, r.hp_new} == hc1);
+    end
+    return r;
+  endfunction
+
+  state_e       state_q, state_d;
+  src_e         sel_q, sel_d;        // source of the current packet
+  src_e         rr_q, rr_d;          // last source granted
+  logic [KW-1:0] k_q, k_d;           // packet beat index
+  logic [23:0]  psn_q, psn_d;
+  logic [31:0]  crc_q, crc_d;
+  fields_t      f_q, f_d, f_cur;
+  logic [7:0]   cls_q, cls_d, cls_cur;   // MAD MgmtClass
+  logic [15:0]  dlid_q, dlid_d;
+  logic [15:0]  slid_q, slid_d;
+  logic [3:0]   sl_q, sl_d;
+
+  // ---------------------------------------------------------------------------
+  // Arbitration
+  // ---------------------------------------------------------------------------
+  logic [2:0] req;
+  logic       grant_any;
+  src_e       grant;
+
+  assign req = {trap_tx_tvalid_i, sm_tx_tvalid_i, sma_tx_tvalid_i};
+
+  always_comb begin
+    src_e cand;
+    grant_any = 1'b0;
+    grant     = SrcSma;
+    cand      = SrcSma;
+    for (int unsigned i = 1; i <= 3; i++) begin
+      cand = src_e'((32'(rr_q) + i) % 3);
+      if (!grant_any && req[cand]) begin
+        grant_any = 1'b1;
+        grant     = cand;
+      end
+    end
+  end
+
+  logic start;
+  assign start = (state_q == StIdle) && grant_any && wr_slot_free_i;
+
+  // Header addressing of the granted source (used in the start cycle).
+  logic [15:0] dlid_new;
+  logic [15:0] slid_new;
+  logic [3:0]  sl_new;
+  logic [6:0]  lmc_mask;
+
+  always_comb begin
+    lmc_mask = 7'((8'd1 << port_lmc_i) - 8'd1);
+    unique case (grant)
+      SrcSma: begin
+        dlid_new = sma_tx_slid_i;
+        slid_new = sma_tx_dlid_i;
+        sl_new   = sma_tx_sl_i;
+      end
+      SrcSm: begin
+        dlid_new = sm_tx_dlid_i;
+        slid_new = (port_lid_i == 16'd0) ? PermissiveLid
+                 : (port_lid_i | {9'd0, sm_tx_path_bits_i & lmc_mask});
+        sl_new   = sm_tx_sl_i;
+      end
+      default: begin
+        dlid_new = master_sm_lid_i;
+        slid_new = (port_lid_i == 16'd0) ? PermissiveLid : port_lid_i;
+        sl_new   = master_sm_sl_i;
+      end
+    endcase
+  end
+
+  // ---------------------------------------------------------------------------
+  // Header bytes (byte i at bits 8*i +: 8)
+  // ---------------------------------------------------------------------------
+  logic [HdrPad*8-1:0] hdr;
+
+  always_comb begin
+    logic [15:0] h_dlid;
+    logic [15:0] h_slid;
+    logic [3:0]  h_sl;
+    h_dlid = (state_q == StIdle) ? dlid_new : dlid_q;
+    h_slid = (state_q == StIdle) ? slid_new : slid_q;
+    h_sl   = (state_q == StIdle) ? sl_new : sl_q;
+    hdr    = '0;
+    hdr[8*PbLrhVlLver +: 8]     = {Vl15, 4'h0};
+    hdr[8*PbLrhSlLnh +: 8]      = {h_sl, 2'b00, LnhIbaLocal};
+    hdr[8*PbLrhDlid +: 8]       = h_dlid[15:8];
+    hdr[8*(PbLrhDlid + 1) +: 8] = h_dlid[7:0];
+    hdr[8*PbLrhPktLen +: 8]     = {5'd0, 3'(SmpPktLen >> 8)};
+    hdr[8*(PbLrhPktLen + 1) +: 8] = 8'(SmpPktLen);
+    hdr[8*PbLrhSlid +: 8]       = h_slid[15:8];
+    hdr[8*(PbLrhSlid + 1) +: 8] = h_slid[7:0];
+    hdr[8*PbBthOpcode +: 8]     = OpUdSendOnly;
+    hdr[8*PbBthPkey +: 8]       = DefaultPkey[15:8];
+    hdr[8*(PbBthPkey + 1) +: 8] = DefaultPkey[7:0];
+    hdr[8*PbBthPsn +: 8]        = psn_q[23:16];
+    hdr[8*(PbBthPsn + 1) +: 8]  = psn_q[15:8];
+    hdr[8*(PbBthPsn + 2) +: 8]  = psn_q[7:0];
+    // flags, resv8a, DestQP, A, Q_Key, SrcQP: 0
+  end
+
+  // ---------------------------------------------------------------------------
+  // Selected source
+  // ---------------------------------------------------------------------------
+  logic [DataW-1:0] src_data;
+  logic             src_valid;
+  logic             src_last;
+
+  always_comb begin
+    unique case (sel_q)
+      SrcSma: begin
+        src_data  = sma_tx_tdata_i;
+        src_valid = sma_tx_tvalid_i;
+        src_last  = sma_tx_tlast_i;
+      end
+      SrcSm: begin
+        src_data  = sm_tx_tdata_i;
+        src_valid = sm_tx_tvalid_i;
+        src_last  = sm_tx_tlast_i;
+      end
+      default: begin
+        src_data  = trap_tx_tdata_i;
+        src_valid = trap_tx_tvalid_i;
+        src_last  = trap_tx_tlast_i;
+      end
+    endcase
+  end
+
+  logic in_mad;
+  logic take;   // a source beat is consumed
+  assign in_mad = (state_q == StMad);
+  assign take   = in_mad && src_valid;
+
+  assign sma_tx_tready_o  = in_mad && (sel_q == SrcSma);
+  assign sm_tx_tready_o   = in_mad && (sel_q == SrcSm);
+  assign trap_tx_tready_o = in_mad && (sel_q == SrcTrap);
+
+  // MAD fields including the current source beat.
+  always_comb begin
+    logic [8:0] moff;
+    moff    = '0;
+    f_cur   = f_q;
+    cls_cur = cls_q;
+    for (int unsigned j = 0; j < DataB; j++) begin
+      moff = 9'((32'(k_q) - HdrBeats) * DataB + j);
+      case (moff)
+        9'(MbMgmtClass):    cls_cur             = src_data[8*j +: 8];
+        9'(MbStatus):       f_cur.dir           = src_data[8*j + 7];
+        9'(MbHopPtr):       f_cur.hop_ptr       = src_data[8*j +: 8];
+        9'(MbHopCnt):       f_cur.hop_cnt       = src_data[8*j +: 8];
+        9'(MbDrSlid):       f_cur.dr_slid[15:8] = src_data[8*j +: 8];
+        9'(MbDrSlid + 1):   f_cur.dr_slid[7:0]  = src_data[8*j +: 8];
+        9'(MbDrDlid):       f_cur.dr_dlid[15:8] = src_data[8*j +: 8];
+        9'(MbDrDlid + 1):   f_cur.dr_dlid[7:0]  = src_data[8*j +: 8];
+        9'(MbInitialPath + 1): f_cur.ip1        = src_data[8*j +: 8];
+        default: ;
+      endcase
+      // ReturnPath[hop_cnt]; hop_cnt (MAD byte 7) is in an earlier beat
+      if (moff == 9'(MbReturnPath) + {1'b0, f_q.hop_cnt}) begin
+        f_cur.rp_hc = src_data[8*j +: 8];
+      end
+    end
+  end
+
+  dr_tx_t dr_cur;   // hop pointer rewrite (fields of MAD bytes 0..7)
+  dr_tx_t dr_fin;   // accept decision at the last beat
+  assign dr_cur = dr_send_ca(f_cur, port_num_i);
+  assign dr_fin = dr_send_ca(f_q, port_num_i);
+
+  // Only the hop pointer of dr_cur and the verdict of dr_fin are used.
+  logic unused_dr;
+  assign unused_dr = ^{dr_cur.discard, dr_cur.local_smp, dr_fin.hp_new};
+
+  // ---------------------------------------------------------------------------
+  // Output beat
+  // ---------------------------------------------------------------------------
+  logic [DataW-1:0] beat_mad;   // beat in StMad (before the hop pointer rewrite)
+  logic [DataW-1:0] beat_tail;  // last beat: held MAD bytes and the ICRC
+  logic [DataW-1:0] beat_raw;
+  logic [DataW-1:0] beat_out;
+  logic [31:0]      crc_beat;   // CRC state after the bytes of this beat
+
+  if (Shift == 0) begin : gen_aligned
+    assign beat_mad  = src_data;
+    assign beat_tail = DataW'(crc_q ^ Crc32XorOut);
+  end else begin : gen_shift
+    logic [Shift*8-1:0] held_q;   // upper Shift bytes of the previous MAD beat
+    logic [31:0]        icrc;
+    always_ff @(posedge clk_i) begin
+      if (take) begin
+        held_q <= src_data[DataW-1:(DataB-Shift)*8];
+      end
+    end
+    always_comb begin
+      logic [31:0] c;
+      c = crc_q;
+      for (int unsigned j = 0; j < Shift; j++) begin
+        c = crc32_byte(c, held_q[8*j +: 8]);
+      end
+      icrc = c ^ Crc32XorOut;
+    end
+    assign beat_mad  = {src_data[(DataB-Shift)*8-1:0],
+                        (32'(k_q) == HdrBeats) ? hdr[HdrBeats*DataW +: Shift*8] : held_q};
+    assign beat_tail = {icrc, held_q};
+  end
+
+  always_comb begin
+    logic [15:0] off;
+    off      = '0;
+    unique case (state_q)
+      StIdle, StHdr: beat_raw = hdr[32'(k_q) * DataW +: DataW];
+      StMad:         beat_raw = beat_mad;
+      default:       beat_raw = beat_tail;  // StTail
+    endcase
+    // hop pointer rewrite (class 0x81)
+    beat_out = beat_raw;
+    for (int unsigned j = 0; j < DataB; j++) begin
+      off = 16'(32'(k_q) * DataB + j);
+      if (off == 16'(PbHopPtr) && cls_cur == ClassSubnDr && state_q == StMad) begin
+        beat_out[8*j +: 8] = dr_cur.hp_new;
+      end
+    end
+  end
+
+  always_comb begin
+    logic [15:0] off;
+    off      = '0;
+    crc_beat = (state_q == StIdle) ? Crc32Init : crc_q;
+    for (int unsigned j = 0; j < DataB; j++) begin
+      off      = 16'(32'(k_q) * DataB + j);
+      crc_beat = crc32_byte(crc_beat, icrc_mask_byte(32'(off), beat_out[8*j +: 8]));
+    end
+  end
+
+  // ---------------------------------------------------------------------------
+  // FSM
+  // ---------------------------------------------------------------------------
+  logic wr_beat;
+  logic is_dr;
+
+  assign is_dr = (cls_q == ClassSubnDr);
+
+  always_comb begin
+    state_d  = state_q;
+    sel_d    = sel_q;
+    rr_d     = rr_q;
+    k_d      = k_q;
+    psn_d    = psn_q;
+    crc_d    = crc_q;
+    f_d      = f_q;
+    cls_d    = cls_q;
+    dlid_d   = dlid_q;
+    slid_d   = slid_q;
+    sl_d     = sl_q;
+    wr_beat  = 1'b0;
+    wr_end_o = 1'b0;
+    wr_ok_o  = 1'b0;
+    ev_pkt_o        = 1'b0;
+    ev_dr_discard_o = 1'b0;
+    ev_local_o      = 1'b0;
+
+    unique case (state_q)
+      StIdle: begin
+        if (start) begin
+          wr_beat = 1'b1;
+          sel_d   = grant;
+          rr_d    = grant;
+          dlid_d  = dlid_new;
+          slid_d  = slid_new;
+          sl_d    = sl_new;
+          f_d     = '0;
+          cls_d   = '0;
+          k_d     = KW'(1);
+          state_d = (HdrBeats == 1) ? StMad : StHdr;
+        end
+      end
+      StHdr: begin
+        wr_beat = 1'b1;
+        k_d     = k_q + KW'(1);
+        if (32'(k_q) == HdrBeats - 1) begin
+          state_d = StMad;
+        end
+      end
+      StMad: begin
+        if (src_valid) begin
+          wr_beat = 1'b1;
+          f_d     = f_cur;
+          cls_d   = cls_cur;
+          k_d     = k_q + KW'(1);
+          if (32'(k_q) == HdrBeats + MadBeats - 1) begin
+            state_d = StTail;
+          end
+        end
+      end
+      default: begin  // StTail
+        wr_beat  = 1'b1;
+        wr_end_o = 1'b1;
+        if (is_dr && dr_fin.discard) begin
+          ev_dr_discard_o = 1'b1;
+        end else if (is_dr && dr_fin.local_smp) begin
+          ev_local_o = 1'b1;
+        end else begin
+          wr_ok_o  = 1'b1;
+          ev_pkt_o = 1'b1;
+          psn_d    = psn_q + 24'd1;
+        end
+        k_d     = '0;
+        state_d = StIdle;
+      end
+    endcase
+    if (wr_beat && state_q != StTail) begin
+      crc_d = crc_beat;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      state_q <= StIdle;
+      sel_q   <= SrcSma;
+      rr_q    <= SrcTrap;   // SMA first after reset
+      k_q     <= '0;
+      psn_q   <= '0;
+      crc_q   <= Crc32Init;
+      f_q     <= '0;
+      cls_q   <= '0;
+      dlid_q  <= '0;
+      slid_q  <= '0;
+      sl_q    <= '0;
+    end else begin
+      state_q <= state_d;
+      sel_q   <= sel_d;
+      rr_q    <= rr_d;
+      k_q     <= k_d;
+      psn_q   <= psn_d;
+      crc_q   <= crc_d;
+      f_q     <= f_d;
+      cls_q   <= cls_d;
+      dlid_q  <= dlid_d;
+      slid_q  <= slid_d;
+      sl_q    <= sl_d;
+    end
+  end
+
+  assign wr_valid_o = wr_beat;
+  assign wr_data_o  = beat_out;
+  assign wr_keep_o  = '1;
+
+  // ---------------------------------------------------------------------------
+  // Assertions
+  // ---------------------------------------------------------------------------
+`ifndef SYNTHESIS
+  always_ff @(posedge clk_i) begin
+    if (rst_ni && take) begin
+      assert (src_last == (32'(k_q) == HdrBeats + MadBeats - 1))
+        else $error("%m: source MAD of other than %0d beats", MadBeats);
+    end
+    if (rst_ni && wr_end_o) begin
+      assert (32'(k_q) == PktBeats - 1)
+        else $error("%m: packet of other than %0d beats", PktBeats);
+    end
+  end
+`endif
+
+endmodule

@@ -1,0 +1,12 @@
+# ib_ca_top file list, repository-relative, in dependency order (package first).
+# Used by bindings/build.rs, sim/bench/run.sh and `make lint-rtl`.
+rtl/ib_pkg.sv
+rtl/ib_axis_checker.sv
+rtl/ib_link_rx.sv
+rtl/ib_link_tx.sv
+rtl/ib_pkt_fifo.sv
+rtl/ib_port_regs.sv
+rtl/smi_rq.sv
+rtl/smi_rx_dispatch.sv
+rtl/smi_sq.sv
+rtl/ib_ca_top.sv

@@ -1,0 +1,95 @@
+// Shared helpers for the vl15 unit harnesses (C++17, Verilator 5).
+#pragma once
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <random>
+#include <string>
+#include <vector>
+
+#ifndef DATAW
+#error "DATAW must be defined (-CFLAGS -DDATAW=..)"
+#endif
+static constexpr int kDataB = DATAW / 8;
+
+using Bytes = std::vector<uint8_t>;
+
+static int g_errors = 0;
+#define CHECK(cond, ...)                                                   \
+  do {                                                                     \
+    if (!(cond)) {                                                         \
+      std::fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);            \
+      std::fprintf(stderr, __VA_ARGS__);                                   \
+      std::fprintf(stderr, "\n");                                          \
+      if (++g_errors > 20) { std::fflush(nullptr); std::_Exit(1); }                                 \
+    }                                                                      \
+  } while (0)
+
+// Copy n bytes into / out of a Verilator port of any width (CData, SData,
+// IData, QData or VlWide: all little-endian in memory on the hosts we use).
+template <typename T>
+static void put_bytes(T& sig, const uint8_t* b, size_t n) {
+  std::memset(static_cast<void*>(&sig), 0, sizeof(T));
+  std::memcpy(static_cast<void*>(&sig), b, n < sizeof(T) ? n : sizeof(T));
+}
+template <typename T>
+static void get_bytes(const T& sig, uint8_t* b, size_t n) {
+  std::memcpy(b, static_cast<const void*>(&sig), n < sizeof(T) ? n : sizeof(T));
+}
+
+// tkeep value with the low n bits set.
+static inline uint32_t keep_mask(int n) { return n >= 32 ? 0xFFFFFFFFu : ((1u << n) - 1u); }
+static inline int popcount(uint32_t v) { return __builtin_popcount(v); }
+
+// VCRC: CRC-16, poly 0x100B reflected (0xD008), init 0xFFFF, xorout 0xFFFF.
+static uint16_t crc16(const uint8_t* p, size_t n) {
+  uint16_t c = 0xFFFF;
+  for (size_t i = 0; i < n; i++) {
+    c ^= p[i];
+    for (int k = 0; k < 8; k++) c = (c & 1) ? (c >> 1) ^ 0xD008 : (c >> 1);
+  }
+  return c ^ 0xFFFF;
+}
+
+// Replace the last two bytes of a wire packet by its VCRC (LSB first).
+static void fix_vcrc(Bytes& p) {
+  uint16_t v = crc16(p.data(), p.size() - 2);
+  p[p.size() - 2] = v & 0xFF;
+  p[p.size() - 1] = v >> 8;
+}
+
+static Bytes read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) {
+    std::fprintf(stderr, "cannot open %s\n", path.c_str());
+    std::exit(2);
+  }
+  return Bytes(std::istreambuf_iterator<char>(f), {});
+}
+
+static std::vector<Bytes> read_vectors(const std::string& root) {
+  static const char* names[] = {"V1_dr_get_nodeinfo.bin", "V2_dr_getresp_nodeinfo.bin",
+                                "V3_qp1_vl0.bin", "V4_qp1_vl3.bin"};
+  std::vector<Bytes> v;
+  for (const char* n : names) v.push_back(read_file(root + "/tests/vectors/" + n));
+  return v;
+}
+
+static std::mt19937_64& rng() {
+  static std::mt19937_64 r(0x5EED0000ull + DATAW);
+  return r;
+}
+static inline uint32_t urand(uint32_t n) { return n ? static_cast<uint32_t>(rng()() % n) : 0; }
+static inline bool chance(uint32_t pct) { return urand(100) < pct; }
+
+static int finish(const char* name) {
+  if (g_errors) {
+    std::fprintf(stderr, "%s DataW=%d: %d FAILURES\n", name, DATAW, g_errors);
+    return 1;
+  }
+  std::printf("%s DataW=%d: PASS\n", name, DATAW);
+  return 0;
+}

@@ -1,0 +1,626 @@
+// Unit harness for ib_ca_top (the whole CA port). Expected values come from
+// the reference vectors (tests/vectors) and ibspec: V1 in -> SMA RX gets V1's
+// MAD with the DR receive result (hop pointer 2, ReturnPath[1] = port 1); the
+// SMA's V2-style response -> exactly V2 on the wire; V2 in -> SM RX with hop
+// pointer 0; an SM request built from V1's MAD -> exactly V1 on the wire.
+// Bad VCRC / ICRC / DLID, DR discards, bad header, port Down are dropped and
+// counted (read through the register interface). A stress phase runs SMA
+// echo + SM requests with random idle gaps and random tready everywhere.
+#include <deque>
+#include <memory>
+
+#include "Vib_ca_top.h"
+#include "tb_util.h"
+#include "verilated.h"
+
+// ---------------------------------------------------------------------------
+// Spec constants (ib_pkg register map, ctr_e)
+// ---------------------------------------------------------------------------
+enum : uint8_t {
+  kRegId = 0x00,
+  kRegPortLid = 0x01,
+  kRegPortLmc = 0x02,
+  kRegMasterSmLid = 0x03,
+  kRegMasterSmSl = 0x04,
+  kRegPortState = 0x05,
+  kRegRxDepth = 0x08,
+  kRegCtrClear = 0x0F,
+  kRegCtrBase = 0x10,
+};
+enum Ctr {
+  CtrRxPkts, CtrRxVcrcErr, CtrRxLverErr, CtrRxLnhErr, CtrRxLenErr, CtrRxDataPkts, CtrVl15Dropped,
+  CtrSmiIcrcErr, CtrSmiBadHdr, CtrSmiLidErr, CtrSmiDrDiscard, CtrSmiPortDown, CtrSmiToSma, CtrSmiToSm,
+  CtrSqDrDiscard, CtrSqLocal, CtrSqPkts, CtrTxVl15Pkts, CtrTxDataPkts, NumCtrs
+};
+static const char* kCtrName[] = {"RxPkts", "RxVcrcErr", "RxLverErr", "RxLnhErr", "RxLenErr", "RxDataPkts",
+                                 "Vl15Dropped", "SmiIcrcErr", "SmiBadHdr", "SmiLidErr", "SmiDrDiscard",
+                                 "SmiPortDown", "SmiToSma", "SmiToSm", "SqDrDiscard", "SqLocal", "SqPkts",
+                                 "TxVl15Pkts", "TxDataPkts"};
+static constexpr int kMad = 28;         // packet byte of MAD byte 0
+static constexpr int kMadBeats = 256 / kDataB;
+
+// ICRC: CRC-32 (zlib) over LRH..MAD with LRH.VL and BTH.resv8a as 1s, LSB first.
+static uint32_t crc32(const uint8_t* p, size_t n) {
+  uint32_t c = 0xFFFFFFFFu;
+  for (size_t i = 0; i < n; i++) {
+    c ^= p[i];
+    for (int k = 0; k < 8; k++) c = (c & 1) ? (c >> 1) ^ 0xEDB88320u : (c >> 1);
+  }
+  return c ^ 0xFFFFFFFFu;
+}
+static uint32_t icrc_of(const Bytes& p) {
+  Bytes m(p.begin(), p.begin() + 284);
+  m[0] |= 0xF0;
+  m[12] = 0xFF;
+  return crc32(m.data(), m.size());
+}
+// Recompute ICRC and VCRC of a 290-byte packet.
+static void fix_crcs(Bytes& p) {
+  uint32_t c = icrc_of(p);
+  for (int i = 0; i < 4; i++) p[284 + i] = (c >> (8 * i)) & 0xFF;
+  fix_vcrc(p);
+}
+static Bytes mad_of(const Bytes& p) { return Bytes(p.begin() + kMad, p.begin() + kMad + 256); }
+
+// ---------------------------------------------------------------------------
+// Agents
+// ---------------------------------------------------------------------------
+static std::unique_ptr<Vib_ca_top> top;
+static uint64_t cycle = 0;
+
+struct RxMad {
+  Bytes b;
+  uint16_t slid, dlid;
+  uint8_t sl, port, cls, hp, hc;
+};
+struct TxMad {
+  Bytes b;            // 256 bytes
+  uint16_t m0, m1;    // SMA: slid, dlid; SM: dlid, (unused)
+  uint8_t sl, pb;     // SM: path bits
+};
+
+// wire RX driver
+static std::deque<Bytes> rx_q;
+static Bytes rx_cur;
+static size_t rx_off = 0;
+static int rx_gap = 30;
+static uint64_t rx_last_cycle = 0;
+// TX sinks and MAD sinks
+static int tx_ready_pct = 60, sma_ready_pct = 60, sm_ready_pct = 60;
+static std::vector<Bytes> wire_out;
+static Bytes wire_cur;
+static std::vector<RxMad> sma_out, sm_out;
+static RxMad sma_cur, sm_cur;
+static std::vector<std::pair<Bytes, bool>> drx_out;
+static Bytes drx_cur;
+// MAD sources
+struct Src {
+  std::deque<TxMad> q;
+  int beat = 0;
+  bool presenting = false;
+  int gap = 30;
+};
+static Src sma_src, sm_src, trap_src;
+// SMA echo (stress): each SMA RX MAD -> a V2-style response
+static bool sma_echo = false;
+static Bytes echo_mad;
+// latency: last wire RX beat of a packet -> first SMA/SM RX valid
+static bool lat_armed = false;
+static uint64_t lat_max = 0;
+
+static void drive_src(Src& s, auto& tdata, uint8_t& tvalid, uint8_t& tlast) {
+  if (!s.presenting && !s.q.empty() && !chance(s.gap)) s.presenting = true;
+  if (s.presenting) {
+    put_bytes(tdata, &s.q.front().b[s.beat * kDataB], kDataB);
+    tlast = s.beat == kMadBeats - 1;
+  } else {
+    uint8_t junk[16];
+    for (auto& j : junk) j = urand(256);
+    put_bytes(tdata, junk, kDataB);
+    tlast = urand(2);
+  }
+  tvalid = s.presenting;
+}
+static void take_src(Src& s, bool ready) {
+  if (s.presenting && ready) {
+    s.presenting = false;
+    if (++s.beat == kMadBeats) {
+      s.beat = 0;
+      s.q.pop_front();
+    }
+  }
+}
+
+template <typename T>
+static void sink_mad(bool valid, bool ready, const T& tdata, bool tlast, RxMad meta, RxMad& cur,
+                     std::vector<RxMad>& out, const char* name) {
+  if (!(valid && ready)) return;
+  uint8_t b[16];
+  get_bytes(tdata, b, kDataB);
+  if (cur.b.empty()) {
+    cur = meta;
+    cur.b.clear();
+  } else {
+    CHECK(meta.slid == cur.slid && meta.dlid == cur.dlid && meta.sl == cur.sl && meta.port == cur.port &&
+              meta.cls == cur.cls && meta.hp == cur.hp && meta.hc == cur.hc,
+          "%s meta changed inside a packet at cycle %lu", name, cycle);
+  }
+  cur.b.insert(cur.b.end(), b, b + kDataB);
+  CHECK(tlast == (cur.b.size() == 256), "%s tlast at byte %zu", name, cur.b.size());
+  if (tlast) {
+    out.push_back(cur);
+    cur = RxMad{};
+  }
+}
+
+static void tick() {
+  // ---- drive inputs for this cycle
+  if (rx_cur.empty() && !rx_q.empty()) {
+    rx_cur = rx_q.front();
+    rx_q.pop_front();
+    rx_off = 0;
+  }
+  uint8_t b[16];
+  for (auto& j : b) j = urand(256);
+  top->rx_tvalid_i = 0;
+  top->rx_tlast_i = urand(2);
+  top->rx_tkeep_i = keep_mask(1 + urand(kDataB));
+  bool rx_last_beat = false;
+  if (!rx_cur.empty() && !chance(rx_gap)) {
+    size_t n = std::min<size_t>(kDataB, rx_cur.size() - rx_off);
+    std::memcpy(b, &rx_cur[rx_off], n);
+    top->rx_tkeep_i = keep_mask(n);
+    top->rx_tlast_i = rx_off + n == rx_cur.size();
+    top->rx_tvalid_i = 1;
+    rx_last_beat = top->rx_tlast_i;
+    rx_off += n;
+    if (rx_off == rx_cur.size()) rx_cur.clear();
+  }
+  put_bytes(top->rx_tdata_i, b, kDataB);
+
+  top->tx_tready_i = chance(tx_ready_pct);
+  top->sma_rx_tready_i = chance(sma_ready_pct);
+  top->sm_rx_tready_i = chance(sm_ready_pct);
+  top->dtx_tvalid_i = 0;
+  top->dtx_tlast_i = 0;
+  top->dtx_tkeep_i = keep_mask(kDataB);
+  drive_src(sma_src, top->sma_tx_tdata_i, top->sma_tx_tvalid_i, top->sma_tx_tlast_i);
+  drive_src(sm_src, top->sm_tx_tdata_i, top->sm_tx_tvalid_i, top->sm_tx_tlast_i);
+  drive_src(trap_src, top->trap_tx_tdata_i, top->trap_tx_tvalid_i, top->trap_tx_tlast_i);
+  if (!sma_src.q.empty()) {
+    top->sma_tx_slid_i = sma_src.q.front().m0;
+    top->sma_tx_dlid_i = sma_src.q.front().m1;
+    top->sma_tx_sl_i = sma_src.q.front().sl;
+  }
+  if (!sm_src.q.empty()) {
+    top->sm_tx_dlid_i = sm_src.q.front().m0;
+    top->sm_tx_sl_i = sm_src.q.front().sl;
+    top->sm_tx_path_bits_i = sm_src.q.front().pb;
+  }
+
+  top->clk_i = 0;
+  top->eval();
+
+  // ---- sample handshakes
+  if (lat_armed && (top->sma_rx_tvalid_o || top->sm_rx_tvalid_o)) {
+    lat_max = std::max(lat_max, cycle - rx_last_cycle);
+    lat_armed = false;
+  }
+  if (top->tx_tvalid_o && top->tx_tready_i) {
+    uint8_t o[16];
+    get_bytes(top->tx_tdata_o, o, kDataB);
+    int n = popcount(top->tx_tkeep_o);
+    wire_cur.insert(wire_cur.end(), o, o + n);
+    if (top->tx_tlast_o) {
+      wire_out.push_back(wire_cur);
+      wire_cur.clear();
+    }
+  }
+  if (top->drx_tvalid_o) {
+    uint8_t o[16];
+    get_bytes(top->drx_tdata_o, o, kDataB);
+    int n = popcount(top->drx_tkeep_o);
+    drx_cur.insert(drx_cur.end(), o, o + n);
+    if (top->drx_tlast_o) {
+      drx_out.push_back({drx_cur, top->drx_tuser_o != 0});
+      drx_cur.clear();
+    }
+  }
+  sink_mad(top->sma_rx_tvalid_o, top->sma_rx_tready_i, top->sma_rx_tdata_o, top->sma_rx_tlast_o,
+           RxMad{{}, top->sma_rx_slid_o, top->sma_rx_dlid_o, top->sma_rx_sl_o, top->sma_rx_port_o,
+                 top->sma_rx_mgmt_class_o, top->sma_rx_hop_ptr_o, top->sma_rx_hop_cnt_o},
+           sma_cur, sma_out, "SMA RX");
+  sink_mad(top->sm_rx_tvalid_o, top->sm_rx_tready_i, top->sm_rx_tdata_o, top->sm_rx_tlast_o,
+           RxMad{{}, top->sm_rx_slid_o, top->sm_rx_dlid_o, top->sm_rx_sl_o, top->sm_rx_port_o,
+                 top->sm_rx_mgmt_class_o, top->sm_rx_hop_ptr_o, top->sm_rx_hop_cnt_o},
+           sm_cur, sm_out, "SM RX");
+  take_src(sma_src, top->sma_tx_tready_o);
+  take_src(sm_src, top->sm_tx_tready_o);
+  take_src(trap_src, top->trap_tx_tready_o);
+  if (rx_last_beat) {
+    rx_last_cycle = cycle;
+    lat_armed = true;
+  }
+  if (sma_echo && !sma_out.empty()) {
+    for (auto& m : sma_out) {
+      Bytes r = echo_mad;
+      r[6] = m.b[6];
+      sma_src.q.push_back(TxMad{r, m.slid, m.dlid, m.sl, 0});
+    }
+    sma_out.clear();
+  }
+
+  top->clk_i = 1;
+  top->eval();
+  cycle++;
+}
+
+static void run(int n) {
+  for (int i = 0; i < n; i++) tick();
+}
+template <typename F>
+static bool run_until(F done, int max) {
+  for (int i = 0; i < max; i++) {
+    if (done()) return true;
+    tick();
+  }
+  return done();
+}
+static uint32_t reg_read(uint8_t a) {
+  top->reg_we_i = 0;
+  top->reg_addr_i = a;
+  top->eval();
+  return top->reg_rdata_o;
+}
+static void reg_write(uint8_t a, uint32_t v) {
+  top->reg_we_i = 1;
+  top->reg_addr_i = a;
+  top->reg_wdata_i = v;
+  tick();
+  top->reg_we_i = 0;
+}
+static void reset() {
+  top->rst_ni = 0;
+  rx_q.clear();
+  rx_cur.clear();
+  sma_src = Src{};
+  sm_src = Src{};
+  trap_src = Src{};
+  run(5);
+  top->rst_ni = 1;
+  wire_out.clear();
+  wire_cur.clear();
+  sma_out.clear();
+  sm_out.clear();
+  sma_cur = RxMad{};
+  sm_cur = RxMad{};
+  drx_out.clear();
+  drx_cur.clear();
+  lat_armed = false;
+  run(3);
+}
+static bool quiet() {
+  return rx_q.empty() && rx_cur.empty() && sma_src.q.empty() && sm_src.q.empty() && trap_src.q.empty();
+}
+// Run until the sources are drained and the pipeline has settled.
+static void settle() {
+  run_until(quiet, 20000);
+  run(300);
+}
+static void expect_ctrs(const uint32_t (&want)[NumCtrs], const char* step) {
+  for (int i = 0; i < NumCtrs; i++) {
+    uint32_t got = reg_read(kRegCtrBase + i);
+    CHECK(got == want[i], "%s: counter %s = %u, expected %u", step, kCtrName[i], got, want[i]);
+  }
+}
+static void check_mad(const RxMad& m, const Bytes& want, uint16_t slid, uint16_t dlid, uint8_t cls, uint8_t hp,
+                      uint8_t hc, const char* what) {
+  CHECK(m.b == want, "%s: MAD bytes differ", what);
+  for (size_t i = 0; i < 256 && i < m.b.size(); i++) {
+    if (m.b[i] != want[i]) {
+      std::fprintf(stderr, "  MAD byte %zu: got %02x want %02x\n", i, m.b[i], want[i]);
+      break;
+    }
+  }
+  CHECK(m.slid == slid && m.dlid == dlid, "%s: meta slid %04x dlid %04x", what, m.slid, m.dlid);
+  CHECK(m.sl == 0 && m.port == 1, "%s: meta sl %u port %u", what, m.sl, m.port);
+  CHECK(m.cls == cls && m.hp == hp && m.hc == hc, "%s: meta class %02x hop_ptr %u hop_cnt %u", what, m.cls, m.hp,
+        m.hc);
+}
+static void check_wire(const Bytes& got, const Bytes& want, const char* what) {
+  CHECK(got == want, "%s: wire packet differs (%zu bytes)", what, got.size());
+  for (size_t i = 0; i < got.size() && i < want.size(); i++) {
+    if (got[i] != want[i]) {
+      std::fprintf(stderr, "  wire byte %zu: got %02x want %02x\n", i, got[i], want[i]);
+      break;
+    }
+  }
+}
+
+int main(int argc, char** argv) {
+  Verilated::commandArgs(argc, argv);
+  Verilated::randReset(2);
+  std::string root = argc > 1 ? argv[1] : ".";
+  top = std::make_unique<Vib_ca_top>();
+
+  // Harness CRC engines against the catalogue check values and the vectors.
+  const char* chk = "123456789";
+  CHECK(crc32(reinterpret_cast<const uint8_t*>(chk), 9) == 0xCBF43926u, "crc32 check value");
+  auto vec = read_vectors(root);
+  for (auto& v : vec) {
+    Bytes f = v;
+    fix_crcs(f);
+    CHECK(f == v, "vector ICRC/VCRC do not match the harness engines");
+  }
+  const Bytes& V1 = vec[0];
+  const Bytes& V2 = vec[1];
+  const Bytes& V3 = vec[2];
+
+  top->reg_we_i = 0;
+  top->reg_addr_i = 0;
+  top->reg_wdata_i = 0;
+  reset();
+  CHECK(reg_read(kRegId) == 0x564C3135u, "RegId");
+
+  // ---- Phase 1: one port, step by step -----------------------------------
+  uint32_t c[NumCtrs] = {};
+  // V1 in: DR receive rules at a CA (hp = hc = 1, DrDLID permissive):
+  // RP[1] := 1, send rules hp 1 -> 2 = hc+1 -> SMA.
+  rx_q.push_back(V1);
+  CHECK(run_until([] { return sma_out.size() == 1; }, 5000), "V1: nothing on SMA RX");
+  if (sma_out.size() == 1) {
+    Bytes want = mad_of(V1);
+    want[6] = 2;
+    want[192 + 1] = 1;
+    check_mad(sma_out[0], want, 0xFFFF, 0xFFFF, 0x81, 2, 1, "V1 -> SMA");
+  }
+  CHECK(lat_max <= 4, "last wire beat -> first SMA RX beat took %lu cycles", lat_max);
+  sma_out.clear();
+  c[CtrRxPkts]++, c[CtrSmiToSma]++;
+
+  // The SMA answers like V2 (hop pointer as received: 2) -> exactly V2.
+  Bytes resp = mad_of(V2);
+  resp[6] = 2;
+  sma_src.q.push_back(TxMad{resp, 0xFFFF, 0xFFFF, 0, 0});
+  CHECK(run_until([] { return wire_out.size() == 1; }, 5000), "V2 response: nothing on the wire");
+  if (wire_out.size() == 1) check_wire(wire_out[0], V2, "SMA response -> V2");
+  wire_out.clear();
+  c[CtrSqPkts]++, c[CtrTxVl15Pkts]++;
+
+  // V2 in (at the SM's CA): D = 1, hp = 1, DrSLID permissive -> hp 0, SM.
+  rx_q.push_back(V2);
+  CHECK(run_until([] { return sm_out.size() == 1; }, 5000), "V2: nothing on SM RX");
+  if (sm_out.size() == 1) {
+    Bytes want = mad_of(V2);
+    want[6] = 0;
+    check_mad(sm_out[0], want, 0xFFFF, 0xFFFF, 0x81, 0, 1, "V2 -> SM");
+  }
+  sm_out.clear();
+  c[CtrRxPkts]++, c[CtrSmiToSm]++;
+
+  // Data VL packet passes to drx.
+  rx_q.push_back(V3);
+  settle();
+  CHECK(drx_out.size() == 1 && drx_out[0].first == V3 && !drx_out[0].second, "V3 on the data RX port");
+  drx_out.clear();
+  c[CtrRxPkts]++, c[CtrRxDataPkts]++;
+
+  // Bad VCRC (a MAD byte flipped, CRCs not fixed): link drops it.
+  {
+    Bytes p = V1;
+    p[40] ^= 0x5A;
+    rx_q.push_back(p);
+    c[CtrRxPkts]++, c[CtrRxVcrcErr]++;
+  }
+  // Bad ICRC (VCRC recomputed): SMI drops it.
+  {
+    Bytes p = V1;
+    p[40] ^= 0x5A;
+    fix_vcrc(p);
+    rx_q.push_back(p);
+    c[CtrRxPkts]++, c[CtrSmiIcrcErr]++;
+  }
+  // Wrong DLID on a DR SMP (DLID 7, not permissive, port LID 0).
+  {
+    Bytes p = V1;
+    p[2] = 0x00, p[3] = 0x07;
+    fix_crcs(p);
+    rx_q.push_back(p);
+    c[CtrRxPkts]++, c[CtrSmiLidErr]++;
+  }
+  // Bad header: BaseVersion 2.
+  {
+    Bytes p = V1;
+    p[kMad + 0] = 2;
+    fix_crcs(p);
+    rx_q.push_back(p);
+    c[CtrRxPkts]++, c[CtrSmiBadHdr]++;
+  }
+  // DR receive discard: D = 0, hc = 1, hp = 0 (C14-9:1).
+  {
+    Bytes p = V1;
+    p[kMad + 6] = 0;
+    fix_crcs(p);
+    rx_q.push_back(p);
+    c[CtrRxPkts]++, c[CtrSmiDrDiscard]++;
+  }
+  // DR receive discard: returning SMP at hp = 1 with DrSLID not permissive.
+  {
+    Bytes p = V2;
+    p[kMad + 32] = 0x00, p[kMad + 33] = 0x09;
+    fix_crcs(p);
+    rx_q.push_back(p);
+    c[CtrRxPkts]++, c[CtrSmiDrDiscard]++;
+  }
+  settle();
+  CHECK(sma_out.empty() && sm_out.empty() && wire_out.empty() && drx_out.empty(), "a bad packet was delivered");
+  expect_ctrs(c, "bad packets");
+
+  // Port Down: SMPs dropped and counted.
+  reg_write(kRegPortState, 1);
+  rx_q.push_back(V1);
+  settle();
+  c[CtrRxPkts]++, c[CtrSmiPortDown]++;
+  reg_write(kRegPortState, 2);
+  CHECK(sma_out.empty(), "SMP delivered while Down");
+  expect_ctrs(c, "port down");
+
+  // LID-routed SMP: LID 5, LMC 1 -> DLID 6 is ours; class 0x01, no DR patch.
+  reg_write(kRegPortLid, 5);
+  reg_write(kRegPortLmc, 1);
+  {
+    Bytes p = V1;
+    p[2] = 0x00, p[3] = 0x06;   // DLID 6
+    p[6] = 0x00, p[7] = 0x01;   // SLID 1
+    p[kMad + 1] = 0x01;         // SubnLID
+    fix_crcs(p);
+    rx_q.push_back(p);
+    CHECK(run_until([] { return sma_out.size() == 1; }, 5000), "LID-routed SMP: nothing on SMA RX");
+    if (sma_out.size() == 1) check_mad(sma_out[0], mad_of(p), 0x0001, 0x0006, 0x01, 0, 0, "LID-routed -> SMA");
+    sma_out.clear();
+    c[CtrRxPkts]++, c[CtrSmiToSma]++;
+    // DLID 7 is not ours (LID 5, LMC 1 -> 5..6).
+    Bytes q = p;
+    q[3] = 0x07;
+    fix_crcs(q);
+    rx_q.push_back(q);
+    // Permissive SLID on a LID-routed SMP.
+    Bytes r = p;
+    r[6] = 0xFF, r[7] = 0xFF;
+    fix_crcs(r);
+    rx_q.push_back(r);
+    settle();
+    CHECK(sma_out.empty(), "bad LID-routed SMP delivered");
+    c[CtrRxPkts] += 2, c[CtrSmiLidErr] += 2;
+  }
+  // LID-routed response: LRH DLID := request SLID (1), SLID := request DLID (6).
+  {
+    Bytes m = mad_of(V2);
+    m[1] = 0x01;
+    sma_src.q.push_back(TxMad{m, 0x0001, 0x0006, 0, 0});
+    Bytes want = V2;
+    want[2] = 0x00, want[3] = 0x01;
+    want[6] = 0x00, want[7] = 0x06;
+    want[19] = 1;  // PSN 1: second packet sent
+    want[kMad + 1] = 0x01;
+    fix_crcs(want);
+    CHECK(run_until([] { return wire_out.size() == 1; }, 5000), "LID-routed response: nothing on the wire");
+    if (wire_out.size() == 1) check_wire(wire_out[0], want, "LID-routed response");
+    wire_out.clear();
+    c[CtrSqPkts]++, c[CtrTxVl15Pkts]++;
+  }
+  // SQ: DR request whose InitialPath[1] is not this port -> discard.
+  {
+    Bytes m = mad_of(V1);
+    m[6] = 0;
+    m[128 + 1] = 2;
+    sm_src.q.push_back(TxMad{m, 0xFFFF, 0, 0, 0});
+    c[CtrSqDrDiscard]++;
+  }
+  // SQ: DR request with hop count 0 -> local, not sent.
+  {
+    Bytes m = mad_of(V1);
+    m[6] = 0;
+    m[7] = 0;
+    sm_src.q.push_back(TxMad{m, 0xFFFF, 0, 0, 0});
+    c[CtrSqLocal]++;
+  }
+  settle();
+  CHECK(wire_out.empty(), "discarded/local SMP reached the wire");
+  expect_ctrs(c, "sq discard/local");
+
+  // Trap (class 0x01, method Trap) -> DLID MasterSMLID, SL MasterSMSL, SLID LID.
+  reg_write(kRegMasterSmLid, 0x0003);
+  reg_write(kRegMasterSmSl, 2);
+  {
+    Bytes m(256, 0);
+    m[0] = 1, m[1] = 0x01, m[2] = 1, m[3] = 0x05;
+    for (int i = 8; i < 16; i++) m[i] = 0x40 + i;
+    m[16] = 0x00, m[17] = 0x02;  // Notice
+    for (int i = 64; i < 128; i++) m[i] = i;
+    trap_src.q.push_back(TxMad{m, 0, 0, 0, 0});
+    Bytes want(290, 0);
+    const uint8_t hdr[28] = {0xF0, 0x22, 0x00, 0x03, 0x00, 72, 0x00, 0x05,  // LRH
+                             0x64, 0x00, 0xFF, 0xFF, 0x00, 0, 0, 0, 0, 0, 0, 2,  // BTH, PSN 2
+                             0, 0, 0, 0, 0, 0, 0, 0};                         // DETH
+    std::memcpy(want.data(), hdr, 28);
+    std::memcpy(want.data() + kMad, m.data(), 256);
+    fix_crcs(want);
+    CHECK(run_until([] { return wire_out.size() == 1; }, 5000), "trap: nothing on the wire");
+    if (wire_out.size() == 1) check_wire(wire_out[0], want, "trap");
+    wire_out.clear();
+    c[CtrSqPkts]++, c[CtrTxVl15Pkts]++;
+  }
+  settle();
+  expect_ctrs(c, "phase 1");
+  reg_write(kRegCtrClear, 1);
+  for (int i = 0; i < NumCtrs; i++) CHECK(reg_read(kRegCtrBase + i) == 0, "counter %s not cleared", kCtrName[i]);
+
+  // ---- Phase 2: SM request built from V1's MAD -> exactly V1 ---------------
+  reset();
+  {
+    Bytes m = mad_of(V1);
+    m[6] = 0;  // originator: hp 0, the send rules make it 1
+    sm_src.q.push_back(TxMad{m, 0xFFFF, 0, 0, static_cast<uint8_t>(urand(128))});
+    CHECK(run_until([] { return wire_out.size() == 1; }, 5000), "SM request: nothing on the wire");
+    if (wire_out.size() == 1) check_wire(wire_out[0], V1, "SM request -> V1");
+    wire_out.clear();
+  }
+
+  // ---- Phase 3: stress: SMA echo + SM requests, small RX buffer ------------
+  reset();
+  reg_write(kRegRxDepth, 2);
+  sma_echo = true;
+  echo_mad = mad_of(V2);
+  const int kReq = 40, kSm = 15;
+  for (int i = 0; i < kReq; i++) rx_q.push_back(V1);
+  {
+    Bytes m = mad_of(V1);
+    m[6] = 0;
+    for (int i = 0; i < kSm; i++) sm_src.q.push_back(TxMad{m, 0xFFFF, 0, 0, static_cast<uint8_t>(urand(128))});
+  }
+  for (int phase = 0; phase < 3; phase++) {
+    // vary the pressure: fast, slow consumers, slow wire
+    rx_gap = phase == 0 ? 0 : 40;
+    sma_ready_pct = phase == 1 ? 15 : 80;
+    tx_ready_pct = phase == 2 ? 20 : 70;
+    sma_src.gap = sm_src.gap = phase == 0 ? 0 : 40;
+    run(3000);
+  }
+  rx_gap = 10, sma_ready_pct = 70, tx_ready_pct = 70;
+  settle();
+  sma_echo = false;
+  uint32_t to_sma = reg_read(kRegCtrBase + CtrSmiToSma);
+  uint32_t dropped = reg_read(kRegCtrBase + CtrVl15Dropped);
+  CHECK(to_sma + dropped == kReq, "stress: %u to SMA + %u dropped != %d", to_sma, dropped, kReq);
+  CHECK(wire_out.size() == to_sma + kSm, "stress: %zu wire packets, expected %u", wire_out.size(), to_sma + kSm);
+  CHECK(reg_read(kRegCtrBase + CtrTxVl15Pkts) == wire_out.size(), "stress: TxVl15Pkts");
+  CHECK(reg_read(kRegCtrBase + CtrSqPkts) == wire_out.size(), "stress: SqPkts");
+  CHECK(reg_read(kRegCtrBase + CtrRxPkts) == kReq, "stress: RxPkts");
+  int n_v1 = 0, n_v2 = 0;
+  for (size_t i = 0; i < wire_out.size(); i++) {
+    const Bytes& w = wire_out[i];
+    CHECK(w.size() == 290, "stress packet %zu: %zu bytes", i, w.size());
+    if (w.size() != 290) continue;
+    uint32_t psn = (w[17] << 16) | (w[18] << 8) | w[19];
+    CHECK(psn == i, "stress packet %zu: PSN %u", i, psn);
+    bool is_v2 = w[kMad + 3] == 0x81;
+    Bytes want = is_v2 ? V2 : V1;
+    want[17] = (i >> 16) & 0xFF, want[18] = (i >> 8) & 0xFF, want[19] = i & 0xFF;
+    fix_crcs(want);
+    check_wire(w, want, is_v2 ? "stress response" : "stress SM request");
+    (is_v2 ? n_v2 : n_v1)++;
+  }
+  CHECK(n_v1 == kSm && (uint32_t)n_v2 == to_sma, "stress: %d requests, %d responses", n_v1, n_v2);
+  CHECK(to_sma > 0 && dropped > 0, "stress did not exercise both delivery (%u) and drops (%u)", to_sma, dropped);
+  std::printf("ib_ca_top DataW=%d: stress %u to SMA, %u dropped, %zu on the wire, RX latency %lu\n", DATAW,
+              to_sma, dropped, wire_out.size(), lat_max);
+
+  top->final();
+  int rc = finish("ib_ca_top");
+  std::fflush(stdout);
+  // Destroy the model before static destruction: the Verilator context may be
+  // gone by then and ~VerilatedScope would block on its mutex.
+  top.reset();
+  return rc;
+}

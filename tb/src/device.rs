@@ -1,0 +1,312 @@
+//! One RTL channel adapter port (`ib_ca_top`) with a stream driver on every
+//! port: the wire, the data-VL host ports, the SMA and SM interfaces, traps
+//! and the register bus. `step` advances the model one clock cycle.
+
+use std::collections::VecDeque;
+
+use anyhow::{Context, Result};
+use vl15_bindings::{Ca, CaIn, CaOut};
+
+use crate::stream::{Beat, Pattern, Sink, Source};
+
+/// Sideband of the SMI receive interfaces (`sma_rx_*`, `sm_rx_*`) and of SMA
+/// responses (`sma_tx_*`, where only slid, dlid and sl are read).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub struct SmiMeta {
+    pub slid: u16,
+    pub dlid: u16,
+    pub sl: u8,
+    pub port: u8,
+    pub mgmt_class: u8,
+    pub hop_ptr: u8,
+    pub hop_cnt: u8,
+}
+
+/// Address handle of an SM request (`sm_tx_*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub struct AddressHandle {
+    pub dlid: u16,
+    pub sl: u8,
+    pub path_bits: u8,
+}
+
+/// Register word addresses and counter indices, mirroring `rtl/ib_pkg.sv`.
+pub mod reg {
+    pub const ID: u8 = 0x00;
+    pub const PORT_LID: u8 = 0x01;
+    pub const PORT_LMC: u8 = 0x02;
+    pub const MASTER_SM_LID: u8 = 0x03;
+    pub const MASTER_SM_SL: u8 = 0x04;
+    pub const PORT_STATE: u8 = 0x05;
+    pub const PORT_NUM: u8 = 0x06;
+    pub const CAPS: u8 = 0x07;
+    pub const RX_DEPTH: u8 = 0x08;
+    pub const CTR_CLEAR: u8 = 0x0F;
+    pub const CTR_BASE: u8 = 0x10;
+    pub const ID_VALUE: u32 = 0x564C_3135;
+
+    /// Counter names in `ib_pkg::ctr_e` order.
+    pub const COUNTERS: [&str; 19] = [
+        "rx_pkts",
+        "rx_vcrc_err",
+        "rx_lver_err",
+        "rx_lnh_err",
+        "rx_len_err",
+        "rx_data_pkts",
+        "vl15_dropped",
+        "smi_icrc_err",
+        "smi_bad_hdr",
+        "smi_lid_err",
+        "smi_dr_discard",
+        "smi_port_down",
+        "smi_to_sma",
+        "smi_to_sm",
+        "sq_dr_discard",
+        "sq_local",
+        "sq_pkts",
+        "tx_vl15_pkts",
+        "tx_data_pkts",
+    ];
+}
+
+/// A snapshot of every counter, by name.
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize)]
+pub struct Counters(pub Vec<(&'static str, u32)>);
+
+impl Counters {
+    pub fn get(&self, name: &str) -> u32 {
+        self.0
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| *v)
+            .unwrap_or_else(|| panic!("no counter named {name}"))
+    }
+    /// Only the non-zero counters, `name=value` separated by spaces.
+    pub fn nonzero(&self) -> String {
+        let v: Vec<String> = self
+            .0
+            .iter()
+            .filter(|(_, v)| *v != 0)
+            .map(|(n, v)| format!("{n}={v}"))
+            .collect();
+        v.join(" ")
+    }
+}
+
+/// A packet seen on a wire or host port, with the cycle of its first beat.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WirePacket {
+    pub cycle: u64,
+    pub bytes: Vec<u8>,
+}
+
+/// One `ib_ca_top` and its drivers.
+pub struct CaPort {
+    pub ca: Ca,
+    pub data_w: u32,
+    /// Wire → port. No ready: beats go in whenever the source presents one.
+    pub wire_rx: Source<()>,
+    /// Port → wire.
+    pub wire_tx: Sink<()>,
+    /// Data VLs → host (no ready).
+    pub drx: Sink<()>,
+    /// Host → data VLs.
+    pub dtx: Source<()>,
+    pub sma_rx: Sink<SmiMeta>,
+    pub sm_rx: Sink<SmiMeta>,
+    pub sma_tx: Source<SmiMeta>,
+    pub sm_tx: Source<AddressHandle>,
+    pub trap_tx: Source<()>,
+    reg_writes: VecDeque<(u8, u32)>,
+    /// The wire beat taken from `wire_tx` this cycle (for links and traces).
+    pub tx_beat: Option<Beat>,
+    /// The wire beat that entered RX this cycle, and whether the testbench's
+    /// `wire_rx` source (not a link) supplied it.
+    pub rx_beat: Option<(Beat, bool)>,
+    /// Cycle of each wire RX packet's last beat.
+    pub rx_last_cycles: Vec<u64>,
+    pub cycle: u64,
+}
+
+impl CaPort {
+    /// A port of the given data width, reset, with every pattern `Always`.
+    pub fn new(data_w: u32) -> Result<Self> {
+        let mut ca =
+            Ca::new(data_w).with_context(|| format!("building ib_ca_top DataW={data_w}"))?;
+        ca.reset(4).context("reset")?;
+        let cycle = ca.cycle();
+        Ok(CaPort {
+            ca,
+            data_w,
+            wire_rx: Source::new(data_w, Pattern::Always),
+            wire_tx: Sink::new(Pattern::Always),
+            drx: Sink::new(Pattern::Always),
+            dtx: Source::new(data_w, Pattern::Always),
+            sma_rx: Sink::new(Pattern::Always),
+            sm_rx: Sink::new(Pattern::Always),
+            sma_tx: Source::new(data_w, Pattern::Always),
+            sm_tx: Source::new(data_w, Pattern::Always),
+            trap_tx: Source::new(data_w, Pattern::Always),
+            reg_writes: VecDeque::new(),
+            tx_beat: None,
+            rx_beat: None,
+            rx_last_cycles: Vec::new(),
+            cycle,
+        })
+    }
+
+    /// Queue a register write; writes go out one per cycle, in order.
+    pub fn write_reg(&mut self, addr: u8, value: u32) {
+        self.reg_writes.push_back((addr, value));
+    }
+
+    pub fn reg_writes_pending(&self) -> bool {
+        !self.reg_writes.is_empty()
+    }
+
+    /// Advance one cycle. `rx` is a wire beat to inject this cycle (from a
+    /// link), which takes the place of the `wire_rx` source; `read_addr` is
+    /// the register address to read this cycle. Returns the read value.
+    pub fn step(&mut self, link_rx: Option<Beat>, read_addr: u8) -> Result<u32> {
+        let mut i = CaIn::default();
+        let cyc = self.cycle;
+
+        let rx = match link_rx {
+            Some(b) => Some(b),
+            None => self.wire_rx.present().map(|(b, _)| b),
+        };
+        if let Some(b) = rx {
+            i.rx_tdata = b.data;
+            i.rx_tkeep = b.keep;
+            i.rx_tvalid = true;
+            i.rx_tlast = b.last;
+        }
+        let dtx = self.dtx.present();
+        if let Some((b, _)) = dtx {
+            i.dtx_tdata = b.data;
+            i.dtx_tkeep = b.keep;
+            i.dtx_tvalid = true;
+            i.dtx_tlast = b.last;
+        }
+        let sma_tx = self.sma_tx.present();
+        if let Some((b, m)) = sma_tx {
+            i.sma_tx_tdata = b.data;
+            i.sma_tx_tvalid = true;
+            i.sma_tx_tlast = b.last;
+            i.sma_tx_slid = m.slid;
+            i.sma_tx_dlid = m.dlid;
+            i.sma_tx_sl = m.sl;
+        }
+        let sm_tx = self.sm_tx.present();
+        if let Some((b, ah)) = sm_tx {
+            i.sm_tx_tdata = b.data;
+            i.sm_tx_tvalid = true;
+            i.sm_tx_tlast = b.last;
+            i.sm_tx_dlid = ah.dlid;
+            i.sm_tx_sl = ah.sl;
+            i.sm_tx_path_bits = ah.path_bits;
+        }
+        let trap = self.trap_tx.present();
+        if let Some((b, _)) = trap {
+            i.trap_tx_tdata = b.data;
+            i.trap_tx_tvalid = true;
+            i.trap_tx_tlast = b.last;
+        }
+        i.tx_tready = self.wire_tx.ready();
+        i.sma_rx_tready = self.sma_rx.ready();
+        i.sm_rx_tready = self.sm_rx.ready();
+        self.drx.always();
+        if let Some((addr, value)) = self.reg_writes.pop_front() {
+            i.reg_we = true;
+            i.reg_addr = addr;
+            i.reg_wdata = value;
+        } else {
+            i.reg_addr = read_addr;
+        }
+
+        let o: CaOut = self.ca.step(&i).with_context(|| format!("cycle {cyc}"))?;
+
+        if rx.is_some() && link_rx.is_none() {
+            self.wire_rx.taken(true, cyc);
+        }
+        self.rx_beat = rx.map(|b| (b, link_rx.is_none()));
+        if let Some(b) = rx {
+            if b.last {
+                self.rx_last_cycles.push(cyc);
+            }
+        }
+        self.dtx.taken(o.dtx_tready, cyc);
+        self.sma_tx.taken(o.sma_tx_tready, cyc);
+        self.sm_tx.taken(o.sm_tx_tready, cyc);
+        self.trap_tx.taken(o.trap_tx_tready, cyc);
+
+        let tx = Beat {
+            data: o.tx_tdata,
+            keep: o.tx_tkeep,
+            last: o.tx_tlast,
+        };
+        self.tx_beat = (o.tx_tvalid && i.tx_tready).then_some(tx);
+        self.wire_tx.observe(o.tx_tvalid, tx, false, cyc, || ());
+        let drx = Beat {
+            data: o.drx_tdata,
+            keep: o.drx_tkeep,
+            last: o.drx_tlast,
+        };
+        self.drx.observe(o.drx_tvalid, drx, o.drx_tuser, cyc, || ());
+        let full = |b: [u64; 2], last: bool| Beat {
+            data: b,
+            keep: 0xFFFF,
+            last,
+        };
+        let sma_meta = SmiMeta {
+            slid: o.sma_rx_slid,
+            dlid: o.sma_rx_dlid,
+            sl: o.sma_rx_sl,
+            port: o.sma_rx_port,
+            mgmt_class: o.sma_rx_mgmt_class,
+            hop_ptr: o.sma_rx_hop_ptr,
+            hop_cnt: o.sma_rx_hop_cnt,
+        };
+        let bb = keep_mask(self.data_w);
+        let mut b = full(o.sma_rx_tdata, o.sma_rx_tlast);
+        b.keep = bb;
+        self.sma_rx
+            .observe(o.sma_rx_tvalid, b, false, cyc, || sma_meta);
+        let sm_meta = SmiMeta {
+            slid: o.sm_rx_slid,
+            dlid: o.sm_rx_dlid,
+            sl: o.sm_rx_sl,
+            port: o.sm_rx_port,
+            mgmt_class: o.sm_rx_mgmt_class,
+            hop_ptr: o.sm_rx_hop_ptr,
+            hop_cnt: o.sm_rx_hop_cnt,
+        };
+        let mut b = full(o.sm_rx_tdata, o.sm_rx_tlast);
+        b.keep = bb;
+        self.sm_rx
+            .observe(o.sm_rx_tvalid, b, false, cyc, || sm_meta);
+
+        self.cycle = self.ca.cycle();
+        Ok(o.reg_rdata)
+    }
+
+    /// Nothing queued in any source and no packet half-received: the port
+    /// has no work the testbench can see (the RTL may still hold packets).
+    pub fn sources_idle(&self) -> bool {
+        self.wire_rx.idle()
+            && self.dtx.idle()
+            && self.sma_tx.idle()
+            && self.sm_tx.idle()
+            && self.trap_tx.idle()
+            && self.reg_writes.is_empty()
+    }
+}
+
+fn keep_mask(data_w: u32) -> u16 {
+    let n = data_w / 8;
+    if n >= 16 {
+        0xFFFF
+    } else {
+        (1u16 << n) - 1
+    }
+}

@@ -1,0 +1,237 @@
+//! A set of RTL ports joined by links, with the Rust agents (SMA, SM driver)
+//! that sit on each port's host side, advanced together one cycle at a time.
+
+use std::collections::VecDeque;
+
+use anyhow::{bail, Result};
+
+use crate::device::{reg, CaPort, Counters};
+use crate::sm::SmDriver;
+use crate::sma::Sma;
+use crate::stream::Beat;
+
+/// One packet on a wire, for traces: the cycle of its first beat, which
+/// direction it travelled, and its bytes (LRH..VCRC).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceEntry {
+    pub cycle: u64,
+    pub dir: String,
+    pub bytes: Vec<u8>,
+}
+
+/// A node: one RTL port with an optional SMA and SM driver on its host side.
+pub struct Node {
+    pub name: String,
+    pub port: CaPort,
+    pub sma: Option<Sma>,
+    pub sm: Option<SmDriver>,
+    rx_cur: Vec<u8>,
+    rx_first: u64,
+    tx_cur: Vec<u8>,
+    tx_first: u64,
+}
+
+/// A one-way link from one node's TX to another node's RX.
+struct Link {
+    from: usize,
+    to: usize,
+    latency: u64,
+    pipe: VecDeque<(u64, Beat)>,
+}
+
+pub struct Fabric {
+    pub nodes: Vec<Node>,
+    links: Vec<Link>,
+    pub trace: Vec<TraceEntry>,
+    /// Cycles since the last beat moved anywhere.
+    quiet: u64,
+}
+
+impl Fabric {
+    pub fn new() -> Self {
+        Fabric {
+            nodes: Vec::new(),
+            links: Vec::new(),
+            trace: Vec::new(),
+            quiet: 0,
+        }
+    }
+
+    /// Add a CA port; returns its index.
+    pub fn add_node(
+        &mut self,
+        name: &str,
+        port: CaPort,
+        sma: Option<Sma>,
+        sm: Option<SmDriver>,
+    ) -> usize {
+        self.nodes.push(Node {
+            name: name.to_string(),
+            port,
+            sma,
+            sm,
+            rx_cur: Vec::new(),
+            rx_first: 0,
+            tx_cur: Vec::new(),
+            tx_first: 0,
+        });
+        self.nodes.len() - 1
+    }
+
+    /// A full-duplex link between `a` and `b`, `latency` cycles each way (≥ 1).
+    pub fn connect(&mut self, a: usize, b: usize, latency: u64) {
+        let latency = latency.max(1);
+        for (from, to) in [(a, b), (b, a)] {
+            self.links.push(Link {
+                from,
+                to,
+                latency,
+                pipe: VecDeque::new(),
+            });
+        }
+    }
+
+    pub fn cycle(&self) -> u64 {
+        self.nodes.first().map_or(0, |n| n.port.cycle)
+    }
+
+    /// Advance every node one cycle. `read` is an optional (node, address)
+    /// register read performed in this cycle; its value is returned.
+    pub fn step(&mut self, read: Option<(usize, u8)>) -> Result<u32> {
+        let now = self.cycle();
+        let mut value = 0;
+        let mut moved = false;
+        let names: Vec<String> = self.nodes.iter().map(|n| n.name.clone()).collect();
+        for n in 0..self.nodes.len() {
+            // A beat due from a link into this node, if any.
+            let mut link_beat = None;
+            for l in self.links.iter_mut().filter(|l| l.to == n) {
+                if l.pipe.front().is_some_and(|(due, _)| *due <= now) {
+                    link_beat = l.pipe.pop_front().map(|(_, b)| b);
+                }
+            }
+            let addr = match read {
+                Some((rn, a)) if rn == n => a,
+                _ => reg::ID,
+            };
+            let node = &mut self.nodes[n];
+            let v = node.port.step(link_beat, addr)?;
+            if read.is_some_and(|(rn, _)| rn == n) {
+                value = v;
+            }
+            if let Some((b, injected)) = node.port.rx_beat {
+                moved = true;
+                if node.rx_cur.is_empty() {
+                    node.rx_first = now;
+                }
+                node.rx_cur.extend(b.bytes());
+                if b.last && injected {
+                    // Injected by the testbench: trace it as "tb>name".
+                    let bytes = std::mem::take(&mut node.rx_cur);
+                    self.trace.push(TraceEntry {
+                        cycle: node.rx_first,
+                        dir: format!("tb>{}", node.name),
+                        bytes,
+                    });
+                } else if b.last {
+                    node.rx_cur.clear();
+                }
+            }
+            if let Some(b) = node.port.tx_beat {
+                moved = true;
+                if node.tx_cur.is_empty() {
+                    node.tx_first = now;
+                }
+                node.tx_cur.extend(b.bytes());
+                let to = self
+                    .links
+                    .iter()
+                    .find(|l| l.from == n)
+                    .map(|l| names[l.to].clone());
+                if b.last {
+                    let bytes = std::mem::take(&mut node.tx_cur);
+                    let dir = format!("{}>{}", node.name, to.as_deref().unwrap_or("tb"));
+                    self.trace.push(TraceEntry {
+                        cycle: self.nodes[n].tx_first,
+                        dir,
+                        bytes,
+                    });
+                }
+                for l in self.links.iter_mut().filter(|l| l.from == n) {
+                    l.pipe.push_back((now + l.latency, b));
+                }
+            }
+            let node = &mut self.nodes[n];
+            if let Some(sma) = node.sma.as_mut() {
+                moved |= sma.service(&mut node.port, now)?;
+            }
+            if let Some(sm) = node.sm.as_mut() {
+                moved |= sm.service(&mut node.port, now)?;
+            }
+        }
+        self.quiet = if moved { 0 } else { self.quiet + 1 };
+        Ok(value)
+    }
+
+    /// Whether anything is still queued on the testbench side.
+    fn tb_busy(&self) -> bool {
+        self.links.iter().any(|l| !l.pipe.is_empty())
+            || self.nodes.iter().any(|n| {
+                !n.port.sources_idle()
+                    || n.sma.as_ref().is_some_and(|s| s.busy())
+                    || n.sm.as_ref().is_some_and(|s| s.busy())
+            })
+    }
+
+    /// Run until the testbench has nothing queued and no beat has moved for
+    /// `quiet` cycles (longer than any path through the RTL), or fail after
+    /// `max_cycles`.
+    pub fn run_until_idle(&mut self, quiet: u64, max_cycles: u64) -> Result<u64> {
+        let start = self.cycle();
+        self.quiet = 0;
+        loop {
+            self.step(None)?;
+            if !self.tb_busy() && self.quiet >= quiet {
+                return Ok(self.cycle() - start);
+            }
+            if self.cycle() - start > max_cycles {
+                bail!(
+                    "fabric not idle after {max_cycles} cycles (lockup?) at cycle {}",
+                    self.cycle()
+                );
+            }
+        }
+    }
+
+    /// Run exactly `n` cycles.
+    pub fn run(&mut self, n: u64) -> Result<()> {
+        for _ in 0..n {
+            self.step(None)?;
+        }
+        Ok(())
+    }
+
+    /// Read one register of node `n` (takes one cycle of the whole fabric).
+    pub fn read_reg(&mut self, n: usize, addr: u8) -> Result<u32> {
+        // Let queued writes of this node reach the RTL first.
+        while self.nodes[n].port.reg_writes_pending() {
+            self.step(None)?;
+        }
+        self.step(Some((n, addr)))
+    }
+
+    /// Every counter of node `n`.
+    pub fn counters(&mut self, n: usize) -> Result<Counters> {
+        let mut v = Vec::new();
+        for (i, name) in reg::COUNTERS.iter().enumerate() {
+            v.push((*name, self.read_reg(n, reg::CTR_BASE + i as u8)?));
+        }
+        Ok(Counters(v))
+    }
+}
+
+impl Default for Fabric {
+    fn default() -> Self {
+        Self::new()
+    }
+}

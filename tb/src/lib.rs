@@ -1,0 +1,23 @@
+//! vl15 testbench: drives real SMP traffic through the Verilated vl15 RTL.
+//!
+//! Layers, bottom up: `packet`, `crc`, `pcap` (bytes on the wire);
+//! `stream` (idle/backpressure drivers); `device` (one `ib_ca_top` with its
+//! drivers); `sma`, `sm` (host-side agents); `fabric` (ports joined by
+//! links); `scenario`, `replay`, `bench` (what the CLI runs); `decode`,
+//! `trace`, `tshark` (traces).
+
+pub mod bench;
+pub mod crc;
+pub mod decode;
+pub mod device;
+pub mod fabric;
+pub mod mad;
+pub mod packet;
+pub mod pcap;
+pub mod replay;
+pub mod scenario;
+pub mod sm;
+pub mod sma;
+pub mod stream;
+pub mod trace;
+pub mod tshark;

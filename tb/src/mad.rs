@@ -1,0 +1,119 @@
+//! Raw access to the MAD common header and the SMP header fields inside a
+//! 256-byte MAD, by the byte offsets of ibspec §4. The typed views are in
+//! `packet`; this is what agents use to read and patch a MAD in place.
+
+use crate::packet::consts::*;
+
+pub type Mad = [u8; 256];
+
+pub fn be16(m: &[u8], off: usize) -> u16 {
+    u16::from_be_bytes([m[off], m[off + 1]])
+}
+pub fn be32(m: &[u8], off: usize) -> u32 {
+    u32::from_be_bytes([m[off], m[off + 1], m[off + 2], m[off + 3]])
+}
+pub fn be64(m: &[u8], off: usize) -> u64 {
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&m[off..off + 8]);
+    u64::from_be_bytes(b)
+}
+pub fn put16(m: &mut [u8], off: usize, v: u16) {
+    m[off..off + 2].copy_from_slice(&v.to_be_bytes());
+}
+pub fn put32(m: &mut [u8], off: usize, v: u32) {
+    m[off..off + 4].copy_from_slice(&v.to_be_bytes());
+}
+pub fn put64(m: &mut [u8], off: usize, v: u64) {
+    m[off..off + 8].copy_from_slice(&v.to_be_bytes());
+}
+
+/// MAD-header field offsets (ibspec §4).
+pub mod off {
+    pub const BASE_VERSION: usize = 0;
+    pub const MGMT_CLASS: usize = 1;
+    pub const CLASS_VERSION: usize = 2;
+    pub const METHOD: usize = 3;
+    pub const STATUS: usize = 4;
+    pub const HOP_PTR: usize = 6;
+    pub const HOP_CNT: usize = 7;
+    pub const TID: usize = 8;
+    pub const ATTR_ID: usize = 16;
+    pub const ATTR_MOD: usize = 20;
+    pub const M_KEY: usize = 24;
+    pub const DR_SLID: usize = 32;
+    pub const DR_DLID: usize = 34;
+    pub const DATA: usize = 64;
+    pub const INITIAL_PATH: usize = 128;
+    pub const RETURN_PATH: usize = 192;
+}
+
+pub fn class(m: &Mad) -> u8 {
+    m[off::MGMT_CLASS]
+}
+pub fn method(m: &Mad) -> u8 {
+    m[off::METHOD]
+}
+pub fn tid(m: &Mad) -> u64 {
+    be64(m, off::TID)
+}
+pub fn attr_id(m: &Mad) -> u16 {
+    be16(m, off::ATTR_ID)
+}
+pub fn attr_mod(m: &Mad) -> u32 {
+    be32(m, off::ATTR_MOD)
+}
+pub fn is_dr(m: &Mad) -> bool {
+    class(m) == CLASS_SUBN_DR
+}
+/// The status as the requester reads it (for DR SMPs without the D bit).
+pub fn status(m: &Mad) -> u16 {
+    let s = be16(m, off::STATUS);
+    if is_dr(m) {
+        s & 0x7FFF
+    } else {
+        s
+    }
+}
+
+/// A request header: SM class, BaseVersion 1, ClassVersion 1.
+pub fn request(class: u8, method: u8, attr: u16, modifier: u32, tid: u64) -> Mad {
+    let mut m = [0u8; 256];
+    m[off::BASE_VERSION] = 1;
+    m[off::MGMT_CLASS] = class;
+    m[off::CLASS_VERSION] = 1;
+    m[off::METHOD] = method;
+    put64(&mut m, off::TID, tid);
+    put16(&mut m, off::ATTR_ID, attr);
+    put32(&mut m, off::ATTR_MOD, modifier);
+    m
+}
+
+/// A directed-route request along `path` (InitialPath[1..=len]), as an SM
+/// originates it: hop pointer 0, DrSLID = DrDLID = permissive.
+pub fn dr_request(method: u8, attr: u16, modifier: u32, tid: u64, path: &[u8]) -> Mad {
+    let mut m = request(CLASS_SUBN_DR, method, attr, modifier, tid);
+    m[off::HOP_PTR] = 0;
+    m[off::HOP_CNT] = path.len() as u8;
+    put16(&mut m, off::DR_SLID, PERMISSIVE_LID);
+    put16(&mut m, off::DR_DLID, PERMISSIVE_LID);
+    for (i, p) in path.iter().enumerate() {
+        m[off::INITIAL_PATH + 1 + i] = *p;
+    }
+    m
+}
+
+/// The SMP data area (64 bytes).
+pub fn data(m: &Mad) -> &[u8] {
+    &m[off::DATA..off::DATA + 64]
+}
+pub fn data_mut(m: &mut Mad) -> &mut [u8] {
+    &mut m[off::DATA..off::DATA + 64]
+}
+
+/// Turn a request into its response in place: method GetResp, the given
+/// status, and for DR SMPs the D bit set (ibspec §5, [osm] resp_make_resp_smp).
+pub fn make_response(m: &mut Mad, status: u16) {
+    m[off::METHOD] = METHOD_GET_RESP;
+    let s = if is_dr(m) { status | 0x8000 } else { status };
+    put16(m, off::STATUS, s);
+}

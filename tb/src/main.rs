@@ -1,0 +1,225 @@
+//! `vl15`: drive real SMP traffic through the Verilated vl15 RTL.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, Subcommand, ValueEnum};
+
+use vl15::pcap::LinkType;
+use vl15::{bench, replay, scenario, trace};
+
+#[derive(Parser)]
+#[command(
+    name = "vl15",
+    version,
+    about = "Cycle-accurate InfiniBand SMI/VL15 RTL, driven from Rust",
+    long_about = "Cycle-accurate InfiniBand SMI/VL15 RTL, driven from Rust.\n\n\
+        Every packet crosses the Verilated SystemVerilog of a CA port (ib_ca_top): \
+        link RX (VCRC), the VL15 RX buffer, the SMI receive engine (ICRC, SMP \
+        validation, DLID/LMC, directed-route rules), a Rust SMA, the SMI send \
+        engine (headers, DR send rules, ICRC), the VL15 TX buffer and link TX \
+        (VCRC). Traces are pcap files of raw InfiniBand packets (LRH..VCRC) with \
+        the simulation cycle as timestamp."
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Lt {
+    /// LINKTYPE_INFINIBAND (247), the registered type (Wireshark 4.0 cannot read it)
+    Infiniband,
+    /// LINKTYPE_USER0 (147): tshark reads it with -o 'uat:user_dlts:"User 0 (DLT=147)","infiniband","0","","0",""'
+    User0,
+}
+
+impl From<Lt> for LinkType {
+    fn from(l: Lt) -> Self {
+        match l {
+            Lt::Infiniband => LinkType::Infiniband,
+            Lt::User0 => LinkType::User0,
+        }
+    }
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run the RTL regression on the built-in topology (two CA ports on one link) and print a table
+    Regress {
+        /// Data path width in bits: 32, 64, 128, or all
+        #[arg(long, default_value = "all")]
+        width: String,
+        /// Run only these scenarios (repeatable); see --list
+        #[arg(long)]
+        scenario: Vec<String>,
+        /// List the scenarios and what each proves, then exit
+        #[arg(long)]
+        list: bool,
+        /// Write each scenario's per-direction pcaps and text trace here
+        #[arg(long)]
+        trace_dir: Option<PathBuf>,
+        /// Link type of the pcaps written with --trace-dir
+        #[arg(long, value_enum, default_value = "infiniband")]
+        linktype: Lt,
+    },
+    /// Feed every packet of a pcap into one CA port at line rate; write what it transmits
+    Replay {
+        /// Input pcap: raw IB packets, LRH..VCRC (link type 247 or 147)
+        input: PathBuf,
+        /// Output pcap of every packet the port transmits
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Data path width in bits (32, 64, 128)
+        #[arg(long, default_value_t = 64)]
+        width: u32,
+        /// The port's base LID (0 = none: LID-routed SMPs are dropped)
+        #[arg(long, default_value_t = 0)]
+        lid: u16,
+        /// The port's LMC (0..7): it owns LIDs lid..lid+2^lmc-1
+        #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=7))]
+        lmc: u8,
+        /// VL15 receive buffer depth in SMPs (1..4; default: all 4 slots)
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4))]
+        depth: Option<u32>,
+        /// SMA service latency in cycles
+        #[arg(long, default_value_t = 8)]
+        sma_latency: u64,
+        /// Link type of the output pcap
+        #[arg(long, value_enum, default_value = "infiniband")]
+        linktype: Lt,
+    },
+    /// Print a pcap as text, one line per packet (the form the snapshots use)
+    Decode {
+        /// pcap file of raw IB packets
+        input: PathBuf,
+    },
+    /// Latency, throughput and cxx-vs-C++ simulation speed, side by side
+    Bench {
+        /// Cycles for the simulation-speed comparison
+        #[arg(long, default_value_t = 2_000_000)]
+        cycles: u64,
+    },
+}
+
+fn widths(s: &str) -> Result<Vec<u32>> {
+    match s {
+        "all" => Ok(vec![32, 64, 128]),
+        "32" | "64" | "128" => Ok(vec![s.parse()?]),
+        _ => bail!("--width must be 32, 64, 128 or all, not {s:?}"),
+    }
+}
+
+fn regress(
+    width: &str,
+    names: &[String],
+    trace_dir: Option<PathBuf>,
+    lt: LinkType,
+) -> Result<bool> {
+    let out = scenario::regress(names, &widths(width)?)?;
+    println!(
+        "{:<18} {:>5} {:<6} {:>8} {:>5} {:>10} {:>10}  detail",
+        "scenario", "width", "result", "cycles", "SMPs", "rx->SMA", "SMA->wire"
+    );
+    let fmt = |v: Option<u64>| v.map_or("-".to_string(), |x| x.to_string());
+    let mut ok = true;
+    for o in &out {
+        ok &= o.pass;
+        println!(
+            "{:<18} {:>5} {:<6} {:>8} {:>5} {:>10} {:>10}  {}",
+            o.scenario,
+            o.width,
+            if o.pass { "PASS" } else { "FAIL" },
+            o.cycles,
+            o.smps,
+            fmt(o.rx_latency),
+            fmt(o.tx_latency),
+            o.detail
+        );
+        if let Some(dir) = &trace_dir {
+            let stem = format!("{}_w{}", o.scenario, o.width);
+            trace::write_pcaps(&o.trace, dir, &stem, lt)?;
+            std::fs::write(dir.join(format!("{stem}.txt")), trace::text(&o.trace))?;
+        }
+    }
+    let passed = out.iter().filter(|o| o.pass).count();
+    println!("{passed} passed, {} failed", out.len() - passed);
+    Ok(ok)
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let res: Result<bool> = match cli.cmd {
+        Cmd::Regress {
+            width,
+            scenario: names,
+            list,
+            trace_dir,
+            linktype,
+        } => {
+            if list {
+                for s in scenario::SCENARIOS {
+                    println!("{:<18} {}", s.name, s.proves);
+                }
+                Ok(true)
+            } else {
+                regress(&width, &names, trace_dir, linktype.into())
+            }
+        }
+        Cmd::Replay {
+            input,
+            output,
+            width,
+            lid,
+            lmc,
+            depth,
+            sma_latency,
+            linktype,
+        } => {
+            let opts = replay::Options {
+                width,
+                lid,
+                lmc,
+                depth,
+                sma_latency,
+                linktype: linktype.into(),
+            };
+            match replay::replay(&input, &output, &opts) {
+                Ok(report) => {
+                    print!("{report}");
+                    Ok(true)
+                }
+                Err(e) if e.is::<replay::InputError>() => {
+                    eprintln!("vl15 replay: {e:#}");
+                    return ExitCode::from(2);
+                }
+                Err(e) => Err(e),
+            }
+        }
+        Cmd::Decode { input } => vl15::decode::decode_pcap(&input)
+            .with_context(|| format!("decoding {}", input.display()))
+            .map(|lines| {
+                for l in lines {
+                    println!("{l}");
+                }
+                true
+            }),
+        Cmd::Bench { cycles } => bench::run(cycles).map(|r| {
+            print!("{r}");
+            true
+        }),
+    };
+    match res {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("vl15: {e:#}");
+            ExitCode::from(if e.is::<vl15::pcap::PcapError>() {
+                2
+            } else {
+                1
+            })
+        }
+    }
+}

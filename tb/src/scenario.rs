@@ -1,0 +1,739 @@
+//! The spine regression: named scenarios, each with what it proves, run on a
+//! built-in default topology — two RTL CA ports joined by a link: `sm` (the
+//! SM driver and an SMA on its host side) and `ca` (an SMA configured as the
+//! CA of reference vector V2). Every expectation comes from ibspec or the
+//! reference vectors, never from a previous run.
+
+use anyhow::{bail, ensure, Context, Result};
+
+use crate::device::{reg, CaPort, Counters};
+use crate::fabric::{Fabric, TraceEntry};
+use crate::mad::{self, Mad};
+use crate::packet::consts::*;
+use crate::packet::{self, NodeInfo, PortInfo};
+use crate::sm::{dr_ah, lid_ah, SmDriver};
+use crate::sma::{Sma, SmaConfig};
+
+/// Node indices of the default topology.
+pub const SM: usize = 0;
+pub const CA: usize = 1;
+/// Cycles a beat spends on the link.
+pub const LINK_LATENCY: u64 = 4;
+/// Cycles with no beat moving after which the fabric counts as idle: longer
+/// than the slowest path through one port (a 290-byte SMP at 4 bytes/beat
+/// through both buffers is < 200 cycles).
+pub const QUIET: u64 = 400;
+pub const MAX_CYCLES: u64 = 200_000;
+
+/// The reference vectors, as the tests and scenarios use them.
+pub mod vectors {
+    pub const V1: &[u8] = include_bytes!("../../tests/vectors/V1_dr_get_nodeinfo.bin");
+    pub const V2: &[u8] = include_bytes!("../../tests/vectors/V2_dr_getresp_nodeinfo.bin");
+    pub const V3: &[u8] = include_bytes!("../../tests/vectors/V3_qp1_vl0.bin");
+    pub const V4: &[u8] = include_bytes!("../../tests/vectors/V4_qp1_vl3.bin");
+}
+
+/// One row of the regression table.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Outcome {
+    pub scenario: &'static str,
+    pub width: u32,
+    pub pass: bool,
+    pub detail: String,
+    pub cycles: u64,
+    /// SMPs that crossed a wire.
+    pub smps: usize,
+    /// Last wire RX beat → first SMA RX beat, cycles (first request).
+    pub rx_latency: Option<u64>,
+    /// First SMA TX beat → first wire TX beat, cycles (first response).
+    pub tx_latency: Option<u64>,
+    #[serde(skip)]
+    pub trace: Vec<TraceEntry>,
+}
+
+type ScenarioFn = fn(&mut Run) -> Result<()>;
+
+/// A scenario: its name, what it proves, and its body.
+pub struct Scenario {
+    pub name: &'static str,
+    pub proves: &'static str,
+    run: ScenarioFn,
+}
+
+/// The testplan, as data.
+pub const SCENARIOS: &[Scenario] = &[
+    Scenario {
+        name: "dr_get_nodeinfo",
+        proves: "DR SubnGet(NodeInfo), hop count 1: the SM's request on the wire equals V1 and the CA's GetResp equals V2 byte for byte",
+        run: dr_get_nodeinfo,
+    },
+    Scenario {
+        name: "lid_get_nodeinfo",
+        proves: "LID-routed SubnGet(NodeInfo) to the CA's LID is answered with SLID/DLID swapped, status 0",
+        run: lid_get_nodeinfo,
+    },
+    Scenario {
+        name: "set_portinfo_lmc",
+        proves: "DR SubnSet(PortInfo) writes LID and LMC=1 into the RTL; Gets to LID and LID+1 are answered, LID+2 is dropped and counted",
+        run: set_portinfo_lmc,
+    },
+    Scenario {
+        name: "bad_vcrc",
+        proves: "an SMP with a bad VCRC is dropped whole by the link layer and counted in rx_vcrc_err",
+        run: bad_vcrc,
+    },
+    Scenario {
+        name: "bad_icrc",
+        proves: "an SMP with a good VCRC but a bad ICRC is dropped by the SMI and counted in smi_icrc_err",
+        run: bad_icrc,
+    },
+    Scenario {
+        name: "wrong_dlid",
+        proves: "a LID-routed SMP to another LID is dropped and counted in smi_lid_err",
+        run: wrong_dlid,
+    },
+    Scenario {
+        name: "vl15_overflow",
+        proves: "DEPTH+3 back-to-back SMPs while the SMA is stalled: exactly 3 VL15Dropped, the first DEPTH answered",
+        run: vl15_overflow,
+    },
+    Scenario {
+        name: "trap_repress",
+        proves: "SubnTrapRepress reaches the SMA and gets no response",
+        run: trap_repress,
+    },
+    Scenario {
+        name: "unsupported_attr",
+        proves: "SubnGet(SwitchInfo) on a CA is answered with status 0x000C",
+        run: unsupported_attr,
+    },
+    Scenario {
+        name: "trap_to_master_sm",
+        proves: "a trap from the CA's SMA goes LID-routed to MasterSMLID with SLID = port LID and reaches the SM interface",
+        run: trap_to_master_sm,
+    },
+    Scenario {
+        name: "back_to_back",
+        proves: "32 SMPs at line rate with an SMA that keeps up: none dropped, all answered, no idle cycle inside a response on the wire",
+        run: back_to_back,
+    },
+    Scenario {
+        name: "data_vl",
+        proves: "GMPs on VL0/VL3 (V3, V4) pass the link checks and reach the data RX port; VL15 responses still leave",
+        run: data_vl,
+    },
+];
+
+pub fn find(name: &str) -> Option<&'static Scenario> {
+    SCENARIOS.iter().find(|s| s.name == name)
+}
+
+/// The state a scenario body works on.
+pub struct Run {
+    pub width: u32,
+    pub fab: Fabric,
+    pub rx_latency: Option<u64>,
+    pub tx_latency: Option<u64>,
+    pub detail: String,
+}
+
+/// LIDs used by the scenarios that give the ports LIDs.
+pub const SM_LID: u16 = 1;
+pub const CA_LID: u16 = 5;
+
+impl Run {
+    /// The default topology: `sm` ↔ `ca`, neither port with a LID yet.
+    pub fn new(width: u32) -> Result<Self> {
+        let mut fab = Fabric::new();
+        let sm_sma = Sma::new(SmaConfig::ca(0, "vl15 SM host"));
+        let ca_sma = Sma::new(SmaConfig::vector_v2_ca());
+        let sm = fab.add_node(
+            "sm",
+            CaPort::new(width)?,
+            Some(sm_sma),
+            Some(SmDriver::new(0x1000)),
+        );
+        let ca = fab.add_node("ca", CaPort::new(width)?, Some(ca_sma), None);
+        debug_assert_eq!((sm, ca), (SM, CA));
+        fab.connect(SM, CA, LINK_LATENCY);
+        Ok(Run {
+            width,
+            fab,
+            rx_latency: None,
+            tx_latency: None,
+            detail: String::new(),
+        })
+    }
+
+    pub fn sma(&mut self, n: usize) -> &mut Sma {
+        self.fab.nodes[n].sma.as_mut().expect("node has an SMA")
+    }
+    pub fn sm(&mut self) -> &mut SmDriver {
+        self.fab.nodes[SM]
+            .sm
+            .as_mut()
+            .expect("sm node has the SM driver")
+    }
+
+    /// Give both ports LIDs the way an SM would have (PortInfo in each SMA,
+    /// mirrored into the RTL registers), MasterSMLID = the SM's LID.
+    pub fn assign_lids(&mut self) -> Result<()> {
+        for (n, lid) in [(SM, SM_LID), (CA, CA_LID)] {
+            let node = &mut self.fab.nodes[n];
+            let sma = node.sma.as_mut().expect("sma");
+            sma.cfg.port_info.lid = lid;
+            sma.cfg.port_info.master_sm_lid = SM_LID;
+            sma.init_registers(&mut node.port);
+        }
+        self.fab.run(8)?;
+        Ok(())
+    }
+
+    /// Post an SMP from the SM now.
+    pub fn post(&mut self, ah: crate::device::AddressHandle, m: Mad) {
+        let now = self.fab.cycle();
+        self.sm().post(now, ah, m);
+    }
+
+    pub fn idle(&mut self) -> Result<u64> {
+        self.fab.run_until_idle(QUIET, MAX_CYCLES)
+    }
+
+    pub fn counters(&mut self, n: usize) -> Result<Counters> {
+        self.fab.counters(n)
+    }
+
+    /// Wire packets that left node `from` towards the other node.
+    pub fn wire(&self, dir: &str) -> Vec<&TraceEntry> {
+        self.fab.trace.iter().filter(|t| t.dir == dir).collect()
+    }
+
+    /// Inject raw wire bytes into the CA's RX (as from its link partner).
+    pub fn inject(&mut self, bytes: &[u8]) {
+        self.fab.nodes[CA].port.wire_rx.push(bytes, ());
+    }
+
+    /// Record the first request's latencies at the CA.
+    fn measure(&mut self) {
+        let port = &self.fab.nodes[CA].port;
+        let sma = self.fab.nodes[CA].sma.as_ref().expect("sma");
+        // The wire packet behind the first SMA request: the last one that
+        // ended before the request's first beat came out.
+        if let Some((first, _)) = sma.arrivals.first() {
+            let last = port.rx_last_cycles.iter().filter(|c| **c <= *first).max();
+            self.rx_latency = last.map(|l| first - l);
+        }
+        if let (Some(start), Some(tx)) = (
+            port.sma_tx.started.first(),
+            self.fab.trace.iter().find(|t| t.dir.starts_with("ca>")),
+        ) {
+            self.tx_latency = Some(tx.cycle - start);
+        }
+    }
+}
+
+/// Expect `counters` to be zero except the named ones, which must have the
+/// given values.
+pub fn expect_counters(c: &Counters, expect: &[(&str, u32)]) -> Result<()> {
+    for (name, v) in &c.0 {
+        let want = expect
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or(0, |(_, w)| *w);
+        ensure!(
+            *v == want,
+            "counter {name} = {v}, expected {want} (all: {})",
+            c.nonzero()
+        );
+    }
+    Ok(())
+}
+
+/// Run one scenario at one width.
+pub fn run(s: &Scenario, width: u32) -> Outcome {
+    let mut r = match Run::new(width) {
+        Ok(r) => r,
+        Err(e) => {
+            return Outcome {
+                scenario: s.name,
+                width,
+                pass: false,
+                detail: format!("{e:#}"),
+                cycles: 0,
+                smps: 0,
+                rx_latency: None,
+                tx_latency: None,
+                trace: Vec::new(),
+            }
+        }
+    };
+    let start = r.fab.cycle();
+    let res = (s.run)(&mut r).with_context(|| format!("scenario {} at DATA_W {width}", s.name));
+    r.measure();
+    Outcome {
+        scenario: s.name,
+        width,
+        pass: res.is_ok(),
+        detail: match res {
+            Ok(()) => r.detail.clone(),
+            Err(e) => format!("{e:#}"),
+        },
+        cycles: r.fab.cycle() - start,
+        smps: r
+            .fab
+            .trace
+            .iter()
+            .filter(|t| t.bytes.first().is_some_and(|b| b >> 4 == 15))
+            .count(),
+        rx_latency: r.rx_latency,
+        tx_latency: r.tx_latency,
+        trace: r.fab.trace,
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Scenario bodies
+// ---------------------------------------------------------------------------
+
+/// The NodeInfo a GetResp carries.
+fn node_info_of(m: &Mad) -> Result<NodeInfo> {
+    NodeInfo::decode(mad::data(m)).context("decoding NodeInfo")
+}
+
+fn response(r: &mut Run, tid: u64) -> Result<Mad> {
+    r.sm()
+        .response(tid)
+        .copied()
+        .with_context(|| format!("no response to TID {tid:#x}"))
+}
+
+fn dr_get_nodeinfo(r: &mut Run) -> Result<()> {
+    // V1: TID 0x12345678, InitialPath[1] = 1, hop count 1 (ibspec §3.3).
+    let m = mad::dr_request(METHOD_GET, ATTR_NODE_INFO, 0, 0x1234_5678, &[1]);
+    r.post(dr_ah(), m);
+    r.idle()?;
+    let out = r.wire("sm>ca");
+    let back = r.wire("ca>sm");
+    ensure!(
+        out.len() == 1 && back.len() == 1,
+        "expected one SMP each way, got {} and {}",
+        out.len(),
+        back.len()
+    );
+    ensure!(
+        out[0].bytes == vectors::V1,
+        "request on the wire differs from V1: {}",
+        diff(&out[0].bytes, vectors::V1)
+    );
+    ensure!(
+        back[0].bytes == vectors::V2,
+        "response on the wire differs from V2: {}",
+        diff(&back[0].bytes, vectors::V2)
+    );
+    let resp = response(r, 0x1234_5678)?;
+    let ni = node_info_of(&resp)?;
+    ensure!(
+        ni.node_guid == 0x0002_c903_0000_1230 && ni.local_port_num == 1,
+        "NodeInfo {ni:?}"
+    );
+    // Delivered to the SM with the hop pointer back at 0 (ibspec §5, D=1 hp=1 → 0).
+    ensure!(
+        resp[mad::off::HOP_PTR] == 0,
+        "hop pointer at the SM = {}",
+        resp[mad::off::HOP_PTR]
+    );
+    expect_counters(
+        &r.counters(CA)?,
+        &[
+            ("rx_pkts", 1),
+            ("smi_to_sma", 1),
+            ("sq_pkts", 1),
+            ("tx_vl15_pkts", 1),
+        ],
+    )?;
+    expect_counters(
+        &r.counters(SM)?,
+        &[
+            ("rx_pkts", 1),
+            ("smi_to_sm", 1),
+            ("sq_pkts", 1),
+            ("tx_vl15_pkts", 1),
+        ],
+    )?;
+    Ok(())
+}
+
+fn lid_get_nodeinfo(r: &mut Run) -> Result<()> {
+    r.assign_lids()?;
+    let tid = r.sm().tid();
+    r.post(
+        lid_ah(CA_LID),
+        mad::request(CLASS_SUBN_LID, METHOD_GET, ATTR_NODE_INFO, 0, tid),
+    );
+    r.idle()?;
+    let resp = response(r, tid)?;
+    ensure!(
+        mad::status(&resp) == 0,
+        "status {:#06x}",
+        mad::status(&resp)
+    );
+    ensure!(
+        node_info_of(&resp)?.port_guid == 0x0002_c903_0000_1231,
+        "PortGUID"
+    );
+    let back = r.wire("ca>sm");
+    ensure!(back.len() == 1, "{} responses on the wire", back.len());
+    let p = packet::Packet::parse(&back[0].bytes).context("parsing the response")?;
+    ensure!(
+        p.lrh.dlid == SM_LID && p.lrh.slid == CA_LID,
+        "LRH {:?}",
+        p.lrh
+    );
+    ensure!(
+        p.lrh.vl == 15 && p.bth.dest_qp == 0 && p.deth.src_qp == 0,
+        "headers {:?} {:?}",
+        p.lrh,
+        p.bth
+    );
+    ensure!(p.icrc_ok() && p.vcrc_ok(), "CRCs of the response");
+    Ok(())
+}
+
+fn set_portinfo_lmc(r: &mut Run) -> Result<()> {
+    r.assign_lids()?;
+    // Read the CA's PortInfo by DR, change LID/LMC, write it back.
+    let tid = r.sm().tid();
+    r.post(
+        dr_ah(),
+        mad::dr_request(METHOD_GET, ATTR_PORT_INFO, 0, tid, &[1]),
+    );
+    r.idle()?;
+    let mut pi = PortInfo::decode(mad::data(&response(r, tid)?))?;
+    let new_lid = 0x10;
+    pi.lid = new_lid;
+    pi.lmc = 1;
+    pi.port_state = PORT_STATE_NO_CHANGE;
+    let tid = r.sm().tid();
+    let mut set = mad::dr_request(METHOD_SET, ATTR_PORT_INFO, 0, tid, &[1]);
+    mad::data_mut(&mut set).copy_from_slice(&pi.encode());
+    r.post(dr_ah(), set);
+    r.idle()?;
+    let resp = response(r, tid)?;
+    ensure!(
+        mad::status(&resp) == 0,
+        "Set status {:#06x}",
+        mad::status(&resp)
+    );
+    let now = PortInfo::decode(mad::data(&resp))?;
+    ensure!(
+        now.lid == new_lid && now.lmc == 1,
+        "PortInfo after Set: lid {:#x} lmc {}",
+        now.lid,
+        now.lmc
+    );
+    ensure!(
+        r.fab.read_reg(CA, reg::PORT_LID)? == u32::from(new_lid),
+        "RTL PORT_LID"
+    );
+    ensure!(r.fab.read_reg(CA, reg::PORT_LMC)? == 1, "RTL PORT_LMC");
+    // LID-routed Gets to LID, LID+1 (answered: LMC 1 owns two LIDs) and LID+2 (not ours).
+    let mut tids = Vec::new();
+    for dlid in [new_lid, new_lid + 1, new_lid + 2] {
+        let tid = r.sm().tid();
+        tids.push((dlid, tid));
+        r.post(
+            lid_ah(dlid),
+            mad::request(CLASS_SUBN_LID, METHOD_GET, ATTR_NODE_INFO, 0, tid),
+        );
+    }
+    r.idle()?;
+    for (dlid, tid) in &tids[..2] {
+        let _ = response(r, *tid).with_context(|| format!("Get to LID {dlid:#x}"))?;
+    }
+    ensure!(r.sm().response(tids[2].1).is_none(), "LID+2 was answered");
+    // Each response comes from the DLID the request was sent to.
+    let back: Vec<u16> = r
+        .wire("ca>sm")
+        .iter()
+        .filter_map(|t| packet::Packet::parse(&t.bytes).ok())
+        .filter(|p| p.lrh.vl == 15 && mad::class(&p.mad) == CLASS_SUBN_LID)
+        .map(|p| p.lrh.slid)
+        .collect();
+    ensure!(back == [new_lid, new_lid + 1], "response SLIDs {back:x?}");
+    let c = r.counters(CA)?;
+    ensure!(
+        c.get("smi_lid_err") == 1,
+        "smi_lid_err {}",
+        c.get("smi_lid_err")
+    );
+    Ok(())
+}
+
+/// V1 as the CA would receive it, with `f` applied and the VCRC recomputed.
+fn v1_with(f: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
+    let mut p = vectors::V1.to_vec();
+    f(&mut p);
+    let n = p.len() - 2;
+    let v = crate::crc::vcrc(&p[..n]);
+    p[n..].copy_from_slice(&crate::crc::vcrc_to_wire(v));
+    p
+}
+
+fn bad_vcrc(r: &mut Run) -> Result<()> {
+    let mut p = vectors::V1.to_vec();
+    p[289] ^= 0x01;
+    r.inject(&p);
+    r.idle()?;
+    ensure!(
+        r.wire("ca>sm").is_empty(),
+        "the CA answered a packet with a bad VCRC"
+    );
+    expect_counters(&r.counters(CA)?, &[("rx_pkts", 1), ("rx_vcrc_err", 1)])
+}
+
+fn bad_icrc(r: &mut Run) -> Result<()> {
+    let p = v1_with(|p| p[284] ^= 0x80);
+    r.inject(&p);
+    r.idle()?;
+    ensure!(
+        r.wire("ca>sm").is_empty(),
+        "the CA answered a packet with a bad ICRC"
+    );
+    expect_counters(&r.counters(CA)?, &[("rx_pkts", 1), ("smi_icrc_err", 1)])
+}
+
+fn wrong_dlid(r: &mut Run) -> Result<()> {
+    r.assign_lids()?;
+    let tid = r.sm().tid();
+    r.post(
+        lid_ah(CA_LID + 2),
+        mad::request(CLASS_SUBN_LID, METHOD_GET, ATTR_NODE_INFO, 0, tid),
+    );
+    r.idle()?;
+    ensure!(
+        r.sm().response(tid).is_none(),
+        "answered a SMP to another LID"
+    );
+    expect_counters(&r.counters(CA)?, &[("rx_pkts", 1), ("smi_lid_err", 1)])
+}
+
+/// A LID-routed SMP on the wire from the SM's LID to the CA's, built by the
+/// testbench's own packet model.
+fn lid_smp(m: &Mad, dlid: u16, slid: u16, psn: u32) -> Vec<u8> {
+    packet::Packet::smp_bytes(VL15, 0, dlid, slid, psn, *m)
+}
+
+fn vl15_overflow(r: &mut Run) -> Result<()> {
+    r.assign_lids()?;
+    let depth = r.fab.read_reg(CA, reg::RX_DEPTH)? as usize;
+    let n = depth + 3;
+    // Stall the SMA for far longer than the burst takes to arrive.
+    let burst_cycles = (n as u64 + 1) * 300;
+    let now = r.fab.cycle();
+    r.sma(CA).cfg.stall_until = now + burst_cycles;
+    let mut tids = Vec::new();
+    for i in 0..n {
+        let tid = 0x5000 + i as u64;
+        tids.push(tid);
+        let m = mad::request(CLASS_SUBN_LID, METHOD_GET, ATTR_NODE_INFO, 0, tid);
+        r.inject(&lid_smp(&m, CA_LID, SM_LID, i as u32));
+    }
+    r.fab.run(burst_cycles)?;
+    r.idle()?;
+    let answered: Vec<u64> = r
+        .wire("ca>sm")
+        .iter()
+        .filter_map(|t| packet::Packet::parse(&t.bytes).ok())
+        .map(|p| mad::tid(&p.mad))
+        .collect();
+    ensure!(
+        answered == tids[..depth],
+        "answered TIDs {answered:x?}, expected the first {depth} of {tids:x?}"
+    );
+    expect_counters(
+        &r.counters(CA)?,
+        &[
+            ("rx_pkts", n as u32),
+            ("vl15_dropped", 3),
+            ("smi_to_sma", depth as u32),
+            ("sq_pkts", depth as u32),
+            ("tx_vl15_pkts", depth as u32),
+        ],
+    )?;
+    r.detail = format!("depth {depth}, {n} sent, 3 dropped");
+    Ok(())
+}
+
+fn trap_repress(r: &mut Run) -> Result<()> {
+    r.assign_lids()?;
+    let tid = r.sm().tid();
+    r.post(
+        lid_ah(CA_LID),
+        mad::request(CLASS_SUBN_LID, METHOD_TRAP_REPRESS, ATTR_NOTICE, 0, tid),
+    );
+    r.idle()?;
+    ensure!(r.wire("ca>sm").is_empty(), "TrapRepress was answered");
+    ensure!(
+        r.sma(CA).repressed == [tid],
+        "SMA saw {:x?}",
+        r.sma(CA).repressed
+    );
+    expect_counters(&r.counters(CA)?, &[("rx_pkts", 1), ("smi_to_sma", 1)])
+}
+
+fn unsupported_attr(r: &mut Run) -> Result<()> {
+    let tid = r.sm().tid();
+    r.post(
+        dr_ah(),
+        mad::dr_request(METHOD_GET, ATTR_SWITCH_INFO, 0, tid, &[1]),
+    );
+    r.idle()?;
+    let resp = response(r, tid)?;
+    ensure!(
+        mad::status(&resp) == STATUS_ATTR_UNSUPPORTED,
+        "status {:#06x}",
+        mad::status(&resp)
+    );
+    Ok(())
+}
+
+fn trap_to_master_sm(r: &mut Run) -> Result<()> {
+    r.assign_lids()?;
+    // Trap 144 (capability change), generic, type Info, from a CA (ibspec §8).
+    let mut m = mad::request(CLASS_SUBN_LID, METHOD_TRAP, ATTR_NOTICE, 0, 0x7777);
+    let d = mad::data_mut(&mut m);
+    d[0] = 0x80 | 4;
+    d[3] = 1;
+    d[4..6].copy_from_slice(&144u16.to_be_bytes());
+    d[6..8].copy_from_slice(&CA_LID.to_be_bytes());
+    r.fab.nodes[CA].port.trap_tx.push(&m, ());
+    r.idle()?;
+    let back = r.wire("ca>sm");
+    ensure!(back.len() == 1, "{} packets from the CA", back.len());
+    let p = packet::Packet::parse(&back[0].bytes)?;
+    ensure!(
+        p.lrh.dlid == SM_LID && p.lrh.slid == CA_LID && p.lrh.vl == 15,
+        "LRH {:?}",
+        p.lrh
+    );
+    let got = r.sm().unsolicited.clone();
+    ensure!(
+        got.len() == 1 && mad::method(&got[0].0) == METHOD_TRAP,
+        "SM got {} deliveries",
+        got.len()
+    );
+    ensure!(got[0].1.slid == CA_LID, "trap meta {:?}", got[0].1);
+    Ok(())
+}
+
+fn back_to_back(r: &mut Run) -> Result<()> {
+    r.assign_lids()?;
+    r.sma(CA).cfg.latency = 0;
+    let n = 32usize;
+    for i in 0..n {
+        let m = mad::request(
+            CLASS_SUBN_LID,
+            METHOD_GET,
+            ATTR_NODE_INFO,
+            0,
+            0x9000 + i as u64,
+        );
+        r.inject(&lid_smp(&m, CA_LID, SM_LID, i as u32));
+    }
+    r.idle()?;
+    let c = r.counters(CA)?;
+    ensure!(
+        c.get("vl15_dropped") == 0,
+        "{} dropped",
+        c.get("vl15_dropped")
+    );
+    let back = r.wire("ca>sm");
+    ensure!(back.len() == n, "{} of {n} answered", back.len());
+    let gaps = r.fab.nodes[CA]
+        .port
+        .wire_tx
+        .packets
+        .iter()
+        .map(|p| p.gaps)
+        .sum::<u64>();
+    ensure!(gaps == 0, "{gaps} idle cycles inside responses on the wire");
+    r.detail = format!("{n} SMPs, 0 dropped, 0 gaps");
+    Ok(())
+}
+
+fn data_vl(r: &mut Run) -> Result<()> {
+    r.inject(vectors::V3);
+    r.inject(vectors::V4);
+    r.inject(vectors::V1);
+    r.idle()?;
+    let got: Vec<Vec<u8>> = r.fab.nodes[CA]
+        .port
+        .drx
+        .packets
+        .iter()
+        .map(|p| p.bytes.clone())
+        .collect();
+    ensure!(
+        got == [vectors::V3.to_vec(), vectors::V4.to_vec()],
+        "data RX got {} packets",
+        got.len()
+    );
+    ensure!(
+        r.fab.nodes[CA].port.drx.packets.iter().all(|p| !p.bad),
+        "a good GMP was flagged bad"
+    );
+    let back = r.wire("ca>sm");
+    ensure!(
+        back.len() == 1 && back[0].bytes == vectors::V2,
+        "V1 among GMPs was not answered with V2"
+    );
+    expect_counters(
+        &r.counters(CA)?,
+        &[
+            ("rx_pkts", 3),
+            ("rx_data_pkts", 2),
+            ("smi_to_sma", 1),
+            ("sq_pkts", 1),
+            ("tx_vl15_pkts", 1),
+        ],
+    )
+}
+
+/// A short description of where two byte strings first differ.
+pub fn diff(a: &[u8], b: &[u8]) -> String {
+    if a.len() != b.len() {
+        return format!("length {} vs {}", a.len(), b.len());
+    }
+    match a.iter().zip(b).position(|(x, y)| x != y) {
+        Some(i) => format!(
+            "first difference at byte {i}: {:#04x} vs {:#04x}",
+            a[i], b[i]
+        ),
+        None => "equal".into(),
+    }
+}
+
+/// Run the named scenarios (all when empty) at the given widths.
+pub fn regress(names: &[String], widths: &[u32]) -> Result<Vec<Outcome>> {
+    let mut out = Vec::new();
+    let list: Vec<&Scenario> = if names.is_empty() {
+        SCENARIOS.iter().collect()
+    } else {
+        names
+            .iter()
+            .map(|n| {
+                find(n)
+                    .with_context(|| format!("no scenario named {n:?} (see `vl15 regress --list`)"))
+            })
+            .collect::<Result<_>>()?
+    };
+    for w in widths {
+        for s in &list {
+            out.push(run(s, *w));
+        }
+    }
+    if out.is_empty() {
+        bail!("no scenario ran");
+    }
+    Ok(out)
+}

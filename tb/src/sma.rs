@@ -1,0 +1,283 @@
+//! The subnet management agent of a CA port, in Rust: it takes SMP requests
+//! from the RTL's SMA receive interface, answers Get/Set of NodeInfo,
+//! NodeDescription and PortInfo through the SMA send interface after a
+//! service latency, and mirrors PortInfo's LID, LMC, MasterSMLID,
+//! MasterSMSL and PortState into the RTL port registers.
+//!
+//! Statuses (ibspec §7): 0x0004 bad class version, 0x0008 method not
+//! supported, 0x000C method/attribute combination not supported, 0x001C
+//! invalid attribute field value. TrapRepress gets no response.
+
+use std::collections::VecDeque;
+
+use anyhow::Result;
+use serde::{Deserialize, Serialize};
+
+use crate::device::{reg, CaPort, SmiMeta};
+use crate::mad::{self, Mad};
+use crate::packet::consts::*;
+use crate::packet::{NodeInfo, PortInfo};
+
+/// What the SMA reports about its node.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SmaConfig {
+    pub node_info: NodeInfo,
+    pub node_description: String,
+    pub port_info: PortInfo,
+    /// Cycles from a request's last beat to its response's first beat.
+    pub latency: u64,
+    /// The SMA takes no request before this cycle (a slow or busy host).
+    pub stall_until: u64,
+}
+
+impl SmaConfig {
+    /// The CA of reference vector V2 (ibspec §3.3): NodeGUID
+    /// 0x0002c90300001230, PortGUID …1231, PartitionCap 128, DeviceID 0x1003,
+    /// VendorID 0x0002C9, one port; every other NodeInfo field 0.
+    pub fn vector_v2_ca() -> Self {
+        let node_info = NodeInfo {
+            base_version: 1,
+            class_version: 1,
+            node_type: 1,
+            num_ports: 1,
+            sys_guid: 0x0002_c903_0000_1230,
+            node_guid: 0x0002_c903_0000_1230,
+            port_guid: 0x0002_c903_0000_1231,
+            partition_cap: 128,
+            device_id: 0x1003,
+            revision: 0,
+            local_port_num: 1,
+            vendor_id: 0x0002C9,
+        };
+        SmaConfig {
+            node_info,
+            node_description: "vl15 CA".to_string(),
+            port_info: default_port_info(1),
+            latency: 8,
+            stall_until: 0,
+        }
+    }
+
+    /// A CA with the GUIDs ibsim would give the n-th CA (ibspec §10: from
+    /// 0x100000, nports+1 GUIDs each).
+    pub fn ca(n: u64, description: &str) -> Self {
+        let mut c = Self::vector_v2_ca();
+        let base = 0x10_0000 + n * 2;
+        c.node_info.sys_guid = base;
+        c.node_info.node_guid = base;
+        c.node_info.port_guid = base + 1;
+        c.node_description = description.to_string();
+        c
+    }
+}
+
+/// PortInfo of a freshly trained CA port with no LID (ibspec §8 encodings).
+pub fn default_port_info(port: u8) -> PortInfo {
+    PortInfo {
+        gid_prefix: 0xfe80_0000_0000_0000,
+        // IsTrapSupported, IsSLMapping, IsExtendedSpeeds,
+        // IsCapabilityMask2, IsCapabilityMaskNotice: ibsim's CA default.
+        capability_mask: 0x0040_C048,
+        local_port_num: port,
+        link_width_enabled: 2,
+        link_width_supported: 2,
+        link_width_active: 2,
+        link_speed_supported: 1,
+        port_state: PORT_STATE_INIT,
+        port_phys_state: 5,
+        link_down_default_state: 2,
+        link_speed_active: 1,
+        link_speed_enabled: 1,
+        neighbor_mtu: 4,
+        vl_cap: 4,
+        mtu_cap: 4,
+        operational_vls: 4,
+        guid_cap: 1,
+        subnet_timeout: 0x12,
+        ..PortInfo::default()
+    }
+}
+
+/// A response waiting for its service latency to pass.
+struct Pending {
+    due: u64,
+    mad: Mad,
+    meta: SmiMeta,
+}
+
+pub struct Sma {
+    pub cfg: SmaConfig,
+    pending: VecDeque<Pending>,
+    /// TIDs of requests answered with no response (TrapRepress), for tests.
+    pub repressed: Vec<u64>,
+    /// (first, last) cycle of every request taken from the SMA RX interface.
+    pub arrivals: Vec<(u64, u64)>,
+    /// Requests served, and responses sent.
+    pub requests: u64,
+    pub responses: u64,
+}
+
+impl Sma {
+    pub fn new(cfg: SmaConfig) -> Self {
+        Sma {
+            cfg,
+            pending: VecDeque::new(),
+            repressed: Vec::new(),
+            arrivals: Vec::new(),
+            requests: 0,
+            responses: 0,
+        }
+    }
+
+    /// Program the RTL port registers from the PortInfo the SMA holds.
+    pub fn init_registers(&self, port: &mut CaPort) {
+        let pi = &self.cfg.port_info;
+        port.write_reg(reg::PORT_LID, u32::from(pi.lid));
+        port.write_reg(reg::PORT_LMC, u32::from(pi.lmc));
+        port.write_reg(reg::MASTER_SM_LID, u32::from(pi.master_sm_lid));
+        port.write_reg(reg::MASTER_SM_SL, u32::from(pi.master_sm_sl));
+        port.write_reg(reg::PORT_STATE, u32::from(pi.port_state));
+    }
+
+    pub fn busy(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    /// One cycle of host-side work: take received requests, release due
+    /// responses. Returns whether anything happened.
+    pub fn service(&mut self, port: &mut CaPort, now: u64) -> Result<bool> {
+        let mut did = false;
+        port.sma_rx.hold = now + 1 < self.cfg.stall_until;
+        while let Some(rx) = port.sma_rx.packets.pop_front() {
+            did = true;
+            self.requests += 1;
+            self.arrivals.push((rx.first_cycle, rx.last_cycle));
+            let mut req = [0u8; 256];
+            let n = rx.bytes.len().min(256);
+            req[..n].copy_from_slice(&rx.bytes[..n]);
+            if let Some(resp) = self.handle(&req, &rx.meta, port) {
+                self.pending.push_back(Pending {
+                    due: rx.last_cycle + self.cfg.latency,
+                    mad: resp,
+                    meta: rx.meta,
+                });
+            }
+        }
+        while self.pending.front().is_some_and(|p| p.due <= now) {
+            let p = self.pending.pop_front().expect("checked");
+            port.sma_tx.push(&p.mad, p.meta);
+            self.responses += 1;
+            did = true;
+        }
+        Ok(did)
+    }
+
+    /// The response to one request, or `None` when there is none to send.
+    pub fn handle(&mut self, req: &Mad, meta: &SmiMeta, port: &mut CaPort) -> Option<Mad> {
+        let method = mad::method(req);
+        if method == METHOD_TRAP_REPRESS {
+            self.repressed.push(mad::tid(req));
+            return None;
+        }
+        if method & 0x80 != 0 {
+            // A response never needs an answer (the RTL sends these to the SM).
+            return None;
+        }
+        let mut resp = *req;
+        if req[mad::off::CLASS_VERSION] != 1 {
+            mad::make_response(&mut resp, STATUS_BAD_VERSION);
+            return Some(resp);
+        }
+        let status = match method {
+            METHOD_GET => self.get(&mut resp, meta),
+            METHOD_SET => self.set(&mut resp, meta, port),
+            _ => STATUS_METHOD_UNSUPPORTED,
+        };
+        mad::make_response(&mut resp, status);
+        Some(resp)
+    }
+
+    fn get(&self, m: &mut Mad, meta: &SmiMeta) -> u16 {
+        match mad::attr_id(m) {
+            ATTR_NODE_INFO => {
+                let mut ni = self.cfg.node_info;
+                ni.local_port_num = meta.port;
+                mad::data_mut(m).copy_from_slice(&ni.encode());
+                0
+            }
+            ATTR_NODE_DESC => {
+                let d = mad::data_mut(m);
+                d.fill(0);
+                let b = self.cfg.node_description.as_bytes();
+                let n = b.len().min(64);
+                d[..n].copy_from_slice(&b[..n]);
+                0
+            }
+            ATTR_PORT_INFO => {
+                let modifier = mad::attr_mod(m);
+                // CA: modifier 0 means the port the SMP arrived on.
+                if modifier != 0 && modifier != u32::from(meta.port) {
+                    return STATUS_INVALID_FIELD;
+                }
+                mad::data_mut(m).copy_from_slice(&self.cfg.port_info.encode());
+                0
+            }
+            _ => STATUS_ATTR_UNSUPPORTED,
+        }
+    }
+
+    fn set(&mut self, m: &mut Mad, meta: &SmiMeta, port: &mut CaPort) -> u16 {
+        match mad::attr_id(m) {
+            ATTR_PORT_INFO => {
+                let modifier = mad::attr_mod(m);
+                let status = if modifier != 0 && modifier != u32::from(meta.port) {
+                    STATUS_INVALID_FIELD
+                } else {
+                    match PortInfo::decode(mad::data(m)) {
+                        Ok(new) => self.set_port_info(&new, port),
+                        Err(_) => STATUS_INVALID_FIELD,
+                    }
+                };
+                mad::data_mut(m).copy_from_slice(&self.cfg.port_info.encode());
+                status
+            }
+            ATTR_NODE_INFO | ATTR_NODE_DESC => STATUS_ATTR_UNSUPPORTED,
+            _ => STATUS_ATTR_UNSUPPORTED,
+        }
+    }
+
+    /// Apply the writable PortInfo fields; all or nothing.
+    fn set_port_info(&mut self, new: &PortInfo, port: &mut CaPort) -> u16 {
+        let cur = &self.cfg.port_info;
+        // LIDs: unicast only (0x0001..0xBFFF), or 0 (unassigned).
+        let unicast = |l: u16| l < 0xC000;
+        if !unicast(new.lid) || !unicast(new.master_sm_lid) {
+            return STATUS_INVALID_FIELD;
+        }
+        // PortState: NoChange, Down, or one step up Init → Armed → Active.
+        let state = match new.port_state {
+            PORT_STATE_NO_CHANGE => cur.port_state,
+            PORT_STATE_DOWN => PORT_STATE_INIT, // the link retrains to Init
+            PORT_STATE_ARMED if cur.port_state == PORT_STATE_INIT => PORT_STATE_ARMED,
+            PORT_STATE_ACTIVE if cur.port_state == PORT_STATE_ARMED => PORT_STATE_ACTIVE,
+            s if s == cur.port_state && s != PORT_STATE_INIT => s,
+            _ => return STATUS_INVALID_FIELD,
+        };
+        let pi = &mut self.cfg.port_info;
+        pi.m_key = new.m_key;
+        pi.gid_prefix = new.gid_prefix;
+        pi.lid = new.lid;
+        pi.master_sm_lid = new.master_sm_lid;
+        pi.lmc = new.lmc;
+        pi.master_sm_sl = new.master_sm_sl;
+        pi.m_key_lease_period = new.m_key_lease_period;
+        pi.subnet_timeout = new.subnet_timeout;
+        pi.port_state = state;
+        port.write_reg(reg::PORT_LID, u32::from(pi.lid));
+        port.write_reg(reg::PORT_LMC, u32::from(pi.lmc));
+        port.write_reg(reg::MASTER_SM_LID, u32::from(pi.master_sm_lid));
+        port.write_reg(reg::MASTER_SM_SL, u32::from(pi.master_sm_sl));
+        port.write_reg(reg::PORT_STATE, u32::from(pi.port_state));
+        0
+    }
+}

@@ -1,0 +1,148 @@
+//! The `vl15` command line: replay, decode and their errors.
+
+use std::process::Command;
+
+use vl15::pcap::{read_pcap, write_pcap, LinkType, PcapRecord};
+use vl15::scenario::vectors;
+
+fn vl15() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_vl15"))
+}
+
+fn vectors_pcap() -> String {
+    concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/vectors/ibvec.pcap").to_string()
+}
+
+/// ibvec.pcap holds V1..V4. A CA configured as in V2 answers V1 with exactly
+/// V2 (ibspec §3.3) and hands the two GMPs (V3, V4) to the data RX port.
+#[test]
+fn replay_vectors_answers_v1_with_v2() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.pcap");
+    for w in ["32", "64", "128"] {
+        let o = vl15()
+            .args(["replay", &vectors_pcap(), "-o"])
+            .arg(&out)
+            .args(["--width", w])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            o.status.success(),
+            "{stdout}{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let cap = read_pcap(&out).unwrap();
+        assert_eq!(cap.link_type, LinkType::Infiniband);
+        assert_eq!(cap.records.len(), 1, "{stdout}");
+        assert_eq!(cap.records[0].data, vectors::V2);
+        assert!(stdout.contains("rx_data_pkts     2"), "{stdout}");
+        assert!(stdout.contains("smi_to_sma       1"), "{stdout}");
+    }
+}
+
+/// --lid/--lmc: LID-routed Gets to LID and LID+1 are answered, LID+2 is not.
+#[test]
+fn replay_lid_and_lmc() {
+    use vl15::mad;
+    use vl15::packet::{consts::*, Packet};
+    let dir = tempfile::tempdir().unwrap();
+    let inp = dir.path().join("in.pcap");
+    let out = dir.path().join("out.pcap");
+    let recs: Vec<PcapRecord> = [0x20u16, 0x21, 0x22]
+        .iter()
+        .enumerate()
+        .map(|(i, dlid)| {
+            let m = mad::request(
+                CLASS_SUBN_LID,
+                METHOD_GET,
+                ATTR_NODE_INFO,
+                0,
+                0x100 + i as u64,
+            );
+            PcapRecord {
+                cycle: i as u64,
+                data: Packet::smp_bytes(VL15, 0, *dlid, 1, i as u32, m),
+            }
+        })
+        .collect();
+    write_pcap(&inp, LinkType::User0, &recs).unwrap();
+    let o = vl15()
+        .arg("replay")
+        .arg(&inp)
+        .arg("-o")
+        .arg(&out)
+        .args(["--lid", "32", "--lmc", "1", "--linktype", "user0"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{stdout}");
+    let cap = read_pcap(&out).unwrap();
+    assert_eq!(cap.link_type, LinkType::User0);
+    let slids: Vec<u16> = cap
+        .records
+        .iter()
+        .map(|r| Packet::parse(&r.data).unwrap().lrh.slid)
+        .collect();
+    assert_eq!(slids, [0x20, 0x21]);
+    assert!(stdout.contains("smi_lid_err      1"), "{stdout}");
+}
+
+#[test]
+fn replay_rejects_a_file_that_is_not_pcap() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.pcap");
+    std::fs::write(&bad, b"this is not a pcap file at all").unwrap();
+    let o = vl15()
+        .arg("replay")
+        .arg(&bad)
+        .arg("-o")
+        .arg(dir.path().join("o.pcap"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("bad.pcap"), "{err}");
+    assert!(!dir.path().join("o.pcap").exists());
+}
+
+#[test]
+fn replay_rejects_a_truncated_pcap() {
+    let dir = tempfile::tempdir().unwrap();
+    let full = std::fs::read(vectors_pcap()).unwrap();
+    let cut = dir.path().join("cut.pcap");
+    std::fs::write(&cut, &full[..full.len() - 100]).unwrap();
+    let o = vl15()
+        .arg("replay")
+        .arg(&cut)
+        .arg("-o")
+        .arg(dir.path().join("o.pcap"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn decode_prints_one_line_per_packet() {
+    let o = vl15().args(["decode", &vectors_pcap()]).output().unwrap();
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4, "{text}");
+    assert!(lines[0].contains("NodeInfo"), "{}", lines[0]);
+}
+
+#[test]
+fn decode_of_a_missing_file_fails_cleanly() {
+    let o = vl15()
+        .args(["decode", "/nonexistent/x.pcap"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("x.pcap"));
+}
