@@ -118,6 +118,16 @@ pub const SCENARIOS: &[Scenario] = &[
         run: back_to_back,
     },
     Scenario {
+        name: "status_codes",
+        proves: "the SMA answers bad ClassVersion 0x0004, unsupported method 0x0008, Set(NodeInfo) 0x000C, bad PortInfo modifier and illegal PortState 0x001C; Init->Armed->Active reaches the RTL",
+        run: status_codes,
+    },
+    Scenario {
+        name: "vl15_priority",
+        proves: "at a packet boundary on the wire, a waiting VL15 SMP goes before waiting data-VL packets",
+        run: vl15_priority,
+    },
+    Scenario {
         name: "data_vl",
         proves: "GMPs on VL0/VL3 (V3, V4) pass the link checks and reach the data RX port; VL15 responses still leave",
         run: data_vl,
@@ -225,7 +235,9 @@ impl Run {
         }
         if let (Some(start), Some(tx)) = (
             port.sma_tx.started.first(),
-            self.fab.trace.iter().find(|t| t.dir.starts_with("ca>")),
+            self.fab.trace.iter().find(|t| {
+                t.dir.starts_with("ca>") && t.bytes.first().is_some_and(|b| b >> 4 == 15)
+            }),
         ) {
             self.tx_latency = Some(tx.cycle - start);
         }
@@ -249,9 +261,61 @@ pub fn expect_counters(c: &Counters, expect: &[(&str, u32)]) -> Result<()> {
     Ok(())
 }
 
+/// Idle insertion on every source and backpressure on every sink of every
+/// port, from `seed`: what is delivered must not change, only when.
+pub fn stress(fab: &mut Fabric, seed: u64) {
+    use crate::stream::Pattern::Random;
+    for (n, node) in fab.nodes.iter_mut().enumerate() {
+        let s = seed.wrapping_mul(1000) + 10 * n as u64;
+        let p = &mut node.port;
+        p.wire_rx.set_pattern(Random {
+            percent: 70,
+            seed: s,
+        });
+        p.wire_tx.set_pattern(Random {
+            percent: 60,
+            seed: s + 1,
+        });
+        p.dtx.set_pattern(Random {
+            percent: 50,
+            seed: s + 2,
+        });
+        p.sma_rx.set_pattern(Random {
+            percent: 40,
+            seed: s + 3,
+        });
+        p.sm_rx.set_pattern(Random {
+            percent: 50,
+            seed: s + 4,
+        });
+        p.sma_tx.set_pattern(Random {
+            percent: 50,
+            seed: s + 5,
+        });
+        p.sm_tx.set_pattern(Random {
+            percent: 30,
+            seed: s + 6,
+        });
+        p.trap_tx.set_pattern(Random {
+            percent: 50,
+            seed: s + 7,
+        });
+    }
+}
+
 /// Run one scenario at one width.
 pub fn run(s: &Scenario, width: u32) -> Outcome {
-    let mut r = match Run::new(width) {
+    run_with(s, width, None)
+}
+
+/// Run one scenario at one width, under `stress(seed)` when given.
+pub fn run_with(s: &Scenario, width: u32, stress_seed: Option<u64>) -> Outcome {
+    let mut r = match Run::new(width).map(|mut r| {
+        if let Some(seed) = stress_seed {
+            stress(&mut r.fab, seed);
+        }
+        r
+    }) {
         Ok(r) => r,
         Err(e) => {
             return Outcome {
@@ -659,6 +723,140 @@ fn back_to_back(r: &mut Run) -> Result<()> {
     ensure!(gaps == 0, "{gaps} idle cycles inside responses on the wire");
     r.detail = format!("{n} SMPs, 0 dropped, 0 gaps");
     Ok(())
+}
+
+/// A DR request to the CA (hop count 1) from the SM; returns the response.
+fn dr_exchange(
+    r: &mut Run,
+    method: u8,
+    attr: u16,
+    modifier: u32,
+    edit: impl FnOnce(&mut Mad),
+) -> Result<Mad> {
+    let tid = r.sm().tid();
+    let mut m = mad::dr_request(method, attr, modifier, tid, &[1]);
+    edit(&mut m);
+    r.post(dr_ah(), m);
+    r.idle()?;
+    response(r, tid)
+}
+
+fn status_codes(r: &mut Run) -> Result<()> {
+    let expect = |what: &str, m: &Mad, want: u16| -> Result<()> {
+        ensure!(
+            mad::method(m) == METHOD_GET_RESP,
+            "{what}: method {:#04x}",
+            mad::method(m)
+        );
+        ensure!(
+            mad::status(m) == want,
+            "{what}: status {:#06x}, expected {want:#06x}",
+            mad::status(m)
+        );
+        Ok(())
+    };
+    let m = dr_exchange(r, METHOD_GET, ATTR_NODE_INFO, 0, |m| {
+        m[mad::off::CLASS_VERSION] = 2
+    })?;
+    expect("ClassVersion 2", &m, STATUS_BAD_VERSION)?;
+    let m = dr_exchange(r, METHOD_SEND, ATTR_NODE_INFO, 0, |_| {})?;
+    expect("method Send", &m, STATUS_METHOD_UNSUPPORTED)?;
+    let m = dr_exchange(r, METHOD_SET, ATTR_NODE_INFO, 0, |_| {})?;
+    expect("Set(NodeInfo)", &m, STATUS_ATTR_UNSUPPORTED)?;
+    let m = dr_exchange(r, METHOD_GET, ATTR_PORT_INFO, 2, |_| {})?;
+    expect(
+        "Get(PortInfo) of port 2 on a 1-port CA",
+        &m,
+        STATUS_INVALID_FIELD,
+    )?;
+
+    // PortState: Init -> Active skips Armed: invalid, nothing changes.
+    let cur = PortInfo::decode(mad::data(&dr_exchange(
+        r,
+        METHOD_GET,
+        ATTR_PORT_INFO,
+        0,
+        |_| {},
+    )?))?;
+    ensure!(
+        cur.port_state == PORT_STATE_INIT,
+        "initial PortState {}",
+        cur.port_state
+    );
+    let with_state = |state: u8| {
+        let mut pi = cur;
+        pi.port_state = state;
+        move |m: &mut Mad| mad::data_mut(m).copy_from_slice(&pi.encode())
+    };
+    let m = dr_exchange(
+        r,
+        METHOD_SET,
+        ATTR_PORT_INFO,
+        0,
+        with_state(PORT_STATE_ACTIVE),
+    )?;
+    expect("Set PortState Active from Init", &m, STATUS_INVALID_FIELD)?;
+    ensure!(
+        PortInfo::decode(mad::data(&m))?.port_state == PORT_STATE_INIT,
+        "state changed"
+    );
+    ensure!(
+        r.fab.read_reg(CA, reg::PORT_STATE)? == u32::from(PORT_STATE_INIT),
+        "RTL PortState changed"
+    );
+    // Init -> Armed -> Active, one step at a time.
+    for state in [PORT_STATE_ARMED, PORT_STATE_ACTIVE] {
+        let m = dr_exchange(r, METHOD_SET, ATTR_PORT_INFO, 0, with_state(state))?;
+        expect("Set PortState one step up", &m, 0)?;
+        ensure!(
+            PortInfo::decode(mad::data(&m))?.port_state == state,
+            "PortInfo state"
+        );
+        ensure!(
+            r.fab.read_reg(CA, reg::PORT_STATE)? == u32::from(state),
+            "RTL PortState"
+        );
+    }
+    Ok(())
+}
+
+fn vl15_priority(r: &mut Run) -> Result<()> {
+    // Data-VL packets as the host hands them to the port: LRH..ICRC.
+    let v3 = &vectors::V3[..vectors::V3.len() - 2];
+    let ca = &mut r.fab.nodes[CA].port;
+    ca.wire_tx.hold = true;
+    ca.dtx.push(v3, ());
+    r.fab.run(50)?;
+    // The first data packet is now committed to the wire; two more wait.
+    let ca = &mut r.fab.nodes[CA].port;
+    ca.dtx.push(v3, ());
+    ca.dtx.push(v3, ());
+    r.inject(vectors::V1);
+    // Long enough for V1 to be answered into the VL15 TX buffer.
+    r.fab.run(1500)?;
+    r.fab.nodes[CA].port.wire_tx.hold = false;
+    r.idle()?;
+    let vls: Vec<u8> = r.wire("ca>sm").iter().map(|t| t.bytes[0] >> 4).collect();
+    ensure!(
+        vls == [0, 15, 0, 0],
+        "VLs on the wire in order {vls:?}, expected [0, 15, 0, 0]"
+    );
+    let back = r.wire("ca>sm");
+    ensure!(back[1].bytes == vectors::V2, "the VL15 packet is not V2");
+    ensure!(
+        back[0].bytes == vectors::V3 && back[2].bytes == vectors::V3,
+        "data packets changed (VCRC appended?)"
+    );
+    expect_counters(
+        &r.counters(CA)?,
+        &[
+            ("rx_pkts", 1),
+            ("smi_to_sma", 1),
+            ("sq_pkts", 1),
+            ("tx_vl15_pkts", 1),
+            ("tx_data_pkts", 3),
+        ],
+    )
 }
 
 fn data_vl(r: &mut Run) -> Result<()> {
