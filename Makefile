@@ -59,7 +59,7 @@ unit: deps
 wave: deps
 	mkdir -p build/wave
 	VL15_TRACE=build/wave/spine.fst $(CARGO) run --release -q -p vl15 -- regress --width 64 --scenario dr_get_nodeinfo
-	@echo "wave: build/wave/spine.fst (open with gtkwave)"
+	@echo "wave: build/wave/spine.fst (the sm port) and build/wave/spine.fst.1 (the ca port); open with gtkwave"
 
 bench: deps
 	$(CARGO) run --release -q -p vl15 -- bench

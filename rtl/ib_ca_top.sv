@@ -87,7 +87,10 @@ module ib_ca_top
   input  logic               reg_we_i,
   input  logic [7:0]         reg_addr_i,
   input  logic [31:0]        reg_wdata_i,
-  output logic [31:0]        reg_rdata_o
+  output logic [31:0]        reg_rdata_o,
+  // observability: a beat from the SMI send engine enters the VL15 TX
+  // buffer this cycle (for latency measurements; no function)
+  output logic               sq_tx_beat_o
 );
 
   if (DataW != 32 && DataW != 64 && DataW != 128) begin : gen_dataw_check
@@ -473,5 +476,7 @@ module ib_ca_top
     .tdata_i(trap_tx_tdata_i), .tkeep_i('1), .tvalid_i(trap_tx_tvalid_i),
     .tready_i(trap_tx_tready_o), .tlast_i(trap_tx_tlast_i)
   );
+
+  assign sq_tx_beat_o = txf_wr_valid;
 
 endmodule

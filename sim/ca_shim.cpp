@@ -307,6 +307,7 @@ class CaModelImpl final : public CaModel {
     o.sm_tx_tready = m.sm_tx_tready_o;
     o.trap_tx_tready = m.trap_tx_tready_o;
     o.reg_rdata = m.reg_rdata_o;
+    o.sq_tx_beat = m.sq_tx_beat_o;
   }
 
   // Member order matters: the model is destroyed before its context.

@@ -124,6 +124,8 @@ mod ffi {
         trap_tx_tready: bool,
         // register interface
         reg_rdata: u32,
+        // observability: an SMI send-engine beat enters the VL15 TX buffer
+        sq_tx_beat: bool,
     }
 
     unsafe extern "C++" {

@@ -9,14 +9,29 @@
 #             (bash words, $W expands to the width); default: one empty config
 # The top module is <top>, built with -GDataW=<w>.
 #
+# Speed: the Verilator runtime (verilated.cpp, verilated_threads.cpp, ...) is
+# compiled once per run (common/unit.mk, flags from Verilator's own
+# verilated.mk) and linked into every harness; each configuration compiles
+# only its model (one unity file) and tb.cpp, at $UNIT_OPT, and the
+# configurations build and run in parallel, $UNIT_JOBS at a time. Each one
+# logs to <build>/<top>/w<W>_c<i>/log; a PASS/FAIL line is printed per
+# configuration, with the log tail of a failure.
+#
 # Usage: sim/unit/run.sh [top ...]   (default: all harnesses)
-# Env:   UNIT_BUILD_DIR (default /tmp/vl15_unit), UNIT_WIDTHS (default "32 64 128")
+# Env:   UNIT_BUILD_DIR (default /tmp/vl15_unit), UNIT_WIDTHS (default "32 64 128"),
+#        UNIT_JOBS (default nproc), UNIT_OPT (C++ optimisation of model and
+#        harness, default -O1), UNIT_TIMEOUT (seconds per harness run, default 300)
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${UNIT_BUILD_DIR:-/tmp/vl15_unit}
 widths=${UNIT_WIDTHS:-"32 64 128"}
-jobs=$(nproc 2>/dev/null || echo 2)
+njobs=${UNIT_JOBS:-$(nproc 2>/dev/null || echo 2)}
+opt=${UNIT_OPT:--O1}
+run_timeout=${UNIT_TIMEOUT:-300}
+build_timeout=600
+unit_mk=$root/sim/unit/common/unit.mk
+common_cflags="-std=c++17 -I$root/sim/unit/common"
 
 tops=("$@")
 if [ ${#tops[@]} -eq 0 ]; then
@@ -24,41 +39,135 @@ if [ ${#tops[@]} -eq 0 ]; then
     [ -f "$d/tb.cpp" ] && [ -f "$d/files" ] && tops+=("$(basename "$d")")
   done
 fi
+for top in "${tops[@]}"; do
+  if [ ! -f "$root/sim/unit/$top/tb.cpp" ] || [ ! -f "$root/sim/unit/$top/files" ]; then
+    echo "unit: no harness sim/unit/$top (needs tb.cpp and files)" >&2
+    exit 2
+  fi
+done
+mkdir -p "$build" || exit 2
+start=$SECONDS
 
-failed=()
+# --- Verilator runtime, compiled once --------------------------------------
+# Verilate an empty stub so the runtime gets exactly the flags the generated
+# makefiles would use; reuse objects from an earlier run only if the compile
+# commands are identical.
+rt=$build/_runtime
+mkdir -p "$rt/gen"
+printf '// Empty top: only its generated makefile is used.\nmodule unit_rt_stub;\nendmodule\n' \
+  >"$rt/gen/unit_rt_stub.sv"
+if ! verilator --cc --Mdir "$rt/gen" -CFLAGS "$common_cflags" \
+    "$rt/gen/unit_rt_stub.sv" >"$rt/log" 2>&1; then
+  cat "$rt/log"
+  echo "unit: verilating the runtime stub failed"
+  exit 1
+fi
+rt_make=(make --no-print-directory -C "$rt/gen" -f Vunit_rt_stub.mk -f "$unit_mk" OPT_GLOBAL=-O2)
+rt_sig=$("${rt_make[@]}" unit_sig)
+rt_cmds=$("${rt_make[@]}" -B -n unit_rt)
+if [ "$(cat "$rt/stamp" 2>/dev/null)" != "$rt_sig"$'\n'"$rt_cmds" ]; then
+  rm -f "$rt/stamp" "$rt"/gen/*.o
+  if ! "${rt_make[@]}" -j "$njobs" unit_rt >>"$rt/log" 2>&1; then
+    tail -n 40 "$rt/log"
+    echo "unit: compiling the Verilator runtime failed"
+    exit 1
+  fi
+  printf '%s\n%s' "$rt_sig" "$rt_cmds" >"$rt/stamp"
+fi
+rt_objs=$("${rt_make[@]}" --eval='unit_objs: ; @echo $(abspath $(VK_GLOBAL_OBJS))' unit_objs)
+echo "unit: Verilator runtime ready ($((SECONDS - start)) s)"
+
+# --- One configuration: verilate, compile, run -----------------------------
+# run_one <top> <W> <config index> <config flags>; writes <out>/status.
+run_one() {
+  local top=$1 W=$2 ci=$3 cfg=$4
+  local dir=$root/sim/unit/$top out=$build/$top/w${W}_c$ci
+  local name="$top DataW=$W config $ci" t0=$SECONDS status rc files extra
+  local log=$out/log
+  rm -rf "$out"
+  mkdir -p "$out"
+  mapfile -t files < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$dir/files" | sed "s|^[[:space:]]*|$root/|")
+  eval "extra=($cfg)"
+  {
+    echo "=== $name $cfg"
+    timeout "$build_timeout" verilator --cc --exe --assert -Wall \
+      --x-assign unique --x-initial unique \
+      -I"$root/rtl" --top-module "$top" -GDataW="$W" "${extra[@]}" \
+      -CFLAGS "$common_cflags -DDATAW=$W" \
+      --Mdir "$out" -o "tb_$top" "${files[@]}" "$dir/tb.cpp"
+  } >"$log" 2>&1
+  rc=$?
+  if [ $rc -eq 0 ]; then
+    local mk=(make --no-print-directory -C "$out" -f "V$top.mk" -f "$unit_mk"
+      OPT_FAST="$opt" OPT_SLOW="$opt")
+    if [ "$("${mk[@]}" unit_sig 2>>"$log")" = "$rt_sig" ]; then
+      timeout "$build_timeout" "${mk[@]}" UNIT_RT_OBJS="$rt_objs" unit_tb >>"$log" 2>&1
+      rc=$?
+    else  # the model needs another runtime (e.g. --trace): full build
+      echo "unit: runtime signature differs, building the runtime for this model" >>"$log"
+      timeout "$build_timeout" "${mk[@]}" OPT_GLOBAL="$opt" "tb_$top" >>"$log" 2>&1 &&
+        ln -sf "tb_$top" "$out/unit_tb"
+      rc=$?
+    fi
+  fi
+  if [ $rc -ne 0 ]; then
+    status="FAIL  $name (build)"
+  else
+    echo "=== run: timeout $run_timeout ./unit_tb $root" >>"$log"
+    (cd "$out" && exec timeout -k 10 "$run_timeout" ./unit_tb "$root") >>"$log" 2>&1
+    rc=$?
+    if [ $rc -eq 0 ]; then
+      status="PASS  $name"
+    elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+      status="FAIL  $name (timeout after $run_timeout s)"
+    else
+      status="FAIL  $name (exit $rc)"
+    fi
+  fi
+  echo "$status" >"$out/status"
+  {
+    flock 9
+    echo "$status  [$((SECONDS - t0)) s]"
+    if [ "${status:0:4}" != PASS ]; then
+      tail -n 40 "$log" | sed 's/^/    | /'
+      echo "    (full log: $log)"
+    fi
+  } 9>>"$build/.print.lock"
+}
+
+# --- Job list, biggest designs and widths first (better packing) -----------
+jobs_list=()  # "sortkey<TAB>top<TAB>W<TAB>ci<TAB>config"
 for top in "${tops[@]}"; do
   dir=$root/sim/unit/$top
-  mapfile -t files < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$dir/files" | sed "s|^[[:space:]]*|$root/|")
+  nfiles=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$dir/files" | wc -l)
   configs=("")
   if [ -f "$dir/configs" ]; then
     mapfile -t configs < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$dir/configs")
   fi
   for W in $widths; do
     for ci in "${!configs[@]}"; do
-      eval "extra=(${configs[$ci]})"
-      out=$build/$top/w${W}_c$ci
-      name="$top DataW=$W config $ci"
-      echo "=== $name ${configs[$ci]}"
-      rm -rf "$out"
-      mkdir -p "$out"
-      if ! verilator --cc --exe --build --assert -Wall -j "$jobs" \
-          --x-assign unique --x-initial unique \
-          -I"$root/rtl" --top-module "$top" -GDataW="$W" "${extra[@]}" \
-          -CFLAGS "-std=c++17 -O1 -DDATAW=$W -I$root/sim/unit/common" \
-          --Mdir "$out" -o "tb_$top" "${files[@]}" "$dir/tb.cpp" >"$out/build.log" 2>&1; then
-        tail -n 40 "$out/build.log"
-        echo "--- BUILD FAILED: $name"
-        failed+=("$name (build)")
-        continue
-      fi
-      if ! "$out/tb_$top" "$root"; then
-        echo "--- FAILED: $name"
-        failed+=("$name")
-      fi
+      jobs_list+=("$(printf '%05d' $((nfiles * 1000 + W)))"$'\t'"$top"$'\t'"$W"$'\t'"$ci"$'\t'"${configs[$ci]}")
     done
   done
 done
+mapfile -t jobs_list < <(printf '%s\n' "${jobs_list[@]}" | sort -s -r -t $'\t' -k1,1)
 
+trap 'kill $(jobs -p) 2>/dev/null; exit 130' INT TERM
+outs=()
+for j in "${jobs_list[@]}"; do
+  IFS=$'\t' read -r _ top W ci cfg <<<"$j"
+  while [ "$(jobs -rp | wc -l)" -ge "$njobs" ]; do wait -n; done
+  outs+=("$build/$top/w${W}_c$ci")
+  run_one "$top" "$W" "$ci" "$cfg" &
+done
+wait
+
+failed=()
+for out in "${outs[@]}"; do
+  s=$(cat "$out/status" 2>/dev/null) || s="FAIL  $out (no status)"
+  [ "${s:0:4}" = PASS ] || failed+=("${s#FAIL  }")
+done
+echo "unit: ${#outs[@]} configuration(s) in $((SECONDS - start)) s, $njobs parallel"
 if [ ${#failed[@]} -ne 0 ]; then
   echo "unit: ${#failed[@]} failure(s):"
   printf '  %s\n' "${failed[@]}"

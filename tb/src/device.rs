@@ -125,6 +125,10 @@ pub struct CaPort {
     pub rx_beat: Option<(Beat, bool)>,
     /// Cycle of each wire RX packet's last beat.
     pub rx_last_cycles: Vec<u64>,
+    /// Cycle of the first beat of each SMP the SMI send engine wrote into
+    /// the VL15 TX buffer (the top's `sq_tx_beat_o` observation port).
+    pub sq_starts: Vec<u64>,
+    sq_beats: usize,
     pub cycle: u64,
 }
 
@@ -151,6 +155,8 @@ impl CaPort {
             tx_beat: None,
             rx_beat: None,
             rx_last_cycles: Vec::new(),
+            sq_starts: Vec::new(),
+            sq_beats: 0,
             cycle,
         })
     }
@@ -189,6 +195,7 @@ impl CaPort {
             i.dtx_tlast = b.last;
         }
         let sma_tx = self.sma_tx.present();
+        self.sma_tx.mark_presented(cyc);
         if let Some((b, m)) = sma_tx {
             i.sma_tx_tdata = b.data;
             i.sma_tx_tvalid = true;
@@ -286,6 +293,12 @@ impl CaPort {
         self.sm_rx
             .observe(o.sm_rx_tvalid, b, false, cyc, || sm_meta);
 
+        if o.sq_tx_beat {
+            if self.sq_beats % sq_packet_beats(self.data_w) == 0 {
+                self.sq_starts.push(cyc);
+            }
+            self.sq_beats += 1;
+        }
         self.cycle = self.ca.cycle();
         Ok(o.reg_rdata)
     }
@@ -300,6 +313,11 @@ impl CaPort {
             && self.trap_tx.idle()
             && self.reg_writes.is_empty()
     }
+}
+
+/// Beats of one SMP (LRH..ICRC, 288 bytes) at `data_w` bits.
+fn sq_packet_beats(data_w: u32) -> usize {
+    crate::packet::consts::SMP_PKT_BYTES / (data_w / 8) as usize
 }
 
 fn keep_mask(data_w: u32) -> u16 {

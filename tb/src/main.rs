@@ -9,6 +9,26 @@ use clap::{Parser, Subcommand, ValueEnum};
 use vl15::pcap::LinkType;
 use vl15::{bench, replay, scenario, trace};
 
+/// Print to stdout; a closed pipe (`vl15 decode f | head`) ends the output
+/// quietly instead of panicking.
+macro_rules! out {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let mut o = std::io::stdout().lock();
+        if let Err(e) = write!(o, $($t)*) {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                std::process::exit(0);
+            }
+        }
+    }};
+}
+macro_rules! outln {
+    ($($t:tt)*) => {{
+        out!($($t)*);
+        out!("\n");
+    }};
+}
+
 #[derive(Parser)]
 #[command(
     name = "vl15",
@@ -118,22 +138,30 @@ fn regress(
     lt: LinkType,
 ) -> Result<bool> {
     let out = scenario::regress(names, &widths(width)?)?;
-    println!(
-        "{:<18} {:>5} {:<6} {:>8} {:>5} {:>10} {:>10}  detail",
-        "scenario", "width", "result", "cycles", "SMPs", "rx->SMA", "SMA->wire"
+    outln!(
+        "{:<18} {:>5} {:<6} {:>8} {:>5} {:>8} {:>10} {:>10}  detail",
+        "scenario",
+        "width",
+        "result",
+        "cycles",
+        "SMPs",
+        "rx->SMA",
+        "SMA->SQbuf",
+        "SMA->wire"
     );
     let fmt = |v: Option<u64>| v.map_or("-".to_string(), |x| x.to_string());
     let mut ok = true;
     for o in &out {
         ok &= o.pass;
-        println!(
-            "{:<18} {:>5} {:<6} {:>8} {:>5} {:>10} {:>10}  {}",
+        outln!(
+            "{:<18} {:>5} {:<6} {:>8} {:>5} {:>8} {:>10} {:>10}  {}",
             o.scenario,
             o.width,
             if o.pass { "PASS" } else { "FAIL" },
             o.cycles,
             o.smps,
             fmt(o.rx_latency),
+            fmt(o.sq_latency),
             fmt(o.tx_latency),
             o.detail
         );
@@ -144,7 +172,7 @@ fn regress(
         }
     }
     let passed = out.iter().filter(|o| o.pass).count();
-    println!("{passed} passed, {} failed", out.len() - passed);
+    outln!("{passed} passed, {} failed", out.len() - passed);
     Ok(ok)
 }
 
@@ -160,7 +188,7 @@ fn main() -> ExitCode {
         } => {
             if list {
                 for s in scenario::SCENARIOS {
-                    println!("{:<18} {}", s.name, s.proves);
+                    outln!("{:<18} {}", s.name, s.proves);
                 }
                 Ok(true)
             } else {
@@ -187,7 +215,7 @@ fn main() -> ExitCode {
             };
             match replay::replay(&input, &output, &opts) {
                 Ok(report) => {
-                    print!("{report}");
+                    out!("{report}");
                     Ok(true)
                 }
                 Err(e) if e.is::<replay::InputError>() => {
@@ -201,12 +229,12 @@ fn main() -> ExitCode {
             .with_context(|| format!("decoding {}", input.display()))
             .map(|lines| {
                 for l in lines {
-                    println!("{l}");
+                    outln!("{l}");
                 }
                 true
             }),
         Cmd::Bench { cycles } => bench::run(cycles).map(|r| {
-            print!("{r}");
+            out!("{r}");
             true
         }),
     };

@@ -45,7 +45,9 @@ pub struct Outcome {
     pub smps: usize,
     /// Last wire RX beat → first SMA RX beat, cycles (first request).
     pub rx_latency: Option<u64>,
-    /// First SMA TX beat → first wire TX beat, cycles (first response).
+    /// First SMA TX beat presented → first beat into the VL15 TX buffer.
+    pub sq_latency: Option<u64>,
+    /// First SMA TX beat presented → first wire TX beat, cycles (first response).
     pub tx_latency: Option<u64>,
     #[serde(skip)]
     pub trace: Vec<TraceEntry>,
@@ -134,6 +136,13 @@ pub const SCENARIOS: &[Scenario] = &[
     },
 ];
 
+impl Scenario {
+    /// Run the body on a prepared `Run`.
+    pub fn execute(&self, r: &mut Run) -> Result<()> {
+        (self.run)(r)
+    }
+}
+
 pub fn find(name: &str) -> Option<&'static Scenario> {
     SCENARIOS.iter().find(|s| s.name == name)
 }
@@ -143,6 +152,7 @@ pub struct Run {
     pub width: u32,
     pub fab: Fabric,
     pub rx_latency: Option<u64>,
+    pub sq_latency: Option<u64>,
     pub tx_latency: Option<u64>,
     pub detail: String,
 }
@@ -170,6 +180,7 @@ impl Run {
             width,
             fab,
             rx_latency: None,
+            sq_latency: None,
             tx_latency: None,
             detail: String::new(),
         })
@@ -224,7 +235,7 @@ impl Run {
     }
 
     /// Record the first request's latencies at the CA.
-    fn measure(&mut self) {
+    pub fn measure(&mut self) {
         let port = &self.fab.nodes[CA].port;
         let sma = self.fab.nodes[CA].sma.as_ref().expect("sma");
         // The wire packet behind the first SMA request: the last one that
@@ -233,8 +244,15 @@ impl Run {
             let last = port.rx_last_cycles.iter().filter(|c| **c <= *first).max();
             self.rx_latency = last.map(|l| first - l);
         }
+        let first = port.sma_tx.presented.first().copied();
+        if let (Some(f), Some(sq)) = (
+            first,
+            port.sq_starts.iter().find(|c| **c >= first.unwrap_or(0)),
+        ) {
+            self.sq_latency = Some(sq - f);
+        }
         if let (Some(start), Some(tx)) = (
-            port.sma_tx.started.first(),
+            port.sma_tx.presented.first(),
             self.fab.trace.iter().find(|t| {
                 t.dir.starts_with("ca>") && t.bytes.first().is_some_and(|b| b >> 4 == 15)
             }),
@@ -326,6 +344,7 @@ pub fn run_with(s: &Scenario, width: u32, stress_seed: Option<u64>) -> Outcome {
                 cycles: 0,
                 smps: 0,
                 rx_latency: None,
+                sq_latency: None,
                 tx_latency: None,
                 trace: Vec::new(),
             }
@@ -350,6 +369,7 @@ pub fn run_with(s: &Scenario, width: u32, stress_seed: Option<u64>) -> Outcome {
             .filter(|t| t.bytes.first().is_some_and(|b| b >> 4 == 15))
             .count(),
         rx_latency: r.rx_latency,
+        sq_latency: r.sq_latency,
         tx_latency: r.tx_latency,
         trace: r.fab.trace,
     }

@@ -147,6 +147,8 @@ pub struct Source<M: Clone> {
     presenting: bool,
     /// Cycle at which each packet's first beat was accepted, in order.
     pub started: Vec<u64>,
+    /// Cycle at which each packet's first beat was first presented (valid).
+    pub presented: Vec<u64>,
 }
 
 impl<M: Clone> Source<M> {
@@ -158,6 +160,7 @@ impl<M: Clone> Source<M> {
             gate: Gate::new(pattern),
             presenting: false,
             started: Vec::new(),
+            presented: Vec::new(),
         }
     }
     pub fn set_pattern(&mut self, p: Pattern) {
@@ -185,6 +188,13 @@ impl<M: Clone> Source<M> {
         }
         Some((beats[self.pos], meta.clone()))
     }
+    /// Note the cycle in which a packet's first beat is presented.
+    pub fn mark_presented(&mut self, cycle: u64) {
+        if self.presenting && self.pos == 0 && self.presented.len() == self.started.len() {
+            self.presented.push(cycle);
+        }
+    }
+
     /// Tell the source whether the presented beat was taken this cycle.
     pub fn taken(&mut self, fired: bool, cycle: u64) {
         if !(fired && self.presenting) {

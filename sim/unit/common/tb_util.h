@@ -65,7 +65,10 @@ static Bytes read_file(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f) {
     std::fprintf(stderr, "cannot open %s\n", path.c_str());
-    std::exit(2);
+    // _Exit, not exit: static destruction would destroy the model after the
+    // Verilator context and hang (Verilator 5.006).
+    std::fflush(nullptr);
+    std::_Exit(2);
   }
   return Bytes(std::istreambuf_iterator<char>(f), {});
 }
