@@ -29,6 +29,9 @@ pub struct Node {
     rx_first: u64,
     tx_cur: Vec<u8>,
     tx_first: u64,
+    /// Trace labels: "name>peer" (or "name>tb" with no link) and "tb>name".
+    tx_dir: String,
+    rx_dir: String,
 }
 
 /// A one-way link from one node's TX to another node's RX.
@@ -74,6 +77,8 @@ impl Fabric {
             rx_first: 0,
             tx_cur: Vec::new(),
             tx_first: 0,
+            tx_dir: format!("{name}>tb"),
+            rx_dir: format!("tb>{name}"),
         });
         self.nodes.len() - 1
     }
@@ -82,6 +87,7 @@ impl Fabric {
     pub fn connect(&mut self, a: usize, b: usize, latency: u64) {
         let latency = latency.max(1);
         for (from, to) in [(a, b), (b, a)] {
+            self.nodes[from].tx_dir = format!("{}>{}", self.nodes[from].name, self.nodes[to].name);
             self.links.push(Link {
                 from,
                 to,
@@ -101,7 +107,6 @@ impl Fabric {
         let now = self.cycle();
         let mut value = 0;
         let mut moved = false;
-        let names: Vec<String> = self.nodes.iter().map(|n| n.name.clone()).collect();
         for n in 0..self.nodes.len() {
             // A beat due from a link into this node, if any.
             let mut link_beat = None;
@@ -130,7 +135,7 @@ impl Fabric {
                     let bytes = std::mem::take(&mut node.rx_cur);
                     self.trace.push(TraceEntry {
                         cycle: node.rx_first,
-                        dir: format!("tb>{}", node.name),
+                        dir: node.rx_dir.clone(),
                         bytes,
                     });
                 } else if b.last {
@@ -143,17 +148,11 @@ impl Fabric {
                     node.tx_first = now;
                 }
                 node.tx_cur.extend(b.bytes());
-                let to = self
-                    .links
-                    .iter()
-                    .find(|l| l.from == n)
-                    .map(|l| names[l.to].clone());
                 if b.last {
                     let bytes = std::mem::take(&mut node.tx_cur);
-                    let dir = format!("{}>{}", node.name, to.as_deref().unwrap_or("tb"));
                     self.trace.push(TraceEntry {
-                        cycle: self.nodes[n].tx_first,
-                        dir,
+                        cycle: node.tx_first,
+                        dir: node.tx_dir.clone(),
                         bytes,
                     });
                 }
