@@ -11,23 +11,26 @@
 #
 # Speed: the Verilator runtime (verilated.cpp, verilated_threads.cpp, ...) is
 # compiled once per run (common/unit.mk, flags from Verilator's own
-# verilated.mk) and linked into every harness; each configuration compiles
-# only its model (one unity file) and tb.cpp, at $UNIT_OPT, and the
-# configurations build and run in parallel, $UNIT_JOBS at a time. Each one
-# logs to <build>/<top>/w<W>_c<i>/log; a PASS/FAIL line is printed per
-# configuration, with the log tail of a failure.
+# verilated.mk) and linked into every harness, as is a precompiled header
+# (common/unit_pch.h); each configuration compiles only its model (one unity
+# file) and tb.cpp, at $UNIT_OPT, and the configurations build and run in
+# parallel, $UNIT_JOBS at a time. Each one logs to <build>/<top>/w<W>_c<i>/log;
+# a PASS/FAIL line is printed per configuration, with the log tail of a
+# failure. A harness run is killed after $UNIT_TIMEOUT seconds (a hang fails).
 #
 # Usage: sim/unit/run.sh [top ...]   (default: all harnesses)
 # Env:   UNIT_BUILD_DIR (default /tmp/vl15_unit), UNIT_WIDTHS (default "32 64 128"),
 #        UNIT_JOBS (default nproc), UNIT_OPT (C++ optimisation of model and
-#        harness, default -O1), UNIT_TIMEOUT (seconds per harness run, default 300)
+#        harness, default -O0), UNIT_PCH (1: precompiled header, default),
+#        UNIT_TIMEOUT (seconds per harness run, default 300), UNIT_VERBOSE (1:
+#        print every configuration's log, not only those of failures)
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${UNIT_BUILD_DIR:-/tmp/vl15_unit}
 widths=${UNIT_WIDTHS:-"32 64 128"}
 njobs=${UNIT_JOBS:-$(nproc 2>/dev/null || echo 2)}
-opt=${UNIT_OPT:--O1}
+opt=${UNIT_OPT:--O0}
 run_timeout=${UNIT_TIMEOUT:-300}
 build_timeout=600
 unit_mk=$root/sim/unit/common/unit.mk
@@ -39,6 +42,15 @@ if [ ${#tops[@]} -eq 0 ]; then
     [ -f "$d/tb.cpp" ] && [ -f "$d/files" ] && tops+=("$(basename "$d")")
   done
 fi
+declare -A seen=()
+uniq_tops=()
+for top in "${tops[@]}"; do
+  top=${top%/}
+  [ -n "${seen[$top]:-}" ] && continue
+  seen[$top]=1
+  uniq_tops+=("$top")
+done
+tops=("${uniq_tops[@]}")
 for top in "${tops[@]}"; do
   if [ ! -f "$root/sim/unit/$top/tb.cpp" ] || [ ! -f "$root/sim/unit/$top/files" ]; then
     echo "unit: no harness sim/unit/$top (needs tb.cpp and files)" >&2
@@ -48,33 +60,43 @@ done
 mkdir -p "$build" || exit 2
 start=$SECONDS
 
-# --- Verilator runtime, compiled once --------------------------------------
-# Verilate an empty stub so the runtime gets exactly the flags the generated
-# makefiles would use; reuse objects from an earlier run only if the compile
-# commands are identical.
+# --- Verilator runtime and precompiled header, compiled once --------------
+# Verilate an empty stub so that both get exactly the flags the generated
+# makefiles use; objects from an earlier run are reused only if the compile
+# commands are the same (make tracks the sources and headers).
 rt=$build/_runtime
-mkdir -p "$rt/gen"
+rm -rf "$rt/stub"
+mkdir -p "$rt/gen" "$rt/stub"
 printf '// Empty top: only its generated makefile is used.\nmodule unit_rt_stub;\nendmodule\n' \
-  >"$rt/gen/unit_rt_stub.sv"
-if ! verilator --cc --Mdir "$rt/gen" -CFLAGS "$common_cflags" \
-    "$rt/gen/unit_rt_stub.sv" >"$rt/log" 2>&1; then
+  >"$rt/stub/unit_rt_stub.sv"
+if ! verilator --cc --Mdir "$rt/stub" -CFLAGS "$common_cflags" \
+    "$rt/stub/unit_rt_stub.sv" >"$rt/log" 2>&1; then
   cat "$rt/log"
   echo "unit: verilating the runtime stub failed"
   exit 1
 fi
-rt_make=(make --no-print-directory -C "$rt/gen" -f Vunit_rt_stub.mk -f "$unit_mk" OPT_GLOBAL=-O2)
+# Copy only what changed: the objects depend on the makefile's time stamp.
+for f in "$rt"/stub/* "$root/sim/unit/common/unit_pch.h"; do
+  cmp -s "$f" "$rt/gen/${f##*/}" || cp "$f" "$rt/gen/"
+done
+rt_make=(make --no-print-directory -C "$rt/gen" -f Vunit_rt_stub.mk -f "$unit_mk"
+  OPT_GLOBAL=-O2 OPT_FAST="$opt")
+rt_goals=(unit_rt)
+[ "${UNIT_PCH:-1}" = 1 ] && rt_goals+=(unit_pch)
 rt_sig=$("${rt_make[@]}" unit_sig)
-rt_cmds=$("${rt_make[@]}" -B -n unit_rt)
+rt_cmds="$(verilator --version) / $(g++ --version | head -n 1)"$'\n'$("${rt_make[@]}" -B -n "${rt_goals[@]}")
 if [ "$(cat "$rt/stamp" 2>/dev/null)" != "$rt_sig"$'\n'"$rt_cmds" ]; then
-  rm -f "$rt/stamp" "$rt"/gen/*.o
-  if ! "${rt_make[@]}" -j "$njobs" unit_rt >>"$rt/log" 2>&1; then
-    tail -n 40 "$rt/log"
-    echo "unit: compiling the Verilator runtime failed"
-    exit 1
-  fi
-  printf '%s\n%s' "$rt_sig" "$rt_cmds" >"$rt/stamp"
+  rm -f "$rt/stamp" "$rt"/gen/*.o "$rt"/gen/*.gch
 fi
+if ! "${rt_make[@]}" -j "$njobs" "${rt_goals[@]}" >>"$rt/log" 2>&1; then
+  tail -n 40 "$rt/log"
+  echo "unit: compiling the Verilator runtime failed"
+  exit 1
+fi
+printf '%s\n%s' "$rt_sig" "$rt_cmds" >"$rt/stamp"
 rt_objs=$("${rt_make[@]}" --eval='unit_objs: ; @echo $(abspath $(VK_GLOBAL_OBJS))' unit_objs)
+pch_flags=
+[ "${UNIT_PCH:-1}" = 1 ] && pch_flags="-Winvalid-pch -include $rt/gen/unit_pch.h"
 echo "unit: Verilator runtime ready ($((SECONDS - start)) s)"
 
 # --- One configuration: verilate, compile, run -----------------------------
@@ -98,10 +120,11 @@ run_one() {
   } >"$log" 2>&1
   rc=$?
   if [ $rc -eq 0 ]; then
-    local mk=(make --no-print-directory -C "$out" -f "V$top.mk" -f "$unit_mk"
-      OPT_FAST="$opt" OPT_SLOW="$opt")
+    local mk=(make -s --no-print-directory -C "$out" -f "V$top.mk" -f "$unit_mk"
+      OPT_FAST="$opt" OPT_SLOW="$opt" VM_PARALLEL_BUILDS=0)
     if [ "$("${mk[@]}" unit_sig 2>>"$log")" = "$rt_sig" ]; then
-      timeout "$build_timeout" "${mk[@]}" UNIT_RT_OBJS="$rt_objs" unit_tb >>"$log" 2>&1
+      timeout "$build_timeout" "${mk[@]}" UNIT_RT_OBJS="$rt_objs" USER_CPPFLAGS="$pch_flags" \
+        unit_tb >>"$log" 2>&1
       rc=$?
     else  # the model needs another runtime (e.g. --trace): full build
       echo "unit: runtime signature differs, building the runtime for this model" >>"$log"
@@ -128,7 +151,9 @@ run_one() {
   {
     flock 9
     echo "$status  [$((SECONDS - t0)) s]"
-    if [ "${status:0:4}" != PASS ]; then
+    if [ "${UNIT_VERBOSE:-0}" = 1 ]; then
+      sed 's/^/    | /' "$log"
+    elif [ "${status:0:4}" != PASS ]; then
       tail -n 40 "$log" | sed 's/^/    | /'
       echo "    (full log: $log)"
     fi
