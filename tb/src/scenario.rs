@@ -284,40 +284,20 @@ pub fn expect_counters(c: &Counters, expect: &[(&str, u32)]) -> Result<()> {
 pub fn stress(fab: &mut Fabric, seed: u64) {
     use crate::stream::Pattern::Random;
     for (n, node) in fab.nodes.iter_mut().enumerate() {
-        let s = seed.wrapping_mul(1000) + 10 * n as u64;
+        let base = seed.wrapping_mul(1000) + 10 * n as u64;
+        let pat = |percent, k| Random {
+            percent,
+            seed: base + k,
+        };
         let p = &mut node.port;
-        p.wire_rx.set_pattern(Random {
-            percent: 70,
-            seed: s,
-        });
-        p.wire_tx.set_pattern(Random {
-            percent: 60,
-            seed: s + 1,
-        });
-        p.dtx.set_pattern(Random {
-            percent: 50,
-            seed: s + 2,
-        });
-        p.sma_rx.set_pattern(Random {
-            percent: 40,
-            seed: s + 3,
-        });
-        p.sm_rx.set_pattern(Random {
-            percent: 50,
-            seed: s + 4,
-        });
-        p.sma_tx.set_pattern(Random {
-            percent: 50,
-            seed: s + 5,
-        });
-        p.sm_tx.set_pattern(Random {
-            percent: 30,
-            seed: s + 6,
-        });
-        p.trap_tx.set_pattern(Random {
-            percent: 50,
-            seed: s + 7,
-        });
+        p.wire_rx.set_pattern(pat(70, 0));
+        p.wire_tx.set_pattern(pat(60, 1));
+        p.dtx.set_pattern(pat(50, 2));
+        p.sma_rx.set_pattern(pat(40, 3));
+        p.sm_rx.set_pattern(pat(50, 4));
+        p.sma_tx.set_pattern(pat(50, 5));
+        p.sm_tx.set_pattern(pat(30, 6));
+        p.trap_tx.set_pattern(pat(50, 7));
     }
 }
 
