@@ -117,3 +117,115 @@ fn scenarios_under_stress() {
         }
     }
 }
+
+/// Every packet that enters a port ends in exactly one counter (ibspec §6,
+/// §11: it is dropped for one reason, or delivered): the link-error counters,
+/// good data-VL packets, VL15Dropped, one SMI check, or delivery to the SMA or
+/// SM. Random mutations of good packets (byte flips, truncation, extension,
+/// header fields changed with the CRCs recomputed) must keep that identity,
+/// never trip an RTL assertion, and leave the port able to answer V1 with V2.
+#[test]
+fn every_packet_accounted_once() {
+    use vl15::crc::{icrc, icrc_to_wire, vcrc, vcrc_to_wire};
+    use vl15::scenario::{vectors, Run, CA};
+    use vl15::stream::Rng;
+
+    fn fix_crcs(p: &mut [u8]) {
+        let n = p.len();
+        if n < 8 {
+            return;
+        }
+        let i = icrc(&p[..n - 6]);
+        p[n - 6..n - 2].copy_from_slice(&icrc_to_wire(i));
+        let v = vcrc(&p[..n - 2]);
+        p[n - 2..].copy_from_slice(&vcrc_to_wire(v));
+    }
+
+    for w in WIDTHS {
+        let mut r = Run::new(w).unwrap();
+        r.assign_lids().unwrap();
+        let mut rng = Rng::new(u64::from(w));
+        let seeds = [vectors::V1, vectors::V2, vectors::V3, vectors::V4];
+        let n = 150;
+        for _ in 0..n {
+            let mut p = seeds[(rng.next_u64() % 4) as usize].to_vec();
+            match rng.next_u64() % 7 {
+                0 => {
+                    let i = (rng.next_u64() as usize) % p.len();
+                    p[i] ^= 1 << (rng.next_u64() % 8);
+                }
+                1 => p.truncate(1 + (rng.next_u64() as usize) % (p.len() - 1)),
+                2 => p.extend_from_slice(&[0u8; 4]),
+                3 => {
+                    // A header or MAD-header byte changed, CRCs made good again.
+                    let i = [0usize, 1, 2, 3, 8, 9, 13, 15, 28, 29, 34, 35]
+                        [(rng.next_u64() % 12) as usize];
+                    p[i] = rng.next_u64() as u8;
+                    fix_crcs(&mut p);
+                }
+                4 => {
+                    // LID-routed SMP to a random DLID near the CA's.
+                    p[28 + 1] = 0x01;
+                    p[2..4].copy_from_slice(&(3 + (rng.next_u64() % 5) as u16).to_be_bytes());
+                    fix_crcs(&mut p);
+                }
+                5 => {
+                    // Payload corrupted before the ICRC, VCRC made good again.
+                    let i = 28 + (rng.next_u64() as usize) % 256;
+                    p[i] ^= 0x10;
+                    let m = p.len() - 2;
+                    let v = vcrc(&p[..m]);
+                    p[m..].copy_from_slice(&vcrc_to_wire(v));
+                }
+                _ => {}
+            }
+            r.inject(&p);
+        }
+        r.idle().unwrap();
+        let c = r.counters(CA).unwrap();
+        let ended: u32 = [
+            "rx_vcrc_err",
+            "rx_lver_err",
+            "rx_lnh_err",
+            "rx_len_err",
+            "rx_data_pkts",
+            "vl15_dropped",
+            "smi_icrc_err",
+            "smi_bad_hdr",
+            "smi_lid_err",
+            "smi_dr_discard",
+            "smi_port_down",
+            "smi_to_sma",
+            "smi_to_sm",
+        ]
+        .iter()
+        .map(|k| c.get(k))
+        .sum();
+        assert_eq!(c.get("rx_pkts"), n, "DATA_W {w}: {}", c.nonzero());
+        assert_eq!(
+            ended,
+            n,
+            "DATA_W {w}: packets not accounted once: {}",
+            c.nonzero()
+        );
+        // Good data-VL packets reach the host unflagged; bad ones flagged.
+        let drx = &r.fab.nodes[CA].port.drx.packets;
+        assert_eq!(
+            drx.iter().filter(|p| !p.bad).count() as u32,
+            c.get("rx_data_pkts")
+        );
+        // Still alive: V1 in, its NodeInfo GetResp out (PSN differs from V2).
+        let before = r.wire("ca>sm").len();
+        r.inject(vectors::V1);
+        r.idle().unwrap();
+        let back = r.wire("ca>sm");
+        assert_eq!(back.len(), before + 1, "DATA_W {w}: V1 after the storm");
+        let p = vl15::packet::Packet::parse(&back[before].bytes).unwrap();
+        assert!(p.icrc_ok() && p.vcrc_ok());
+        let want = vl15::packet::Packet::parse(vectors::V2).unwrap();
+        assert_eq!(
+            p.mad, want.mad,
+            "DATA_W {w}: response MAD differs from V2's"
+        );
+    }
+}

@@ -70,18 +70,22 @@ pub fn replay(input: &Path, output: &Path, o: &Options) -> Result<String> {
         .collect();
     pcap::write_pcap(output, o.linktype, &sent)
         .with_context(|| format!("writing {}", output.display()))?;
-    let data_rx = fab.nodes[ca].port.drx.packets.len();
+    let drx = &fab.nodes[ca].port.drx.packets;
+    let data_rx = drx.iter().filter(|p| !p.bad).count();
+    let data_bad = drx.len() - data_rx;
     let counters = fab.counters(ca)?;
 
     let mut s = String::new();
     writeln!(
         s,
-        "replay: {} packets in ({} empty skipped), {} out to {}, {} data-VL packets to the host, {} cycles at DATA_W {}",
+        "replay: {} packets in ({} empty skipped), {} out to {}, {} good data-VL packets to the host \
+         (+{} flagged bad on the data RX port), {} cycles at DATA_W {}",
         cap.records.len() - skipped,
         skipped,
         sent.len(),
         output.display(),
         data_rx,
+        data_bad,
         cycles,
         o.width
     )?;
