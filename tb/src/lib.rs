@@ -3,8 +3,9 @@
 //! Layers, bottom up: `packet`, `crc`, `pcap` (bytes on the wire);
 //! `stream` (idle/backpressure drivers); `device` (one `ib_ca_top` with its
 //! drivers); `sma`, `sm` (host-side agents); `fabric` (ports joined by
-//! links); `scenario`, `replay`, `bench` (what the CLI runs); `decode`,
-//! `trace`, `tshark` (traces).
+//! links); `topology` (ibnetdiscover/ibsim fabric files); `scenario`,
+//! `replay`, `bench` (what the CLI runs); `decode`, `trace`, `tshark`
+//! (traces).
 
 pub mod bench;
 pub mod crc;
@@ -19,5 +20,6 @@ pub mod scenario;
 pub mod sm;
 pub mod sma;
 pub mod stream;
+pub mod topology;
 pub mod trace;
 pub mod tshark;

@@ -1,0 +1,550 @@
+// ib_ca_board: board-independent FPGA top of one vl15 CA port. ib_ca_top plus
+// a UART (8N1) that carries framed packets, MADs and register accesses to and
+// from a host (docs/uart.md), so the host's SMA/SM drive the SMI through a
+// serial port. The host plays the link partner: its WIRE_RX frames go into
+// the port's wire RX and the port's wire TX comes back as WIRE_TX frames;
+// with RegBoardCtrl bit 0 set, an internal loopback joins wire TX to wire RX
+// instead. LEDs (active high): [0] link up (PortState != Down), [1] an SMP
+// was delivered to the SMA or SM (stretched), [2] something was dropped:
+// a bad frame or a port drop counter moved (stretched).
+module ib_ca_board
+  import ib_pkg::*;
+  import ib_uart_pkg::*;
+#(
+  parameter int unsigned ClkHz         = 48_000_000,  // clk_i frequency
+  parameter int unsigned Baud          = 3_000_000,   // UART bit rate
+  parameter int unsigned DataW         = 32,          // port datapath width: 32, 64 or 128
+  parameter int unsigned IdleTimeoutUs = 10_000,      // idle time that abandons a half-received frame
+  parameter int unsigned LedStretchMs  = 60           // LED on-time after an event
+) (
+  input  logic       clk_i,
+  input  logic       rst_ni,
+  input  logic       uart_rx_i,
+  output logic       uart_tx_o,
+  output logic [2:0] led_o
+);
+
+  localparam int unsigned DataB       = DataW / 8;
+  localparam int unsigned ClksPerBit  = (ClkHz + Baud / 2) / Baud;
+  localparam int unsigned TimeoutClks = (ClkHz / 1_000_000) * IdleTimeoutUs;
+  localparam int unsigned StretchClks = (ClkHz / 1000) * LedStretchMs;
+  localparam int unsigned SlotWords   = (MaxPayload + DataB - 1) / DataB;
+  localparam int unsigned DownMetaW   = $bits(down_meta_t);
+
+  if (DataW != 32 && DataW != 64 && DataW != 128) begin : gen_dataw_check
+    $fatal(1, "%m: DataW must be 32, 64 or 128, got %0d", DataW);
+  end
+  if (ClkHz < 1_000_000) begin : gen_clk_check
+    $fatal(1, "%m: ClkHz must be >= 1 MHz, got %0d", ClkHz);
+  end
+
+  // ---------------------------------------------------------------------------
+  // Host -> board: UART RX, deframer, payload packer, down buffer
+  // ---------------------------------------------------------------------------
+  logic [7:0] urx_data;
+  logic       urx_valid, urx_err;
+
+  uart_rx #(.ClkHz(ClkHz), .Baud(Baud)) u_uart_rx (
+    .clk_i,
+    .rst_ni,
+    .rx_i   (uart_rx_i),
+    .data_o (urx_data),
+    .valid_o(urx_valid),
+    .err_o  (urx_err)
+  );
+
+  logic [7:0]  df_byte;
+  logic        df_byte_valid;
+  logic [15:0] df_idx;
+  logic [7:0]  df_type;
+  logic        df_end, df_ok;
+  logic        ev_df_ok, ev_df_crc, ev_df_ferr;
+
+  uart_deframer #(.TimeoutClks(TimeoutClks)) u_deframer (
+    .clk_i,
+    .rst_ni,
+    .rx_data_i     (urx_data),
+    .rx_valid_i    (urx_valid),
+    .rx_err_i      (urx_err),
+    .byte_data_o   (df_byte),
+    .byte_valid_o  (df_byte_valid),
+    .byte_idx_o    (df_idx),
+    .type_o        (df_type),
+    .end_o         (df_end),
+    .ok_o          (df_ok),
+    .ev_ok_o       (ev_df_ok),
+    .ev_crc_err_o  (ev_df_crc),
+    .ev_frame_err_o(ev_df_ferr)
+  );
+
+  logic                 dn_wr_valid, dn_wr_end, dn_wr_ok, dn_drop_full, dn_slot_free;
+  logic [DataW-1:0]     dn_wr_data;
+  logic [DataB-1:0]     dn_wr_keep;
+  logic [DownMetaW-1:0] dn_wr_meta;
+  logic                 ureg_we, ureg_re;
+  logic [7:0]           ureg_addr;
+  logic [31:0]          ureg_wdata;
+
+  ib_uart_down #(.DataW(DataW)) u_down (
+    .clk_i,
+    .rst_ni,
+    .byte_data_i (df_byte),
+    .byte_valid_i(df_byte_valid),
+    .byte_idx_i  (df_idx),
+    .type_i      (df_type),
+    .end_i       (df_end),
+    .ok_i        (df_ok),
+    .wr_valid_o  (dn_wr_valid),
+    .wr_data_o   (dn_wr_data),
+    .wr_keep_o   (dn_wr_keep),
+    .wr_end_o    (dn_wr_end),
+    .wr_ok_o     (dn_wr_ok),
+    .wr_meta_o   (dn_wr_meta),
+    .reg_we_o    (ureg_we),
+    .reg_re_o    (ureg_re),
+    .reg_addr_o  (ureg_addr),
+    .reg_wdata_o (ureg_wdata)
+  );
+
+  logic [DataW-1:0]     dn_rd_tdata;
+  logic [DataB-1:0]     dn_rd_tkeep;
+  logic                 dn_rd_tvalid, dn_rd_tlast, dn_rd_tready;
+  logic [DownMetaW-1:0] dn_rd_meta;
+
+  ib_pkt_fifo #(
+    .DataW    (DataW),
+    .Depth    (2),
+    .SlotWords(SlotWords),
+    .MetaW    (DownMetaW)
+  ) u_down_fifo (
+    .clk_i,
+    .rst_ni,
+    .limit_i       (8'd2),
+    .wr_valid_i    (dn_wr_valid),
+    .wr_data_i     (dn_wr_data),
+    .wr_keep_i     (dn_wr_keep),
+    .wr_end_i      (dn_wr_end),
+    .wr_ok_i       (dn_wr_ok),
+    .wr_meta_i     (dn_wr_meta),
+    .wr_drop_full_o(dn_drop_full),
+    .wr_slot_free_o(dn_slot_free),
+    .rd_tdata_o    (dn_rd_tdata),
+    .rd_tkeep_o    (dn_rd_tkeep),
+    .rd_tvalid_o   (dn_rd_tvalid),
+    .rd_tlast_o    (dn_rd_tlast),
+    .rd_meta_o     (dn_rd_meta),
+    .rd_tready_i   (dn_rd_tready)
+  );
+
+  down_meta_t dn_meta;
+  assign dn_meta = down_meta_t'(dn_rd_meta);
+
+  // ---------------------------------------------------------------------------
+  // The CA port
+  // ---------------------------------------------------------------------------
+  logic             loopback_q;
+  logic [DataW-1:0] rx_tdata, tx_tdata;
+  logic [DataB-1:0] rx_tkeep, tx_tkeep;
+  logic             rx_tvalid, rx_tlast, tx_tvalid, tx_tlast, tx_tready;
+  logic             sma_tx_tvalid, sma_tx_tready, sm_tx_tvalid, sm_tx_tready;
+  logic             trap_tx_tvalid, trap_tx_tready;
+  logic [DataW-1:0] sma_rx_tdata, sm_rx_tdata;
+  logic             sma_rx_tvalid, sma_rx_tlast, sma_rx_tready;
+  logic             sm_rx_tvalid, sm_rx_tlast, sm_rx_tready;
+  logic [15:0]      sma_rx_slid, sma_rx_dlid, sm_rx_slid, sm_rx_dlid;
+  logic [3:0]       sma_rx_sl, sm_rx_sl;
+  logic [7:0]       sma_rx_port, sma_rx_class, sm_rx_port, sm_rx_class;
+  logic [6:0]       sma_rx_hp, sma_rx_hc, sm_rx_hp, sm_rx_hc;
+  logic             reg_we;
+  logic [7:0]       reg_addr;
+  logic [31:0]      port_rdata;
+  logic [DataW-1:0] drx_tdata;
+  logic [DataB-1:0] drx_tkeep;
+  logic             drx_tvalid, drx_tlast, drx_tuser, dtx_tready, sq_tx_beat;
+
+  // Down buffer demux: WIRE_RX frames feed wire RX (no ready: taken at once;
+  // discarded in loopback), MAD frames the SMA/SM/trap TX inputs.
+  always_comb begin
+    dn_rd_tready   = 1'b0;
+    sma_tx_tvalid  = 1'b0;
+    sm_tx_tvalid   = 1'b0;
+    trap_tx_tvalid = 1'b0;
+    unique case (dn_meta.kind)
+      KindWireRx: dn_rd_tready = 1'b1;
+      KindSmaTx: begin
+        sma_tx_tvalid = dn_rd_tvalid;
+        dn_rd_tready  = sma_tx_tready;
+      end
+      KindSmTx: begin
+        sm_tx_tvalid = dn_rd_tvalid;
+        dn_rd_tready = sm_tx_tready;
+      end
+      KindTrapTx: begin
+        trap_tx_tvalid = dn_rd_tvalid;
+        dn_rd_tready   = trap_tx_tready;
+      end
+      default: ;
+    endcase
+  end
+
+  // Wire RX: the host's packets, or the port's own wire TX in loopback.
+  assign rx_tdata  = loopback_q ? tx_tdata : dn_rd_tdata;
+  assign rx_tkeep  = loopback_q ? tx_tkeep : dn_rd_tkeep;
+  assign rx_tlast  = loopback_q ? tx_tlast : dn_rd_tlast;
+  assign rx_tvalid = loopback_q ? tx_tvalid
+                                : (dn_rd_tvalid && dn_meta.kind == KindWireRx);
+
+  ib_ca_top #(.DataW(DataW)) u_port (
+    .clk_i,
+    .rst_ni,
+    .rx_tdata_i         (rx_tdata),
+    .rx_tkeep_i         (rx_tkeep),
+    .rx_tvalid_i        (rx_tvalid),
+    .rx_tlast_i         (rx_tlast),
+    .tx_tdata_o         (tx_tdata),
+    .tx_tkeep_o         (tx_tkeep),
+    .tx_tvalid_o        (tx_tvalid),
+    .tx_tlast_o         (tx_tlast),
+    .tx_tready_i        (tx_tready),
+    .drx_tdata_o        (drx_tdata),
+    .drx_tkeep_o        (drx_tkeep),
+    .drx_tvalid_o       (drx_tvalid),
+    .drx_tlast_o        (drx_tlast),
+    .drx_tuser_o        (drx_tuser),
+    .dtx_tdata_i        ('0),
+    .dtx_tkeep_i        ('0),
+    .dtx_tvalid_i       (1'b0),
+    .dtx_tlast_i        (1'b0),
+    .dtx_tready_o       (dtx_tready),
+    .sma_rx_tdata_o     (sma_rx_tdata),
+    .sma_rx_tvalid_o    (sma_rx_tvalid),
+    .sma_rx_tlast_o     (sma_rx_tlast),
+    .sma_rx_tready_i    (sma_rx_tready),
+    .sma_rx_slid_o      (sma_rx_slid),
+    .sma_rx_dlid_o      (sma_rx_dlid),
+    .sma_rx_sl_o        (sma_rx_sl),
+    .sma_rx_port_o      (sma_rx_port),
+    .sma_rx_mgmt_class_o(sma_rx_class),
+    .sma_rx_hop_ptr_o   (sma_rx_hp),
+    .sma_rx_hop_cnt_o   (sma_rx_hc),
+    .sm_rx_tdata_o      (sm_rx_tdata),
+    .sm_rx_tvalid_o     (sm_rx_tvalid),
+    .sm_rx_tlast_o      (sm_rx_tlast),
+    .sm_rx_tready_i     (sm_rx_tready),
+    .sm_rx_slid_o       (sm_rx_slid),
+    .sm_rx_dlid_o       (sm_rx_dlid),
+    .sm_rx_sl_o         (sm_rx_sl),
+    .sm_rx_port_o       (sm_rx_port),
+    .sm_rx_mgmt_class_o (sm_rx_class),
+    .sm_rx_hop_ptr_o    (sm_rx_hp),
+    .sm_rx_hop_cnt_o    (sm_rx_hc),
+    .sma_tx_tdata_i     (dn_rd_tdata),
+    .sma_tx_tvalid_i    (sma_tx_tvalid),
+    .sma_tx_tlast_i     (dn_rd_tlast),
+    .sma_tx_tready_o    (sma_tx_tready),
+    .sma_tx_slid_i      (dn_meta.lid_a),
+    .sma_tx_dlid_i      (dn_meta.lid_b),
+    .sma_tx_sl_i        (dn_meta.sl),
+    .sm_tx_tdata_i      (dn_rd_tdata),
+    .sm_tx_tvalid_i     (sm_tx_tvalid),
+    .sm_tx_tlast_i      (dn_rd_tlast),
+    .sm_tx_tready_o     (sm_tx_tready),
+    .sm_tx_dlid_i       (dn_meta.lid_a),
+    .sm_tx_sl_i         (dn_meta.sl),
+    .sm_tx_path_bits_i  (dn_meta.path_bits),
+    .trap_tx_tdata_i    (dn_rd_tdata),
+    .trap_tx_tvalid_i   (trap_tx_tvalid),
+    .trap_tx_tlast_i    (dn_rd_tlast),
+    .trap_tx_tready_o   (trap_tx_tready),
+    .reg_we_i           (reg_we),
+    .reg_addr_i         (reg_addr),
+    .reg_wdata_i        (ureg_wdata),
+    .reg_rdata_o        (port_rdata),
+    .sq_tx_beat_o       (sq_tx_beat)
+  );
+
+  // Data VLs are not carried over the UART (docs/uart.md).
+  logic unused_port;
+  assign unused_port = ^{drx_tdata, drx_tkeep, drx_tvalid, drx_tlast, drx_tuser, dtx_tready,
+                         sq_tx_beat, dn_slot_free, dn_rd_meta[DownMetaW-1:DownMetaW-2]};
+
+  // ---------------------------------------------------------------------------
+  // Wire TX capture (store and forward: a WIRE_TX frame needs its length first)
+  // ---------------------------------------------------------------------------
+  logic             cap_in_pkt_q, cap_slot_free, cap_wr_valid, cap_wr_end, cap_drop;
+  logic [15:0]      cap_cnt_q, cap_len;
+  logic [DataW-1:0] wtx_tdata;
+  logic [DataB-1:0] wtx_tkeep;
+  logic             wtx_tvalid, wtx_tlast, wtx_tready;
+  logic [15:0]      wtx_len;
+
+  function automatic logic [15:0] keep_bytes(logic [DataB-1:0] keep);
+    logic [15:0] n;
+    n = '0;
+    for (int i = 0; i < DataB; i++) n += {15'd0, keep[i]};
+    return n;
+  endfunction
+
+  // A packet starts only when a capture slot is free; in loopback the wire
+  // RX side takes every beat.
+  assign tx_tready    = loopback_q || cap_in_pkt_q || cap_slot_free;
+  assign cap_wr_valid = !loopback_q && tx_tvalid && tx_tready;
+  assign cap_wr_end   = cap_wr_valid && tx_tlast;
+  assign cap_len      = cap_cnt_q + keep_bytes(tx_tkeep);
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      cap_in_pkt_q <= 1'b0;
+      cap_cnt_q    <= '0;
+    end else if (cap_wr_valid) begin
+      cap_in_pkt_q <= !tx_tlast;
+      cap_cnt_q    <= tx_tlast ? '0 : cap_len;
+    end
+  end
+
+  ib_pkt_fifo #(
+    .DataW    (DataW),
+    .Depth    (2),
+    .SlotWords(SlotWords),
+    .MetaW    (16)
+  ) u_wtx_fifo (
+    .clk_i,
+    .rst_ni,
+    .limit_i       (8'd2),
+    .wr_valid_i    (cap_wr_valid),
+    .wr_data_i     (tx_tdata),
+    .wr_keep_i     (tx_tkeep),
+    .wr_end_i      (cap_wr_end),
+    .wr_ok_i       (1'b1),
+    .wr_meta_i     (cap_len),
+    .wr_drop_full_o(cap_drop),
+    .wr_slot_free_o(cap_slot_free),
+    .rd_tdata_o    (wtx_tdata),
+    .rd_tkeep_o    (wtx_tkeep),
+    .rd_tvalid_o   (wtx_tvalid),
+    .rd_tlast_o    (wtx_tlast),
+    .rd_meta_o     (wtx_len),
+    .rd_tready_i   (wtx_tready)
+  );
+
+  // ---------------------------------------------------------------------------
+  // Board -> host: frame source mux, framer, UART TX
+  // ---------------------------------------------------------------------------
+  logic             resp_pending_q, resp_done;
+  logic [7:0]       resp_addr_q;
+  logic [31:0]      resp_data_q;
+  logic [7:0]       up_tdata, up_type;
+  logic             up_tvalid, up_tlast, up_tready;
+  logic [15:0]      up_len;
+  logic [8*RxMetaBytes-1:0] sma_meta, sm_meta;
+
+  // RX meta bytes (docs/uart.md): slid, dlid (LE), sl, port, class, hop_ptr,
+  // hop_cnt, three reserved zero bytes; byte i in [8*i +: 8].
+  assign sma_meta = {24'h0, {1'b0, sma_rx_hc}, {1'b0, sma_rx_hp}, sma_rx_class, sma_rx_port,
+                     {4'h0, sma_rx_sl}, sma_rx_dlid, sma_rx_slid};
+  assign sm_meta  = {24'h0, {1'b0, sm_rx_hc}, {1'b0, sm_rx_hp}, sm_rx_class, sm_rx_port,
+                     {4'h0, sm_rx_sl}, sm_rx_dlid, sm_rx_slid};
+
+  ib_uart_up #(.DataW(DataW)) u_up (
+    .clk_i,
+    .rst_ni,
+    .resp_valid_i(resp_pending_q),
+    .resp_addr_i (resp_addr_q),
+    .resp_data_i (resp_data_q),
+    .resp_done_o (resp_done),
+    .sma_tdata_i (sma_rx_tdata),
+    .sma_tvalid_i(sma_rx_tvalid),
+    .sma_tlast_i (sma_rx_tlast),
+    .sma_tready_o(sma_rx_tready),
+    .sma_meta_i  (sma_meta),
+    .sm_tdata_i  (sm_rx_tdata),
+    .sm_tvalid_i (sm_rx_tvalid),
+    .sm_tlast_i  (sm_rx_tlast),
+    .sm_tready_o (sm_rx_tready),
+    .sm_meta_i   (sm_meta),
+    .wtx_tdata_i (wtx_tdata),
+    .wtx_tkeep_i (wtx_tkeep),
+    .wtx_tvalid_i(wtx_tvalid),
+    .wtx_tlast_i (wtx_tlast),
+    .wtx_tready_o(wtx_tready),
+    .wtx_len_i   (wtx_len),
+    .m_tdata_o   (up_tdata),
+    .m_tvalid_o  (up_tvalid),
+    .m_tlast_o   (up_tlast),
+    .m_tready_i  (up_tready),
+    .m_type_o    (up_type),
+    .m_len_o     (up_len)
+  );
+
+  logic [7:0] utx_data;
+  logic       utx_valid, utx_ready, ev_tx_frame;
+
+  uart_framer u_framer (
+    .clk_i,
+    .rst_ni,
+    .s_tdata_i (up_tdata),
+    .s_tvalid_i(up_tvalid),
+    .s_tlast_i (up_tlast),
+    .s_tready_o(up_tready),
+    .s_type_i  (up_type),
+    .s_len_i   (up_len),
+    .tx_data_o (utx_data),
+    .tx_valid_o(utx_valid),
+    .tx_ready_i(utx_ready),
+    .ev_frame_o(ev_tx_frame)
+  );
+
+  uart_tx #(.ClkHz(ClkHz), .Baud(Baud)) u_uart_tx (
+    .clk_i,
+    .rst_ni,
+    .data_i (utx_data),
+    .valid_i(utx_valid),
+    .ready_o(utx_ready),
+    .tx_o   (uart_tx_o)
+  );
+
+  // ---------------------------------------------------------------------------
+  // Register bus: UART requests first; otherwise a poll of PortState and the
+  // port's drop counters for the LEDs. Addresses 0xC0..0xFF are the board's.
+  // ---------------------------------------------------------------------------
+  localparam int unsigned PollN = 12;
+  logic [3:0]  poll_idx_q;
+  logic [7:0]  poll_sum_q, poll_prev_q;
+  logic [3:0]  port_state_q;
+  logic        poll_drop_q;
+  logic        ureg_op, board_sel;
+  logic [31:0] board_rdata, reg_rdata;
+
+  // Index 0: PortState; 1..11: the counters that count dropped packets.
+  function automatic logic [7:0] poll_addr(logic [3:0] i);
+    logic [7:0] a;
+    unique case (i)
+      4'd0:    a = RegPortState;
+      4'd1:    a = RegCtrBase + 8'(CtrRxVcrcErr);
+      4'd2:    a = RegCtrBase + 8'(CtrRxLverErr);
+      4'd3:    a = RegCtrBase + 8'(CtrRxLnhErr);
+      4'd4:    a = RegCtrBase + 8'(CtrRxLenErr);
+      4'd5:    a = RegCtrBase + 8'(CtrVl15Dropped);
+      4'd6:    a = RegCtrBase + 8'(CtrSmiIcrcErr);
+      4'd7:    a = RegCtrBase + 8'(CtrSmiBadHdr);
+      4'd8:    a = RegCtrBase + 8'(CtrSmiLidErr);
+      4'd9:    a = RegCtrBase + 8'(CtrSmiDrDiscard);
+      4'd10:   a = RegCtrBase + 8'(CtrSmiPortDown);
+      4'd11:   a = RegCtrBase + 8'(CtrSqDrDiscard);
+      default: a = RegPortState;
+    endcase
+    return a;
+  endfunction
+
+  assign ureg_op   = ureg_we || ureg_re;
+  assign reg_addr  = ureg_op ? ureg_addr : poll_addr(poll_idx_q);
+  assign board_sel = reg_addr[7:6] == 2'b11;
+  assign reg_we    = ureg_we && !board_sel;
+  assign reg_rdata = board_sel ? board_rdata : port_rdata;
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      poll_idx_q   <= '0;
+      poll_sum_q   <= '0;
+      poll_prev_q  <= '0;
+      port_state_q <= PortStateInit;
+      poll_drop_q  <= 1'b0;
+    end else begin
+      poll_drop_q <= 1'b0;
+      if (!ureg_op) begin
+        if (poll_idx_q == 4'd0) begin
+          port_state_q <= port_rdata[3:0];
+        end else begin
+          poll_sum_q <= poll_sum_q + port_rdata[7:0];
+        end
+        if (32'(poll_idx_q) == PollN - 1) begin
+          // a drop counter moved since the last round
+          poll_drop_q <= (poll_sum_q + port_rdata[7:0]) != poll_prev_q;
+          poll_prev_q <= poll_sum_q + port_rdata[7:0];
+          poll_sum_q  <= '0;
+          poll_idx_q  <= '0;
+        end else begin
+          poll_idx_q <= poll_idx_q + 4'd1;
+        end
+      end
+    end
+  end
+
+  // Register read responses: captured at the request, sent as a frame. A
+  // request while the previous response is still unsent is dropped and
+  // counted as an overrun (the host retries after its timeout).
+  logic ev_resp_overrun;
+  assign ev_resp_overrun = ureg_re && resp_pending_q && !resp_done;
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      resp_pending_q <= 1'b0;
+      resp_addr_q    <= '0;
+      resp_data_q    <= '0;
+    end else if (ureg_re && !(resp_pending_q && !resp_done)) begin
+      resp_pending_q <= 1'b1;
+      resp_addr_q    <= ureg_addr;
+      resp_data_q    <= reg_rdata;
+    end else if (resp_done) begin
+      resp_pending_q <= 1'b0;
+    end
+  end
+
+  // Board control and counters
+  localparam int unsigned NumBoardCtrs = 6;
+  logic [31:0]             bctr_q [NumBoardCtrs];
+  logic [NumBoardCtrs-1:0] bev;
+  logic                    bclear;
+
+  assign bev = {cap_drop, ev_tx_frame, dn_drop_full | ev_resp_overrun, ev_df_ferr, ev_df_crc,
+                ev_df_ok};
+  assign bclear = ureg_we && ureg_addr == RegCtrClear;
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      loopback_q <= 1'b0;
+      for (int i = 0; i < NumBoardCtrs; i++) bctr_q[i] <= '0;
+    end else begin
+      if (ureg_we && ureg_addr == RegBoardCtrl) loopback_q <= ureg_wdata[0];
+      for (int i = 0; i < NumBoardCtrs; i++) begin
+        if (bclear) bctr_q[i] <= '0;
+        else if (bev[i]) bctr_q[i] <= bctr_q[i] + 32'd1;
+      end
+    end
+  end
+
+  always_comb begin
+    board_rdata = '0;
+    if (reg_addr == RegBoardCtrl) begin
+      board_rdata = {31'd0, loopback_q};
+    end else if (reg_addr == RegBoardCaps) begin
+      board_rdata = {16'(MaxPayload), 16'(ClksPerBit)};
+    end else if (reg_addr >= RegBoardFramesOk && reg_addr <= RegBoardTxDrop) begin
+      board_rdata = bctr_q[3'(reg_addr - RegBoardFramesOk)];
+    end
+  end
+
+  // ---------------------------------------------------------------------------
+  // LEDs
+  // ---------------------------------------------------------------------------
+  logic smp_seen, drop_seen, led_smp, led_drop;
+  assign smp_seen  = (sma_rx_tvalid && sma_rx_tready && sma_rx_tlast)
+                   || (sm_rx_tvalid && sm_rx_tready && sm_rx_tlast);
+  assign drop_seen = poll_drop_q || ev_df_crc || ev_df_ferr || dn_drop_full || cap_drop;
+
+  pulse_stretch #(.Cycles(StretchClks)) u_led_smp (
+    .clk_i,
+    .rst_ni,
+    .pulse_i(smp_seen),
+    .out_o  (led_smp)
+  );
+  pulse_stretch #(.Cycles(StretchClks)) u_led_drop (
+    .clk_i,
+    .rst_ni,
+    .pulse_i(drop_seen),
+    .out_o  (led_drop)
+  );
+
+  assign led_o = {led_drop, led_smp, port_state_q != PortStateDown};
+
+endmodule

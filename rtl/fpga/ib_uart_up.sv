@@ -1,0 +1,172 @@
+// ib_uart_up: picks the next board -> host frame and serialises its payload
+// into a byte stream for uart_framer. Sources, in fixed priority at frame
+// boundaries: a pending register read response (5 bytes from registers), SM
+// RX and SMA RX (RxMetaBytes of meta, then the 256 MAD bytes of the DataW
+// beats), wire TX packets from the capture FIFO (length from its meta, last
+// beat's tkeep). A source beat is taken (tready) when its last byte is sent.
+module ib_uart_up
+  import ib_uart_pkg::*;
+#(
+  parameter int unsigned DataW = 32,  // beat width in bits: 32, 64 or 128
+  localparam int unsigned DataB = DataW / 8
+) (
+  input  logic             clk_i,
+  input  logic             rst_ni,
+  // register read response
+  input  logic             resp_valid_i,  // held until resp_done_o
+  input  logic [7:0]       resp_addr_i,
+  input  logic [31:0]      resp_data_i,
+  output logic             resp_done_o,   // one-cycle pulse: response sent
+  // SMA RX and SM RX (MAD streams with their meta)
+  input  logic [DataW-1:0] sma_tdata_i,
+  input  logic             sma_tvalid_i,
+  input  logic             sma_tlast_i,
+  output logic             sma_tready_o,
+  input  logic [8*RxMetaBytes-1:0] sma_meta_i,  // meta byte i in [8*i +: 8]
+  input  logic [DataW-1:0] sm_tdata_i,
+  input  logic             sm_tvalid_i,
+  input  logic             sm_tlast_i,
+  output logic             sm_tready_o,
+  input  logic [8*RxMetaBytes-1:0] sm_meta_i,
+  // wire TX packets (capture FIFO read side)
+  input  logic [DataW-1:0] wtx_tdata_i,
+  input  logic [DataB-1:0] wtx_tkeep_i,
+  input  logic             wtx_tvalid_i,
+  input  logic             wtx_tlast_i,
+  output logic             wtx_tready_o,
+  input  logic [15:0]      wtx_len_i,
+  // payload bytes to uart_framer
+  output logic [7:0]       m_tdata_o,
+  output logic             m_tvalid_o,
+  output logic             m_tlast_o,
+  input  logic             m_tready_i,
+  output logic [7:0]       m_type_o,
+  output logic [15:0]      m_len_o
+);
+
+  if (DataW != 32 && DataW != 64 && DataW != 128) begin : gen_dataw_check
+    $fatal(1, "%m: DataW must be 32, 64 or 128, got %0d", DataW);
+  end
+
+  localparam int unsigned OffW = $clog2(DataB);
+
+  typedef enum logic [2:0] {
+    SelNone,
+    SelResp,
+    SelSm,
+    SelSma,
+    SelWtx
+  } sel_e;
+
+  sel_e            sel_q, sel_d;
+  logic [15:0]     idx_q, idx_d;   // payload byte index
+  logic [OffW-1:0] off_q, off_d;   // byte within the current source beat
+  logic [15:0]     meta_n;         // meta bytes before the beats
+  logic [7:0]      meta_byte;
+  logic [DataW-1:0] beat;
+  logic [DataB-1:0] keep;
+  logic            beat_valid, in_meta, beat_end, hs;
+
+  always_comb begin
+    m_type_o   = FtWireTx;
+    m_len_o    = wtx_len_i;
+    meta_n     = '0;
+    meta_byte  = '0;
+    beat       = wtx_tdata_i;
+    keep       = wtx_tkeep_i;
+    beat_valid = wtx_tvalid_i;
+    unique case (sel_q)
+      SelResp: begin
+        m_type_o   = FtRegReadResp;
+        m_len_o    = 16'(RegWriteLen);
+        meta_n     = 16'(RegWriteLen);
+        unique case (idx_q[2:0])
+          3'd0:    meta_byte = resp_addr_i;
+          3'd1:    meta_byte = resp_data_i[7:0];
+          3'd2:    meta_byte = resp_data_i[15:8];
+          3'd3:    meta_byte = resp_data_i[23:16];
+          default: meta_byte = resp_data_i[31:24];
+        endcase
+        beat_valid = 1'b0;
+      end
+      SelSm: begin
+        m_type_o   = FtSmRx;
+        m_len_o    = 16'(RxMadFrameLen);
+        meta_n     = 16'(RxMetaBytes);
+        meta_byte  = sm_meta_i[8*idx_q[3:0] +: 8];
+        beat       = sm_tdata_i;
+        keep       = '1;
+        beat_valid = sm_tvalid_i;
+      end
+      SelSma: begin
+        m_type_o   = FtSmaRx;
+        m_len_o    = 16'(RxMadFrameLen);
+        meta_n     = 16'(RxMetaBytes);
+        meta_byte  = sma_meta_i[8*idx_q[3:0] +: 8];
+        beat       = sma_tdata_i;
+        keep       = '1;
+        beat_valid = sma_tvalid_i;
+      end
+      SelWtx, SelNone: ;
+      default: ;
+    endcase
+  end
+
+  assign in_meta    = idx_q < meta_n;
+  assign m_tdata_o  = in_meta ? meta_byte : beat[8*off_q +: 8];
+  assign m_tvalid_o = sel_q != SelNone && (in_meta || beat_valid);
+  assign m_tlast_o  = idx_q == m_len_o - 16'd1;
+  assign hs         = m_tvalid_o && m_tready_i;
+  // last byte of a beat: the beat is full, or the next byte is not kept
+  assign beat_end   = !in_meta && (32'(off_q) == DataB - 1 || !keep[off_q + OffW'(1)]);
+
+  assign sma_tready_o = sel_q == SelSma && hs && beat_end;
+  assign sm_tready_o  = sel_q == SelSm && hs && beat_end;
+  assign wtx_tready_o = sel_q == SelWtx && hs && beat_end;
+  assign resp_done_o  = sel_q == SelResp && hs && m_tlast_o;
+
+  always_comb begin
+    sel_d = sel_q;
+    idx_d = idx_q;
+    off_d = off_q;
+    if (sel_q == SelNone) begin
+      idx_d = '0;
+      off_d = '0;
+      if (resp_valid_i)      sel_d = SelResp;
+      else if (sm_tvalid_i)  sel_d = SelSm;
+      else if (sma_tvalid_i) sel_d = SelSma;
+      else if (wtx_tvalid_i) sel_d = SelWtx;
+    end else if (hs) begin
+      idx_d = idx_q + 16'd1;
+      if (!in_meta) off_d = beat_end ? '0 : off_q + OffW'(1);
+      if (m_tlast_o) sel_d = SelNone;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      sel_q <= SelNone;
+      idx_q <= '0;
+      off_q <= '0;
+    end else begin
+      sel_q <= sel_d;
+      idx_q <= idx_d;
+      off_q <= off_d;
+    end
+  end
+
+`ifndef SYNTHESIS
+  // The frame length and the source's packet end agree.
+  always_ff @(posedge clk_i) begin
+    if (rst_ni && hs && !in_meta && beat_end) begin
+      unique case (sel_q)
+        SelSma:  assert (sma_tlast_i == m_tlast_o) else $error("%m: SMA RX tlast vs length");
+        SelSm:   assert (sm_tlast_i == m_tlast_o) else $error("%m: SM RX tlast vs length");
+        SelWtx:  assert (wtx_tlast_i == m_tlast_o) else $error("%m: wire TX tlast vs length");
+        default: ;
+      endcase
+    end
+  end
+`endif
+
+endmodule

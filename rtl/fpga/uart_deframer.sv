@@ -1,0 +1,176 @@
+// uart_deframer: parses host -> board UART frames (docs/uart.md) from the
+// received byte pulses. Hunts for SYNC, reads TYPE and LEN, rejects a header
+// that ib_uart_pkg::down_hdr_ok refuses (back to hunting), passes the payload
+// bytes on as they arrive (with their index) and ends every frame that got
+// past its header with end_o: ok_o = 1 when the CRC matched. A frame is
+// abandoned (end_o with ok_o = 0) on a UART framing error or when the line is
+// idle for TimeoutClks inside a frame: that is how the parser resynchronises
+// after a lost byte. Exactly one event pulse per frame or rejected header.
+module uart_deframer
+  import ib_pkg::*;
+  import ib_uart_pkg::*;
+#(
+  parameter int unsigned TimeoutClks = 480_000  // idle clocks that abandon a frame (>= 2)
+) (
+  input  logic        clk_i,
+  input  logic        rst_ni,
+  // from uart_rx
+  input  logic [7:0]  rx_data_i,
+  input  logic        rx_valid_i,
+  input  logic        rx_err_i,
+  // payload bytes (one-cycle pulses, idx counts from 0)
+  output logic [7:0]  byte_data_o,
+  output logic        byte_valid_o,
+  output logic [15:0] byte_idx_o,
+  output logic [7:0]  type_o,       // frame type, stable from the first payload byte to end_o
+  output logic        end_o,        // one-cycle pulse: frame finished (after its CRC or abandoned)
+  output logic        ok_o,         // with end_o: CRC matched
+  // events (one-cycle pulses)
+  output logic        ev_ok_o,         // good frame
+  output logic        ev_crc_err_o,    // CRC mismatch: frame dropped
+  output logic        ev_frame_err_o   // bad header, UART framing error or timeout inside a frame
+);
+
+  localparam int unsigned ToW = $clog2(TimeoutClks + 1);
+
+  if (TimeoutClks < 2) begin : gen_to_check
+    $fatal(1, "%m: TimeoutClks must be >= 2, got %0d", TimeoutClks);
+  end
+
+  typedef enum logic [2:0] {
+    Hunt,
+    Type,
+    LenLo,
+    LenHi,
+    Payload,
+    CrcLo,
+    CrcHi
+  } state_e;
+
+  state_e         state_q, state_d;
+  logic [7:0]     type_q, type_d;
+  logic [7:0]     len_lo_q, len_lo_d;
+  logic [15:0]    len_q, len_d;
+  logic [15:0]    idx_q, idx_d;
+  logic [15:0]    crc_q, crc_d;
+  logic [7:0]     crc_lo_q, crc_lo_d;
+  logic [ToW-1:0] idle_q, idle_d;
+  logic           end_d, ok_d, ev_ok_d, ev_crc_d, ev_ferr_d;
+  logic           byte_valid_d;
+  logic [15:0]    crc_fin;
+
+  assign crc_fin = crc_q ^ Crc16XorOut;
+
+  always_comb begin
+    state_d      = state_q;
+    type_d       = type_q;
+    len_lo_d     = len_lo_q;
+    len_d        = len_q;
+    idx_d        = idx_q;
+    crc_d        = crc_q;
+    crc_lo_d     = crc_lo_q;
+    idle_d       = (state_q == Hunt || rx_valid_i) ? '0 : idle_q + ToW'(1);
+    end_d        = 1'b0;
+    ok_d         = 1'b0;
+    ev_ok_d      = 1'b0;
+    ev_crc_d     = 1'b0;
+    ev_ferr_d    = 1'b0;
+    byte_valid_d = 1'b0;
+
+    if (state_q != Hunt && (rx_err_i || 32'(idle_q) >= TimeoutClks - 1)) begin
+      // abandon the frame; a payload already passed on is ended as bad
+      state_d   = Hunt;
+      ev_ferr_d = 1'b1;
+      end_d     = state_q inside {Payload, CrcLo, CrcHi};
+    end else if (rx_valid_i) begin
+      unique case (state_q)
+        Hunt: begin
+          if (rx_data_i == FrameSync) begin
+            state_d = Type;
+            crc_d   = Crc16Init;
+          end
+        end
+        Type: begin
+          type_d  = rx_data_i;
+          crc_d   = crc16_byte(crc_q, rx_data_i);
+          state_d = LenLo;
+        end
+        LenLo: begin
+          len_lo_d = rx_data_i;
+          crc_d    = crc16_byte(crc_q, rx_data_i);
+          state_d  = LenHi;
+        end
+        LenHi: begin
+          len_d   = {rx_data_i, len_lo_q};
+          crc_d   = crc16_byte(crc_q, rx_data_i);
+          idx_d   = '0;
+          if (down_hdr_ok(type_q, {rx_data_i, len_lo_q})) begin
+            state_d = Payload;
+          end else begin
+            state_d   = Hunt;
+            ev_ferr_d = 1'b1;
+          end
+        end
+        Payload: begin
+          crc_d        = crc16_byte(crc_q, rx_data_i);
+          byte_valid_d = 1'b1;
+          idx_d        = idx_q + 16'd1;
+          if (idx_q == len_q - 16'd1) state_d = CrcLo;
+        end
+        CrcLo: begin
+          crc_lo_d = rx_data_i;
+          state_d  = CrcHi;
+        end
+        CrcHi: begin
+          state_d = Hunt;
+          end_d   = 1'b1;
+          ok_d    = {rx_data_i, crc_lo_q} == crc_fin;
+          ev_ok_d = ok_d;
+          ev_crc_d = !ok_d;
+        end
+        default: state_d = Hunt;
+      endcase
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      state_q        <= Hunt;
+      type_q         <= '0;
+      len_lo_q       <= '0;
+      len_q          <= '0;
+      idx_q          <= '0;
+      crc_q          <= Crc16Init;
+      crc_lo_q       <= '0;
+      idle_q         <= '0;
+      end_o          <= 1'b0;
+      ok_o           <= 1'b0;
+      ev_ok_o        <= 1'b0;
+      ev_crc_err_o   <= 1'b0;
+      ev_frame_err_o <= 1'b0;
+      byte_valid_o   <= 1'b0;
+      byte_data_o    <= '0;
+      byte_idx_o     <= '0;
+    end else begin
+      state_q        <= state_d;
+      type_q         <= type_d;
+      len_lo_q       <= len_lo_d;
+      len_q          <= len_d;
+      idx_q          <= idx_d;
+      crc_q          <= crc_d;
+      crc_lo_q       <= crc_lo_d;
+      idle_q         <= idle_d;
+      end_o          <= end_d;
+      ok_o           <= ok_d;
+      ev_ok_o        <= ev_ok_d;
+      ev_crc_err_o   <= ev_crc_d;
+      ev_frame_err_o <= ev_ferr_d;
+      byte_valid_o   <= byte_valid_d;
+      byte_data_o    <= rx_data_i;
+      byte_idx_o     <= idx_q;
+    end
+  end
+
+  assign type_o = type_q;
+
+endmodule

@@ -1,0 +1,152 @@
+// uart_framer: turns a payload byte stream into UART frames (docs/uart.md):
+// SYNC, TYPE, LEN (16 bits, LSB first), the LEN payload bytes, CRC-16 (the
+// VCRC CRC of ib_pkg over TYPE..payload, LSB first). Type and length are
+// sampled with the first payload byte and must stay stable for the frame; the
+// payload's tlast must come with byte LEN (asserted). Feeds uart_tx.
+module uart_framer
+  import ib_pkg::*;
+  import ib_uart_pkg::*;
+(
+  input  logic        clk_i,
+  input  logic        rst_ni,
+  // payload bytes of one frame (LEN >= 1)
+  input  logic [7:0]  s_tdata_i,
+  input  logic        s_tvalid_i,
+  input  logic        s_tlast_i,
+  output logic        s_tready_o,
+  input  logic [7:0]  s_type_i,   // frame type, valid with every payload byte
+  input  logic [15:0] s_len_i,    // payload length, valid with every payload byte
+  // bytes to the UART transmitter
+  output logic [7:0]  tx_data_o,
+  output logic        tx_valid_o,
+  input  logic        tx_ready_i,
+  // one-cycle pulse when a frame's last byte is handed to the transmitter
+  output logic        ev_frame_o
+);
+
+  typedef enum logic [2:0] {
+    Idle,
+    Sync,
+    Type,
+    LenLo,
+    LenHi,
+    Payload,
+    CrcLo,
+    CrcHi
+  } state_e;
+
+  state_e      state_q, state_d;
+  logic [7:0]  type_q, type_d;
+  logic [15:0] len_q, len_d;
+  logic [15:0] left_q, left_d;   // payload bytes still to send
+  logic [15:0] crc_q, crc_d;
+  logic [15:0] crc_out;
+
+  assign crc_out = crc_q ^ Crc16XorOut;
+
+  always_comb begin
+    state_d    = state_q;
+    type_d     = type_q;
+    len_d      = len_q;
+    left_d     = left_q;
+    crc_d      = crc_q;
+    tx_data_o  = FrameSync;
+    tx_valid_o = 1'b0;
+    s_tready_o = 1'b0;
+    ev_frame_o = 1'b0;
+    unique case (state_q)
+      Idle: begin
+        if (s_tvalid_i) begin
+          state_d = Sync;
+          type_d  = s_type_i;
+          len_d   = s_len_i;
+          left_d  = s_len_i;
+          crc_d   = Crc16Init;
+        end
+      end
+      Sync: begin
+        tx_valid_o = 1'b1;
+        tx_data_o  = FrameSync;
+        if (tx_ready_i) state_d = Type;
+      end
+      Type: begin
+        tx_valid_o = 1'b1;
+        tx_data_o  = type_q;
+        if (tx_ready_i) begin
+          state_d = LenLo;
+          crc_d   = crc16_byte(crc_q, type_q);
+        end
+      end
+      LenLo: begin
+        tx_valid_o = 1'b1;
+        tx_data_o  = len_q[7:0];
+        if (tx_ready_i) begin
+          state_d = LenHi;
+          crc_d   = crc16_byte(crc_q, len_q[7:0]);
+        end
+      end
+      LenHi: begin
+        tx_valid_o = 1'b1;
+        tx_data_o  = len_q[15:8];
+        if (tx_ready_i) begin
+          state_d = Payload;
+          crc_d   = crc16_byte(crc_q, len_q[15:8]);
+        end
+      end
+      Payload: begin
+        tx_valid_o = s_tvalid_i;
+        tx_data_o  = s_tdata_i;
+        s_tready_o = tx_ready_i;
+        if (s_tvalid_i && tx_ready_i) begin
+          crc_d  = crc16_byte(crc_q, s_tdata_i);
+          left_d = left_q - 16'd1;
+          if (left_q == 16'd1) state_d = CrcLo;
+        end
+      end
+      CrcLo: begin
+        tx_valid_o = 1'b1;
+        tx_data_o  = crc_out[7:0];
+        if (tx_ready_i) state_d = CrcHi;
+      end
+      CrcHi: begin
+        tx_valid_o = 1'b1;
+        tx_data_o  = crc_out[15:8];
+        if (tx_ready_i) begin
+          state_d    = Idle;
+          ev_frame_o = 1'b1;
+        end
+      end
+      default: state_d = Idle;
+    endcase
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      state_q <= Idle;
+      type_q  <= '0;
+      len_q   <= '0;
+      left_q  <= '0;
+      crc_q   <= Crc16Init;
+    end else begin
+      state_q <= state_d;
+      type_q  <= type_d;
+      len_q   <= len_d;
+      left_q  <= left_d;
+      crc_q   <= crc_d;
+    end
+  end
+
+`ifndef SYNTHESIS
+  // The source's tlast marks exactly byte LEN; a frame has a payload.
+  always_ff @(posedge clk_i) begin
+    if (rst_ni && state_q == Payload && s_tvalid_i && tx_ready_i) begin
+      assert (s_tlast_i == (left_q == 16'd1))
+        else $error("%m: payload tlast does not match LEN (%0d bytes left)", left_q);
+    end
+    if (rst_ni && state_q == Idle && s_tvalid_i) begin
+      assert (s_len_i != 16'd0) else $error("%m: frame with an empty payload");
+    end
+  end
+`endif
+
+endmodule
