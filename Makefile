@@ -3,22 +3,24 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 CARGO ?= cargo
 RTL_TOP_FILES := $(shell sed -e 's/\#.*//' sim/ca_top.f 2>/dev/null)
+RTL_BOARD_FILES := $(shell sed -e 's/\#.*//' sim/ca_board.f 2>/dev/null)
 WIDTHS := 32 64 128
 
 # Debian packages the build and the tests need; installed only when missing.
-DEB_PKGS := verilator tshark zlib1g-dev g++ make
+DEB_PKGS := verilator tshark zlib1g-dev g++ make ibsim-utils
 
-.PHONY: all deps sim test lint lint-rtl lint-rust unit wave bench clean help
+.PHONY: all deps sim test lint lint-rtl lint-rust unit wave bench synth clean help
 
 all: sim
 
 help:
-	@echo "make deps   install Verilator, tshark, zlib (apt-get) when missing"
+	@echo "make deps   install Verilator, tshark, zlib, ibsim (apt-get) when missing"
 	@echo "make sim    RTL regression: every scenario at DATA_W 32, 64, 128, as a table"
 	@echo "make test   everything: lint, unit harnesses, cargo tests (snapshots, tshark)"
 	@echo "make lint   verilator --lint-only -Wall, cargo fmt --check, clippy -D warnings"
 	@echo "make wave   FST waveform of one scenario into build/wave/"
 	@echo "make bench  latency, throughput, cxx-vs-C++ speed (side by side)"
+	@echo "make synth  yosys + nextpnr (yowasp, pinned in .venv): ib_ca_top out of context, ECP5/iCE40"
 
 deps:
 	@missing=""; \
@@ -47,6 +49,8 @@ lint-rtl:
 	@for w in $(WIDTHS); do \
 	  echo "verilator --lint-only -Wall ib_ca_top DataW=$$w"; \
 	  verilator --lint-only -Wall --assert -Irtl -GDataW=$$w --top-module ib_ca_top $(RTL_TOP_FILES); \
+	  echo "verilator --lint-only -Wall ib_ca_board DataW=$$w"; \
+	  verilator --lint-only -Wall --assert -Irtl -GDataW=$$w --top-module ib_ca_board $(RTL_BOARD_FILES); \
 	done
 
 lint-rust:
@@ -63,6 +67,17 @@ wave: deps
 
 bench: deps
 	$(CARGO) run --release -q -p vl15 -- bench
+
+# FPGA tools from PyPI (synth/requirements.txt, pinned) in a project-local venv.
+VENV := .venv
+$(VENV)/.synth-installed: synth/requirements.txt
+	test -x $(VENV)/bin/python || python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q --disable-pip-version-check -r synth/requirements.txt
+	touch $@
+
+# SYNTH_ARGS: e.g. "--only ecp5-ooc-w64" (synth/run.py --list shows the targets).
+synth: $(VENV)/.synth-installed
+	$(VENV)/bin/python synth/run.py $(SYNTH_ARGS)
 
 clean:
 	$(CARGO) clean

