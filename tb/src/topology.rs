@@ -1447,6 +1447,14 @@ mod tests {
         }
     }
 
+    /// `text` must fail to parse with a message starting with `prefix`
+    /// (which names the file and line).
+    fn expect_err(text: &str, prefix: &str) -> String {
+        let e = msg(text);
+        assert!(e.starts_with(prefix), "expected {prefix:?}…, got: {e}");
+        e
+    }
+
     /// Links as ((id, port), (id, port)) with the ends in a canonical order.
     fn link_set(t: &Topology) -> Vec<((String, u8), (String, u8))> {
         let mut v: Vec<_> = t
@@ -1740,18 +1748,19 @@ mod tests {
 
     #[test]
     fn error_one_sided_link_names_the_line() {
-        let e = msg("Switch 2 \"S\"\n[1] \"C\"[1]\n\nCa 1 \"C\"\n");
-        assert!(
-            e.starts_with("t.net:2: \"S\" port 1 connects to \"C\" port 1"),
-            "{e}"
+        let e = expect_err(
+            "Switch 2 \"S\"\n[1] \"C\"[1]\n\nCa 1 \"C\"\n",
+            "t.net:2: \"S\" port 1 connects to \"C\" port 1",
         );
         assert!(e.contains("declares no link"), "{e}");
     }
 
     #[test]
     fn error_inconsistent_ends_name_both_lines() {
-        let e = msg("Switch 2 \"S\"\n[1] \"C\"[1]\n\nCa 2 \"C\"\n[1] \"S\"[2]\n");
-        assert!(e.starts_with("t.net:2: "), "{e}");
+        let e = expect_err(
+            "Switch 2 \"S\"\n[1] \"C\"[1]\n\nCa 2 \"C\"\n[1] \"S\"[2]\n",
+            "t.net:2: ",
+        );
         assert!(
             e.contains("t.net:5 declares that port connected to \"S\" port 2"),
             "{e}"
@@ -1760,109 +1769,99 @@ mod tests {
 
     #[test]
     fn error_header_and_port_syntax() {
-        let e = msg("# c\nSwitch x \"S\"\n");
-        assert!(
-            e.starts_with("t.net:2: Switch: port count: expected a number"),
-            "{e}"
+        expect_err(
+            "# c\nSwitch x \"S\"\n",
+            "t.net:2: Switch: port count: expected a number",
         );
-        let e = msg("Switch 8 \"S\"\n[9] \"C\"[1]\n");
-        assert!(
-            e.starts_with("t.net:2: port 9: \"S\" has ports 1..8"),
-            "{e}"
+        expect_err(
+            "Switch 8 \"S\"\n[9] \"C\"[1]\n",
+            "t.net:2: port 9: \"S\" has ports 1..8",
         );
-        let e = msg("Switch 8 \"S\"\n[0] \"C\"[1]\n");
-        assert!(
-            e.starts_with("t.net:2: port 0 cannot have a port line"),
-            "{e}"
+        expect_err(
+            "Switch 8 \"S\"\n[0] \"C\"[1]\n",
+            "t.net:2: port 0 cannot have a port line",
         );
-        let e = msg("Switch 8 S\n");
-        assert!(
-            e.starts_with("t.net:1: Switch 8: expected the quoted node id"),
-            "{e}"
+        expect_err(
+            "Switch 8 S\n",
+            "t.net:1: Switch 8: expected the quoted node id",
         );
-        let e = msg("Switch 8 \"S\"\n[1] \"C\" [2]\n");
-        assert!(
-            e.starts_with("t.net:2: port line: the remote port must follow"),
-            "{e}"
+        expect_err(
+            "Switch 8 \"S\"\n[1] \"C\" [2]\n",
+            "t.net:2: port line: the remote port must follow",
         );
-        let e = msg("Switch 8 \"S\"\n[1] \"C\"[1] w=99\n");
-        assert!(
-            e.starts_with("t.net:2: link width mask 99: expected 1..31"),
-            "{e}"
+        expect_err(
+            "Switch 8 \"S\"\n[1] \"C\"[1] w=99\n",
+            "t.net:2: link width mask 99: expected 1..31",
         );
-        let e = msg("Switch 8 \"S\"\n[1] \"C\"[1] 4x\n");
-        assert!(
-            e.starts_with("t.net:2: port line: unexpected \"4x\""),
-            "{e}"
+        expect_err(
+            "Switch 8 \"S\"\n[1] \"C\"[1] 4x\n",
+            "t.net:2: port line: unexpected \"4x\"",
         );
-        let e = msg("Switch 8 \"S\" # \"d\" lid 70000\n");
-        assert!(e.starts_with("t.net:1: lid 70000: a LID is 16 bits"), "{e}");
-        let e = msg("speed=9\n");
-        assert!(e.starts_with("t.net:1: speed=9: expected 1..7"), "{e}");
-        let e = msg("vendid=\n");
-        assert!(e.starts_with("t.net:1: vendid=: expected a number"), "{e}");
-        let e = msg("Hca 1 \"a#b\"\n");
-        assert!(
-            e.starts_with("t.net:1: node id \"a#b\": '#' and '@' are reserved"),
-            "{e}"
+        expect_err(
+            "Switch 8 \"S\" # \"d\" lid 70000\n",
+            "t.net:1: lid 70000: a LID is 16 bits",
+        );
+        expect_err("speed=9\n", "t.net:1: speed=9: expected 1..7");
+        expect_err("vendid=\n", "t.net:1: vendid=: expected a number");
+        expect_err(
+            "Hca 1 \"a#b\"\n",
+            "t.net:1: node id \"a#b\": '#' and '@' are reserved",
         );
     }
 
     #[test]
     fn error_record_boundaries() {
         // A node line right after a record: ibsim would swallow it.
-        let e = msg("Switch 2 \"S\"\nCa 1 \"C\"\n");
-        assert!(
-            e.starts_with("t.net:2: this line ends the record of \"S\""),
-            "{e}"
+        expect_err(
+            "Switch 2 \"S\"\nCa 1 \"C\"\n",
+            "t.net:2: this line ends the record of \"S\"",
         );
         // More port lines than ports: the extra one is outside any record.
-        let e = msg("Ca 1 \"C\"\n[1] \"S\"[1]\n[1] \"S\"[2]\n");
-        assert!(
-            e.starts_with("t.net:3: port line outside a node record"),
-            "{e}"
+        expect_err(
+            "Ca 1 \"C\"\n[1] \"S\"[1]\n[1] \"S\"[2]\n",
+            "t.net:3: port line outside a node record",
         );
-        let e = msg("Switch 2 \"S\"\n[1] \"C\"[1]\n[1] \"C\"[2]\n");
-        assert!(
-            e.starts_with("t.net:3: port 1 of \"S\" already declared at t.net:2"),
-            "{e}"
+        expect_err(
+            "Switch 2 \"S\"\n[1] \"C\"[1]\n[1] \"C\"[2]\n",
+            "t.net:3: port 1 of \"S\" already declared at t.net:2",
         );
-        let e = msg("\n  Switch 2 \"S\"\n");
-        assert!(e.starts_with("t.net:2: indented node or port line"), "{e}");
-        let e = msg("Ca 1 \"C\"\n\nCa 1 \"C\"\n");
-        assert!(
-            e.starts_with("t.net:3: node id \"C\" already defined at t.net:1"),
-            "{e}"
+        expect_err(
+            "\n  Switch 2 \"S\"\n",
+            "t.net:2: indented node or port line",
+        );
+        expect_err(
+            "Ca 1 \"C\"\n\nCa 1 \"C\"\n",
+            "t.net:3: node id \"C\" already defined at t.net:1",
         );
     }
 
     #[test]
     fn error_links() {
-        let e = msg("Ca 1 \"C\"\n[1] \"X\"[1]\n");
-        assert!(
-            e.starts_with("t.net:2: \"C\" port 1: remote node \"X\" is not defined"),
-            "{e}"
+        expect_err(
+            "Ca 1 \"C\"\n[1] \"X\"[1]\n",
+            "t.net:2: \"C\" port 1: remote node \"X\" is not defined",
         );
-        let e = msg("Ca 1 \"C\"\n[1] \"D\"[3]\n\nCa 2 \"D\"\n");
-        assert!(
-            e.starts_with("t.net:2: \"C\" port 1: remote port 3 of \"D\" does not exist"),
-            "{e}"
+        expect_err(
+            "Ca 1 \"C\"\n[1] \"D\"[3]\n\nCa 2 \"D\"\n",
+            "t.net:2: \"C\" port 1: remote port 3 of \"D\" does not exist",
         );
-        let e = msg("Switch 2 \"S\"\n[1] \"S\"[1]\n");
-        assert!(
-            e.starts_with("t.net:2: \"S\" port 1 is connected to itself"),
-            "{e}"
+        expect_err(
+            "Switch 2 \"S\"\n[1] \"S\"[1]\n",
+            "t.net:2: \"S\" port 1 is connected to itself",
         );
-        let e = msg("Ca 1 \"C\"\n[1] \"@nope\"\n");
-        assert!(e.starts_with("t.net:2: unknown alias \"@nope\""), "{e}");
+        expect_err(
+            "Ca 1 \"C\"\n[1] \"@nope\"\n",
+            "t.net:2: unknown alias \"@nope\"",
+        );
         // C enables SDR only (default), S QDR only (s=0): no common speed.
-        let e = msg("Switch 2 \"S\"\n[1] \"C\"[1] s=0\n\nCa 1 \"C\"\n[1] \"S\"[1]\n");
-        assert!(e.starts_with("t.net:2: \"S\" port 1 (speed mask 4)"), "{e}");
+        expect_err(
+            "Switch 2 \"S\"\n[1] \"C\"[1] s=0\n\nCa 1 \"C\"\n[1] \"S\"[1]\n",
+            "t.net:2: \"S\" port 1 (speed mask 4)",
+        );
         // A one-sided alias port may not also declare a link.
-        let e = msg("Switch 2 \"S\"\n@[1] \"a\"\n[1] \"C\"[1]\n\nCa 1 \"C\"\n[1] \"@a\"\n");
-        assert!(
-            e.starts_with("t.net:3: port 1 of \"S\" already declared at t.net:2"),
-            "{e}"
+        expect_err(
+            "Switch 2 \"S\"\n@[1] \"a\"\n[1] \"C\"[1]\n\nCa 1 \"C\"\n[1] \"@a\"\n",
+            "t.net:3: port 1 of \"S\" already declared at t.net:2",
         );
     }
 
@@ -1907,8 +1906,10 @@ mod tests {
         assert!(e.contains(":1: include \"loop.net\": include cycle"), "{e}");
         let e = Topology::load(d.path().join("none.net")).unwrap_err();
         assert!(matches!(e, TopologyError::Io { .. }), "{e}");
-        let e = msg("include \"does/not/exist\"\n");
-        assert!(e.starts_with("t.net:1: include: cannot read"), "{e}");
+        expect_err(
+            "include \"does/not/exist\"\n",
+            "t.net:1: include: cannot read",
+        );
     }
 
     /// Run the real ibsim (Debian `ibsim-utils`) on `file` and return its
