@@ -260,11 +260,9 @@ impl CaPort {
             last: o.drx_tlast,
         };
         self.drx.observe(o.drx_tvalid, drx, o.drx_tuser, cyc, || ());
-        let full = |b: [u64; 2], last: bool| Beat {
-            data: b,
-            keep: 0xFFFF,
-            last,
-        };
+        // MAD streams carry full beats only (no tkeep port).
+        let keep = keep_mask(self.data_w);
+        let full = |data: [u64; 2], last: bool| Beat { data, keep, last };
         let sma_meta = SmiMeta {
             slid: o.sma_rx_slid,
             dlid: o.sma_rx_dlid,
@@ -274,9 +272,7 @@ impl CaPort {
             hop_ptr: o.sma_rx_hop_ptr,
             hop_cnt: o.sma_rx_hop_cnt,
         };
-        let bb = keep_mask(self.data_w);
-        let mut b = full(o.sma_rx_tdata, o.sma_rx_tlast);
-        b.keep = bb;
+        let b = full(o.sma_rx_tdata, o.sma_rx_tlast);
         self.sma_rx
             .observe(o.sma_rx_tvalid, b, false, cyc, || sma_meta);
         let sm_meta = SmiMeta {
@@ -288,8 +284,7 @@ impl CaPort {
             hop_ptr: o.sm_rx_hop_ptr,
             hop_cnt: o.sm_rx_hop_cnt,
         };
-        let mut b = full(o.sm_rx_tdata, o.sm_rx_tlast);
-        b.keep = bb;
+        let b = full(o.sm_rx_tdata, o.sm_rx_tlast);
         self.sm_rx
             .observe(o.sm_rx_tvalid, b, false, cyc, || sm_meta);
 

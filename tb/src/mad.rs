@@ -3,28 +3,13 @@
 //! `packet`; this is what agents use to read and patch a MAD in place.
 
 use crate::packet::consts::*;
+use crate::packet::smp::{be16, be32, be64};
+use crate::packet::MadHeader;
 
 pub type Mad = [u8; 256];
 
-pub fn be16(m: &[u8], off: usize) -> u16 {
-    u16::from_be_bytes([m[off], m[off + 1]])
-}
-pub fn be32(m: &[u8], off: usize) -> u32 {
-    u32::from_be_bytes([m[off], m[off + 1], m[off + 2], m[off + 3]])
-}
-pub fn be64(m: &[u8], off: usize) -> u64 {
-    let mut b = [0u8; 8];
-    b.copy_from_slice(&m[off..off + 8]);
-    u64::from_be_bytes(b)
-}
-pub fn put16(m: &mut [u8], off: usize, v: u16) {
+fn put16(m: &mut [u8], off: usize, v: u16) {
     m[off..off + 2].copy_from_slice(&v.to_be_bytes());
-}
-pub fn put32(m: &mut [u8], off: usize, v: u32) {
-    m[off..off + 4].copy_from_slice(&v.to_be_bytes());
-}
-pub fn put64(m: &mut [u8], off: usize, v: u64) {
-    m[off..off + 8].copy_from_slice(&v.to_be_bytes());
 }
 
 /// MAD-header field offsets (ibspec §4).
@@ -78,13 +63,17 @@ pub fn status(m: &Mad) -> u16 {
 /// A request header: SM class, BaseVersion 1, ClassVersion 1.
 pub fn request(class: u8, method: u8, attr: u16, modifier: u32, tid: u64) -> Mad {
     let mut m = [0u8; 256];
-    m[off::BASE_VERSION] = 1;
-    m[off::MGMT_CLASS] = class;
-    m[off::CLASS_VERSION] = 1;
-    m[off::METHOD] = method;
-    put64(&mut m, off::TID, tid);
-    put16(&mut m, off::ATTR_ID, attr);
-    put32(&mut m, off::ATTR_MOD, modifier);
+    MadHeader {
+        base_version: BASE_VERSION,
+        mgmt_class: class,
+        class_version: SM_CLASS_VERSION,
+        method,
+        tid,
+        attr_id: attr,
+        attr_mod: modifier,
+        ..MadHeader::default()
+    }
+    .encode_into(&mut m);
     m
 }
 

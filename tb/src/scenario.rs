@@ -537,9 +537,8 @@ fn set_portinfo_lmc(r: &mut Run) -> Result<()> {
 fn v1_with(f: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
     let mut p = vectors::V1.to_vec();
     f(&mut p);
-    let n = p.len() - 2;
-    let v = crate::crc::vcrc(&p[..n]);
-    p[n..].copy_from_slice(&crate::crc::vcrc_to_wire(v));
+    p.truncate(p.len() - 2);
+    crate::crc::append_vcrc(&mut p);
     p
 }
 

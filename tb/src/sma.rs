@@ -129,7 +129,8 @@ impl Sma {
         }
     }
 
-    /// Program the RTL port registers from the PortInfo the SMA holds.
+    /// Program the RTL port registers from the PortInfo the SMA holds
+    /// (LID, LMC, MasterSMLID, MasterSMSL, PortState).
     pub fn init_registers(&self, port: &mut CaPort) {
         let pi = &self.cfg.port_info;
         port.write_reg(reg::PORT_LID, u32::from(pi.lid));
@@ -241,7 +242,8 @@ impl Sma {
                 mad::data_mut(m).copy_from_slice(&self.cfg.port_info.encode());
                 status
             }
-            ATTR_NODE_INFO | ATTR_NODE_DESC => STATUS_ATTR_UNSUPPORTED,
+            // NodeInfo and NodeDescription are read-only; the rest is not
+            // implemented by this CA's SMA.
             _ => STATUS_ATTR_UNSUPPORTED,
         }
     }
@@ -273,11 +275,7 @@ impl Sma {
         pi.m_key_lease_period = new.m_key_lease_period;
         pi.subnet_timeout = new.subnet_timeout;
         pi.port_state = state;
-        port.write_reg(reg::PORT_LID, u32::from(pi.lid));
-        port.write_reg(reg::PORT_LMC, u32::from(pi.lmc));
-        port.write_reg(reg::MASTER_SM_LID, u32::from(pi.master_sm_lid));
-        port.write_reg(reg::MASTER_SM_SL, u32::from(pi.master_sm_sl));
-        port.write_reg(reg::PORT_STATE, u32::from(pi.port_state));
+        self.init_registers(port);
         0
     }
 }

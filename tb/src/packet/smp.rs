@@ -7,13 +7,14 @@ use serde::{Deserialize, Serialize};
 use super::consts::*;
 use super::{byte_array, need, PacketError};
 
-fn be16(b: &[u8], o: usize) -> u16 {
+/// Big-endian fields at byte offset `o` (also used by `crate::mad`).
+pub(crate) fn be16(b: &[u8], o: usize) -> u16 {
     u16::from_be_bytes([b[o], b[o + 1]])
 }
-fn be32(b: &[u8], o: usize) -> u32 {
+pub(crate) fn be32(b: &[u8], o: usize) -> u32 {
     u32::from_be_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]])
 }
-fn be64(b: &[u8], o: usize) -> u64 {
+pub(crate) fn be64(b: &[u8], o: usize) -> u64 {
     let mut a = [0u8; 8];
     a.copy_from_slice(&b[o..o + 8]);
     u64::from_be_bytes(a)
