@@ -149,6 +149,85 @@ package ib_pkg;
     return c;
   endfunction
 
+  // ---------------------------------------------------------------------------
+  // Parallel CRC update in matrix form. A CRC step over n bytes is linear in
+  // {data, state}: next[o] = XOR of the inputs selected by row o of a constant
+  // matrix. The matrix is computed at elaboration (a constant function over
+  // crc*_byte), and the update is one XOR reduction per output bit, so
+  // synthesis builds a balanced XOR tree per bit instead of the n-deep chain of
+  // the byte-serial form (measured on ECP5-85F: 8 bytes of CRC-32 as a chain
+  // 82 MHz / 783 LUT4, in matrix form 236 MHz / 530 LUT4).
+  //
+  // Columns: state bits 0..W-1, then data bits W..W+8*CrcMaxBytes-1 with
+  // data byte j (the j-th byte in wire order) at data bits 8j..8j+7. Data
+  // bytes at or above n have all-zero columns, so their logic disappears.
+  // Use: localparam crc32_mat_t M = crc32_mat(8);  next = crc32_mul(M, s, d);
+  // ---------------------------------------------------------------------------
+  localparam int unsigned CrcMaxBytes = 16;  // widest beat (DataW 128)
+
+  typedef logic [32+8*CrcMaxBytes-1:0] crc32_row_t;
+  typedef crc32_row_t [31:0]           crc32_mat_t;
+  typedef logic [16+8*CrcMaxBytes-1:0] crc16_row_t;
+  typedef crc16_row_t [15:0]           crc16_mat_t;
+
+  function automatic crc32_mat_t crc32_mat(int unsigned nbytes);
+    crc32_mat_t m;
+    m = '0;
+    for (int unsigned i = 0; i < 32 + 8 * nbytes; i++) begin
+      logic [31:0]              c;
+      logic [8*CrcMaxBytes-1:0] d;
+      c = '0;
+      d = '0;
+      if (i < 32) c[i] = 1'b1;
+      else        d[i-32] = 1'b1;
+      for (int unsigned j = 0; j < nbytes; j++) begin
+        c = crc32_byte(c, d[8*j +: 8]);
+      end
+      for (int unsigned o = 0; o < 32; o++) begin
+        m[o][i] = c[o];
+      end
+    end
+    return m;
+  endfunction
+
+  function automatic logic [31:0] crc32_mul(crc32_mat_t m, logic [31:0] s,
+                                            logic [8*CrcMaxBytes-1:0] d);
+    logic [31:0] r;
+    for (int unsigned o = 0; o < 32; o++) begin
+      r[o] = ^(m[o] & {d, s});
+    end
+    return r;
+  endfunction
+
+  function automatic crc16_mat_t crc16_mat(int unsigned nbytes);
+    crc16_mat_t m;
+    m = '0;
+    for (int unsigned i = 0; i < 16 + 8 * nbytes; i++) begin
+      logic [15:0]              c;
+      logic [8*CrcMaxBytes-1:0] d;
+      c = '0;
+      d = '0;
+      if (i < 16) c[i] = 1'b1;
+      else        d[i-16] = 1'b1;
+      for (int unsigned j = 0; j < nbytes; j++) begin
+        c = crc16_byte(c, d[8*j +: 8]);
+      end
+      for (int unsigned o = 0; o < 16; o++) begin
+        m[o][i] = c[o];
+      end
+    end
+    return m;
+  endfunction
+
+  function automatic logic [15:0] crc16_mul(crc16_mat_t m, logic [15:0] s,
+                                            logic [8*CrcMaxBytes-1:0] d);
+    logic [15:0] r;
+    for (int unsigned o = 0; o < 16; o++) begin
+      r[o] = ^(m[o] & {d, s});
+    end
+    return r;
+  endfunction
+
   // The ICRC mask: packet byte `idx` as the ICRC sees it (VL and resv8a as 1s).
   function automatic logic [7:0] icrc_mask_byte(int unsigned idx, logic [7:0] data);
     logic [7:0] b;
