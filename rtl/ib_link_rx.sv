@@ -40,6 +40,26 @@ module ib_link_rx
 
   localparam int unsigned NB    = $clog2(DataB + 1);  // holds 0..DataB
   localparam int unsigned LenW  = 16;                 // byte counter, saturating
+  localparam int unsigned LaneW = $clog2(DataB);      // byte lane index bits
+
+  // Packet bytes 0, 1, 4, 5 lie in the beat that starts at these byte counts.
+  localparam int unsigned BeatOf0 = PbLrhVlLver - PbLrhVlLver % DataB;
+  localparam int unsigned BeatOf1 = PbLrhSlLnh - PbLrhSlLnh % DataB;
+  localparam int unsigned BeatOf4 = PbLrhPktLen - PbLrhPktLen % DataB;
+  localparam int unsigned BeatOf5 = (PbLrhPktLen + 1) - (PbLrhPktLen + 1) % DataB;
+  // CRC-16 matrices: a whole beat, and the 4k-byte heads of a tlast beat.
+  localparam int unsigned NTail   = DataB / 4;
+  localparam int unsigned CrcMaxB = 8 * CrcMaxBytes;
+  localparam crc16_mat_t CrcFull  = crc16_mat(DataB);
+  typedef crc16_mat_t [NTail-1:0] crc16_tails_t;
+  function automatic crc16_tails_t crc16_tails();
+    crc16_tails_t t;
+    for (int unsigned k = 0; k < NTail; k++) begin
+      t[k] = crc16_mat(4 * k);
+    end
+    return t;
+  endfunction
+  localparam crc16_tails_t CrcTail = crc16_tails();
 
   if (DataW != 32 && DataW != 64 && DataW != 128) begin : gen_dataw_check
     $fatal(1, "%m: DataW must be 32, 64 or 128, got %0d", DataW);
@@ -51,6 +71,7 @@ module ib_link_rx
   logic            in_pkt_q, in_pkt_d;    // a packet has started (>= 1 beat seen)
   logic [LenW-1:0] bcnt_q, bcnt_d;        // bytes seen before this beat
   logic [15:0]     crc_q, crc_d;          // CRC-16 state over the bytes seen
+  logic [1:0]      nbeat_q, nbeat_d;      // beats of this packet seen, saturating at 2
   logic [7:0]      b0_q, b0_d;            // packet byte 0: VL, LVer
   logic [7:0]      b1_q, b1_d;            // packet byte 1: SL, LNH
   logic [7:0]      b4_q, b4_d;            // packet bytes 4..5: PktLen
@@ -59,9 +80,15 @@ module ib_link_rx
   logic [NB-1:0]   nbytes;                // bytes in this beat
   logic [LenW-1:0] total;                 // bytes including this beat
   logic [15:0]     crc_beat;              // CRC after the covered bytes of this beat
+  logic [15:0]     crc_in;                // CRC before this beat
+  logic [15:0]     crc_full;              // ... after all DataB bytes
+  logic [15:0]     crc_tail;              // ... after the 4k covered bytes of a tlast beat
+  logic [NB-1:0]   tail_k;                // k of a tlast beat with nbytes = 4k + 2
+  logic [7:0]      vcrc_lo, vcrc_hi;      // the two bytes after the 4k covered ones
   logic [15:0]     vcrc_rx;               // last two bytes of the packet
   logic [15:0]     vcrc_calc;
   logic [10:0]     pkt_len;
+  logic [12:0]     last_byte;             // offset of the packet's last byte per PktLen
   logic            route_vl15;
   logic            err_len, err_lver, err_lnh, err_vcrc, err_any;
   logic            end_pkt;
@@ -74,43 +101,60 @@ module ib_link_rx
     end
     total = (bcnt_q > {LenW{1'b1}} - LenW'(DataB)) ? {LenW{1'b1}} : bcnt_q + LenW'(nbytes);
 
-    // header bytes: start from zero at a new packet, pick up this beat's bytes
+    // Header bytes: start from zero at a new packet, pick up this beat's
+    // bytes. Every beat but the last is full, so packet byte `off` is lane
+    // off % DataB of beat off / DataB (0 or 1 for these bytes).
     b0_d = in_pkt_q ? b0_q : 8'h00;
     b1_d = in_pkt_q ? b1_q : 8'h00;
     b4_d = in_pkt_q ? b4_q : 8'h00;
     b5_d = in_pkt_q ? b5_q : 8'h00;
-    for (int j = 0; j < DataB; j++) begin
-      if (rx_tkeep_i[j]) begin
-        if (32'(bcnt_q) + j == PbLrhVlLver)     b0_d = rx_tdata_i[8*j +: 8];
-        if (32'(bcnt_q) + j == PbLrhSlLnh)      b1_d = rx_tdata_i[8*j +: 8];
-        if (32'(bcnt_q) + j == PbLrhPktLen)     b4_d = rx_tdata_i[8*j +: 8];
-        if (32'(bcnt_q) + j == PbLrhPktLen + 1) b5_d = rx_tdata_i[8*j +: 8];
-      end
+    if (nbeat_q == 2'(BeatOf0 / DataB) && rx_tkeep_i[PbLrhVlLver % DataB]) begin
+      b0_d = rx_tdata_i[8*(PbLrhVlLver % DataB) +: 8];
+    end
+    if (nbeat_q == 2'(BeatOf1 / DataB) && rx_tkeep_i[PbLrhSlLnh % DataB]) begin
+      b1_d = rx_tdata_i[8*(PbLrhSlLnh % DataB) +: 8];
+    end
+    if (nbeat_q == 2'(BeatOf4 / DataB) && rx_tkeep_i[PbLrhPktLen % DataB]) begin
+      b4_d = rx_tdata_i[8*(PbLrhPktLen % DataB) +: 8];
+    end
+    if (nbeat_q == 2'(BeatOf5 / DataB) && rx_tkeep_i[(PbLrhPktLen + 1) % DataB]) begin
+      b5_d = rx_tdata_i[8*((PbLrhPktLen + 1) % DataB) +: 8];
     end
 
-    // CRC over every byte of a middle beat, all but the last two of a tlast beat
-    crc_beat = in_pkt_q ? crc_q : Crc16Init;
-    vcrc_rx  = '0;
-    for (int j = 0; j < DataB; j++) begin
-      if (rx_tlast_i ? (j + 2 < 32'(nbytes)) : rx_tkeep_i[j]) begin
-        crc_beat = crc16_byte(crc_beat, rx_tdata_i[8*j +: 8]);
-      end
-      if (j + 2 == 32'(nbytes)) begin
-        if (VcrcLsbFirst) vcrc_rx[7:0]  = rx_tdata_i[8*j +: 8];
-        else              vcrc_rx[15:8] = rx_tdata_i[8*j +: 8];
-      end
-      if (j + 1 == 32'(nbytes)) begin
-        if (VcrcLsbFirst) vcrc_rx[15:8] = rx_tdata_i[8*j +: 8];
-        else              vcrc_rx[7:0]  = rx_tdata_i[8*j +: 8];
+    // VCRC: a middle beat is covered whole; a tlast beat of a well-formed
+    // packet (LRH..ICRC a multiple of 4 bytes) holds 4k covered bytes and
+    // then the two VCRC bytes, nbytes = 4k + 2. Any other nbytes is a length
+    // error, which takes precedence over the VCRC check, so only those DataB/4
+    // cases need a CRC: one matrix update per k, selected by k.
+    crc_in   = in_pkt_q ? crc_q : Crc16Init;
+    crc_full = crc16_mul(CrcFull, crc_in, CrcMaxB'(rx_tdata_i));
+    tail_k   = nbytes >> 2;
+    crc_tail = crc_in;
+    vcrc_lo  = rx_tdata_i[7:0];
+    vcrc_hi  = rx_tdata_i[15:8];
+    for (int unsigned k = 1; k < NTail; k++) begin
+      if (32'(tail_k) == k) begin
+        crc_tail = crc16_mul(CrcTail[k], crc_in, CrcMaxB'(rx_tdata_i));
+        vcrc_lo  = rx_tdata_i[32*k +: 8];
+        vcrc_hi  = rx_tdata_i[32*k + 8 +: 8];
       end
     end
+    crc_beat = rx_tlast_i ? crc_tail : crc_full;
+    vcrc_rx  = VcrcLsbFirst ? {vcrc_hi, vcrc_lo} : {vcrc_lo, vcrc_hi};
     vcrc_calc = crc_beat ^ Crc16XorOut;
 
     // checks, valid on the tlast beat
     pkt_len    = {b4_d[2:0], b5_d};
     route_vl15 = (b0_d[7:4] == Vl15);
-    err_len    = (total != LenW'({pkt_len, 2'b00}) + LenW'(VcrcBytes)) ||
-                 (pkt_len < 11'(MinPktLen)) || (nbytes < NB'(2));
+    // Length: the packet is 4 * PktLen + 2 bytes. Its last byte, number
+    // {PktLen, 2'b01}, must sit in this tlast beat: the beat's first byte
+    // count is that number with the lane bits cleared, and the beat holds
+    // its lane + 1 bytes. Equal to "bytes seen == 4 * PktLen + 2" (earlier
+    // beats are full) without an adder in the path.
+    last_byte  = {pkt_len, 2'b01};
+    err_len    = (bcnt_q != {3'b000, last_byte[12:LaneW], LaneW'(0)}) ||
+                 (nbytes != NB'(last_byte[LaneW-1:0]) + NB'(1)) ||
+                 (pkt_len < 11'(MinPktLen));
     err_lver   = (b0_d[3:0] != 4'h0);
     err_lnh    = (b1_d[1:0] != LnhIbaLocal) && (b1_d[1:0] != LnhIbaGlobal);
     err_vcrc   = (vcrc_rx != vcrc_calc);
@@ -119,10 +163,12 @@ module ib_link_rx
 
     // next state
     in_pkt_d = in_pkt_q;
+    nbeat_d  = nbeat_q;
     bcnt_d   = bcnt_q;
     crc_d    = crc_q;
     if (rx_tvalid_i) begin
       in_pkt_d = ~rx_tlast_i;
+      nbeat_d  = rx_tlast_i ? 2'd0 : (nbeat_q == 2'd2 ? 2'd2 : nbeat_q + 2'd1);
       bcnt_d   = rx_tlast_i ? '0 : total;
       crc_d    = crc_beat;
     end
@@ -145,6 +191,7 @@ module ib_link_rx
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
       in_pkt_q    <= 1'b0;
+      nbeat_q     <= 2'd0;
       bcnt_q      <= '0;
       crc_q       <= Crc16Init;
       b0_q        <= '0;
@@ -163,6 +210,7 @@ module ib_link_rx
       ev_vcrc_q   <= 1'b0;
     end else begin
       in_pkt_q    <= in_pkt_d;
+      nbeat_q     <= nbeat_d;
       bcnt_q      <= bcnt_d;
       crc_q       <= crc_d;
       b0_q        <= b0_d;

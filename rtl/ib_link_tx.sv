@@ -4,7 +4,9 @@
 // it has >= 2 free bytes, else in one extra beat (with exactly 1 free byte the
 // VCRC is split: first byte fills the last beat, second byte in the extra
 // beat, so every non-last beat stays full; LRH..ICRC is a multiple of 4 bytes,
-// so this only happens for malformed input). The output holds while
+// so this only happens for malformed input, whose VCRC then covers only the
+// whole 4-byte words: the CRC is one matrix update per word count, which
+// keeps it off the byte-serial path). The output holds while
 // tx_tvalid_o && !tx_tready_i.
 module ib_link_tx
   import ib_pkg::*;
@@ -39,6 +41,18 @@ module ib_link_tx
 
   localparam int unsigned NB = $clog2(DataB + 1);  // holds 0..DataB
 
+  // CRC-16 matrices for q = 1..NWords whole 4-byte words (CrcW[q-1]).
+  localparam int unsigned NWords = DataB / 4;
+  typedef crc16_mat_t [NWords-1:0] crc16_mats_t;
+  function automatic crc16_mats_t crc16_mats();
+    crc16_mats_t m;
+    for (int unsigned q = 1; q <= NWords; q++) begin
+      m[q-1] = crc16_mat(4 * q);
+    end
+    return m;
+  endfunction
+  localparam crc16_mats_t CrcW = crc16_mats();
+
   if (DataW != 32 && DataW != 64 && DataW != 128) begin : gen_dataw_check
     $fatal(1, "%m: DataW must be 32, 64 or 128, got %0d", DataW);
   end
@@ -66,7 +80,7 @@ module ib_link_tx
   logic [DataB-1:0] in_keep;
   logic             in_valid, in_last, in_take;
   logic [NB-1:0]    nbytes;
-  logic [15:0]      crc_beat, vcrc;
+  logic [15:0]      crc_in, crc_beat, vcrc;
   logic             fits;      // VCRC fits into the last beat
   logic             one_free;  // exactly one free byte in the last beat
 
@@ -98,10 +112,16 @@ module ib_link_tx
       nbytes = nbytes + NB'(in_keep[j]);
     end
 
-    crc_beat = (state_q == StIdle) ? Crc16Init : crc_q;
-    for (int j = 0; j < DataB; j++) begin
-      if (in_keep[j]) begin
-        crc_beat = crc16_byte(crc_beat, in_data[8*j +: 8]);
+    // CRC over the kept bytes (contiguous from lane 0) in whole 4-byte words:
+    // one matrix update per word count q, picked by "word q-1 is the last
+    // one whose bytes are all kept". Bytes of a trailing partial word (a
+    // malformed packet: LRH..ICRC is a multiple of 4 bytes) are sent but not
+    // covered; a receiver rejects such a packet for its length anyway.
+    crc_in   = (state_q == StIdle) ? Crc16Init : crc_q;
+    crc_beat = in_keep[3] ? '0 : crc_in;
+    for (int unsigned q = 1; q <= NWords; q++) begin
+      if (in_keep[4*q-1] && (q == NWords || !in_keep[(4*q+3) % DataB])) begin
+        crc_beat = crc_beat | crc16_mul(CrcW[q-1], crc_in, (8 * CrcMaxBytes)'(in_data));
       end
     end
     vcrc = crc_beat ^ Crc16XorOut;

@@ -83,62 +83,117 @@ module smi_rq
   fields_t     f_q, f_d;
   logic [15:0] pos_q, pos_d;   // packet byte offset of the current beat
   logic [31:0] crc_q, crc_d;   // running ICRC state (no final XOR)
+  logic [15:0] rp_beat_q;      // ReturnPath[hop_cnt]: offset of its beat,
+  logic [7:0]  rp_lane_q;      // and its lane (from f_q.hop_cnt, a cycle late)
 
   logic beat;
   logic last;
   assign beat = vl15_tvalid_i;
   assign last = vl15_tvalid_i & vl15_tlast_i;
 
+  // Every beat before the last is full (asserted below), so packet byte `off`
+  // is lane off % DataB of the beat at offset off - off % DataB: a field is
+  // picked up by comparing pos_q with a constant. Returns {hit, byte}.
+  function automatic logic [8:0] pick(logic [15:0] pos, logic [DataW-1:0] data,
+                                      logic [DataB-1:0] keep, int unsigned off);
+    int unsigned lane;
+    lane = off % DataB;
+    return {pos == 16'(off - lane) && keep[lane], data[8*lane +: 8]};
+  endfunction
+
+  // ICRC coverage: bytes 0..IcrcPos-1. Beats before IcrcBeat are covered
+  // whole, the beat at IcrcBeat for its first IcrcTail bytes (none at DataW
+  // 32), later beats not at all. One matrix update for each case.
+  localparam int unsigned IcrcTail  = IcrcPos % DataB;
+  localparam int unsigned IcrcBeat  = IcrcPos - IcrcTail;
+  localparam int unsigned Resv8aBeat = PbBthResv8a - PbBthResv8a % DataB;
+  localparam int unsigned Resv8aLane = PbBthResv8a % DataB;
+  localparam crc32_mat_t  CrcFull   = crc32_mat(DataB);
+  localparam crc32_mat_t  CrcTail   = crc32_mat(IcrcTail);
+
+  logic [DataW-1:0] icrc_data;  // this beat with the ICRC's mask applied
+
   always_comb begin
-    logic [7:0]  b;
-    logic [15:0] off;
-    b     = '0;
-    off   = '0;
-    f_d   = f_q;
-    crc_d = (pos_q == '0) ? Crc32Init : crc_q;
-    pos_d = pos_q;
+    icrc_data = vl15_tdata_i;
+    if (pos_q == 16'(PbLrhVlLver)) begin
+      icrc_data[8*PbLrhVlLver + 4 +: 4] = 4'hF;   // LRH.VL
+    end
+    if (pos_q == 16'(Resv8aBeat)) begin
+      icrc_data[8*Resv8aLane +: 8] = 8'hFF;        // BTH.resv8a
+    end
+  end
+
+  always_comb begin
+    logic [8:0]  p;
+    logic [31:0] crc_in;
+    p      = '0;
+    f_d    = f_q;
+    crc_in = (pos_q == '0) ? Crc32Init : crc_q;
+    crc_d  = crc_in;
+    pos_d  = pos_q;
     if (beat) begin
-      for (int unsigned j = 0; j < DataB; j++) begin
-        b   = vl15_tdata_i[8*j +: 8];
-        off = pos_q + 16'(j);
-        if (vl15_tkeep_i[j]) begin
-          if (32'(off) < IcrcPos) begin
-            crc_d = crc32_byte(crc_d, icrc_mask_byte(32'(off), b));
-          end
-          case (off)
-            16'(PbLrhSlLnh):                begin f_d.sl = b[7:4]; f_d.lnh = b[1:0]; end
-            16'(PbLrhDlid):                 f_d.dlid[15:8]   = b;
-            16'(PbLrhDlid + 1):             f_d.dlid[7:0]    = b;
-            16'(PbLrhPktLen):               f_d.pktlen[10:8] = b[2:0];
-            16'(PbLrhPktLen + 1):           f_d.pktlen[7:0]  = b;
-            16'(PbLrhSlid):                 f_d.slid[15:8]   = b;
-            16'(PbLrhSlid + 1):             f_d.slid[7:0]    = b;
-            16'(PbBthOpcode):               f_d.opcode       = b;
-            16'(PbBthFlags):                f_d.tver         = b[3:0];
-            16'(PbBthDestQp):               f_d.destqp[23:16] = b;
-            16'(PbBthDestQp + 1):           f_d.destqp[15:8] = b;
-            16'(PbBthDestQp + 2):           f_d.destqp[7:0]  = b;
-            16'(MadOffset + MbBaseVersion): f_d.base_ver     = b;
-            16'(MadOffset + MbMgmtClass):   f_d.mgmt_class   = b;
-            16'(MadOffset + MbMethod):      f_d.method       = b;
-            16'(MadOffset + MbStatus):      f_d.dir          = b[7];
-            16'(MadOffset + MbHopPtr):      f_d.hop_ptr      = b;
-            16'(MadOffset + MbHopCnt):      f_d.hop_cnt      = b;
-            16'(MadOffset + MbAttrId):      f_d.attr_id[15:8] = b;
-            16'(MadOffset + MbAttrId + 1):  f_d.attr_id[7:0] = b;
-            16'(MadOffset + MbDrSlid):      f_d.dr_slid[15:8] = b;
-            16'(MadOffset + MbDrSlid + 1):  f_d.dr_slid[7:0] = b;
-            16'(MadOffset + MbDrDlid):      f_d.dr_dlid[15:8] = b;
-            16'(MadOffset + MbDrDlid + 1):  f_d.dr_dlid[7:0] = b;
-            16'(IcrcPos):                   f_d.icrc[7:0]    = b;
-            16'(IcrcPos + 1):               f_d.icrc[15:8]   = b;
-            16'(IcrcPos + 2):               f_d.icrc[23:16]  = b;
-            16'(IcrcPos + 3):               f_d.icrc[31:24]  = b;
-            default: ;
-          endcase
-          // ReturnPath[hop_cnt]; hop_cnt (packet byte 35) is in an earlier beat.
-          if (off == 16'(RpPos) + {8'h0, f_q.hop_cnt}) begin
-            f_d.rp_hc = b;
+      if (32'(pos_q) < IcrcBeat) begin
+        crc_d = crc32_mul(CrcFull, crc_in, (8 * CrcMaxBytes)'(icrc_data));
+      end else if (IcrcTail != 0 && 32'(pos_q) == IcrcBeat) begin
+        crc_d = crc32_mul(CrcTail, crc_in, (8 * CrcMaxBytes)'(icrc_data));
+      end
+      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, PbLrhSlLnh);
+      if (p[8]) begin f_d.sl = p[7:4]; f_d.lnh = p[1:0]; end
+      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, PbLrhDlid);
+      if (p[8]) f_d.dlid[15:8] = p[7:0];
+      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, PbLrhDlid + 1);
+      if (p[8]) f_d.dlid[7:0] = p[7:0];
+      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, PbLrhPktLen);
+      if (p[8]) f_d.pktlen[10:8] = p[2:0];
+      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, PbLrhPktLen + 1);
+      if (p[8]) f_d.pktlen[7:0] = p[7:0];
+      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, PbLrhSlid);
+      if (p[8]) f_d.slid[15:8] = p[7:0];
+      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, PbLrhSlid + 1);
+      if (p[8]) f_d.slid[7:0] = p[7:0];
+      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, PbBthOpcode);
+      if (p[8]) f_d.opcode = p[7:0];
+      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, PbBthFlags);
+      if (p[8]) f_d.tver = p[3:0];
+      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, PbBthDestQp);
+      if (p[8]) f_d.destqp[23:16] = p[7:0];
+      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, PbBthDestQp + 1);
+      if (p[8]) f_d.destqp[15:8] = p[7:0];
+      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, PbBthDestQp + 2);
+      if (p[8]) f_d.destqp[7:0] = p[7:0];
+      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, MadOffset + MbBaseVersion);
+      if (p[8]) f_d.base_ver = p[7:0];
+      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, MadOffset + MbMgmtClass);
+      if (p[8]) f_d.mgmt_class = p[7:0];
+      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, MadOffset + MbMethod);
+      if (p[8]) f_d.method = p[7:0];
+      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, MadOffset + MbStatus);
+      if (p[8]) f_d.dir = p[7];
+      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, MadOffset + MbHopPtr);
+      if (p[8]) f_d.hop_ptr = p[7:0];
+      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, MadOffset + MbHopCnt);
+      if (p[8]) f_d.hop_cnt = p[7:0];
+      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, MadOffset + MbAttrId);
+      if (p[8]) f_d.attr_id[15:8] = p[7:0];
+      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, MadOffset + MbAttrId + 1);
+      if (p[8]) f_d.attr_id[7:0] = p[7:0];
+      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, MadOffset + MbDrSlid);
+      if (p[8]) f_d.dr_slid[15:8] = p[7:0];
+      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, MadOffset + MbDrSlid + 1);
+      if (p[8]) f_d.dr_slid[7:0] = p[7:0];
+      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, MadOffset + MbDrDlid);
+      if (p[8]) f_d.dr_dlid[15:8] = p[7:0];
+      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, MadOffset + MbDrDlid + 1);
+      if (p[8]) f_d.dr_dlid[7:0] = p[7:0];
+      for (int unsigned i = 0; i < IcrcBytes; i++) begin
+        p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, IcrcPos + i);
+        if (p[8]) f_d.icrc[8*i +: 8] = p[7:0];   // byte 284 = bits 7:0
+      end
+      // ReturnPath[hop_cnt]; hop_cnt (packet byte 35) is many beats earlier.
+      if (pos_q == rp_beat_q) begin
+        for (int unsigned j = 0; j < DataB; j++) begin
+          if (32'(rp_lane_q) == j && vl15_tkeep_i[j]) begin
+            f_d.rp_hc = vl15_tdata_i[8*j +: 8];
           end
         end
       end
@@ -150,15 +205,24 @@ module smi_rq
     end
   end
 
+  // Offset of ReturnPath[hop_cnt] from the captured hop count; registered, as
+  // it is needed no earlier than packet byte RpPos = 220.
+  logic [15:0] rp_off;
+  assign rp_off = 16'(RpPos) + {8'h0, f_q.hop_cnt};
+
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
-      f_q   <= '0;
-      pos_q <= '0;
-      crc_q <= Crc32Init;
+      f_q       <= '0;
+      pos_q     <= '0;
+      crc_q     <= Crc32Init;
+      rp_beat_q <= 16'hFFFF;
+      rp_lane_q <= '0;
     end else begin
-      f_q   <= f_d;
-      pos_q <= pos_d;
-      crc_q <= crc_d;
+      f_q       <= f_d;
+      pos_q     <= pos_d;
+      crc_q     <= crc_d;
+      rp_beat_q <= rp_off & ~16'(DataB - 1);
+      rp_lane_q <= 8'(rp_off & 16'(DataB - 1));
     end
   end
 

@@ -201,7 +201,14 @@ static void tick() {
   top->clk_i = 0;
   top->eval();
 
-  // ---- sample handshakes
+  // ---- sample handshakes (none in reset: until a clock edge has seen
+  // rst_ni low, the outputs hold the model's random initial state)
+  if (!top->rst_ni) {
+    top->clk_i = 1;
+    top->eval();
+    cycle++;
+    return;
+  }
   if (lat_armed && (top->sma_rx_tvalid_o || top->sm_rx_tvalid_o)) {
     lat_max = std::max(lat_max, cycle - rx_last_cycle);
     lat_armed = false;
