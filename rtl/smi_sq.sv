@@ -287,36 +287,90 @@ module smi_sq
   assign sm_tx_tready_o   = in_mad && (sel_q == SrcSm);
   assign trap_tx_tready_o = in_mad && (sel_q == SrcTrap);
 
-  // MAD fields including the current source beat.
+  // MAD fields including the current source beat. MAD byte m arrives in
+  // lane m % DataB of packet beat HdrBeats + m / DataB: compare k_q with a
+  // constant. Returns {hit, byte}.
+  function automatic logic [8:0] pick(logic [KW-1:0] k, logic [DataW-1:0] data,
+                                      int unsigned m);
+    int unsigned lane;
+    lane = m % DataB;
+    return {32'(k) == HdrBeats + m / DataB, data[8*lane +: 8]};
+  endfunction
+
+  logic [KW-1:0] rp_k_q;     // beat and lane of ReturnPath[hop_cnt], from
+  logic [7:0]    rp_lane_q;  // f_q.hop_cnt (MAD byte 7), registered
+
   always_comb begin
-    logic [8:0] moff;
-    moff    = '0;
+    logic [8:0] p;
     f_cur   = f_q;
     cls_cur = cls_q;
-    for (int unsigned j = 0; j < DataB; j++) begin
-      moff = 9'((32'(k_q) - HdrBeats) * DataB + j);
-      case (moff)
-        9'(MbMgmtClass):    cls_cur             = src_data[8*j +: 8];
-        9'(MbStatus):       f_cur.dir           = src_data[8*j + 7];
-        9'(MbHopPtr):       f_cur.hop_ptr       = src_data[8*j +: 8];
-        9'(MbHopCnt):       f_cur.hop_cnt       = src_data[8*j +: 8];
-        9'(MbDrSlid):       f_cur.dr_slid[15:8] = src_data[8*j +: 8];
-        9'(MbDrSlid + 1):   f_cur.dr_slid[7:0]  = src_data[8*j +: 8];
-        9'(MbDrDlid):       f_cur.dr_dlid[15:8] = src_data[8*j +: 8];
-        9'(MbDrDlid + 1):   f_cur.dr_dlid[7:0]  = src_data[8*j +: 8];
-        9'(MbInitialPath + 1): f_cur.ip1        = src_data[8*j +: 8];
-        default: ;
-      endcase
-      // ReturnPath[hop_cnt]; hop_cnt (MAD byte 7) is in an earlier beat
-      if (moff == 9'(MbReturnPath) + {1'b0, f_q.hop_cnt}) begin
-        f_cur.rp_hc = src_data[8*j +: 8];
+    p = pick(k_q, src_data, MbMgmtClass);
+    if (p[8]) cls_cur = p[7:0];
+    p = pick(k_q, src_data, MbStatus);
+    if (p[8]) f_cur.dir = p[7];
+    p = pick(k_q, src_data, MbHopPtr);
+    if (p[8]) f_cur.hop_ptr = p[7:0];
+    p = pick(k_q, src_data, MbHopCnt);
+    if (p[8]) f_cur.hop_cnt = p[7:0];
+    p = pick(k_q, src_data, MbDrSlid);
+    if (p[8]) f_cur.dr_slid[15:8] = p[7:0];
+    p = pick(k_q, src_data, MbDrSlid + 1);
+    if (p[8]) f_cur.dr_slid[7:0] = p[7:0];
+    p = pick(k_q, src_data, MbDrDlid);
+    if (p[8]) f_cur.dr_dlid[15:8] = p[7:0];
+    p = pick(k_q, src_data, MbDrDlid + 1);
+    if (p[8]) f_cur.dr_dlid[7:0] = p[7:0];
+    p = pick(k_q, src_data, MbInitialPath + 1);
+    if (p[8]) f_cur.ip1 = p[7:0];
+    // ReturnPath[hop_cnt]; hop_cnt (MAD byte 7) is in an earlier beat
+    if (k_q == rp_k_q) begin
+      for (int unsigned j = 0; j < DataB; j++) begin
+        if (32'(rp_lane_q) == j) begin
+          f_cur.rp_hc = src_data[8*j +: 8];
+        end
       end
+    end
+  end
+
+  logic [8:0] rp_moff;  // MAD offset of ReturnPath[hop_cnt]
+  assign rp_moff = 9'(MbReturnPath) + {1'b0, f_q.hop_cnt};
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      rp_k_q    <= '1;
+      rp_lane_q <= '0;
+    end else begin
+      rp_k_q    <= KW'(HdrBeats) + KW'(rp_moff / 9'(DataB));
+      rp_lane_q <= 8'(rp_moff % 9'(DataB));
     end
   end
 
   dr_tx_t dr_cur;   // hop pointer rewrite (fields of MAD bytes 0..7)
   dr_tx_t dr_fin;   // accept decision at the last beat
-  assign dr_cur = dr_send_ca(f_cur, port_num_i);
+  // The rewrite needs D, hop pointer and hop count (MAD bytes 4, 6, 7). When
+  // the beat that carries them was taken before the hop pointer's packet beat
+  // (DataW 64, 128: the pointer goes out from the held bytes), they are in
+  // f_q already and the rules run from registers; at DataW 32 they arrive in
+  // the very beat that is rewritten.
+  if (HdrBeats + MbHopCnt / DataB < PbHopPtr / DataB) begin : gen_dr_from_q
+    // hp_new_q = dr_send_ca(f_q).hp_new at all times (f_q <= f_d), kept in a
+    // register so that the rules are off the path into the CRC.
+    logic [7:0] hp_new_q;
+    dr_tx_t     dr_nxt;
+    assign dr_nxt = dr_send_ca(f_d, port_num_i);
+    always_ff @(posedge clk_i) begin
+      if (!rst_ni) begin
+        hp_new_q <= '0;
+      end else begin
+        hp_new_q <= dr_nxt.hp_new;
+      end
+    end
+    assign dr_cur = '{discard: 1'b0, local_smp: 1'b0, hp_new: hp_new_q};
+    logic unused_dr_nxt;
+    assign unused_dr_nxt = ^{dr_nxt.discard, dr_nxt.local_smp};
+  end else begin : gen_dr_from_cur
+    assign dr_cur = dr_send_ca(f_cur, port_num_i);
+  end
   assign dr_fin = dr_send_ca(f_q, port_num_i);
 
   // Only the hop pointer of dr_cur and the verdict of dr_fin are used.
@@ -330,11 +384,11 @@ module smi_sq
   logic [DataW-1:0] beat_tail;  // last beat: held MAD bytes and the ICRC
   logic [DataW-1:0] beat_raw;
   logic [DataW-1:0] beat_out;
-  logic [31:0]      crc_beat;   // CRC state after the bytes of this beat
+  logic [31:0]      crc_fold;   // crc_q with the pending beat folded in
 
   if (Shift == 0) begin : gen_aligned
     assign beat_mad  = src_data;
-    assign beat_tail = DataW'(crc_q ^ Crc32XorOut);
+    assign beat_tail = DataW'(crc_fold ^ Crc32XorOut);
   end else begin : gen_shift
     logic [Shift*8-1:0] held_q;   // upper Shift bytes of the previous MAD beat
     logic [31:0]        icrc;
@@ -343,51 +397,81 @@ module smi_sq
         held_q <= src_data[DataW-1:(DataB-Shift)*8];
       end
     end
-    always_comb begin
-      logic [31:0] c;
-      c = crc_q;
-      for (int unsigned j = 0; j < Shift; j++) begin
-        c = crc32_byte(c, held_q[8*j +: 8]);
-      end
-      icrc = c ^ Crc32XorOut;
-    end
+    localparam crc32_mat_t CrcHeld = crc32_mat(Shift);
+    assign icrc = crc32_mul(CrcHeld, crc_fold, (8 * CrcMaxBytes)'(held_q)) ^ Crc32XorOut;
     assign beat_mad  = {src_data[(DataB-Shift)*8-1:0],
                         (32'(k_q) == HdrBeats) ? hdr[HdrBeats*DataW +: Shift*8] : held_q};
     assign beat_tail = {icrc, held_q};
   end
 
+  // The hop pointer (packet byte PbHopPtr) is rewritten in lane HpLane of
+  // beat HpBeat. The ICRC mask bytes (packet bytes 0 and 12) lie at fixed
+  // beats and lanes too.
+  localparam int unsigned HpBeat     = PbHopPtr / DataB;
+  localparam int unsigned HpLane     = PbHopPtr % DataB;
+  localparam int unsigned Resv8aBeat = PbBthResv8a / DataB;
+  localparam int unsigned Resv8aLane = PbBthResv8a % DataB;
+  localparam crc32_mat_t  CrcFull    = crc32_mat(DataB);
+
+  logic             hp_rewrite;  // this beat carries a DR hop pointer to replace
+  logic [7:0]       hp_delta;    // old ^ new hop pointer byte
+  logic [DataW-1:0] icrc_raw;    // beat_raw as the ICRC sees it (mask applied)
+  logic [DataW-1:0] icrc_delta;  // hop pointer change, in its lane
+
   always_comb begin
-    logic [15:0] off;
-    off      = '0;
     unique case (state_q)
       StIdle, StHdr: beat_raw = hdr[32'(k_q) * DataW +: DataW];
       StMad:         beat_raw = beat_mad;
       default:       beat_raw = beat_tail;  // StTail
     endcase
     // hop pointer rewrite (class 0x81)
-    beat_out = beat_raw;
-    for (int unsigned j = 0; j < DataB; j++) begin
-      off = 16'(32'(k_q) * DataB + j);
-      if (off == 16'(PbHopPtr) && cls_cur == ClassSubnDr && state_q == StMad) begin
-        beat_out[8*j +: 8] = dr_cur.hp_new;
-      end
+    hp_rewrite = (32'(k_q) == HpBeat) && cls_cur == ClassSubnDr && state_q == StMad;
+    hp_delta   = hp_rewrite ? (beat_raw[8*HpLane +: 8] ^ dr_cur.hp_new) : 8'h00;
+    beat_out   = beat_raw;
+    beat_out[8*HpLane +: 8] = beat_raw[8*HpLane +: 8] ^ hp_delta;
+  end
+
+  // ICRC, one cycle behind the beats: each written beat (all full, up to the
+  // last MAD beat) is registered as the ICRC sees it (mask applied, new hop
+  // pointer in) and folded into crc_q in the next cycle, so the wide XOR tree
+  // runs from registers. The tail beat folds the last pending beat on the
+  // fly. The hop pointer change enters the register as an XOR in its lane.
+  logic             wr_beat;     // a packet beat goes to the TX buffer (FSM)
+  logic [DataW-1:0] pend_q;      // beat waiting to be folded into crc_q
+  logic             pend_vld_q;
+
+  always_comb begin
+    // beat_raw without the tail beat (the tail is not covered)
+    icrc_raw = (state_q == StMad) ? beat_mad : hdr[32'(k_q) * DataW +: DataW];
+    if (k_q == '0) begin
+      icrc_raw[8*PbLrhVlLver + 4 +: 4] = 4'hF;   // LRH.VL
+    end
+    if (32'(k_q) == Resv8aBeat) begin
+      icrc_raw[8*Resv8aLane +: 8] = 8'hFF;        // BTH.resv8a
+    end
+    icrc_delta = '0;
+    icrc_delta[8*HpLane +: 8] = hp_delta;
+  end
+
+  assign crc_fold = pend_vld_q ? crc32_mul(CrcFull, crc_q, (8 * CrcMaxBytes)'(pend_q)) : crc_q;
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      pend_vld_q <= 1'b0;
+    end else begin
+      pend_vld_q <= wr_beat && state_q != StTail;
     end
   end
 
-  always_comb begin
-    logic [15:0] off;
-    off      = '0;
-    crc_beat = (state_q == StIdle) ? Crc32Init : crc_q;
-    for (int unsigned j = 0; j < DataB; j++) begin
-      off      = 16'(32'(k_q) * DataB + j);
-      crc_beat = crc32_byte(crc_beat, icrc_mask_byte(32'(off), beat_out[8*j +: 8]));
+  always_ff @(posedge clk_i) begin
+    if (wr_beat && state_q != StTail) begin
+      pend_q <= icrc_raw ^ icrc_delta;
     end
   end
 
   // ---------------------------------------------------------------------------
   // FSM
   // ---------------------------------------------------------------------------
-  logic wr_beat;
   logic is_dr;
 
   assign is_dr = (cls_q == ClassSubnDr);
@@ -398,7 +482,6 @@ module smi_sq
     rr_d     = rr_q;
     k_d      = k_q;
     psn_d    = psn_q;
-    crc_d    = crc_q;
     f_d      = f_q;
     cls_d    = cls_q;
     dlid_d   = dlid_q;
@@ -460,9 +543,8 @@ module smi_sq
         state_d = StIdle;
       end
     endcase
-    if (wr_beat && state_q != StTail) begin
-      crc_d = crc_beat;
-    end
+    // the tail used the final CRC; the next packet starts from Init
+    crc_d = (state_q == StTail) ? Crc32Init : crc_fold;
   end
 
   always_ff @(posedge clk_i) begin
