@@ -12,6 +12,11 @@ module ib_link_tx
   import ib_pkg::*;
 #(
   parameter int unsigned DataW = 64,  // stream width in bits: 32, 64 or 128
+  // 1: every VL15 packet ends with a full beat (smi_sq's 288-byte SMPs at
+  // every DataW; asserted), so its VCRC always goes into an extra beat and
+  // never has to be computed in the cycle its last beat arrives: the VL15
+  // input (a block-RAM output) then feeds only registers.
+  parameter bit          Vl15FullBeats = 1'b1,
   localparam int unsigned DataB = DataW / 8
 ) (
   input  logic             clk_i,
@@ -65,7 +70,9 @@ module ib_link_tx
 
   state_e     state_q, state_d;
   logic       sel_vl15_q, sel_vl15_d;  // locked source while StPkt
-  logic [15:0] crc_q, crc_d;
+  logic [15:0] crc_q, crc_d;            // CRC of the packet's beats before pend_q
+  logic [DataW-1:0] pend_q, pend_d;     // last taken full beat, folded in a cycle later
+  logic        pend_vld_q, pend_vld_d;
   logic [15:0] vcrc_q, vcrc_d;         // VCRC for the extra beat
   logic        split_q, split_d;       // extra beat holds only the second VCRC byte
 
@@ -80,7 +87,10 @@ module ib_link_tx
   logic [DataB-1:0] in_keep;
   logic             in_valid, in_last, in_take;
   logic [NB-1:0]    nbytes;
-  logic [15:0]      crc_in, crc_beat, vcrc;
+  logic [15:0]      crc_s, crc_in, crc_beat, vcrc, vcrc_ext;
+  logic             full_last; // last beat is full: VCRC in an extra beat
+  logic [DataW-1:0] crc_data;  // input of the same-cycle VCRC
+  logic [DataB-1:0] crc_keep;
   logic             fits;      // VCRC fits into the last beat
   logic             one_free;  // exactly one free byte in the last beat
 
@@ -112,24 +122,37 @@ module ib_link_tx
       nbytes = nbytes + NB'(in_keep[j]);
     end
 
-    // CRC over the kept bytes (contiguous from lane 0) in whole 4-byte words:
-    // one matrix update per word count q, picked by "word q-1 is the last
-    // one whose bytes are all kept". Bytes of a trailing partial word (a
-    // malformed packet: LRH..ICRC is a multiple of 4 bytes) are sent but not
-    // covered; a receiver rejects such a packet for its length anyway.
-    crc_in   = (state_q == StIdle) ? Crc16Init : crc_q;
-    crc_beat = in_keep[3] ? '0 : crc_in;
+    // VCRC. A taken beat that is not last, or a full last beat, is only
+    // registered (pend_q) and folded into the CRC a cycle later, from
+    // registers. The VCRC of a full last beat goes into the extra beat,
+    // computed there from crc_q and pend_q. Only a last beat with room for
+    // (part of) the VCRC needs its CRC in the cycle it arrives: over its kept
+    // bytes (contiguous from lane 0) in whole 4-byte words, one matrix update
+    // per word count q, picked by "word q-1 is the last one whose bytes are
+    // all kept". Bytes of a trailing partial word (a malformed packet:
+    // LRH..ICRC is a multiple of 4 bytes) are sent but not covered; a
+    // receiver rejects such a packet for its length anyway.
+    crc_s    = pend_vld_q ? crc16_mul(CrcW[NWords-1], crc_q, (8 * CrcMaxBytes)'(pend_q)) : crc_q;
+    crc_in   = (state_q == StIdle) ? Crc16Init : crc_s;
+    // With Vl15FullBeats the VL15 input never needs this, so it reads the
+    // data input directly (no path from the VL15 RAM into the tree).
+    crc_data = Vl15FullBeats ? data_tdata_i : in_data;
+    crc_keep = Vl15FullBeats ? data_tkeep_i : in_keep;
+    crc_beat = crc_keep[3] ? '0 : crc_in;
     for (int unsigned q = 1; q <= NWords; q++) begin
-      if (in_keep[4*q-1] && (q == NWords || !in_keep[(4*q+3) % DataB])) begin
-        crc_beat = crc_beat | crc16_mul(CrcW[q-1], crc_in, (8 * CrcMaxBytes)'(in_data));
+      if (crc_keep[4*q-1] && (q == NWords || !crc_keep[(4*q+3) % DataB])) begin
+        crc_beat = crc_beat | crc16_mul(CrcW[q-1], crc_in, (8 * CrcMaxBytes)'(crc_data));
       end
     end
-    vcrc = crc_beat ^ Crc16XorOut;
+    vcrc     = crc_beat ^ Crc16XorOut;
+    vcrc_ext = crc_s ^ Crc16XorOut;
     if (!VcrcLsbFirst) begin
-      vcrc = {vcrc[7:0], vcrc[15:8]};
+      vcrc     = {vcrc[7:0], vcrc[15:8]};
+      vcrc_ext = {vcrc_ext[7:0], vcrc_ext[15:8]};
     end
-    fits     = (32'(nbytes) + 2 <= DataB);
-    one_free = (32'(nbytes) + 1 == DataB);
+    full_last = (32'(nbytes) == DataB) || (Vl15FullBeats && use_vl15);
+    fits      = !full_last && (32'(nbytes) + 2 <= DataB);
+    one_free  = !full_last && (32'(nbytes) + 1 == DataB);
 
     // next output beat (wire byte order: vcrc[7:0] first)
     nxt_valid = 1'b0;
@@ -144,7 +167,7 @@ module ib_link_tx
         nxt_data[7:0] = vcrc_q[15:8];
         nxt_keep      = DataB'(1'b1);
       end else begin
-        nxt_data[15:0] = vcrc_q;
+        nxt_data[15:0] = vcrc_ext;
         nxt_keep       = DataB'(2'b11);
       end
     end else if (in_valid) begin
@@ -172,27 +195,36 @@ module ib_link_tx
     state_d    = state_q;
     sel_vl15_d = sel_vl15_q;
     crc_d      = crc_q;
+    pend_d     = pend_q;
+    pend_vld_d = pend_vld_q;
     vcrc_d     = vcrc_q;
     split_d    = split_q;
     unique case (state_q)
       StIdle, StPkt: begin
         if (in_take) begin
           sel_vl15_d = use_vl15;
-          crc_d      = crc_beat;
+          if (!in_last || full_last) begin
+            crc_d      = crc_in;
+            pend_d     = in_data;
+            pend_vld_d = 1'b1;
+          end else begin
+            pend_vld_d = 1'b0;
+          end
           if (!in_last) begin
             state_d = StPkt;
           end else if (fits) begin
             state_d = StIdle;
           end else begin
             state_d = StExtra;
-            vcrc_d  = vcrc;
+            vcrc_d  = vcrc;       // used by the split case only
             split_d = one_free;
           end
         end
       end
       StExtra: begin
         if (load) begin
-          state_d = StIdle;
+          state_d    = StIdle;
+          pend_vld_d = 1'b0;
         end
       end
       default: state_d = StIdle;
@@ -204,6 +236,7 @@ module ib_link_tx
       state_q     <= StIdle;
       sel_vl15_q  <= 1'b0;
       crc_q       <= Crc16Init;
+      pend_vld_q  <= 1'b0;
       vcrc_q      <= '0;
       split_q     <= 1'b0;
       out_valid_q <= 1'b0;
@@ -213,6 +246,7 @@ module ib_link_tx
       state_q    <= state_d;
       sel_vl15_q <= sel_vl15_d;
       crc_q      <= crc_d;
+      pend_vld_q <= pend_vld_d;
       vcrc_q     <= vcrc_d;
       split_q    <= split_d;
       if (load) begin
@@ -223,7 +257,11 @@ module ib_link_tx
     end
   end
 
-  // Datapath register: no reset needed, qualified by out_valid_q.
+  // Datapath registers: no reset needed, qualified by pend_vld_q/out_valid_q.
+  always_ff @(posedge clk_i) begin
+    pend_q <= pend_d;
+  end
+
   always_ff @(posedge clk_i) begin
     if (load) begin
       out_data_q <= nxt_data;
@@ -239,6 +277,13 @@ module ib_link_tx
   assign ev_data_pkt_o = out_valid_q & tx_tready_i & out_last_q & ~out_vl15_q;
 
 `ifndef SYNTHESIS
+  always_ff @(posedge clk_i) begin
+    if (rst_ni && Vl15FullBeats && vl15_tvalid_i && vl15_tready_o && vl15_tlast_i) begin
+      assert (vl15_tkeep_i == '1)
+        else $error("%m: VL15 packet not ending on a full beat (Vl15FullBeats)");
+    end
+  end
+
   logic             past_valid_q, past_stall_q, past_last_q;
   logic [DataW-1:0] past_data_q;
   logic [DataB-1:0] past_keep_q;

@@ -112,13 +112,17 @@ module smi_rq
   localparam crc32_mat_t  CrcTail   = crc32_mat(IcrcTail);
 
   logic [DataW-1:0] icrc_data;  // this beat with the ICRC's mask applied
+  // Where the current beat is, registered from pos_d (keeps 16-bit compares
+  // off the path into the CRC): first beat, beat of BTH.resv8a, beat
+  // covered whole by the ICRC, beat with the ICRC's last covered bytes.
+  logic             at_first_q, at_resv_q, cov_full_q, at_icrc_q;
 
   always_comb begin
     icrc_data = vl15_tdata_i;
-    if (pos_q == 16'(PbLrhVlLver)) begin
+    if (at_first_q) begin
       icrc_data[8*PbLrhVlLver + 4 +: 4] = 4'hF;   // LRH.VL
     end
-    if (pos_q == 16'(Resv8aBeat)) begin
+    if (at_resv_q) begin
       icrc_data[8*Resv8aLane +: 8] = 8'hFF;        // BTH.resv8a
     end
   end
@@ -128,13 +132,13 @@ module smi_rq
     logic [31:0] crc_in;
     p      = '0;
     f_d    = f_q;
-    crc_in = (pos_q == '0) ? Crc32Init : crc_q;
+    crc_in = at_first_q ? Crc32Init : crc_q;
     crc_d  = crc_in;
     pos_d  = pos_q;
     if (beat) begin
-      if (32'(pos_q) < IcrcBeat) begin
+      if (cov_full_q) begin
         crc_d = crc32_mul(CrcFull, crc_in, (8 * CrcMaxBytes)'(icrc_data));
-      end else if (IcrcTail != 0 && 32'(pos_q) == IcrcBeat) begin
+      end else if (IcrcTail != 0 && at_icrc_q) begin
         crc_d = crc32_mul(CrcTail, crc_in, (8 * CrcMaxBytes)'(icrc_data));
       end
       p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, PbLrhSlLnh);
@@ -214,12 +218,20 @@ module smi_rq
     if (!rst_ni) begin
       f_q       <= '0;
       pos_q     <= '0;
+      at_first_q <= 1'b1;
+      at_resv_q  <= 16'(Resv8aBeat) == '0;
+      cov_full_q <= 1'b1;
+      at_icrc_q  <= 1'b0;
       crc_q     <= Crc32Init;
       rp_beat_q <= 16'hFFFF;
       rp_lane_q <= '0;
     end else begin
       f_q       <= f_d;
       pos_q     <= pos_d;
+      at_first_q <= pos_d == '0;
+      at_resv_q  <= pos_d == 16'(Resv8aBeat);
+      cov_full_q <= 32'(pos_d) < IcrcBeat;
+      at_icrc_q  <= 32'(pos_d) == IcrcBeat;
       crc_q     <= crc_d;
       rp_beat_q <= rp_off & ~16'(DataB - 1);
       rp_lane_q <= 8'(rp_off & 16'(DataB - 1));
@@ -319,42 +331,79 @@ module smi_rq
     return r;
   endfunction
 
-  logic        is_lid_class;
-  logic        is_dr_class;
-  logic [16:0] lid_hi;        // last LID of the port (17 bits: no wrap)
-  logic        dlid_mine;
+  // Every field but the ICRC and ReturnPath[hop_cnt] lies at least two beats
+  // before tlast (packet byte <= 63; the last two beats start at byte 272 or
+  // later at every DataW), so the checks on them are computed from f_q a
+  // cycle ahead and registered: the tlast cycle only combines a few bits.
+  // The port configuration is sampled with them (a LID/LMC write takes
+  // effect one cycle later). ReturnPath[hop_cnt] only decides the DR discard
+  // of C14-13:1: both outcomes are registered and the tlast cycle picks one.
+  typedef struct packed {
+    logic   is_dr_class;
+    logic   err_hdr;
+    logic   err_lid;
+    logic   to_sm;
+    logic   dr_discard_rp_ok;   // DR discard if ReturnPath[hop_cnt] == port
+    logic   dr_discard_rp_bad;  // ... if it is not
+    dr_rx_t dr;                 // hop pointer / ReturnPath write (not rp-dependent)
+  } chk_t;
+
+  chk_t        chk_d, chk_q;
   logic        err_down;
   logic        err_icrc;
-  logic        err_hdr;
-  logic        err_lid;
   logic        err_dr;
-  logic        to_sm;
-  dr_rx_t      dr;
 
   always_comb begin
-    is_lid_class = (f_q.mgmt_class == ClassSubnLid);
-    is_dr_class  = (f_q.mgmt_class == ClassSubnDr);
-    lid_hi       = {1'b0, port_lid_i} + ((17'd1 << port_lmc_i) - 17'd1);
-    dlid_mine    = (f_q.dlid >= port_lid_i) && ({1'b0, f_q.dlid} <= lid_hi);
+    logic        is_lid_class;
+    logic [16:0] lid_hi;        // last LID of the port (17 bits: no wrap)
+    logic        dlid_mine;
+    dr_rx_t      dr_ok;
+    // Only the verdict of the mismatching case is needed; its other fields
+    // equal dr_ok's.
+    /* verilator lint_off UNUSEDSIGNAL */
+    dr_rx_t      dr_bad;
+    /* verilator lint_on UNUSEDSIGNAL */
+    is_lid_class      = (f_q.mgmt_class == ClassSubnLid);
+    chk_d.is_dr_class = (f_q.mgmt_class == ClassSubnDr);
+    lid_hi            = {1'b0, port_lid_i} + ((17'd1 << port_lmc_i) - 17'd1);
+    dlid_mine         = (f_q.dlid >= port_lid_i) && ({1'b0, f_q.dlid} <= lid_hi);
 
-    dr = dr_recv_ca(f_q.dir, f_q.hop_ptr, f_q.hop_cnt,
-                    f_q.dr_slid == PermissiveLid, f_q.dr_dlid == PermissiveLid,
-                    f_q.rp_hc, port_num_i);
+    dr_ok  = dr_recv_ca(f_q.dir, f_q.hop_ptr, f_q.hop_cnt,
+                        f_q.dr_slid == PermissiveLid, f_q.dr_dlid == PermissiveLid,
+                        port_num_i, port_num_i);
+    dr_bad = dr_recv_ca(f_q.dir, f_q.hop_ptr, f_q.hop_cnt,
+                        f_q.dr_slid == PermissiveLid, f_q.dr_dlid == PermissiveLid,
+                        ~port_num_i, port_num_i);
+    chk_d.dr                = dr_ok;
+    chk_d.dr_discard_rp_ok  = dr_ok.discard;
+    chk_d.dr_discard_rp_bad = dr_bad.discard;
 
+    chk_d.err_hdr = (f_q.lnh != LnhIbaLocal) || (f_q.opcode != OpUdSendOnly) ||
+                    (f_q.tver != 4'd0) || (f_q.destqp != 24'd0) ||
+                    (32'(f_q.pktlen) != SmpPktLen) || (f_q.base_ver != MadBaseVersion) ||
+                    !(is_lid_class || chk_d.is_dr_class);
+    chk_d.err_lid = is_lid_class ? (!dlid_mine || port_lid_i == 16'd0 ||
+                                    f_q.slid == PermissiveLid)
+                                 : (f_q.dlid != PermissiveLid && !dlid_mine);
+    chk_d.to_sm   = f_q.method[7] || (f_q.method == MethodTrap) ||
+                    (f_q.attr_id == AttrSmInfo &&
+                     (f_q.method == MethodGet || f_q.method == MethodSet));
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      chk_q <= '0;
+    end else begin
+      chk_q <= chk_d;
+    end
+  end
+
+  always_comb begin
     err_down = (port_state_i == PortStateDown);
     err_icrc = (f_q.lnh == LnhIbaLocal) && (32'(f_q.pktlen) == SmpPktLen) &&
                (f_q.icrc != (crc_q ^ Crc32XorOut));
-    err_hdr  = (f_q.lnh != LnhIbaLocal) || (f_q.opcode != OpUdSendOnly) ||
-               (f_q.tver != 4'd0) || (f_q.destqp != 24'd0) ||
-               (32'(f_q.pktlen) != SmpPktLen) || (f_q.base_ver != MadBaseVersion) ||
-               !(is_lid_class || is_dr_class);
-    err_lid  = is_lid_class ? (!dlid_mine || port_lid_i == 16'd0 || f_q.slid == PermissiveLid)
-                            : (f_q.dlid != PermissiveLid && !dlid_mine);
-    err_dr   = is_dr_class && dr.discard;
-
-    to_sm = f_q.method[7] || (f_q.method == MethodTrap) ||
-            (f_q.attr_id == AttrSmInfo &&
-             (f_q.method == MethodGet || f_q.method == MethodSet));
+    err_dr   = chk_q.is_dr_class &&
+               ((f_q.rp_hc == port_num_i) ? chk_q.dr_discard_rp_ok : chk_q.dr_discard_rp_bad);
   end
 
   logic good_link;
@@ -362,13 +411,14 @@ module smi_rq
 
   assign ev_port_down_o  = good_link && err_down;
   assign ev_icrc_err_o   = good_link && !err_down && err_icrc;
-  assign ev_bad_hdr_o    = good_link && !err_down && !err_icrc && err_hdr;
-  assign ev_lid_err_o    = good_link && !err_down && !err_icrc && !err_hdr && err_lid;
-  assign ev_dr_discard_o = good_link && !err_down && !err_icrc && !err_hdr && !err_lid &&
-                           err_dr;
+  assign ev_bad_hdr_o    = good_link && !err_down && !err_icrc && chk_q.err_hdr;
+  assign ev_lid_err_o    = good_link && !err_down && !err_icrc && !chk_q.err_hdr && chk_q.err_lid;
+  assign ev_dr_discard_o = good_link && !err_down && !err_icrc && !chk_q.err_hdr &&
+                           !chk_q.err_lid && err_dr;
 
   assign wr_end_o = last;
-  assign wr_ok_o  = good_link && !(err_down || err_icrc || err_hdr || err_lid || err_dr);
+  assign wr_ok_o  = good_link &&
+                    !(err_down || err_icrc || chk_q.err_hdr || chk_q.err_lid || err_dr);
 
   always_comb begin
     wr_meta_o            = '0;
@@ -377,12 +427,12 @@ module smi_rq
     wr_meta_o.sl         = f_q.sl;
     wr_meta_o.port       = port_num_i;
     wr_meta_o.mgmt_class = f_q.mgmt_class;
-    wr_meta_o.to_sm      = to_sm;
-    if (is_dr_class) begin
-      wr_meta_o.hop_ptr = dr.hp_new[6:0];
+    wr_meta_o.to_sm      = chk_q.to_sm;
+    if (chk_q.is_dr_class) begin
+      wr_meta_o.hop_ptr = chk_q.dr.hp_new[6:0];
       wr_meta_o.hop_cnt = f_q.hop_cnt[6:0];
-      wr_meta_o.rp_we   = dr.rp_we;
-      wr_meta_o.rp_idx  = dr.rp_idx;
+      wr_meta_o.rp_we   = chk_q.dr.rp_we;
+      wr_meta_o.rp_idx  = chk_q.dr.rp_idx;
       wr_meta_o.rp_val  = port_num_i;
     end
   end
@@ -398,7 +448,7 @@ module smi_rq
           else $error("%m: partial tkeep on a beat without tlast");
       end
       if (wr_ok_o) begin
-        assert (dr.hp_new < 8'd128 && (!is_dr_class || f_q.hop_cnt < 8'd64))
+        assert (chk_q.dr.hp_new < 8'd128 && (!chk_q.is_dr_class || f_q.hop_cnt < 8'd64))
           else $error("%m: accepted DR SMP with out-of-range hop fields");
       end
     end

@@ -176,18 +176,18 @@ module smi_sq
 
   assign req = {trap_tx_tvalid_i, sm_tx_tvalid_i, sma_tx_tvalid_i};
 
+  // Round robin: the source after the last granted one goes first.
   always_comb begin
-    src_e cand;
-    grant_any = 1'b0;
-    grant     = SrcSma;
-    cand      = SrcSma;
-    for (int unsigned i = 1; i <= 3; i++) begin
-      cand = src_e'((32'(rr_q) + i) % 3);
-      if (!grant_any && req[cand]) begin
-        grant_any = 1'b1;
-        grant     = cand;
-      end
-    end
+    src_e order [3];
+    unique case (rr_q)
+      SrcSma:  order = '{SrcSm, SrcTrap, SrcSma};
+      SrcSm:   order = '{SrcTrap, SrcSma, SrcSm};
+      default: order = '{SrcSma, SrcSm, SrcTrap};
+    endcase
+    grant_any = |req;
+    grant     = order[2];
+    if (req[order[1]]) grant = order[1];
+    if (req[order[0]]) grant = order[0];
   end
 
   logic start;
