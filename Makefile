@@ -9,7 +9,7 @@ WIDTHS := 32 64 128
 # Debian packages the build and the tests need; installed only when missing.
 DEB_PKGS := verilator tshark zlib1g-dev g++ make ibsim-utils
 
-.PHONY: all deps sim test lint lint-rtl lint-rust unit wave bench synth clean help
+.PHONY: all deps sim test lint lint-rtl lint-rust unit wave bench synth board-sim clean help
 
 all: sim
 
@@ -20,7 +20,7 @@ help:
 	@echo "make lint   verilator --lint-only -Wall, cargo fmt --check, clippy -D warnings"
 	@echo "make wave   FST waveform of one scenario into build/wave/"
 	@echo "make bench  latency, throughput, cxx-vs-C++ speed (side by side)"
-	@echo "make synth  yosys + nextpnr (yowasp, pinned in .venv): ib_ca_top out of context, ECP5/iCE40"
+	@echo "make synth  yosys + nextpnr (yowasp, pinned in .venv): iCEBreaker + ULX3S bitstreams, CA port out of context"
 
 deps:
 	@missing=""; \
@@ -40,8 +40,8 @@ deps:
 sim: deps
 	$(CARGO) run --release -q -p vl15 -- regress --width all
 
-test: deps lint unit
-	$(CARGO) test --release --workspace
+test: deps lint unit board-sim
+	VL15_BOARD_SIM=$(abspath $(BOARD_SIM)) $(CARGO) test --release --workspace
 
 lint: deps lint-rtl lint-rust
 
@@ -64,6 +64,20 @@ wave: deps
 	mkdir -p build/wave
 	VL15_TRACE=build/wave/spine.fst $(CARGO) run --release -q -p vl15 -- regress --width 64 --scenario dr_get_nodeinfo
 	@echo "wave: build/wave/spine.fst (the sm port) and build/wave/spine.fst.1 (the ca port); open with gtkwave"
+
+# The board top (CA port + UART) in Verilator behind a pseudo-terminal, for
+# `vl15 replay --serial` without a board (tests/board_serial.rs runs it).
+# 24 MHz = 8 clocks per 3 Mbaud bit, the iCEBreaker's clock.
+BOARD_SIM := build/board_sim/board_pty
+BOARD_CLK_HZ := 24000000
+board-sim: $(BOARD_SIM)
+$(BOARD_SIM): sim/board/board_pty.cpp $(RTL_BOARD_FILES)
+	mkdir -p build/board_sim
+	verilator --cc --exe --build -j 2 --assert -Wall -Wno-fatal -Irtl -O3 \
+	  -GClkHz=$(BOARD_CLK_HZ) -CFLAGS "-O2 -DCLK_HZ=$(BOARD_CLK_HZ)" \
+	  --top-module ib_ca_board --Mdir build/board_sim/obj -o ../board_pty \
+	  $(RTL_BOARD_FILES) $(abspath sim/board/board_pty.cpp) > build/board_sim/build.log 2>&1 \
+	  || { tail -30 build/board_sim/build.log; exit 1; }
 
 bench: deps
 	$(CARGO) run --release -q -p vl15 -- bench

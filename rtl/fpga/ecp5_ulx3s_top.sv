@@ -1,10 +1,11 @@
 // ecp5_ulx3s_top: ULX3S (ECP5 LFE5U-85F, CABGA381) wrapper of ib_ca_board.
-// The 25 MHz oscillator (G2) drives EHXPLLL up to 60 MHz, so the 3 Mbaud UART
-// on the FT231X is exactly 20 clocks per bit (48 MHz, the iCEBreaker clock,
-// is 25 * 48/25 and would need a 1 MHz phase-detector input, below the ECP5
-// PLL's 3.125 MHz minimum). Reset is held until the PLL locks. LEDs (active
-// high): led[0] link up, led[1] SMP seen, led[2] drop. wifi_gpio0 is held high
-// so the ESP32 does not take over the board. The EHXPLLL primitive exists only
+// The 25 MHz oscillator (G2) drives EHXPLLL up to 45 MHz, so the 3 Mbaud UART
+// on the FT231X is exactly 15 clocks per bit. 45 MHz, not faster: the ULX3S
+// carries the speed-6 part, where this board top places and routes at about
+// 60 MHz, and the build must keep >= 20 % timing margin (make synth). Reset
+// is held until the PLL locks. LEDs (active high): led[0] link up, led[1] SMP
+// seen, led[2] drop. wifi_gpio0 is held high so the ESP32 does not take over
+// the board. The EHXPLLL primitive exists only
 // under synthesis: Verilator lints ib_ca_board, and this wrapper is checked by
 // yosys (make synth). Pins: constraints/ulx3s.lpf.
 module ecp5_ulx3s_top #(
@@ -17,16 +18,16 @@ module ecp5_ulx3s_top #(
   output logic       wifi_gpio0   // L2
 );
 
-  localparam int unsigned ClkHz = 60_000_000;
+  localparam int unsigned ClkHz = 45_000_000;
 
   logic clk, pll_lock;
 
 `ifdef SYNTHESIS
-  // 25 MHz / CLKI_DIV 5 = 5 MHz PFD; * CLKFB_DIV 12 = 60 MHz; VCO = 60 MHz *
-  // CLKOP_DIV 10 = 600 MHz (400..800 MHz); CPHASE = (CLKOP_DIV - 1) / 2 as
-  // ecppll writes it.
+  // 25 MHz / CLKI_DIV 5 = 5 MHz PFD; * CLKFB_DIV 9 = 45 MHz; VCO = 45 MHz *
+  // CLKOP_DIV 13 = 585 MHz (400..800 MHz); CPHASE = (CLKOP_DIV - 1) / 2.
+  // These are the values `ecppll -i 25 -o 45` writes (yowasp-ecppll).
   (* FREQUENCY_PIN_CLKI = "25" *)
-  (* FREQUENCY_PIN_CLKOP = "60" *)
+  (* FREQUENCY_PIN_CLKOP = "45" *)
   (* ICP_CURRENT = "12" *) (* LPF_RESISTOR = "8" *) (* MFG_ENABLE_FILTEROPAMP = "1" *)
   (* MFG_GMCREF_SEL = "2" *)
   EHXPLLL #(
@@ -40,11 +41,11 @@ module ecp5_ulx3s_top #(
     .OUTDIVIDER_MUXD ("DIVD"),
     .CLKI_DIV        (5),
     .CLKOP_ENABLE    ("ENABLED"),
-    .CLKOP_DIV       (10),
-    .CLKOP_CPHASE    (4),
+    .CLKOP_DIV       (13),
+    .CLKOP_CPHASE    (6),
     .CLKOP_FPHASE    (0),
     .FEEDBK_PATH     ("CLKOP"),
-    .CLKFB_DIV       (12)
+    .CLKFB_DIV       (9)
   ) u_pll (
     .RST         (1'b0),
     .STDBY       (1'b0),
@@ -62,7 +63,7 @@ module ecp5_ulx3s_top #(
     .LOCK        (pll_lock)
   );
 `else
-  // Simulation / lint stand-in: no PLL (the clock is not 60 MHz here).
+  // Simulation / lint stand-in: no PLL (the clock is not 45 MHz here).
   assign clk      = clk_25mhz;
   assign pll_lock = 1'b1;
 `endif

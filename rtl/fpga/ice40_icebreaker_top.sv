@@ -1,6 +1,7 @@
 // ice40_icebreaker_top: iCEBreaker (iCE40 UP5K, sg48) wrapper of ib_ca_board.
-// The 12 MHz oscillator (pin 35) drives SB_PLL40_PAD up to 48 MHz, so the
-// 3 Mbaud UART on the FTDI's second channel is exactly 16 clocks per bit. The
+// The 12 MHz oscillator (pin 35) drives SB_PLL40_PAD up to 24 MHz, so the
+// 3 Mbaud UART on the FTDI's second channel is exactly 8 clocks per bit (the
+// receiver's minimum); the iCE40's slow fabric is why the clock is no higher. The
 // reset is held until the PLL locks (plus 15 clocks). LEDs: green (LEDG_N,
 // active low) and PMOD2 LED1 = link up, LED2 = SMP seen, red (LEDR_N) and
 // LED3 = drop; LED4/LED5 show UART RX/TX line activity. The SB_PLL40_PAD
@@ -17,18 +18,18 @@ module ice40_icebreaker_top #(
   output logic [4:0] led_pmod_o    // PMOD2 LED1..LED5, active high
 );
 
-  localparam int unsigned ClkHz = 48_000_000;
+  localparam int unsigned ClkHz = 24_000_000;
 
   logic clk, pll_lock;
 
 `ifdef SYNTHESIS
-  // 12 MHz * (DIVF + 1) / 2^DIVQ / (DIVR + 1) = 12 * 64 / 16 = 48 MHz,
-  // VCO 768 MHz (icepll -i 12 -o 48).
+  // 12 MHz * (DIVF + 1) / 2^DIVQ / (DIVR + 1) = 12 * 64 / 32 = 24 MHz,
+  // VCO 768 MHz (the values `icepll -i 12 -o 24` prints; yowasp-icepll).
   SB_PLL40_PAD #(
     .FEEDBACK_PATH("SIMPLE"),
     .DIVR         (4'b0000),
     .DIVF         (7'b0111111),
-    .DIVQ         (3'b100),
+    .DIVQ         (3'b101),
     .FILTER_RANGE (3'b001)
   ) u_pll (
     .PACKAGEPIN   (clk_12mhz_i),
@@ -45,7 +46,7 @@ module ice40_icebreaker_top #(
     .SCLK         (1'b0)
   );
 `else
-  // Simulation / lint stand-in: no PLL (the clock is not 48 MHz here).
+  // Simulation / lint stand-in: no PLL (the clock is not 24 MHz here).
   assign clk      = clk_12mhz_i;
   assign pll_lock = 1'b1;
 `endif

@@ -22,6 +22,19 @@ pub struct SmiMeta {
     pub hop_cnt: u8,
 }
 
+/// The port-register write path the SMA uses (ib_pkg's register map). The
+/// Verilated port queues the write for its next cycles; a board over a serial
+/// line sends a REG_WRITE frame. One trait, so the same SMA code drives both.
+pub trait PortRegisters {
+    fn write_reg(&mut self, addr: u8, value: u32);
+}
+
+impl PortRegisters for CaPort {
+    fn write_reg(&mut self, addr: u8, value: u32) {
+        CaPort::write_reg(self, addr, value);
+    }
+}
+
 /// Address handle of an SM request (`sm_tx_*`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct AddressHandle {

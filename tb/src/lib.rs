@@ -8,6 +8,7 @@
 //! (traces).
 
 pub mod bench;
+pub mod board;
 pub mod crc;
 pub mod decode;
 pub mod device;

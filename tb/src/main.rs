@@ -84,7 +84,13 @@ enum Cmd {
         #[arg(long, value_enum, default_value = "infiniband")]
         linktype: Lt,
     },
-    /// Feed every packet of a pcap into one CA port at line rate; write what it transmits
+    /// Feed every packet of a pcap into one CA port at line rate; write what it transmits.
+    ///
+    /// By default the port is the Verilated RTL, cycle by cycle. With --serial
+    /// it is a board (or `make board-sim`'s simulated board behind a
+    /// pseudo-terminal) speaking the UART framing of docs/uart.md: packets go
+    /// one at a time, the same Rust SMA answers, and the output pcap's
+    /// timestamps are packet positions, not cycles.
     Replay {
         /// Input pcap: raw IB packets, LRH..VCRC (link type 247 or 147)
         input: PathBuf,
@@ -109,6 +115,16 @@ enum Cmd {
         /// Link type of the output pcap
         #[arg(long, value_enum, default_value = "infiniband")]
         linktype: Lt,
+        /// Serial port of a vl15 board (e.g. /dev/ttyUSB1); --width, --depth
+        /// and --sma-latency do not apply
+        #[arg(long)]
+        serial: Option<String>,
+        /// Bit rate of --serial (the boards run 3 Mbaud, 8N1)
+        #[arg(long, default_value_t = 3_000_000)]
+        baud: u32,
+        /// With --serial: the replay ends after the board is silent this long (ms)
+        #[arg(long, default_value_t = 500)]
+        quiet_ms: u64,
     },
     /// Print a pcap as text, one line per packet (the form the snapshots use)
     Decode {
@@ -204,7 +220,36 @@ fn main() -> ExitCode {
             depth,
             sma_latency,
             linktype,
+            serial,
+            baud,
+            quiet_ms,
         } => {
+            if let Some(path) = serial {
+                let o = vl15::board::SerialOptions {
+                    lid,
+                    lmc,
+                    quiet: std::time::Duration::from_millis(quiet_ms),
+                    linktype: linktype.into(),
+                };
+                let run = vl15::board::open_serial(&path, baud).and_then(|line| {
+                    let mut port = vl15::board::BoardPort::new(line);
+                    vl15::board::replay_serial(&mut port, &input, &output, &o)
+                });
+                return match run {
+                    Ok(report) => {
+                        print!("{report}");
+                        ExitCode::SUCCESS
+                    }
+                    Err(e) if e.is::<replay::InputError>() => {
+                        eprintln!("vl15 replay: {e:#}");
+                        ExitCode::from(2)
+                    }
+                    Err(e) => {
+                        eprintln!("vl15 replay --serial: {e:#}");
+                        ExitCode::FAILURE
+                    }
+                };
+            }
             let opts = replay::Options {
                 width,
                 lid,

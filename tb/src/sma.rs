@@ -13,7 +13,7 @@ use std::collections::VecDeque;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
-use crate::device::{reg, CaPort, SmiMeta};
+use crate::device::{reg, CaPort, PortRegisters, SmiMeta};
 use crate::mad::{self, Mad};
 use crate::packet::consts::*;
 use crate::packet::{NodeInfo, PortInfo};
@@ -131,7 +131,7 @@ impl Sma {
 
     /// Program the RTL port registers from the PortInfo the SMA holds
     /// (LID, LMC, MasterSMLID, MasterSMSL, PortState).
-    pub fn init_registers(&self, port: &mut CaPort) {
+    pub fn init_registers(&self, port: &mut impl PortRegisters) {
         let pi = &self.cfg.port_info;
         port.write_reg(reg::PORT_LID, u32::from(pi.lid));
         port.write_reg(reg::PORT_LMC, u32::from(pi.lmc));
@@ -174,7 +174,12 @@ impl Sma {
     }
 
     /// The response to one request, or `None` when there is none to send.
-    pub fn handle(&mut self, req: &Mad, meta: &SmiMeta, port: &mut CaPort) -> Option<Mad> {
+    pub fn handle(
+        &mut self,
+        req: &Mad,
+        meta: &SmiMeta,
+        port: &mut impl PortRegisters,
+    ) -> Option<Mad> {
         let method = mad::method(req);
         if method == METHOD_TRAP_REPRESS {
             self.repressed.push(mad::tid(req));
@@ -227,7 +232,7 @@ impl Sma {
         }
     }
 
-    fn set(&mut self, m: &mut Mad, meta: &SmiMeta, port: &mut CaPort) -> u16 {
+    fn set(&mut self, m: &mut Mad, meta: &SmiMeta, port: &mut impl PortRegisters) -> u16 {
         match mad::attr_id(m) {
             ATTR_PORT_INFO => {
                 let modifier = mad::attr_mod(m);
@@ -249,7 +254,7 @@ impl Sma {
     }
 
     /// Apply the writable PortInfo fields; all or nothing.
-    fn set_port_info(&mut self, new: &PortInfo, port: &mut CaPort) -> u16 {
+    fn set_port_info(&mut self, new: &PortInfo, port: &mut impl PortRegisters) -> u16 {
         let cur = &self.cfg.port_info;
         // LIDs: unicast only (0x0001..0xBFFF), or 0 (unassigned).
         let unicast = |l: u16| l < 0xC000;
