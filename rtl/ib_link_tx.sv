@@ -87,7 +87,7 @@ module ib_link_tx
   logic [DataB-1:0] in_keep;
   logic             in_valid, in_last, in_take;
   logic [NB-1:0]    nbytes;
-  logic [15:0]      crc_s, crc_in, crc_beat, vcrc, vcrc_ext;
+  logic [15:0]      crc_s, crc_in, crc_in_d, crc_dfull, crc_beat, vcrc, vcrc_ext;
   logic             full_last; // last beat is full: VCRC in an extra beat
   logic [DataW-1:0] crc_data;  // input of the same-cycle VCRC
   logic [DataB-1:0] crc_keep;
@@ -135,13 +135,17 @@ module ib_link_tx
     crc_s    = pend_vld_q ? crc16_mul(CrcW[NWords-1], crc_q, (8 * CrcMaxBytes)'(pend_q)) : crc_q;
     crc_in   = (state_q == StIdle) ? Crc16Init : crc_s;
     // With Vl15FullBeats the VL15 input never needs this, so it reads the
-    // data input directly (no path from the VL15 RAM into the tree).
-    crc_data = Vl15FullBeats ? data_tdata_i : in_data;
-    crc_keep = Vl15FullBeats ? data_tkeep_i : in_keep;
-    crc_beat = crc_keep[3] ? '0 : crc_in;
+    // data input directly (no path from the VL15 RAM into the tree), and data
+    // beats are folded into crc_q in the cycle they are taken (they are never
+    // pending), so this tree starts from crc_q, not from the pending fold.
+    crc_data  = Vl15FullBeats ? data_tdata_i : in_data;
+    crc_keep  = Vl15FullBeats ? data_tkeep_i : in_keep;
+    crc_in_d  = !Vl15FullBeats ? crc_in : (state_q == StIdle) ? Crc16Init : crc_q;
+    crc_dfull = crc16_mul(CrcW[NWords-1], crc_in_d, (8 * CrcMaxBytes)'(crc_data));
+    crc_beat  = crc_keep[3] ? '0 : crc_in_d;
     for (int unsigned q = 1; q <= NWords; q++) begin
       if (crc_keep[4*q-1] && (q == NWords || !crc_keep[(4*q+3) % DataB])) begin
-        crc_beat = crc_beat | crc16_mul(CrcW[q-1], crc_in, (8 * CrcMaxBytes)'(crc_data));
+        crc_beat = crc_beat | crc16_mul(CrcW[q-1], crc_in_d, (8 * CrcMaxBytes)'(crc_data));
       end
     end
     vcrc     = crc_beat ^ Crc16XorOut;
@@ -203,7 +207,10 @@ module ib_link_tx
       StIdle, StPkt: begin
         if (in_take) begin
           sel_vl15_d = use_vl15;
-          if (!in_last || full_last) begin
+          if ((!in_last || full_last) && Vl15FullBeats && !use_vl15) begin
+            crc_d      = crc_dfull;   // a data beat, folded now
+            pend_vld_d = 1'b0;
+          end else if (!in_last || full_last) begin
             crc_d      = crc_in;
             pend_d     = in_data;
             pend_vld_d = 1'b1;

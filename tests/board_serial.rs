@@ -9,6 +9,7 @@
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
 
 use vl15::pcap::{read_pcap, write_pcap, LinkType, PcapRecord};
 use vl15::scenario::vectors;
@@ -18,18 +19,23 @@ fn root() -> PathBuf {
 }
 
 /// The simulated board: $VL15_BOARD_SIM (set by `make test`), else built
-/// here with `make board-sim` (a no-op when it is up to date).
+/// here with `make board-sim` (a no-op when it is up to date), once for all
+/// the tests of this binary (they run in parallel).
 fn board_sim() -> PathBuf {
-    if let Ok(p) = std::env::var("VL15_BOARD_SIM") {
-        return PathBuf::from(p);
-    }
-    let st = Command::new("make")
-        .args(["-s", "board-sim"])
-        .current_dir(root())
-        .status()
-        .expect("running make board-sim");
-    assert!(st.success(), "make board-sim failed");
-    root().join("build/board_sim/board_pty")
+    static SIM: OnceLock<PathBuf> = OnceLock::new();
+    SIM.get_or_init(|| {
+        if let Ok(p) = std::env::var("VL15_BOARD_SIM") {
+            return PathBuf::from(p);
+        }
+        let st = Command::new("make")
+            .args(["-s", "board-sim"])
+            .current_dir(root())
+            .status()
+            .expect("running make board-sim");
+        assert!(st.success(), "make board-sim failed");
+        root().join("build/board_sim/board_pty")
+    })
+    .clone()
 }
 
 struct Board {
