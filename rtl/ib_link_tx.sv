@@ -87,6 +87,7 @@ module ib_link_tx
   logic [DataB-1:0] in_keep;
   logic             in_valid, in_last, in_take;
   logic [NB-1:0]    nbytes;
+  logic [DataB-1:0] nb_keep;
   logic [15:0]      crc_s, crc_in, crc_in_d, crc_dfull, crc_beat, vcrc, vcrc_ext;
   logic             full_last; // last beat is full: VCRC in an extra beat
   logic [DataW-1:0] crc_data;  // input of the same-cycle VCRC
@@ -117,9 +118,13 @@ module ib_link_tx
     vl15_tready_o = load & (state_q != StExtra) & use_vl15;
     data_tready_o = load & (state_q != StExtra) & ~use_vl15;
 
-    nbytes = '0;
+    // Bytes in the beat: only needed where the VCRC can share the last beat,
+    // which with Vl15FullBeats is the data input alone (the VL15 case is
+    // forced to full_last below).
+    nb_keep = Vl15FullBeats ? data_tkeep_i : in_keep;
+    nbytes  = '0;
     for (int j = 0; j < DataB; j++) begin
-      nbytes = nbytes + NB'(in_keep[j]);
+      nbytes = nbytes + NB'(nb_keep[j]);
     end
 
     // VCRC. A taken beat that is not last, or a full last beat, is only

@@ -163,7 +163,7 @@ package ib_pkg;
   // bytes at or above n have all-zero columns, so their logic disappears.
   // Use: localparam crc32_mat_t M = crc32_mat(8);  next = crc32_mul(M, s, d);
   // ---------------------------------------------------------------------------
-  localparam int unsigned CrcMaxBytes = 16;  // widest beat (DataW 128)
+  localparam int unsigned CrcMaxBytes = 32;  // a DataW 128 beat plus the 12 bytes after it
 
   typedef logic [32+8*CrcMaxBytes-1:0] crc32_row_t;
   typedef crc32_row_t [31:0]           crc32_mat_t;
@@ -172,7 +172,9 @@ package ib_pkg;
 
   function automatic crc32_mat_t crc32_mat(int unsigned nbytes);
     crc32_mat_t m;
-    m = '0;
+    for (int unsigned o = 0; o < 32; o++) begin
+      m[o] = '0;  // row by row: one '0 of the whole matrix is a 9 kbit literal
+    end
     for (int unsigned i = 0; i < 32 + 8 * nbytes; i++) begin
       logic [31:0]              c;
       logic [8*CrcMaxBytes-1:0] d;
@@ -201,7 +203,9 @@ package ib_pkg;
 
   function automatic crc16_mat_t crc16_mat(int unsigned nbytes);
     crc16_mat_t m;
-    m = '0;
+    for (int unsigned o = 0; o < 16; o++) begin
+      m[o] = '0;
+    end
     for (int unsigned i = 0; i < 16 + 8 * nbytes; i++) begin
       logic [15:0]              c;
       logic [8*CrcMaxBytes-1:0] d;

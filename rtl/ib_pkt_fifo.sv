@@ -16,7 +16,8 @@ module ib_pkt_fifo #(
 ) (
   input  logic               clk_i,
   input  logic               rst_ni,
-  // runtime number of usable slots, 1..Depth (values outside are clamped)
+  // runtime number of usable slots, 1..Depth (values outside are clamped);
+  // a change takes effect one cycle later
   input  logic [7:0]         limit_i,
   // write side
   input  logic               wr_valid_i,
@@ -77,20 +78,25 @@ module ib_pkt_fifo #(
     return (32'(s) == Depth - 1) ? '0 : s + SlotW'(1);
   endfunction
 
-  // Effective limit, clamped to 1..Depth.
-  logic [CntW-1:0] limit_eff;
+  // Effective limit, clamped to 1..Depth. A new limit_i takes
+  // effect one cycle later (it is a configuration register): slot_free_q is
+  // cnt_q < (limit_i of the previous cycle, clamped), kept in a register so
+  // that neither the clamp nor the compare is on the path from the writer's
+  // start decision into the write side.
+  logic [CntW-1:0] limit_eff_d;
+  logic            slot_free_q;
   always_comb begin
     if (limit_i == 8'd0) begin
-      limit_eff = CntW'(1);
+      limit_eff_d = CntW'(1);
     end else if (32'(limit_i) > Depth) begin
-      limit_eff = CntW'(Depth);
+      limit_eff_d = CntW'(Depth);
     end else begin
-      limit_eff = CntW'(limit_i);
+      limit_eff_d = CntW'(limit_i);
     end
   end
 
   logic slot_free;
-  assign slot_free      = (cnt_q < limit_eff);
+  assign slot_free      = slot_free_q;
   assign wr_slot_free_o = slot_free;
 
   // ---------------------------------------------------------------------------
@@ -101,6 +107,7 @@ module ib_pkt_fifo #(
   logic             nospace_q, nospace_d;  // ... and was dropped for lack of a slot
   logic             ovf_q, ovf_d;          // ... and overflowed its slot
   logic [BeatW-1:0] wcnt_q, wcnt_d;        // beats written into the slot
+  logic             wfull_q;               // wcnt_q == SlotWords
   logic [DataB-1:0] wkeep_q, wkeep_d;      // tkeep of the last beat written
 
   logic             open_now, claim_now, nospace_now, ovf_now;
@@ -114,7 +121,7 @@ module ib_pkt_fifo #(
     open_now    = open_q | wr_valid_i;
     claim_now   = open_q ? claim_q : slot_free;
     nospace_now = open_q ? nospace_q : (wr_valid_i & ~slot_free);
-    ovf_now     = ovf_q | (wr_valid_i & claim_now & (32'(wcnt_q) == SlotWords));
+    ovf_now     = ovf_q | (wr_valid_i & claim_now & wfull_q);
     wr_beat     = wr_valid_i & claim_now & ~ovf_now;
     len_now     = wcnt_q + BeatW'(wr_beat);
     keep_now    = wr_beat ? wr_keep_i : wkeep_q;
@@ -199,6 +206,8 @@ module ib_pkt_fifo #(
       nospace_q   <= 1'b0;
       ovf_q       <= 1'b0;
       wcnt_q      <= '0;
+      wfull_q     <= SlotWords == 0;
+      slot_free_q <= 1'b1;
       wkeep_q     <= '0;
       wr_slot_q   <= '0;
       cnt_q       <= '0;
@@ -214,6 +223,8 @@ module ib_pkt_fifo #(
       nospace_q   <= nospace_d;
       ovf_q       <= ovf_d;
       wcnt_q      <= wcnt_d;
+      wfull_q     <= 32'(wcnt_d) == SlotWords;
+      slot_free_q <= cnt_d < limit_eff_d;
       wkeep_q     <= wkeep_d;
       wr_slot_q   <= wr_slot_d;
       cnt_q       <= cnt_d;

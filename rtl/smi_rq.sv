@@ -116,6 +116,7 @@ module smi_rq
   // off the path into the CRC): first beat, beat of BTH.resv8a, beat
   // covered whole by the ICRC, beat with the ICRC's last covered bytes.
   logic             at_first_q, at_resv_q, cov_full_q, at_icrc_q;
+  logic             in_mad_q;  // the beat completes a MAD beat (EmitPos..)
 
   always_comb begin
     icrc_data = vl15_tdata_i;
@@ -222,6 +223,7 @@ module smi_rq
       at_resv_q  <= 16'(Resv8aBeat) == '0;
       cov_full_q <= 1'b1;
       at_icrc_q  <= 1'b0;
+      in_mad_q   <= EmitPos == 0;
       crc_q     <= Crc32Init;
       rp_beat_q <= 16'hFFFF;
       rp_lane_q <= '0;
@@ -232,6 +234,7 @@ module smi_rq
       at_resv_q  <= pos_d == 16'(Resv8aBeat);
       cov_full_q <= 32'(pos_d) < IcrcBeat;
       at_icrc_q  <= 32'(pos_d) == IcrcBeat;
+      in_mad_q   <= 32'(pos_d) >= EmitPos && 32'(pos_d) < EmitPos + MadBytes;
       crc_q     <= crc_d;
       rp_beat_q <= rp_off & ~16'(DataB - 1);
       rp_lane_q <= 8'(rp_off & 16'(DataB - 1));
@@ -242,7 +245,7 @@ module smi_rq
   // MAD realignment into the RX buffer
   // ---------------------------------------------------------------------------
   logic mad_emit;
-  assign mad_emit = beat && 32'(pos_q) >= EmitPos && 32'(pos_q) < EmitPos + MadBytes;
+  assign mad_emit = beat && in_mad_q;
 
   if (Shift == 0) begin : gen_aligned
     assign wr_data_o = vl15_tdata_i;
@@ -448,7 +451,8 @@ module smi_rq
           else $error("%m: partial tkeep on a beat without tlast");
       end
       if (wr_ok_o) begin
-        assert (chk_q.dr.hp_new < 8'd128 && (!chk_q.is_dr_class || f_q.hop_cnt < 8'd64))
+        // DR only: a LID-routed SMP's hop pointer is any byte, unused.
+        assert (!chk_q.is_dr_class || (chk_q.dr.hp_new < 8'd128 && f_q.hop_cnt < 8'd64))
           else $error("%m: accepted DR SMP with out-of-range hop fields");
       end
     end

@@ -200,7 +200,7 @@ module smi_sq
   logic [6:0]  lmc_mask;
 
   always_comb begin
-    lmc_mask = 7'((8'd1 << port_lmc_i) - 8'd1);
+    lmc_mask = 7'(~(8'hFF << port_lmc_i));  // (1 << LMC) - 1, without a carry chain
     unique case (grant)
       SrcSma: begin
         dlid_new = sma_tx_slid_i;
@@ -371,7 +371,28 @@ module smi_sq
   end else begin : gen_dr_from_cur
     assign dr_cur = dr_send_ca(f_cur, port_num_i);
   end
-  assign dr_fin = dr_send_ca(f_q, port_num_i);
+  // The accept decision at the tail: every field but ReturnPath[hop_cnt]
+  // (MAD bytes <= 129) arrived beats before the last MAD beat, so both
+  // possible verdicts are computed from f_q a cycle ahead and registered; the
+  // tail only compares ReturnPath[hop_cnt] with the port and picks one.
+  fields_t f_rp_ok, f_rp_bad;
+  dr_tx_t  dr_fin_ok_q, dr_fin_bad_q;
+  always_comb begin
+    f_rp_ok        = f_q;
+    f_rp_ok.rp_hc  = port_num_i;
+    f_rp_bad       = f_q;
+    f_rp_bad.rp_hc = ~port_num_i;
+  end
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      dr_fin_ok_q  <= '0;
+      dr_fin_bad_q <= '0;
+    end else begin
+      dr_fin_ok_q  <= dr_send_ca(f_rp_ok, port_num_i);
+      dr_fin_bad_q <= dr_send_ca(f_rp_bad, port_num_i);
+    end
+  end
+  assign dr_fin = (f_q.rp_hc == port_num_i) ? dr_fin_ok_q : dr_fin_bad_q;
 
   // Only the hop pointer of dr_cur and the verdict of dr_fin are used.
   logic unused_dr;
@@ -380,6 +401,9 @@ module smi_sq
   // ---------------------------------------------------------------------------
   // Output beat
   // ---------------------------------------------------------------------------
+  logic             wr_beat;     // a packet beat goes to the TX buffer (FSM)
+  logic [DataW-1:0] pend_q;      // beat waiting to be folded into crc_q
+  logic             pend_vld_q;
   logic [DataW-1:0] beat_mad;   // beat in StMad (before the hop pointer rewrite)
   logic [DataW-1:0] beat_tail;  // last beat: held MAD bytes and the ICRC
   logic [DataW-1:0] beat_raw;
@@ -397,8 +421,11 @@ module smi_sq
         held_q <= src_data[DataW-1:(DataB-Shift)*8];
       end
     end
-    localparam crc32_mat_t CrcHeld = crc32_mat(Shift);
-    assign icrc = crc32_mul(CrcHeld, crc_fold, (8 * CrcMaxBytes)'(held_q)) ^ Crc32XorOut;
+    // The tail always follows the last MAD beat, still pending: fold it and
+    // the held bytes in one matrix update (one XOR tree from registers).
+    localparam crc32_mat_t CrcTailAll = crc32_mat(DataB + Shift);
+    assign icrc = crc32_mul(CrcTailAll, crc_q, (8 * CrcMaxBytes)'({held_q, pend_q})) ^
+                  Crc32XorOut;
     assign beat_mad  = {src_data[(DataB-Shift)*8-1:0],
                         (32'(k_q) == HdrBeats) ? hdr[HdrBeats*DataW +: Shift*8] : held_q};
     assign beat_tail = {icrc, held_q};
@@ -436,9 +463,6 @@ module smi_sq
   // pointer in) and folded into crc_q in the next cycle, so the wide XOR tree
   // runs from registers. The tail beat folds the last pending beat on the
   // fly. The hop pointer change enters the register as an XOR in its lane.
-  logic             wr_beat;     // a packet beat goes to the TX buffer (FSM)
-  logic [DataW-1:0] pend_q;      // beat waiting to be folded into crc_q
-  logic             pend_vld_q;
 
   always_comb begin
     // beat_raw without the tail beat (the tail is not covered)
@@ -587,6 +611,10 @@ module smi_sq
     if (rst_ni && take) begin
       assert (src_last == (32'(k_q) == HdrBeats + MadBeats - 1))
         else $error("%m: source MAD of other than %0d beats", MadBeats);
+    end
+    if (rst_ni && state_q == StTail) begin
+      assert (pend_vld_q)
+        else $error("%m: tail without the last MAD beat pending");
     end
     if (rst_ni && wr_end_o) begin
       assert (32'(k_q) == PktBeats - 1)

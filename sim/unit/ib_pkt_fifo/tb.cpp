@@ -1,6 +1,7 @@
 // Unit harness for ib_pkt_fifo against a cycle-level C++ model: random
 // commit / abort / drop (no slot, over-long) sequences with random gaps,
-// wr_end_i on or after the last beat, random limit_i and random rd_tready_i.
+// wr_end_i on or after the last beat, random limit_i (effective one cycle
+// later) and random rd_tready_i.
 // Checks every read beat, wr_drop_full_o, wr_slot_free_o, commit-to-valid
 // <= 2 cycles and full read throughput.
 #include <deque>
@@ -32,6 +33,9 @@ static std::unique_ptr<Vib_pkt_fifo> top;
 static uint64_t cycle = 0;
 static std::deque<In> sched;
 static int limit = DEPTH;
+// limit_i as the FIFO uses it: registered, so the value of the previous cycle
+// (Depth after reset).
+static int limit_seen = DEPTH;
 static int ready_pct = 50;
 
 // model
@@ -43,7 +47,7 @@ static size_t rd_beat = 0;
 static uint64_t expect_valid_at = 0;
 static int n_commit = 0, n_drop_full = 0, n_read = 0, n_abort = 0, n_ovf = 0;
 
-static int limit_eff() { return limit < 1 ? 1 : (limit > DEPTH ? DEPTH : limit); }
+static int limit_eff() { return limit_seen < 1 ? 1 : (limit_seen > DEPTH ? DEPTH : limit_seen); }
 
 static Bytes rand_bytes(size_t n) {
   Bytes b(n);
@@ -143,6 +147,7 @@ static void tick() {
   m_cnt = cnt_next;
   top->clk_i = 1;
   top->eval();
+  limit_seen = limit;
   cycle++;
 }
 
