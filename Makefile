@@ -52,6 +52,10 @@ lint-rtl:
 	  echo "verilator --lint-only -Wall ib_ca_board DataW=$$w"; \
 	  verilator --lint-only -Wall --assert -Irtl -GDataW=$$w --top-module ib_ca_board $(RTL_BOARD_FILES); \
 	done
+	@for t in ice40_icebreaker_top ecp5_ulx3s_top; do \
+	  echo "verilator --lint-only -Wall $$t (simulation branch; yosys checks the PLL branch)"; \
+	  verilator --lint-only -Wall --assert -Irtl --top-module $$t $(RTL_BOARD_FILES) rtl/fpga/$$t.sv; \
+	done
 
 lint-rust:
 	$(CARGO) fmt --all -- --check
