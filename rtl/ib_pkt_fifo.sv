@@ -69,6 +69,8 @@ module ib_pkt_fifo #(
   // Slot ring: committed slots are rd..rd+cnt-1 (mod Depth), the next packet
   // goes to wr_slot_q. iss_* is the next beat to read out of the RAM.
   logic [CntW-1:0]  cnt_q, cnt_d;          // committed slots not yet freed
+  logic [CntW-1:0]  cnt_up, cnt_dn;
+  logic             free_d;                // cnt_d < limit_eff_d
   logic [CntW-1:0]  iss_cnt_q, iss_cnt_d;  // committed slots with beats not yet read
   logic [SlotW-1:0] wr_slot_q, wr_slot_d;
   logic [SlotW-1:0] iss_slot_q, iss_slot_d;
@@ -123,7 +125,7 @@ module ib_pkt_fifo #(
     nospace_now = open_q ? nospace_q : (wr_valid_i & ~slot_free);
     ovf_now     = ovf_q | (wr_valid_i & claim_now & wfull_q);
     wr_beat     = wr_valid_i & claim_now & ~ovf_now;
-    len_now     = wcnt_q + BeatW'(wr_beat);
+    len_now     = wr_beat ? wcnt_q + BeatW'(1) : wcnt_q;  // increment off the wr_beat path
     keep_now    = wr_beat ? wr_keep_i : wkeep_q;
     commit      = wr_end_i & wr_ok_i & open_now & claim_now & ~ovf_now;
     wr_drop_full_o = wr_end_i & wr_ok_i & open_now & nospace_now;
@@ -190,7 +192,15 @@ module ib_pkt_fifo #(
       end
     end
     iss_cnt_d = iss_cnt_q + CntW'(commit) - CntW'(iss_done);
-    cnt_d     = cnt_q + CntW'(commit) - CntW'(freed);
+    // cnt_q +1 / -1 / 0 and its slot-free compare, each made from cnt_q in
+    // parallel and picked by commit/freed (late signals of this cycle).
+    cnt_up    = cnt_q + CntW'(1);
+    cnt_dn    = cnt_q - CntW'(1);
+    unique case ({commit, freed})
+      2'b10:   begin cnt_d = cnt_up; free_d = cnt_up < limit_eff_d; end
+      2'b01:   begin cnt_d = cnt_dn; free_d = cnt_dn < limit_eff_d; end
+      default: begin cnt_d = cnt_q;  free_d = cnt_q < limit_eff_d;  end
+    endcase
   end
 
   always_ff @(posedge clk_i) begin
@@ -223,8 +233,9 @@ module ib_pkt_fifo #(
       nospace_q   <= nospace_d;
       ovf_q       <= ovf_d;
       wcnt_q      <= wcnt_d;
-      wfull_q     <= 32'(wcnt_d) == SlotWords;
-      slot_free_q <= cnt_d < limit_eff_d;
+      // == (wcnt_d == SlotWords), from wcnt_q compares made in parallel
+      wfull_q     <= !wr_end_i && (wr_beat ? 32'(wcnt_q) == SlotWords - 1 : wfull_q);
+      slot_free_q <= free_d;
       wkeep_q     <= wkeep_d;
       wr_slot_q   <= wr_slot_d;
       cnt_q       <= cnt_d;

@@ -345,32 +345,34 @@ module smi_sq
     end
   end
 
-  dr_tx_t dr_cur;   // hop pointer rewrite (fields of MAD bytes 0..7)
+  dr_tx_t dr_cur;   // hop pointer rewrite (fields of MAD bytes 0..7): hp_new only
   dr_tx_t dr_fin;   // accept decision at the last beat
   // The rewrite needs D, hop pointer and hop count (MAD bytes 4, 6, 7). When
   // the beat that carries them was taken before the hop pointer's packet beat
   // (DataW 64, 128: the pointer goes out from the held bytes), they are in
   // f_q already and the rules run from registers; at DataW 32 they arrive in
   // the very beat that is rewritten.
-  if (HdrBeats + MbHopCnt / DataB < PbHopPtr / DataB) begin : gen_dr_from_q
-    // hp_new_q = dr_send_ca(f_q).hp_new at all times (f_q <= f_d), kept in a
-    // register so that the rules are off the path into the CRC.
-    logic [7:0] hp_new_q;
-    dr_tx_t     dr_nxt;
-    assign dr_nxt = dr_send_ca(f_d, port_num_i);
-    always_ff @(posedge clk_i) begin
-      if (!rst_ni) begin
-        hp_new_q <= '0;
-      end else begin
-        hp_new_q <= dr_nxt.hp_new;
-      end
+  // The new hop pointer alone, in the few equality tests it needs. It equals
+  // dr_send_ca(...).hp_new for every SMP the send rules accept (sent or
+  // local); for a discarded one the byte never leaves (wr_ok_o = 0).
+  //   D = 0: hp = 0 (originator, C14-9:1) or hp = hc (C14-9:3) -> hp + 1
+  //   D = 1: hp = hc + 1 (C14-13:1) or hp = 1 (C14-13:3)       -> hp - 1
+  function automatic logic [7:0] hp_new_ca(logic dir, logic [7:0] hp, logic [7:0] hc);
+    if (!dir) begin
+      return (hp == 8'd0 || hp == hc) ? hp + 8'd1 : hp;
     end
-    assign dr_cur = '{discard: 1'b0, local_smp: 1'b0, hp_new: hp_new_q};
-    logic unused_dr_nxt;
-    assign unused_dr_nxt = ^{dr_nxt.discard, dr_nxt.local_smp};
+    return ({1'b0, hp} == {1'b0, hc} + 9'd1 || hp == 8'd1) ? hp - 8'd1 : hp;
+  endfunction
+
+  if (HdrBeats + MbHopCnt / DataB < PbHopPtr / DataB) begin : gen_dr_from_q
+    // The fields are in f_q already: the rules run from registers.
+    assign dr_cur = '{discard: 1'b0, local_smp: 1'b0,
+                      hp_new: hp_new_ca(f_q.dir, f_q.hop_ptr, f_q.hop_cnt)};
   end else begin : gen_dr_from_cur
-    assign dr_cur = dr_send_ca(f_cur, port_num_i);
+    assign dr_cur = '{discard: 1'b0, local_smp: 1'b0, hp_new: hp_new_ca(f_cur.dir, f_cur.hop_ptr,
+                                                                f_cur.hop_cnt)};
   end
+
   // The accept decision at the tail: every field but ReturnPath[hop_cnt]
   // (MAD bytes <= 129) arrived beats before the last MAD beat, so both
   // possible verdicts are computed from f_q a cycle ahead and registered; the
