@@ -345,16 +345,10 @@ module smi_sq
     end
   end
 
-  dr_tx_t dr_cur;   // hop pointer rewrite (fields of MAD bytes 0..7): hp_new only
-  dr_tx_t dr_fin;   // accept decision at the last beat
-  // The rewrite needs D, hop pointer and hop count (MAD bytes 4, 6, 7). When
-  // the beat that carries them was taken before the hop pointer's packet beat
-  // (DataW 64, 128: the pointer goes out from the held bytes), they are in
-  // f_q already and the rules run from registers; at DataW 32 they arrive in
-  // the very beat that is rewritten.
-  // The new hop pointer alone, in the few equality tests it needs. It equals
-  // dr_send_ca(...).hp_new for every SMP the send rules accept (sent or
-  // local); for a discarded one the byte never leaves (wr_ok_o = 0).
+  // The new hop pointer written into MAD byte 6, in the few equality tests it
+  // needs. It equals dr_send_ca(...).hp_new for every SMP the send rules
+  // accept (sent or local); for a discarded one the byte never leaves
+  // (wr_ok_o = 0).
   //   D = 0: hp = 0 (originator, C14-9:1) or hp = hc (C14-9:3) -> hp + 1
   //   D = 1: hp = hc + 1 (C14-13:1) or hp = 1 (C14-13:3)       -> hp - 1
   function automatic logic [7:0] hp_new_ca(logic dir, logic [7:0] hp, logic [7:0] hc);
@@ -364,15 +358,19 @@ module smi_sq
     return ({1'b0, hp} == {1'b0, hc} + 9'd1 || hp == 8'd1) ? hp - 8'd1 : hp;
   endfunction
 
+  // The rewrite needs D, hop pointer and hop count (MAD bytes 4, 6, 7). When
+  // the beat that carries them was taken before the hop pointer's packet beat
+  // (DataW 64, 128: the pointer goes out from the held bytes), they are in
+  // f_q already and the rule runs from registers; at DataW 32 they arrive in
+  // the very beat that is rewritten.
+  logic [7:0] hp_new_cur;
   if (HdrBeats + MbHopCnt / DataB < PbHopPtr / DataB) begin : gen_dr_from_q
-    // The fields are in f_q already: the rules run from registers.
-    assign dr_cur = '{discard: 1'b0, local_smp: 1'b0,
-                      hp_new: hp_new_ca(f_q.dir, f_q.hop_ptr, f_q.hop_cnt)};
+    assign hp_new_cur = hp_new_ca(f_q.dir, f_q.hop_ptr, f_q.hop_cnt);
   end else begin : gen_dr_from_cur
-    assign dr_cur = '{discard: 1'b0, local_smp: 1'b0, hp_new: hp_new_ca(f_cur.dir, f_cur.hop_ptr,
-                                                                f_cur.hop_cnt)};
+    assign hp_new_cur = hp_new_ca(f_cur.dir, f_cur.hop_ptr, f_cur.hop_cnt);
   end
 
+  dr_tx_t dr_fin;   // accept decision at the last beat
   // The accept decision at the tail: every field but ReturnPath[hop_cnt]
   // (MAD bytes <= 129) arrived beats before the last MAD beat, so both
   // possible verdicts are computed from f_q a cycle ahead and registered; the
@@ -396,9 +394,9 @@ module smi_sq
   end
   assign dr_fin = (f_q.rp_hc == port_num_i) ? dr_fin_ok_q : dr_fin_bad_q;
 
-  // Only the hop pointer of dr_cur and the verdict of dr_fin are used.
+  // Only the verdict of dr_fin is used.
   logic unused_dr;
-  assign unused_dr = ^{dr_cur.discard, dr_cur.local_smp, dr_fin.hp_new};
+  assign unused_dr = ^dr_fin.hp_new;
 
   // ---------------------------------------------------------------------------
   // Output beat
@@ -455,7 +453,7 @@ module smi_sq
     endcase
     // hop pointer rewrite (class 0x81)
     hp_rewrite = (32'(k_q) == HpBeat) && cls_cur == ClassSubnDr && state_q == StMad;
-    hp_delta   = hp_rewrite ? (beat_raw[8*HpLane +: 8] ^ dr_cur.hp_new) : 8'h00;
+    hp_delta   = hp_rewrite ? (beat_raw[8*HpLane +: 8] ^ hp_new_cur) : 8'h00;
     beat_out   = beat_raw;
     beat_out[8*HpLane +: 8] = beat_raw[8*HpLane +: 8] ^ hp_delta;
   end

