@@ -4,10 +4,12 @@ SHELL := /bin/bash
 CARGO ?= cargo
 RTL_TOP_FILES := $(shell sed -e 's/\#.*//' sim/ca_top.f 2>/dev/null)
 RTL_BOARD_FILES := $(shell sed -e 's/\#.*//' sim/ca_board.f 2>/dev/null)
+RTL_SW_FILES := $(shell sed -e 's/\#.*//' sim/sw_top.f 2>/dev/null)
+RTL_MP_FILES := $(shell sed -e 's/\#.*//' sim/ca_mp_top.f 2>/dev/null)
 WIDTHS := 32 64 128
 
 # Debian packages the build and the tests need; installed only when missing.
-DEB_PKGS := verilator tshark zlib1g-dev g++ make ibsim-utils
+DEB_PKGS := verilator tshark zlib1g-dev g++ make ibsim-utils libumad2sim0 infiniband-diags
 
 .PHONY: all deps sim test lint lint-rtl lint-rust unit wave bench synth board-sim clean help
 
@@ -17,7 +19,7 @@ help:
 	@echo "make deps   install Verilator, tshark, zlib, ibsim (apt-get) when missing"
 	@echo "make sim    RTL regression: every scenario at DATA_W 32, 64, 128, as a table"
 	@echo "make test   everything: lint, unit harnesses, cargo tests (snapshots, tshark)"
-	@echo "make lint   verilator --lint-only -Wall, cargo fmt --check, clippy -D warnings"
+	@echo "make lint   verilator --lint-only -Wall (CA, switch, multiport CA, board), cargo fmt --check, clippy -D warnings"
 	@echo "make wave   FST waveform of one scenario into build/wave/"
 	@echo "make bench  latency, throughput, cxx-vs-C++ speed (side by side)"
 	@echo "make synth  yosys + nextpnr (yowasp, pinned in .venv): iCEBreaker + ULX3S bitstreams, CA port out of context"
@@ -51,6 +53,14 @@ lint-rtl:
 	  verilator --lint-only -Wall --assert -Irtl -GDataW=$$w --top-module ib_ca_top $(RTL_TOP_FILES); \
 	  echo "verilator --lint-only -Wall ib_ca_board DataW=$$w"; \
 	  verilator --lint-only -Wall --assert -Irtl -GDataW=$$w --top-module ib_ca_board $(RTL_BOARD_FILES); \
+	  for n in 8 36; do \
+	    echo "verilator --lint-only -Wall ib_switch_top DataW=$$w NumPorts=$$n"; \
+	    verilator --lint-only -Wall --assert -Irtl -GDataW=$$w -GNumPorts=$$n --top-module ib_switch_top $(RTL_SW_FILES); \
+	  done; \
+	  for n in 1 2; do \
+	    echo "verilator --lint-only -Wall ib_ca_mp_top DataW=$$w NumPorts=$$n"; \
+	    verilator --lint-only -Wall --assert -Irtl -GDataW=$$w -GNumPorts=$$n --top-module ib_ca_mp_top $(RTL_MP_FILES); \
+	  done; \
 	done
 	@for t in ice40_icebreaker_top ecp5_ulx3s_top; do \
 	  echo "verilator --lint-only -Wall $$t (simulation branch; yosys checks the PLL branch)"; \
@@ -84,7 +94,7 @@ $(BOARD_SIM): sim/board/board_pty.cpp $(RTL_BOARD_FILES)
 	  || { tail -30 build/board_sim/build.log; exit 1; }
 
 bench: deps
-	$(CARGO) run --release -q -p vl15 -- bench
+	$(CARGO) run --release -q -p vl15 --features sw36 -- bench
 
 # FPGA tools from PyPI (synth/requirements.txt, pinned) in a project-local venv.
 VENV := .venv

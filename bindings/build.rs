@@ -1,14 +1,19 @@
-//! Builds the Verilated `ib_ca_top` at DataW = 32, 64 and 128 and the cxx shim.
+//! Builds the Verilated models and the cxx shims: `ib_ca_top` at DataW = 32,
+//! 64 and 128 (`Vca<w>`), `ib_switch_top` at NumPorts 8 and 36 (`Vsw8`,
+//! `Vsw36`) and `ib_ca_mp_top` with 1 and 2 ports (`Vcamp1`, `Vcamp2`), those at DataW 64
+//! (the list is [`specs`]).
 //!
 //! Steps (all work under OUT_DIR):
-//! 1. `verilator` with the flags in `sim/verilator.flags` and the files in
-//!    `sim/ca_top.f`, once per width (`-GDataW=<w> --prefix Vca<w>`), into
-//!    `vca<w>.tmp/`; the model's sources are read from `Vca<w>_classes.mk` and
-//!    `#include`d by one generated `Vca<w>__ALL.cpp`, compiled as one unit.
+//! 1. `verilator` with the flags in `sim/verilator.flags` and the files of the
+//!    top's list (`sim/ca_top.f`, `sim/sw_top.f`, `sim/ca_mp_top.f`), once per
+//!    model (`-G<param>=<v> --prefix <P>`), into `<p>.tmp/`; the model's
+//!    sources are read from `<P>_classes.mk` and `#include`d by one generated
+//!    `<P>__ALL.cpp`, compiled as one unit.
 //! 2. The Verilator runtime (verilated, verilated_threads, verilated_fst_c),
 //!    compiled once with `-DVL_USER_FATAL -DVL_USER_FINISH` (the hooks in
 //!    `sim/ca_shim.cpp` throw, so an SV assertion failure becomes a Rust Err).
-//! 3. The cxx bridge (`src/lib.rs`) and `sim/ca_shim.cpp`.
+//! 3. The cxx bridges (`src/lib.rs`, `src/dev.rs`), `sim/ca_shim.cpp` and
+//!    `sim/dev_shim.cpp`.
 //!
 //! Everything is compiled at -O3 in every cargo profile (the simulation speed
 //! is the point), without debug info and without -fPIC: `-fPIE` is enough
@@ -32,8 +37,59 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::thread;
 
-const WIDTHS: [u32; 3] = [32, 64, 128];
-const TOP: &str = "ib_ca_top";
+/// One Verilated model: its prefix (`Vca64`), top module, file list under
+/// `sim/`, and parameter overrides.
+struct Spec {
+    prefix: String,
+    top: &'static str,
+    flist: &'static str,
+    params: Vec<(&'static str, u32)>,
+}
+
+fn specs() -> Vec<Spec> {
+    let mut v: Vec<Spec> = [32, 64, 128]
+        .into_iter()
+        .map(|w| Spec {
+            prefix: format!("Vca{w}"),
+            top: "ib_ca_top",
+            flist: "ca_top.f",
+            params: vec![("DataW", w)],
+        })
+        .collect();
+    // The 36-port switch is ~75 MB of generated C++ (its root module alone
+    // ~20 MB): minutes to compile, so only with the `sw36` feature (the
+    // 702-node fat tree of `make bench`).
+    let sw36 = env::var_os("CARGO_FEATURE_SW36").is_some();
+    for n in [8, 36] {
+        if n == 36 && !sw36 {
+            continue;
+        }
+        v.push(Spec {
+            prefix: format!("Vsw{n}"),
+            top: "ib_switch_top",
+            flist: "sw_top.f",
+            params: vec![("DataW", 64), ("NumPorts", n)],
+        });
+    }
+    for n in [1, 2] {
+        v.push(Spec {
+            prefix: format!("Vcamp{n}"),
+            top: "ib_ca_mp_top",
+            flist: "ca_mp_top.f",
+            params: vec![("DataW", 64), ("NumPorts", n)],
+        });
+    }
+    v
+}
+
+const FLISTS: [&str; 3] = ["ca_top.f", "sw_top.f", "ca_mp_top.f"];
+const SHIM_FILES: [&str; 5] = [
+    "ca_shim.h",
+    "ca_shim.cpp",
+    "dev_shim.h",
+    "dev_shim.cpp",
+    "model_host.h",
+];
 
 /// C++ flags of every compile (keep `sim/bench/run.sh` in step).
 /// -faligned-new and -fcf-protection=none are what verilated.mk uses.
@@ -69,7 +125,17 @@ struct Ctx {
     vinc: PathBuf,
     version: String,
     flags: Vec<String>,
-    rtl: Vec<PathBuf>,
+    /// File list name → its RTL files.
+    rtl: Vec<(&'static str, Vec<PathBuf>)>,
+}
+
+impl Ctx {
+    fn rtl(&self, flist: &str) -> &[PathBuf] {
+        self.rtl
+            .iter()
+            .find(|(n, _)| *n == flist)
+            .map_or(&[], |(_, v)| v.as_slice())
+    }
 }
 
 fn run() -> Res<()> {
@@ -82,8 +148,10 @@ fn run() -> Res<()> {
     let sim = root.join("sim");
 
     println!("cargo:rerun-if-env-changed=VL15_VERILATOR");
+    println!("cargo:rerun-if-env-changed=CARGO_FEATURE_SW36");
     println!("cargo:rerun-if-changed=src/lib.rs");
-    for f in ["ca_shim.h", "ca_shim.cpp", "verilator.flags", "ca_top.f"] {
+    println!("cargo:rerun-if-changed=src/dev.rs");
+    for f in SHIM_FILES.iter().chain(&FLISTS).chain(&["verilator.flags"]) {
         println!("cargo:rerun-if-changed={}", sim.join(f).display());
     }
     // Every RTL file (and the directory, so that a new file counts too).
@@ -113,17 +181,21 @@ fn run() -> Res<()> {
         .iter()
         .flat_map(|l| l.split_whitespace().map(str::to_string).collect::<Vec<_>>())
         .collect();
-    let rtl: Vec<PathBuf> = list_file(&sim.join("ca_top.f"))?
-        .iter()
-        .map(|l| root.join(l))
-        .collect();
-    for f in &rtl {
-        if !f.is_file() {
-            return Err(format!(
-                "{} (listed in sim/ca_top.f) does not exist",
-                f.display()
-            ));
+    let mut rtl = Vec::new();
+    for fl in FLISTS {
+        let files: Vec<PathBuf> = list_file(&sim.join(fl))?
+            .iter()
+            .map(|l| root.join(l))
+            .collect();
+        for f in &files {
+            if !f.is_file() {
+                return Err(format!(
+                    "{} (listed in sim/{fl}) does not exist",
+                    f.display()
+                ));
+            }
         }
+        rtl.push((fl, files));
     }
     let cx = Ctx {
         root,
@@ -137,11 +209,11 @@ fn run() -> Res<()> {
 
     // 1. Verilate (in parallel; each is a separate process).
     let models: Vec<Model> = thread::scope(|s| {
-        let hs: Vec<_> = WIDTHS
-            .iter()
-            .map(|&w| {
+        let hs: Vec<_> = specs()
+            .into_iter()
+            .map(|spec| {
                 let cx = &cx;
-                s.spawn(move || verilate(cx, w))
+                s.spawn(move || verilate(cx, spec))
             })
             .collect();
         hs.into_iter()
@@ -189,7 +261,7 @@ fn run() -> Res<()> {
     println!("cargo:rustc-link-lib=static=vl15_shim");
     for m in &models {
         println!("cargo:rustc-link-search=native={}", m.product.dir.display());
-        println!("cargo:rustc-link-lib=static=vl15_vca{}", m.width);
+        println!("cargo:rustc-link-lib=static={}", m.lib());
     }
     println!("cargo:rustc-link-search=native={}", rt.dir.display());
     println!("cargo:rustc-link-lib=static=vl15_vlrt");
@@ -258,49 +330,55 @@ impl Product {
 }
 
 struct Model {
-    width: u32,
+    spec: Spec,
     product: Product,
 }
 
-fn prefix(w: u32) -> String {
-    format!("Vca{w}")
+impl Model {
+    fn lib(&self) -> String {
+        format!("vl15_{}", self.spec.prefix.to_lowercase())
+    }
 }
 
-/// Verilate one width unless its inputs are unchanged; write `<prefix>__ALL.cpp`.
-fn verilate(cx: &Ctx, w: u32) -> Res<Model> {
+/// Verilate one model unless its inputs are unchanged; write `<prefix>__ALL.cpp`.
+fn verilate(cx: &Ctx, spec: Spec) -> Res<Model> {
     let mut parts = vec![
         cx.version.clone(),
         format!("{:?}{:?}{:?}", cx.flags, CXX_FLAGS, VM_DEFINES),
-        w.to_string(),
+        format!("{} {:?}", spec.top, spec.params),
     ];
-    for f in &cx.rtl {
+    for f in cx.rtl(spec.flist) {
         parts.push(f.display().to_string());
         parts.push(fs::read_to_string(f).map_err(|e| format!("reading {}: {e}", f.display()))?);
     }
     let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
-    let product = Product::new(&cx.out, &format!("vca{w}"), hash_of(&refs));
+    let product = Product::new(&cx.out, &spec.prefix.to_lowercase(), hash_of(&refs));
     if product.fresh() {
-        return Ok(Model { width: w, product });
+        return Ok(Model { spec, product });
     }
     product.start()?;
-    let pre = prefix(w);
+    let pre = spec.prefix.clone();
     let mut cmd = Command::new(&cx.verilator);
-    cmd.args(&cx.flags)
-        .arg(format!("-GDataW={w}"))
-        .arg("--prefix")
+    cmd.args(&cx.flags);
+    for (k, v) in &spec.params {
+        cmd.arg(format!("-G{k}={v}"));
+    }
+    cmd.arg("--prefix")
         .arg(&pre)
         .arg("--top-module")
-        .arg(TOP)
+        .arg(spec.top)
         .arg("--Mdir")
         .arg(&product.tmp)
         .arg(format!("-I{}", cx.root.join("rtl").display()))
-        .args(&cx.rtl);
+        .args(cx.rtl(spec.flist));
     let o = cmd
         .output()
         .map_err(|e| format!("running {}: {e}: run `make deps`", cx.verilator))?;
     if !o.status.success() {
         return Err(format!(
-            "verilator failed for DataW={w}:\n{}{}",
+            "verilator failed for {pre} ({} {:?}):\n{}{}",
+            spec.top,
+            spec.params,
             String::from_utf8_lossy(&o.stdout),
             String::from_utf8_lossy(&o.stderr)
         ));
@@ -333,7 +411,7 @@ fn verilate(cx: &Ctx, w: u32) -> Res<Model> {
         }
     }
     fs::write(product.tmp.join(format!("{pre}__ALL.cpp")), all).map_err(|e| e.to_string())?;
-    Ok(Model { width: w, product })
+    Ok(Model { spec, product })
 }
 
 /// `NAME += a b \` continuation lists and `NAME = v` assignments of a .mk file.
@@ -378,9 +456,9 @@ fn compile_model(cx: &Ctx, m: &Model) -> Res<()> {
         .extra_warnings(false)
         .include(dir)
         .out_dir(dir)
-        .file(dir.join(format!("{}__ALL.cpp", prefix(m.width))))
-        .try_compile(&format!("vl15_vca{}", m.width))
-        .map_err(|e| format!("compiling the DataW={} model: {e}", m.width))
+        .file(dir.join(format!("{}__ALL.cpp", m.spec.prefix)))
+        .try_compile(&m.lib())
+        .map_err(|e| format!("compiling the {} model: {e}", m.spec.prefix))
 }
 
 fn compile_runtime(cx: &Ctx, rt: &Product) -> Res<()> {
@@ -401,17 +479,27 @@ fn compile_runtime(cx: &Ctx, rt: &Product) -> Res<()> {
 /// The cxx bridge and the shim; reused when the generated bridge code, the
 /// shim and the model headers are unchanged.
 fn compile_shim(cx: &Ctx, models: &[Model]) -> Res<()> {
-    let mut b = cxx_build::bridge("src/lib.rs");
+    let mut b = cxx_build::bridges(["src/lib.rs", "src/dev.rs"]);
+    for m in models {
+        b.define(&format!("VL15_HAVE_{}", m.spec.prefix.to_uppercase()), None);
+    }
     let gen = cx.out.join("cxxbridge");
     let sim = cx.root.join("sim");
     let mut parts = vec![
         cx.version.clone(),
         format!("{:?}{:?}", CXX_FLAGS, VM_DEFINES),
-        read(&gen.join("sources/vl15-bindings/src/lib.rs.cc"))?,
-        read(&gen.join("include/vl15-bindings/src/lib.rs.h"))?,
-        read(&sim.join("ca_shim.h"))?,
-        read(&sim.join("ca_shim.cpp"))?,
     ];
+    for src in ["lib.rs", "dev.rs"] {
+        parts.push(read(
+            &gen.join(format!("sources/vl15-bindings/src/{src}.cc")),
+        )?);
+        parts.push(read(
+            &gen.join(format!("include/vl15-bindings/src/{src}.h")),
+        )?);
+    }
+    for f in SHIM_FILES {
+        parts.push(read(&sim.join(f))?);
+    }
     for m in models {
         parts.push(m.product.hash.clone());
     }
@@ -434,7 +522,8 @@ fn compile_shim(cx: &Ctx, models: &[Model]) -> Res<()> {
         .include(cx.vinc.join("vltstd"))
         .include(&sim)
         .out_dir(&p.tmp)
-        .file(sim.join("ca_shim.cpp"));
+        .file(sim.join("ca_shim.cpp"))
+        .file(sim.join("dev_shim.cpp"));
     for m in models {
         b.include(m.product.work());
     }

@@ -3,7 +3,11 @@
 // smi_rx_dispatch -> SMA RX / SM RX; SMA/SM/trap TX -> smi_sq -> VL15 TX
 // ib_pkt_fifo -> ib_link_tx -> wire TX (data VLs pass beside it); the port
 // registers and event counters in ib_port_regs; ib_axis_checker on every
-// stream (simulation only).
+// stream (simulation only). The physical link (link_up_i) drives PortState
+// (Down when it falls, Init when it rises) and gates the wire TX at packet
+// boundaries: while the link is down every packet that has not started on
+// the wire is taken from ib_link_tx and discarded whole, a packet already
+// started is finished. idle_o = nothing buffered or in flight in the port.
 module ib_ca_top
   import ib_pkg::*;
 #(
@@ -90,7 +94,14 @@ module ib_ca_top
   output logic [31:0]        reg_rdata_o,
   // observability: a beat from the SMI send engine enters the VL15 TX
   // buffer this cycle (for latency measurements; no function)
-  output logic               sq_tx_beat_o
+  output logic               sq_tx_beat_o,
+  // physical link (1 = LinkUp), PortState, and "nothing buffered or in
+  // flight": with idle_o = 1 and no input presented (no valid, no register
+  // write, link_up_i unchanged) the port may go unclocked without any change
+  // of behaviour
+  input  logic               link_up_i,
+  output logic [3:0]         port_state_o,
+  output logic               idle_o
 );
 
   if (DataW != 32 && DataW != 64 && DataW != 128) begin : gen_dataw_check
@@ -111,6 +122,7 @@ module ib_ca_top
   logic [3:0]         master_sm_sl;
   logic [3:0]         port_state;
   logic [7:0]         rx_depth;
+  logic               link_q;    // link_up_i registered (ib_port_regs)
 
   ib_port_regs #(
     .DataW      (DataW),
@@ -130,8 +142,12 @@ module ib_ca_top
     .master_sm_lid_o(master_sm_lid),
     .master_sm_sl_o (master_sm_sl),
     .port_state_o   (port_state),
-    .rx_depth_o     (rx_depth)
+    .rx_depth_o     (rx_depth),
+    .link_up_i,
+    .link_up_o      (link_q)
   );
+
+  assign port_state_o = port_state;
 
   // ---------------------------------------------------------------------------
   // Receive path
@@ -356,6 +372,12 @@ module ib_ca_top
   );
 
   logic ev_tx_vl15_pkt, ev_tx_data_pkt;
+  // ib_link_tx output, before the link gate
+  logic [DataW-1:0] lt_tdata;
+  logic [DataB-1:0] lt_tkeep;
+  logic             lt_tvalid;
+  logic             lt_tlast;
+  logic             lt_tready;
 
   ib_link_tx #(.DataW(DataW)) u_link_tx (
     .clk_i,
@@ -370,14 +392,105 @@ module ib_ca_top
     .data_tvalid_i(dtx_tvalid_i),
     .data_tlast_i (dtx_tlast_i),
     .data_tready_o(dtx_tready_o),
-    .tx_tdata_o,
-    .tx_tkeep_o,
-    .tx_tvalid_o,
-    .tx_tlast_o,
-    .tx_tready_i,
+    .tx_tdata_o   (lt_tdata),
+    .tx_tkeep_o   (lt_tkeep),
+    .tx_tvalid_o  (lt_tvalid),
+    .tx_tlast_o   (lt_tlast),
+    .tx_tready_i  (lt_tready),
     .ev_vl15_pkt_o(ev_tx_vl15_pkt),
     .ev_data_pkt_o(ev_tx_data_pkt)
   );
+
+  // ---------------------------------------------------------------------------
+  // Link gate on the wire TX. A packet is decided at its first beat: link up
+  // (link_q) -> it goes to the wire and is finished even if the link falls
+  // meanwhile; link down -> every beat is taken (ready 1) and discarded, up
+  // to its tlast, even if the link rises meanwhile. Nothing is ever cut.
+  // ---------------------------------------------------------------------------
+  logic wire_pkt_q, wire_pkt_d;  // a packet has started on the wire
+  logic drop_q, drop_d;          // the current packet is being discarded
+  logic gate_pass;               // the current beat goes to the wire
+
+  always_comb begin
+    gate_pass  = wire_pkt_q || (link_q && !drop_q);
+    lt_tready  = gate_pass ? tx_tready_i : 1'b1;
+    wire_pkt_d = wire_pkt_q;
+    drop_d     = drop_q;
+    if (lt_tvalid && lt_tready) begin
+      if (gate_pass) begin
+        wire_pkt_d = !lt_tlast;
+      end else begin
+        drop_d = !lt_tlast;
+      end
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      wire_pkt_q <= 1'b0;
+      drop_q     <= 1'b0;
+    end else begin
+      wire_pkt_q <= wire_pkt_d;
+      drop_q     <= drop_d;
+    end
+  end
+
+  assign tx_tdata_o  = lt_tdata;
+  assign tx_tkeep_o  = lt_tkeep;
+  assign tx_tvalid_o = lt_tvalid && gate_pass;
+  assign tx_tlast_o  = lt_tlast;
+
+  // ---------------------------------------------------------------------------
+  // Idle: every stage between the port's inputs and outputs is empty. Each
+  // term is tracked from the stage's own interface (a packet open on a
+  // stream = a beat without tlast seen; the buffers = committed minus freed
+  // packets), so that no submodule needs a status port.
+  // ---------------------------------------------------------------------------
+  localparam int unsigned RxCntW = $clog2(Vl15RxDepth + 1);
+  localparam int unsigned TxCntW = $clog2(Vl15TxDepth + 1);
+
+  // smi_rq (and the RX buffer's write side) is mid-packet only while its
+  // input, ib_link_rx's output register (the wire RX one cycle later), is:
+  // covered by rx_pkt_q and the output valid.
+  logic              rx_pkt_q;   // wire RX: packet open (ib_link_rx mid-packet)
+  // ib_link_tx is mid-packet only while a beat of that packet is in its
+  // output register or the link gate has taken one and not yet the tlast
+  // (wire_pkt_q, drop_q): no tracker of its own.
+  logic              sq_pkt_q;   // smi_sq writing a packet (not in its idle state)
+  logic [RxCntW-1:0] rx_cnt_q;   // packets in the VL15 RX buffer
+  logic [TxCntW-1:0] tx_cnt_q;   // packets in the VL15 TX buffer
+  logic              rx_commit, rx_free, tx_commit, tx_free;
+
+  // A VL15 RX packet with wr_ok has exactly 290 bytes (link length check,
+  // PktLen 72), so it fills its slot exactly: it is committed unless the
+  // buffer had no slot (wr_drop_full). smi_sq starts a packet only into a
+  // free slot and writes exactly one slot's beats.
+  assign rx_commit = rxf_wr_end && rxf_wr_ok && !rxf_drop_full;
+  assign rx_free   = rxf_rd_tvalid && rxf_rd_tready && rxf_rd_tlast;
+  assign tx_commit = txf_wr_end && txf_wr_ok;
+  assign tx_free   = vl15_tx_tvalid && vl15_tx_tready && vl15_tx_tlast;
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      rx_pkt_q <= 1'b0;
+      sq_pkt_q <= 1'b0;
+      rx_cnt_q <= '0;
+      tx_cnt_q <= '0;
+    end else begin
+      if (rx_tvalid_i) begin
+        rx_pkt_q <= !rx_tlast_i;
+      end
+      if (txf_wr_valid || txf_wr_end) begin
+        sq_pkt_q <= !txf_wr_end;
+      end
+      rx_cnt_q <= rx_cnt_q + RxCntW'(rx_commit) - RxCntW'(rx_free);
+      tx_cnt_q <= tx_cnt_q + TxCntW'(tx_commit) - TxCntW'(tx_free);
+    end
+  end
+
+  assign idle_o = !rx_pkt_q && !vl15_rx_tvalid && !drx_tvalid_o &&
+                  (rx_cnt_q == '0) && !sq_pkt_q && (tx_cnt_q == '0) &&
+                  !lt_tvalid && !wire_pkt_q && !drop_q && (link_q == link_up_i);
 
   // The SQ waits for a free slot at every packet start, the RX slot state is
   // only needed by writers that must not drop, and the TX meta is a dummy.
@@ -406,8 +519,8 @@ module ib_ca_top
     ev[CtrSqDrDiscard]  = ev_sq_dr_discard;
     ev[CtrSqLocal]      = ev_sq_local;
     ev[CtrSqPkts]       = ev_sq_pkt;
-    ev[CtrTxVl15Pkts]   = ev_tx_vl15_pkt;
-    ev[CtrTxDataPkts]   = ev_tx_data_pkt;
+    ev[CtrTxVl15Pkts]   = ev_tx_vl15_pkt && gate_pass;  // on the wire, not discarded
+    ev[CtrTxDataPkts]   = ev_tx_data_pkt && gate_pass;
   end
 
   // ---------------------------------------------------------------------------
@@ -478,5 +591,25 @@ module ib_ca_top
   );
 
   assign sq_tx_beat_o = txf_wr_valid;
+
+`ifndef SYNTHESIS
+  // The idle trackers against the submodules' own state (hierarchical
+  // references, simulation only).
+  always_ff @(posedge clk_i) begin
+    if (rst_ni) begin
+      assert (32'(rx_cnt_q) == 32'(u_rx_fifo.cnt_q) && 32'(tx_cnt_q) == 32'(u_tx_fifo.cnt_q))
+        else $error("%m: buffer trackers %0d/%0d, FIFOs hold %0d/%0d", rx_cnt_q, tx_cnt_q,
+                    u_rx_fifo.cnt_q, u_tx_fifo.cnt_q);
+      assert (rx_pkt_q == u_link_rx.in_pkt_q)
+        else $error("%m: wire RX packet tracker differs from ib_link_rx");
+      assert (!txf_drop_full)
+        else $error("%m: smi_sq packet dropped by the VL15 TX buffer");
+      if (idle_o) begin
+        assert (!u_rx_fifo.open_q && !u_tx_fifo.open_q && 32'(u_link_tx.state_q) == 0)
+          else $error("%m: idle_o with a buffer or ib_link_tx busy");
+      end
+    end
+  end
+`endif
 
 endmodule

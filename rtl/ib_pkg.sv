@@ -301,4 +301,81 @@ package ib_pkg;
     logic [7:0]  rp_val;
   } smi_rx_meta_t;
 
+  // ===========================================================================
+  // Switch (ib_switch_top, docs/fabric.md) — constants and types used only by
+  // the switch modules (sw_*).
+  // ===========================================================================
+  // Waiver: a build of the CA alone uses none of these constants.
+  /* verilator lint_off UNUSEDPARAM */
+  // Register map (16-bit word addresses)
+  localparam logic [15:0] SwRegId          = 16'h0000;  // RO 0x564C5357 "VLSW"
+  localparam logic [15:0] SwRegPort0Lid    = 16'h0001;
+  localparam logic [15:0] SwRegMasterSmLid = 16'h0003;
+  localparam logic [15:0] SwRegMasterSmSl  = 16'h0004;
+  localparam logic [15:0] SwRegNumPorts    = 16'h0006;
+  localparam logic [15:0] SwRegNumPortsMax = 16'h0007;
+  localparam logic [15:0] SwRegLinearTop   = 16'h0008;
+  localparam logic [15:0] SwRegPortChange  = 16'h0009;
+  localparam logic [15:0] SwRegLftDepth    = 16'h000A;
+  localparam logic [15:0] SwRegCtrClear    = 16'h000F;
+  localparam logic [15:0] SwRegPortState   = 16'h0100;  // + p
+  localparam logic [15:0] SwRegCtrBase     = 16'h0200;  // + 16p + c
+  localparam logic [15:0] SwRegLftBase     = 16'h1000;  // + w (entries 4w..4w+3)
+  localparam logic [31:0] SwRegIdValue     = 32'h564C_5357;
+  localparam int unsigned SwNumCtrs        = 16;        // counter slots per port
+
+  // Counters of an external port p (0x0200 + 16p + c)
+  typedef enum logic [3:0] {
+    SwCtrRxPkts       = 4'd0,   // every packet seen on the wire
+    SwCtrRxVcrcErr    = 4'd1,   // link: VCRC mismatch (dropped)
+    SwCtrRxLenErr     = 4'd2,   // link: length error (dropped)
+    SwCtrRxLverErr    = 4'd3,   // link: LVer != 0 (dropped)
+    SwCtrRxLnhErr     = 4'd4,   // link: LNH not 2 or 3 (dropped)
+    SwCtrVl15Dropped  = 4'd5,   // good VL15 packet: VL15 input buffer full or > 288 B
+    SwCtrDataDropped  = 4'd6,   // good data packet: data input buffer full or > DataSlotBytes
+    SwCtrLinkDownDrop = 4'd7,   // packet cut by link_up_i falling
+    SwCtrNoRoute      = 4'd8,   // DLID 0/multicast, LFT 0xFF or > NumPorts, DLID > LinearFDBTop, data to port 0
+    SwCtrLoopDrop     = 4'd9,   // LFT egress = input port
+    SwCtrStateDrop    = 4'd10,  // PortState gating (VL15: egress Down; data: input or egress not Active)
+    SwCtrFwdPkts      = 4'd11,  // packets sent from this input to an output (port 0 included)
+    SwCtrTxVl15Pkts   = 4'd12,  // VL15 packets sent on the wire
+    SwCtrTxDataPkts   = 4'd13   // data-VL packets sent on the wire
+  } sw_ctr_e;
+
+  // Counters of port 0 (the switch SMI), same address scheme with p = 0
+  typedef enum logic [3:0] {
+    SwCtr0ToSma       = 4'd0,   // SMPs delivered to the SMA interface
+    SwCtr0ToSm        = 4'd1,   // SMPs delivered to the SM interface
+    SwCtr0IcrcErr     = 4'd2,   // SMP ICRC mismatch
+    SwCtr0BadHdr      = 4'd3,   // SMP validation failed
+    SwCtr0LidErr      = 4'd4,   // LID check failed
+    SwCtr0DrDiscard   = 4'd5,   // DR receive rules said discard
+    SwCtr0DrForwarded = 4'd6,   // DR SMPs handed to the send engine to be forwarded
+    SwCtr0PortDown    = 4'd7,   // SMP arrived on a port whose PortState is Down
+    SwCtr0Vl15Dropped = 4'd8,   // SMI receive buffer full
+    SwCtr0SqPkts      = 4'd9,   // SMPs the send engine put into the port-0 input buffer
+    SwCtr0SqDrDiscard = 4'd10,  // send rules / egress check said discard (hc >= 64, egress 0, > N, Down)
+    SwCtr0SqLocal     = 4'd11,  // DR SMP for the local node after the send rules, not sent
+    SwCtr0NoRoute     = 4'd12,  // port-0 packet: LFT no route
+    SwCtr0LoopDrop    = 4'd13,  // port-0 packet: LFT egress = 0
+    SwCtr0StateDrop   = 4'd14   // port-0 packet: egress PortState Down
+  } sw_ctr0_e;
+  /* verilator lint_on UNUSEDPARAM */
+
+  // Receive meta of the switch SMI: sw_smi_rq -> RX buffer -> dispatch/forward
+  typedef struct packed {
+    smi_rx_meta_t base;       // as on a CA; port = ingress port
+    logic         fwd;        // 1: forward through the send engine
+    logic         fwd_lft;    // forward by the LFT (LID-routed segment), else by the path
+    logic [15:0]  fwd_dlid;   // LRH DLID of the forwarded SMP
+    logic [15:0]  fwd_slid;   // LRH SLID of the forwarded SMP
+  } sw_rx_meta_t;
+
+  // Route of a packet in the port-0 input buffer (from the send engine)
+  typedef struct packed {
+    logic        lft;         // 1: route by LFT[dlid]; 0: egress port
+    logic [7:0]  egress;
+    logic [15:0] dlid;
+  } sw_route_meta_t;
+
 endpackage

@@ -1,7 +1,10 @@
 // ib_port_regs: the port register file (map in ib_pkg: LID, LMC, MasterSMLID,
 // MasterSMSL, PortState, VL15 RX depth, read-only ID/PortNum/Caps) and the
 // 32-bit wrapping event counters (one per ctr_e, +1 per ev_i pulse, all
-// cleared by a write to RegCtrClear). Reads are combinational.
+// cleared by a write to RegCtrClear). Reads are combinational. PortState
+// also follows the physical link: it resets to Init if link_up_i is 1, else
+// Down; link_up_i falling sets Down, rising sets Init (a link edge wins over
+// a PortState write in the same cycle).
 module ib_port_regs
   import ib_pkg::*;
 #(
@@ -25,7 +28,10 @@ module ib_port_regs
   output logic [15:0]        master_sm_lid_o,
   output logic [3:0]         master_sm_sl_o,
   output logic [3:0]         port_state_o,
-  output logic [7:0]         rx_depth_o      // VL15 RX slots in use, 1..Vl15RxDepth
+  output logic [7:0]         rx_depth_o,     // VL15 RX slots in use, 1..Vl15RxDepth
+  // physical link (1 = LinkUp) and its registered copy (the edge detector)
+  input  logic               link_up_i,
+  output logic               link_up_o
 );
 
   if (DataW != 32 && DataW != 64 && DataW != 128) begin : gen_dataw_check
@@ -49,6 +55,7 @@ module ib_port_regs
   logic [3:0]  sm_sl_q;
   logic [3:0]  state_q;
   logic [7:0]  rx_depth_q;
+  logic        link_q;       // link_up_i of the previous cycle
   logic [31:0] ctr_q [NumCtrs];
 
   logic        wr_clear;
@@ -75,18 +82,28 @@ module ib_port_regs
       lmc_q      <= '0;
       sm_lid_q   <= '0;
       sm_sl_q    <= '0;
-      state_q    <= PortStateInit;
+      state_q    <= link_up_i ? PortStateInit : PortStateDown;
       rx_depth_q <= 8'(Vl15RxDepth);
-    end else if (reg_we_i) begin
-      unique case (reg_addr_i)
-        RegPortLid:     lid_q      <= reg_wdata_i[15:0];
-        RegPortLmc:     lmc_q      <= reg_wdata_i[2:0];
-        RegMasterSmLid: sm_lid_q   <= reg_wdata_i[15:0];
-        RegMasterSmSl:  sm_sl_q    <= reg_wdata_i[3:0];
-        RegPortState:   state_q    <= reg_wdata_i[3:0];
-        RegRxDepth:     rx_depth_q <= rx_depth_wr;
-        default: ;  // read-only, counter clear or unmapped
-      endcase
+      link_q     <= link_up_i;
+    end else begin
+      link_q <= link_up_i;
+      if (reg_we_i) begin
+        unique case (reg_addr_i)
+          RegPortLid:     lid_q      <= reg_wdata_i[15:0];
+          RegPortLmc:     lmc_q      <= reg_wdata_i[2:0];
+          RegMasterSmLid: sm_lid_q   <= reg_wdata_i[15:0];
+          RegMasterSmSl:  sm_sl_q    <= reg_wdata_i[3:0];
+          RegPortState:   state_q    <= reg_wdata_i[3:0];
+          RegRxDepth:     rx_depth_q <= rx_depth_wr;
+          default: ;  // read-only, counter clear or unmapped
+        endcase
+      end
+      // hardware transitions of the physical link win over a write
+      if (link_q && !link_up_i) begin
+        state_q <= PortStateDown;
+      end else if (!link_q && link_up_i) begin
+        state_q <= PortStateInit;
+      end
     end
   end
 
@@ -127,5 +144,6 @@ module ib_port_regs
   assign master_sm_sl_o  = sm_sl_q;
   assign port_state_o    = state_q;
   assign rx_depth_o      = rx_depth_q;
+  assign link_up_o       = link_q;
 
 endmodule

@@ -6,7 +6,13 @@
 // 288-byte packet (LRH..ICRC) into the VL15 TX ib_pkt_fifo. The header's first
 // beat is written in the cycle the chosen source's first MAD beat is valid;
 // the DR accept check (needs bytes late in the MAD) decides wr_ok_o at the
-// last beat.
+// last beat. Originator rule (handle_outgoing_dr_smp, docs/fabric.md): a DR
+// SMP with (D ? DrDLID : DrSLID) != 0xFFFF gets no send rules and goes out as
+// is, LID-routed. DrDLID/DrSLID arrive after the hop pointer has been
+// written, so the hop pointer rewrite follows the LRH addressing: an SM
+// request's DLID, an SMA response's request DLID (0xFFFF: DR part, send
+// rules; else LID-routed, as is); an SMP whose DrDLID/DrSLID disagrees with
+// that is discarded (ev_dr_discard_o).
 module smi_sq
   import ib_pkg::*;
 #(
@@ -166,6 +172,7 @@ module smi_sq
   logic [15:0]  dlid_q, dlid_d;
   logic [15:0]  slid_q, slid_d;
   logic [3:0]   sl_q, sl_d;
+  logic         asis_q, asis_d;      // LRH DLID not permissive: no send rules
 
   // ---------------------------------------------------------------------------
   // Arbitration
@@ -452,7 +459,8 @@ module smi_sq
       default:       beat_raw = beat_tail;  // StTail
     endcase
     // hop pointer rewrite (class 0x81)
-    hp_rewrite = (32'(k_q) == HpBeat) && cls_cur == ClassSubnDr && state_q == StMad;
+    hp_rewrite = (32'(k_q) == HpBeat) && cls_cur == ClassSubnDr && state_q == StMad &&
+                 !asis_q;
     hp_delta   = hp_rewrite ? (beat_raw[8*HpLane +: 8] ^ hp_new_cur) : 8'h00;
     beat_out   = beat_raw;
     beat_out[8*HpLane +: 8] = beat_raw[8*HpLane +: 8] ^ hp_delta;
@@ -500,6 +508,10 @@ module smi_sq
 
   assign is_dr = (cls_q == ClassSubnDr);
 
+  // (D ? DrDLID : DrSLID) = 0xFFFF: the send rules apply (MAD bytes 4, 32..35)
+  logic own_perm;
+  assign own_perm = f_q.dir ? (f_q.dr_dlid == PermissiveLid) : (f_q.dr_slid == PermissiveLid);
+
   always_comb begin
     state_d  = state_q;
     sel_d    = sel_q;
@@ -511,6 +523,7 @@ module smi_sq
     dlid_d   = dlid_q;
     slid_d   = slid_q;
     sl_d     = sl_q;
+    asis_d   = asis_q;
     wr_beat  = 1'b0;
     wr_end_o = 1'b0;
     wr_ok_o  = 1'b0;
@@ -527,6 +540,13 @@ module smi_sq
           dlid_d  = dlid_new;
           slid_d  = slid_new;
           sl_d    = sl_new;
+          // LID-routed segment: an SM request to a real DLID (head), or a
+          // response to a request that arrived at a real DLID (tail: the
+          // response's SLID field is the request's DLID). A DR-part
+          // response goes to the requester's SLID, which is a real LID
+          // when the SM's port has one: not the test.
+          asis_d  = (grant == SrcSma) ? (slid_new != PermissiveLid)
+                                      : (dlid_new != PermissiveLid);
           f_d     = '0;
           cls_d   = '0;
           k_d     = KW'(1);
@@ -554,7 +574,13 @@ module smi_sq
       default: begin  // StTail
         wr_beat  = 1'b1;
         wr_end_o = 1'b1;
-        if (is_dr && dr_fin.discard) begin
+        if (is_dr && own_perm == asis_q) begin
+          ev_dr_discard_o = 1'b1;   // DrDLID/DrSLID disagrees with the LRH DLID
+        end else if (is_dr && !own_perm) begin
+          wr_ok_o  = 1'b1;          // originator rule: sent as is
+          ev_pkt_o = 1'b1;
+          psn_d    = psn_q + 24'd1;
+        end else if (is_dr && dr_fin.discard) begin
           ev_dr_discard_o = 1'b1;
         end else if (is_dr && dr_fin.local_smp) begin
           ev_local_o = 1'b1;
@@ -584,6 +610,7 @@ module smi_sq
       dlid_q  <= '0;
       slid_q  <= '0;
       sl_q    <= '0;
+      asis_q  <= 1'b0;
     end else begin
       state_q <= state_d;
       sel_q   <= sel_d;
@@ -596,6 +623,7 @@ module smi_sq
       dlid_q  <= dlid_d;
       slid_q  <= slid_d;
       sl_q    <= sl_d;
+      asis_q  <= asis_d;
     end
   end
 

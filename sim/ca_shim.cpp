@@ -269,6 +269,7 @@ class CaModelImpl final : public CaModel {
     m.reg_we_i = i.reg_we;
     m.reg_addr_i = i.reg_addr;
     m.reg_wdata_i = i.reg_wdata;
+    m.link_up_i = i.link_up;
   }
 
   void read(CaOut& o) const {
@@ -308,6 +309,8 @@ class CaModelImpl final : public CaModel {
     o.trap_tx_tready = m.trap_tx_tready_o;
     o.reg_rdata = m.reg_rdata_o;
     o.sq_tx_beat = m.sq_tx_beat_o;
+    o.port_state = m.port_state_o;
+    o.idle = m.idle_o;
   }
 
   // Member order matters: the model is destroyed before its context.

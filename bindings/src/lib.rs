@@ -32,6 +32,9 @@
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+pub mod dev;
+
+pub use dev::{Dev, DevIn, DevKind, DevOut, PortIn, PortOut};
 pub use ffi::{CaIn, CaOut};
 
 #[cxx::bridge(namespace = "vl15")]
@@ -79,6 +82,9 @@ mod ffi {
         reg_we: bool,
         reg_addr: u8,
         reg_wdata: u32,
+        /// physical link (1 = LinkUp); false = link down (PortState Down,
+        /// wire TX discards whole packets)
+        link_up: bool,
     }
 
     /// Outputs of `ib_ca_top` during one cycle (see the crate docs).
@@ -126,6 +132,10 @@ mod ffi {
         reg_rdata: u32,
         // observability: an SMI send-engine beat enters the VL15 TX buffer
         sq_tx_beat: bool,
+        /// PortState register (4 bits)
+        port_state: u8,
+        /// nothing buffered or in flight in the port
+        idle: bool,
     }
 
     unsafe extern "C++" {
@@ -172,12 +182,19 @@ pub enum Error {
     /// The C++ side returned no model.
     #[error("the C++ shim returned no model")]
     Null,
+    /// A multiport step got the wrong number of port structs.
+    #[error("step: the model has {want} ports, got {ins} inputs and {outs} outputs")]
+    Ports {
+        want: usize,
+        ins: usize,
+        outs: usize,
+    },
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Instances created so far with `VL15_TRACE` set (for unique dump names).
-static ENV_TRACES: AtomicUsize = AtomicUsize::new(0);
+pub(crate) static ENV_TRACES: AtomicUsize = AtomicUsize::new(0);
 
 /// One `ib_ca_top` simulation.
 pub struct Ca {

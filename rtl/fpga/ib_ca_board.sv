@@ -161,6 +161,8 @@ module ib_ca_board
   logic [DataW-1:0] drx_tdata;
   logic [DataB-1:0] drx_tkeep;
   logic             drx_tvalid, drx_tlast, drx_tuser, dtx_tready, sq_tx_beat;
+  logic [3:0]       port_state;  // read through the port registers instead
+  logic             port_idle;
 
   // Down buffer demux: WIRE_RX frames feed wire RX (no ready: taken at once;
   // discarded in loopback), MAD frames the SMA/SM/trap TX inputs.
@@ -260,13 +262,17 @@ module ib_ca_board
     .reg_addr_i         (reg_addr),
     .reg_wdata_i        (ureg_wdata),
     .reg_rdata_o        (port_rdata),
-    .sq_tx_beat_o       (sq_tx_beat)
+    .sq_tx_beat_o       (sq_tx_beat),
+    // the board has no physical link: always up (PortState resets to Init)
+    .link_up_i          (1'b1),
+    .port_state_o       (port_state),
+    .idle_o             (port_idle)
   );
 
   // Data VLs are not carried over the UART (docs/uart.md).
   logic unused_port;
   assign unused_port = ^{drx_tdata, drx_tkeep, drx_tvalid, drx_tlast, drx_tuser, dtx_tready,
-                         sq_tx_beat, dn_slot_free, dn_rd_meta[DownMetaW-1:DownMetaW-2]};
+                         sq_tx_beat, port_state, port_idle, dn_slot_free, dn_rd_meta[DownMetaW-1:DownMetaW-2]};
 
   // ---------------------------------------------------------------------------
   // Wire TX capture (store and forward: a WIRE_TX frame needs its length first)

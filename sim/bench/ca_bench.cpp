@@ -124,6 +124,7 @@ int main(int argc, char** argv) {
     m->eval();
   }
   m->tx_tready_i = 1;
+  m->link_up_i = 1;  // the link is trained: PortState Init, SMPs accepted
   m->sma_rx_tready_i = 1;
   m->sm_rx_tready_i = 1;
 

@@ -28,6 +28,7 @@ pub fn workload(width: u32, cycles: u64) -> Vec<CaIn> {
                 tx_tready: true,
                 sma_rx_tready: true,
                 sm_rx_tready: true,
+                link_up: true,
                 ..CaIn::default()
             }
         })

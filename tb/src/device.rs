@@ -143,6 +143,8 @@ pub struct CaPort {
     pub sq_starts: Vec<u64>,
     sq_beats: usize,
     pub cycle: u64,
+    /// Physical link of the port (`link_up_i`); true from `new`.
+    pub link_up: bool,
 }
 
 impl CaPort {
@@ -171,6 +173,7 @@ impl CaPort {
             sq_starts: Vec::new(),
             sq_beats: 0,
             cycle,
+            link_up: true,
         })
     }
 
@@ -189,6 +192,7 @@ impl CaPort {
     pub fn step(&mut self, link_rx: Option<Beat>, read_addr: u8) -> Result<u32> {
         let mut i = CaIn::default();
         let cyc = self.cycle;
+        i.link_up = self.link_up;
 
         let rx = match link_rx {
             Some(b) => Some(b),

@@ -131,11 +131,49 @@ enum Cmd {
         /// pcap file of raw IB packets
         input: PathBuf,
     },
+    /// Walk a fabric of RTL switches and CAs with directed-route SMPs and print it as ibnetdiscover does.
+    ///
+    /// The topology file (ibnetdiscover / ibsim format; ibsim's net-examples
+    /// load unchanged) becomes a fabric of Verilated devices: ib_switch_top for
+    /// every switch, ib_ca_mp_top for every CA, each with the Rust SMA. An SM on
+    /// one CA port walks it breadth first with DR Get(NodeInfo),
+    /// Get(NodeDescription) and Get(PortInfo), every SMP processed hop by hop in
+    /// the RTL, and prints the topology text ibnetdiscover prints, so the two can
+    /// be diffed (run ibnetdiscover against ibsim on the same file).
+    Discover {
+        /// Topology file
+        #[arg(long)]
+        topology: PathBuf,
+        /// Node id of the CA the SM runs on (default: the file's first CA)
+        #[arg(long)]
+        from: Option<String>,
+        /// Port of that CA (default 1)
+        #[arg(long)]
+        port: Option<u8>,
+        /// Write the topology text here instead of stdout
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// Link latency in cycles
+        #[arg(long, default_value_t = 4)]
+        link_latency: u64,
+    },
+    /// Write a two-level fat tree of k-port switches as a topology file (k = 36: 702 nodes)
+    Fattree {
+        /// Ports per switch (even, 2..36)
+        #[arg(long, default_value_t = 36)]
+        ports: u8,
+        /// Output file (default: stdout)
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
     /// Latency, throughput and cxx-vs-C++ simulation speed, side by side
     Bench {
         /// Cycles for the simulation-speed comparison
         #[arg(long, default_value_t = 2_000_000)]
         cycles: u64,
+        /// Leave out the fabric benchmarks (702-node fat tree, idle cost, memory)
+        #[arg(long)]
+        skip_fabric: bool,
     },
 }
 
@@ -270,6 +308,43 @@ fn main() -> ExitCode {
                 Err(e) => Err(e),
             }
         }
+        Cmd::Discover {
+            topology,
+            from,
+            port,
+            output,
+            link_latency,
+        } => {
+            let opts = vl15::net::NetOptions {
+                link_latency,
+                ..Default::default()
+            };
+            vl15::net::discover_topology(&topology, from.as_deref(), port, opts).and_then(
+                |(text, net)| {
+                    match output {
+                        Some(p) => std::fs::write(&p, &text)
+                            .with_context(|| format!("writing {}", p.display()))?,
+                        None => out!("{text}"),
+                    }
+                    eprintln!(
+                        "discover: {} nodes, {} cycles, {} device evaluations",
+                        net.devs.len(),
+                        net.cycle,
+                        net.stats.ticks
+                    );
+                    Ok(true)
+                },
+            )
+        }
+        Cmd::Fattree { ports, output } => vl15::fattree::two_level(ports).and_then(|t| {
+            match output {
+                Some(p) => {
+                    std::fs::write(&p, &t).with_context(|| format!("writing {}", p.display()))?
+                }
+                None => out!("{t}"),
+            }
+            Ok(true)
+        }),
         Cmd::Decode { input } => vl15::decode::decode_pcap(&input)
             .with_context(|| format!("decoding {}", input.display()))
             .map(|lines| {
@@ -278,9 +353,15 @@ fn main() -> ExitCode {
                 }
                 true
             }),
-        Cmd::Bench { cycles } => bench::run(cycles).map(|r| {
+        Cmd::Bench {
+            cycles,
+            skip_fabric,
+        } => bench::run(cycles).and_then(|r| {
             out!("{r}");
-            true
+            if !skip_fabric {
+                out!("\n== fabric (issue 3) ==\n{}", vl15::netbench::run()?);
+            }
+            Ok(true)
         }),
     };
     match res {

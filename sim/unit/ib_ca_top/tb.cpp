@@ -6,6 +6,13 @@
 // Bad VCRC / ICRC / DLID, DR discards, bad header, port Down are dropped and
 // counted (read through the register interface). A stress phase runs SMA
 // echo + SM requests with random idle gaps and random tready everywhere.
+// link_up_i / port_state_o / idle_o (docs/fabric.md, docs/arch.md): PortState
+// Down while the link is down (SMPs dropped, counted SmiPortDown), Init when
+// it comes back; the wire TX discards whole packets that start while the link
+// is down and finishes one already on the wire; idle_o = 1 exactly when
+// nothing is in the port: checked against the harness's own bookkeeping, and
+// proven safe by skipping clock edges whenever idle_o = 1 and no input is
+// presented (every exact-packet and counter check runs with the skipping on).
 #include <deque>
 #include <memory>
 
@@ -107,6 +114,17 @@ static Bytes echo_mad;
 // latency: last wire RX beat of a packet -> first SMA/SM RX valid
 static bool lat_armed = false;
 static uint64_t lat_max = 0;
+// data TX source (LRH..ICRC packets) and link
+static std::deque<Bytes> dtx_q;
+static size_t dtx_off = 0;
+static int dtx_gap = 20;
+static bool dtx_presenting = false;  // a beat once presented stays until taken
+static uint8_t link_prev = 1;
+// clock gating: skip the edge when idle_o = 1 and no input is presented
+static bool gate_idle = true;
+static uint64_t gated = 0;
+// idle_o expectation: 0 whenever the harness knows a packet is inside
+static bool expect_busy = false;
 
 static void drive_src(Src& s, auto& tdata, uint8_t& tvalid, uint8_t& tlast) {
   if (!s.presenting && !s.q.empty() && !chance(s.gap)) s.presenting = true;
@@ -184,6 +202,18 @@ static void tick() {
   top->dtx_tvalid_i = 0;
   top->dtx_tlast_i = 0;
   top->dtx_tkeep_i = keep_mask(kDataB);
+  bool dtx_last = false;
+  if (!dtx_q.empty() && !dtx_presenting && !chance(dtx_gap)) dtx_presenting = true;
+  if (dtx_presenting) {
+    const Bytes& d = dtx_q.front();
+    size_t n = std::min<size_t>(kDataB, d.size() - dtx_off);
+    uint8_t db[16] = {};
+    std::memcpy(db, &d[dtx_off], n);
+    put_bytes(top->dtx_tdata_i, db, kDataB);
+    top->dtx_tkeep_i = keep_mask(n);
+    top->dtx_tlast_i = dtx_last = dtx_off + n == d.size();
+    top->dtx_tvalid_i = 1;
+  }
   drive_src(sma_src, top->sma_tx_tdata_i, top->sma_tx_tvalid_i, top->sma_tx_tlast_i);
   drive_src(sm_src, top->sm_tx_tdata_i, top->sm_tx_tvalid_i, top->sm_tx_tlast_i);
   drive_src(trap_src, top->trap_tx_tdata_i, top->trap_tx_tvalid_i, top->trap_tx_tlast_i);
@@ -201,12 +231,29 @@ static void tick() {
   top->clk_i = 0;
   top->eval();
 
+  // ---- clock gating: idle and nothing presented -> this edge may be
+  // skipped without any change of behaviour (idle_o's contract)
+  bool no_input = !top->rx_tvalid_i && !top->dtx_tvalid_i && !top->sma_tx_tvalid_i && !top->sm_tx_tvalid_i &&
+                  !top->trap_tx_tvalid_i && !top->reg_we_i && top->link_up_i == link_prev;
+  if (top->rst_ni && top->idle_o) {
+    CHECK(!expect_busy, "idle_o = 1 at cycle %lu while a packet is in the port (rx %zu/%zu sma %zu wire %zu dtx %zu)", cycle, rx_off, rx_cur.size(), sma_out.size(), wire_out.size(), dtx_q.size());
+    CHECK(!top->tx_tvalid_o && !top->sma_rx_tvalid_o && !top->sm_rx_tvalid_o && !top->drx_tvalid_o,
+          "idle_o = 1 with an output valid at cycle %lu", cycle);
+  }
+  if (gate_idle && top->rst_ni && top->idle_o && no_input && chance(50)) {
+    gated++;
+    cycle++;
+    return;
+  }
+  link_prev = top->link_up_i;
+
   // ---- sample handshakes (none in reset: until a clock edge has seen
   // rst_ni low, the outputs hold the model's random initial state)
   if (!top->rst_ni) {
     top->clk_i = 1;
     top->eval();
     cycle++;
+    link_prev = top->link_up_i;
     return;
   }
   if (lat_armed && (top->sma_rx_tvalid_o || top->sm_rx_tvalid_o)) {
@@ -244,6 +291,14 @@ static void tick() {
   take_src(sma_src, top->sma_tx_tready_o);
   take_src(sm_src, top->sm_tx_tready_o);
   take_src(trap_src, top->trap_tx_tready_o);
+  if (top->dtx_tvalid_i && top->dtx_tready_o) {
+    dtx_off += popcount(top->dtx_tkeep_i);
+    dtx_presenting = false;
+    if (dtx_last) {
+      dtx_q.pop_front();
+      dtx_off = 0;
+    }
+  }
   if (rx_last_beat) {
     rx_last_cycle = cycle;
     lat_armed = true;
@@ -290,6 +345,10 @@ static void reset() {
   top->rst_ni = 0;
   rx_q.clear();
   rx_cur.clear();
+  rx_off = 0;
+  dtx_q.clear();
+  dtx_off = 0;
+  dtx_presenting = false;
   sma_src = Src{};
   sm_src = Src{};
   trap_src = Src{};
@@ -307,11 +366,12 @@ static void reset() {
   run(3);
 }
 static bool quiet() {
-  return rx_q.empty() && rx_cur.empty() && sma_src.q.empty() && sm_src.q.empty() && trap_src.q.empty();
+  return rx_q.empty() && rx_cur.empty() && sma_src.q.empty() && sm_src.q.empty() && trap_src.q.empty() &&
+         dtx_q.empty();
 }
 // Run until the sources are drained and the pipeline has settled.
 static void settle() {
-  run_until(quiet, 20000);
+  run_until([] { return quiet() && top->idle_o; }, 20000);
   run(300);
 }
 static void expect_ctrs(const uint32_t (&want)[NumCtrs], const char* step) {
@@ -366,8 +426,11 @@ int main(int argc, char** argv) {
   top->reg_we_i = 0;
   top->reg_addr_i = 0;
   top->reg_wdata_i = 0;
+  top->link_up_i = 1;
   reset();
   CHECK(reg_read(kRegId) == 0x564C3135u, "RegId");
+  CHECK(reg_read(kRegPortState) == 2 && top->port_state_o == 2, "PortState after reset with the link up");
+  CHECK(top->idle_o, "idle_o = 0 after reset");
 
   // ---- Phase 1: one port, step by step -----------------------------------
   uint32_t c[NumCtrs] = {};
@@ -563,6 +626,173 @@ int main(int argc, char** argv) {
   reg_write(kRegCtrClear, 1);
   for (int i = 0; i < NumCtrs; i++) CHECK(reg_read(kRegCtrBase + i) == 0, "counter %s not cleared", kCtrName[i]);
 
+  // ---- Phase 1b: idle_o, link_up_i, port_state_o ---------------------------
+  {
+    reset();
+    std::fill(std::begin(c), std::end(c), 0u);
+    CHECK(top->idle_o, "idle_o = 0 after reset");
+    Bytes resp2 = mad_of(V2);
+    resp2[6] = 2;
+    const Bytes data_pkt(V3.begin(), V3.end() - 2);  // LRH..ICRC; the port appends the VCRC
+    auto v2_psn = [&](uint32_t psn) {
+      Bytes w = V2;
+      w[17] = (psn >> 16) & 0xFF, w[18] = (psn >> 8) & 0xFF, w[19] = psn & 0xFF;
+      fix_crcs(w);
+      return w;
+    };
+    uint32_t psn = 0;
+
+    // RX: busy from the first clocked beat until the SMA took the MAD; the
+    // MAD waits in the RX buffer (SMA RX not ready) with idle_o = 0.
+    sma_ready_pct = 0;
+    rx_q.push_back(V1);
+    CHECK(run_until([] { return rx_off > 0 || (rx_cur.empty() && rx_q.empty()); }, 1000), "RX: no beat");
+    expect_busy = true;
+    run(400);
+    CHECK(sma_out.empty() && top->sma_rx_tvalid_o && !top->idle_o, "RX: SMP not held in the buffer");
+    sma_ready_pct = 100;
+    CHECK(run_until([] { return sma_out.size() == 1; }, 1000), "RX: SMP not delivered");
+    expect_busy = false;
+    run(1);
+    CHECK(top->idle_o, "RX: idle_o = 0 after the SMP left");
+    sma_out.clear();
+    c[CtrRxPkts]++, c[CtrSmiToSma]++;
+
+    // TX: busy from the first MAD beat taken until the wire took the last beat.
+    tx_ready_pct = 25;
+    sma_src.q.push_back(TxMad{resp2, 0xFFFF, 0xFFFF, 0, 0});
+    CHECK(run_until([] { return sma_src.beat > 0 || sma_src.q.empty(); }, 1000), "TX: no MAD beat taken");
+    expect_busy = true;
+    CHECK(run_until([] { return wire_out.size() == 1; }, 5000), "TX: nothing on the wire");
+    expect_busy = false;
+    run(1);
+    CHECK(top->idle_o, "TX: idle_o = 0 after the packet left");
+    if (wire_out.size() == 1) check_wire(wire_out[0], v2_psn(psn), "TX response");
+    psn++;
+    wire_out.clear();
+    c[CtrSqPkts]++, c[CtrTxVl15Pkts]++;
+
+    // Data TX: busy from its first beat until it is on the wire, also while
+    // the host pauses inside the packet and the wire has taken every beat.
+    tx_ready_pct = 100;
+    dtx_gap = 60;
+    for (int k = 0; k < 3; k++) {
+      dtx_q.push_back(data_pkt);
+      CHECK(run_until([] { return dtx_off > 0 || dtx_q.empty(); }, 1000), "DTX: no beat taken");
+      expect_busy = true;
+      CHECK(run_until([] { return wire_out.size() == 1; }, 5000), "DTX: nothing on the wire");
+      expect_busy = false;
+      run(1);
+      CHECK(top->idle_o, "DTX: idle_o = 0 after the packet left");
+      if (wire_out.size() == 1) check_wire(wire_out[0], V3, "data TX");
+      wire_out.clear();
+      c[CtrTxDataPkts]++;
+    }
+    dtx_gap = 20;
+    tx_ready_pct = 60;
+    expect_ctrs(c, "idle phase");
+
+    // Link down: PortState Down at the next edge, SMPs dropped and counted;
+    // whatever the port sends is discarded whole (nothing on the wire, not
+    // counted as sent); the port drains to idle.
+    top->link_up_i = 0;
+    top->eval();
+    CHECK(!top->idle_o, "idle_o = 1 with a link change presented");
+    tick();
+    CHECK(reg_read(kRegPortState) == 1 && top->port_state_o == 1, "link down: PortState %u", top->port_state_o);
+    // a data packet discarded while the host pauses inside it: busy until
+    // its last beat is taken
+    tx_ready_pct = 100;
+    dtx_gap = 60;
+    dtx_q.push_back(data_pkt);
+    CHECK(run_until([] { return dtx_off > 0 || dtx_q.empty(); }, 1000), "link down: no data beat taken");
+    expect_busy = true;
+    CHECK(run_until([] { return dtx_q.empty(); }, 5000), "link down: data packet not taken");
+    expect_busy = false;
+    CHECK(run_until([] { return top->idle_o != 0; }, 10), "link down: port not idle after the discard");
+    CHECK(wire_out.empty() && wire_cur.empty(), "link down: data packet not discarded whole");
+    dtx_gap = 20;
+    tx_ready_pct = 60;
+    rx_q.push_back(V1);
+    sma_src.q.push_back(TxMad{resp2, 0xFFFF, 0xFFFF, 0, 0});
+    dtx_q.push_back(data_pkt);
+    settle();
+    CHECK(sma_out.empty() && sm_out.empty(), "link down: SMP delivered");
+    CHECK(wire_out.empty() && wire_cur.empty(), "link down: %zu packets on the wire", wire_out.size());
+    CHECK(top->idle_o, "link down: port did not drain");
+    psn++;  // the SMI send engine sent it into the dead link
+    c[CtrRxPkts]++, c[CtrSmiPortDown]++, c[CtrSqPkts]++;
+    expect_ctrs(c, "link down");
+    // an SMA write of PortState still works while the link stays down
+    reg_write(kRegPortState, 3);
+    CHECK(reg_read(kRegPortState) == 3, "PortState write while link down");
+
+    // Link up: Init; traffic flows again.
+    top->link_up_i = 1;
+    tick();
+    CHECK(reg_read(kRegPortState) == 2 && top->port_state_o == 2, "link up: PortState %u", top->port_state_o);
+    rx_q.push_back(V1);
+    sma_src.q.push_back(TxMad{resp2, 0xFFFF, 0xFFFF, 0, 0});
+    CHECK(run_until([] { return wire_out.size() == 1 && sma_out.size() == 1; }, 5000), "link up: no traffic");
+    if (wire_out.size() == 1) check_wire(wire_out[0], v2_psn(psn), "link up response");
+    psn++;
+    wire_out.clear();
+    sma_out.clear();
+    c[CtrRxPkts]++, c[CtrSmiToSma]++, c[CtrSqPkts]++, c[CtrTxVl15Pkts]++;
+    settle();
+
+    // The link falls while a packet is on the wire: it is finished whole; the
+    // next one (not started) is discarded whole.
+    tx_ready_pct = 20;
+    sma_src.q.push_back(TxMad{resp2, 0xFFFF, 0xFFFF, 0, 0});
+    sma_src.q.push_back(TxMad{resp2, 0xFFFF, 0xFFFF, 0, 0});
+    CHECK(run_until([] { return !wire_cur.empty(); }, 5000), "fall: first packet did not start");
+    top->link_up_i = 0;
+    settle();
+    CHECK(wire_out.size() == 1 && wire_cur.empty(), "fall: %zu packets on the wire (%zu bytes pending) cycle %lu",
+          wire_out.size(), wire_cur.size(), cycle);
+    if (wire_out.size() == 1) check_wire(wire_out[0], v2_psn(psn), "packet finished across the link fall");
+    psn += 2;
+    wire_out.clear();
+    c[CtrSqPkts] += 2, c[CtrTxVl15Pkts]++;
+    CHECK(reg_read(kRegPortState) == 1, "fall: PortState %u", reg_read(kRegPortState));
+    // The link rises while a packet is being discarded: that one stays
+    // discarded (none is cut), the next goes out.
+    sma_src.q.push_back(TxMad{resp2, 0xFFFF, 0xFFFF, 0, 0});
+    // wait until the send engine has written it (the discard at the wire
+    // starts ~3 cycles later and lasts one cycle per beat), then rise
+    CHECK(run_until([] { return sma_src.q.empty(); }, 5000), "rise: MAD not taken");
+    CHECK(run_until([] { return top->sq_tx_beat_o == 0; }, 100), "rise: SQ still writing");
+    run(2 + urand(290 / kDataB / 2));
+    CHECK(!top->idle_o && top->tx_tvalid_o == 0, "rise: packet not being discarded");
+    top->link_up_i = 1;
+    sma_src.q.push_back(TxMad{resp2, 0xFFFF, 0xFFFF, 0, 0});
+    settle();
+    for (auto& w : wire_out) {
+      // every packet on the wire is whole and valid: PSN psn (the first was
+      // discarded whole) or, had the rise come before its first wire beat, psn
+      uint32_t got = (w.size() == 290) ? ((w[17] << 16) | (w[18] << 8) | w[19]) : ~0u;
+      CHECK(got == psn || got == psn + 1, "rise: unexpected packet (%zu bytes, PSN %u)", w.size(), got);
+      if (got == psn || got == psn + 1) check_wire(w, v2_psn(got), "rise: whole packet");
+    }
+    CHECK(!wire_out.empty() && wire_out.size() <= 2, "rise: %zu packets on the wire", wire_out.size());
+    c[CtrSqPkts] += 2, c[CtrTxVl15Pkts] += wire_out.size();
+    psn += 2;
+    wire_out.clear();
+    tx_ready_pct = 60;
+    expect_ctrs(c, "link fall/rise");
+
+    // Reset with the link down: Down; the link comes up: Init.
+    top->link_up_i = 0;
+    reset();
+    CHECK(reg_read(kRegPortState) == 1 && top->port_state_o == 1, "reset with link down: PortState %u",
+          top->port_state_o);
+    CHECK(top->idle_o, "idle_o = 0 after a reset with the link down");
+    top->link_up_i = 1;
+    tick();
+    CHECK(reg_read(kRegPortState) == 2, "link up after reset: PortState %u", reg_read(kRegPortState));
+  }
+
   // ---- Phase 2: SM request built from V1's MAD -> exactly V1 ---------------
   reset();
   {
@@ -620,8 +850,9 @@ int main(int argc, char** argv) {
   }
   CHECK(n_v1 == kSm && (uint32_t)n_v2 == to_sma, "stress: %d requests, %d responses", n_v1, n_v2);
   CHECK(to_sma > 0 && dropped > 0, "stress did not exercise both delivery (%u) and drops (%u)", to_sma, dropped);
-  std::printf("ib_ca_top DataW=%d: stress %u to SMA, %u dropped, %zu on the wire, RX latency %lu\n", DATAW,
-              to_sma, dropped, wire_out.size(), lat_max);
+  CHECK(gated > 1000, "clock edges skipped while idle: only %lu", gated);
+  std::printf("ib_ca_top DataW=%d: stress %u to SMA, %u dropped, %zu on the wire, RX latency %lu, %lu idle edges skipped\n",
+              DATAW, to_sma, dropped, wire_out.size(), lat_max, gated);
 
   top->final();
   int rc = finish("ib_ca_top");

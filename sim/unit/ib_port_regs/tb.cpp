@@ -1,6 +1,8 @@
 // Unit harness for ib_port_regs: reset values, read/write of every RW
 // register, read-only registers, RX depth clamping, counters (+1 per pulse,
-// independent, cleared by RegCtrClear) against the map in ib_pkg.
+// independent, cleared by RegCtrClear) against the map in ib_pkg; PortState
+// against link_up_i (reset value, falling -> Down, rising -> Init, a link
+// edge beats a same-cycle write; docs/arch.md ib_port_regs).
 #include <memory>
 
 #include "Vib_port_regs.h"
@@ -49,6 +51,7 @@ int main(int argc, char** argv) {
   top = std::make_unique<Vib_port_regs>();
   top->reg_we_i = 0;
   top->ev_i = 0;
+  top->link_up_i = 1;
   top->rst_ni = 0;
   for (int i = 0; i < 3; i++) tick();
   top->rst_ni = 1;
@@ -104,6 +107,46 @@ int main(int argc, char** argv) {
   wr(RegCtrClear, 0);
   for (int i = 0; i < kNumCtrs; i++) CHECK(rd(RegCtrBase + i) == 0, "counter %d not cleared", i);
   CHECK(rd(RegPortLid) == 0x1234, "clear touched a config register");
+
+  // PortState follows the physical link (ibspec §8, docs/fabric.md):
+  // falling -> Down (1), rising -> Init (2); a link edge wins over a write in
+  // the same cycle; SMA writes still store any value while the link is steady.
+  CHECK(rd(RegPortState) == 4 && top->link_up_o == 1, "PortState before the link tests");
+  top->link_up_i = 0;
+  CHECK(rd(RegPortState) == 4, "PortState changed before the clock edge");
+  tick();
+  CHECK(rd(RegPortState) == 1 && top->port_state_o == 1 && top->link_up_o == 0, "link down: PortState %u",
+        rd(RegPortState));
+  wr(RegPortState, 3);  // a write while the link stays down is stored
+  CHECK(rd(RegPortState) == 3, "write while link down: %u", rd(RegPortState));
+  top->link_up_i = 1;
+  tick();
+  CHECK(rd(RegPortState) == 2 && top->link_up_o == 1, "link up: PortState %u", rd(RegPortState));
+  wr(RegPortState, 4);
+  CHECK(rd(RegPortState) == 4, "write after link up");
+  for (int k = 0; k < 5; k++) tick();  // a steady link changes nothing
+  CHECK(rd(RegPortState) == 4, "steady link changed PortState");
+  top->link_up_i = 0;
+  wr(RegPortState, 4);  // same cycle as the falling edge: the edge wins
+  CHECK(rd(RegPortState) == 1, "falling edge with a write: %u", rd(RegPortState));
+  top->link_up_i = 1;
+  wr(RegPortState, 3);  // same cycle as the rising edge: the edge wins
+  CHECK(rd(RegPortState) == 2, "rising edge with a write: %u", rd(RegPortState));
+  // reset with the link down: Down; with the link up: Init
+  top->link_up_i = 0;
+  top->rst_ni = 0;
+  for (int i = 0; i < 2; i++) tick();
+  top->rst_ni = 1;
+  CHECK(rd(RegPortState) == 1 && top->link_up_o == 0, "reset with link down: PortState %u", rd(RegPortState));
+  for (int i = 0; i < 3; i++) tick();
+  CHECK(rd(RegPortState) == 1, "link held down after reset: PortState %u", rd(RegPortState));
+  top->link_up_i = 1;
+  tick();
+  CHECK(rd(RegPortState) == 2, "link up after a down reset: PortState %u", rd(RegPortState));
+  top->rst_ni = 0;
+  for (int i = 0; i < 2; i++) tick();
+  top->rst_ni = 1;
+  CHECK(rd(RegPortState) == 2, "reset with link up: PortState %u", rd(RegPortState));
 
   top->final();
   top.reset();  // before static destruction (Verilator context)

@@ -1,0 +1,256 @@
+//! cxx bindings to the Verilated multiport tops (docs/fabric.md): the switch
+//! `ib_switch_top` at NumPorts 8 and 36 and the multiport CA `ib_ca_mp_top`
+//! with 1 and 2 ports,
+//! all at DataW 64. Only bits move here, as in the crate root: per external
+//! port a [`PortIn`]/[`PortOut`] (port p = 1..N at index p−1), the rest of the
+//! top in [`DevIn`]/[`DevOut`]. Encodings as [`crate::CaIn`] (stream data is
+//! `[u64; 2]` little-endian words, `tkeep` a `u16`, narrow ports the smallest
+//! unsigned integer).
+
+use std::path::Path;
+use std::sync::atomic::Ordering;
+
+pub use ffi::{DevIn, DevKind, DevOut, PortIn, PortOut};
+
+use crate::{Error, Result, ENV_TRACES};
+
+#[cxx::bridge(namespace = "vl15")]
+mod ffi {
+    /// Which Verilated top (all DataW 64).
+    #[derive(Debug)]
+    #[repr(u8)]
+    enum DevKind {
+        /// `ib_switch_top`, NumPorts 8.
+        Switch8,
+        /// `ib_switch_top`, NumPorts 36.
+        Switch36,
+        /// `ib_ca_mp_top`, NumPorts 1.
+        CaMp1,
+        /// `ib_ca_mp_top`, NumPorts 2.
+        CaMp2,
+    }
+
+    /// Inputs of one external port for one cycle.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+    struct PortIn {
+        rx_tdata: [u64; 2],
+        rx_tkeep: u16,
+        rx_tvalid: bool,
+        rx_tlast: bool,
+        tx_tready: bool,
+        link_up: bool,
+        /// Host → data VLs (CA only; ignored by a switch).
+        dtx_tdata: [u64; 2],
+        dtx_tkeep: u16,
+        dtx_tvalid: bool,
+        dtx_tlast: bool,
+    }
+
+    /// Outputs of one external port during one cycle.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+    struct PortOut {
+        tx_tdata: [u64; 2],
+        tx_tkeep: u16,
+        tx_tvalid: bool,
+        tx_tlast: bool,
+        /// Data VLs → host (CA only; 0 on a switch).
+        drx_tdata: [u64; 2],
+        drx_tkeep: u16,
+        drx_tvalid: bool,
+        drx_tlast: bool,
+        drx_tuser: bool,
+        dtx_tready: bool,
+        /// PortState (4 bits).
+        port_state: u8,
+    }
+
+    /// Inputs of the management side for one cycle.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+    struct DevIn {
+        sma_rx_tready: bool,
+        sm_rx_tready: bool,
+        sma_tx_tdata: [u64; 2],
+        sma_tx_tvalid: bool,
+        sma_tx_tlast: bool,
+        sma_tx_slid: u16,
+        sma_tx_dlid: u16,
+        sma_tx_sl: u8,
+        /// Port tag (CA only).
+        sma_tx_port: u8,
+        sm_tx_tdata: [u64; 2],
+        sm_tx_tvalid: bool,
+        sm_tx_tlast: bool,
+        sm_tx_dlid: u16,
+        sm_tx_sl: u8,
+        sm_tx_path_bits: u8,
+        /// Port tag (CA only).
+        sm_tx_port: u8,
+        trap_tx_tdata: [u64; 2],
+        trap_tx_tvalid: bool,
+        trap_tx_tlast: bool,
+        /// Port tag (CA only).
+        trap_tx_port: u8,
+        reg_we: bool,
+        reg_addr: u16,
+        reg_wdata: u32,
+    }
+
+    /// Outputs of the management side during one cycle.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+    struct DevOut {
+        sma_rx_tdata: [u64; 2],
+        sma_rx_tvalid: bool,
+        sma_rx_tlast: bool,
+        sma_rx_slid: u16,
+        sma_rx_dlid: u16,
+        sma_rx_sl: u8,
+        sma_rx_port: u8,
+        sma_rx_mgmt_class: u8,
+        sma_rx_hop_ptr: u8,
+        sma_rx_hop_cnt: u8,
+        sm_rx_tdata: [u64; 2],
+        sm_rx_tvalid: bool,
+        sm_rx_tlast: bool,
+        sm_rx_slid: u16,
+        sm_rx_dlid: u16,
+        sm_rx_sl: u8,
+        sm_rx_port: u8,
+        sm_rx_mgmt_class: u8,
+        sm_rx_hop_ptr: u8,
+        sm_rx_hop_cnt: u8,
+        sma_tx_tready: bool,
+        sm_tx_tready: bool,
+        trap_tx_tready: bool,
+        reg_rdata: u32,
+        /// Nothing buffered or in flight anywhere in the device.
+        idle: bool,
+        /// SwitchInfo.PortStateChange (switch only).
+        port_state_change: bool,
+        /// PortState of switch port 0 (switch only).
+        port0_state: u8,
+    }
+
+    unsafe extern "C++" {
+        include!("dev_shim.h");
+
+        /// One Verilated multiport top (sim/dev_shim.h).
+        type DevModel;
+
+        fn new_dev_model(kind: DevKind) -> Result<UniquePtr<DevModel>>;
+        fn reset(self: Pin<&mut DevModel>, cycles: u32) -> Result<()>;
+        fn step(
+            self: Pin<&mut DevModel>,
+            inp: &DevIn,
+            ports_in: &[PortIn],
+            ports_out: &mut [PortOut],
+        ) -> Result<DevOut>;
+        fn skip(self: Pin<&mut DevModel>, n: u64);
+        fn cycle(self: &DevModel) -> u64;
+        fn num_ports(self: &DevModel) -> u32;
+        fn data_w(self: &DevModel) -> u32;
+        fn trace_open(self: Pin<&mut DevModel>, path: &str) -> Result<()>;
+        fn trace_close(self: Pin<&mut DevModel>);
+    }
+}
+
+// SAFETY: as for `CaModel` (crate root): a DevModel owns its Verilated model,
+// its own VerilatedContext and its FST writer, and the shim points the
+// calling thread's Verilator context at the instance before every
+// evaluation. Not Sync: every evaluating method takes `Pin<&mut _>`.
+unsafe impl Send for ffi::DevModel {}
+
+/// One multiport-top simulation.
+pub struct Dev {
+    model: cxx::UniquePtr<ffi::DevModel>,
+    kind: DevKind,
+}
+
+impl std::fmt::Debug for Dev {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Dev")
+            .field("kind", &self.kind)
+            .field("cycle", &self.cycle())
+            .finish()
+    }
+}
+
+impl Dev {
+    /// A new model, not yet reset. Opens an FST dump when `VL15_TRACE` is
+    /// set (numbered as [`crate::Ca::new`] does).
+    pub fn new(kind: DevKind) -> Result<Dev> {
+        let model = ffi::new_dev_model(kind)?;
+        if model.is_null() {
+            return Err(Error::Null);
+        }
+        let mut d = Dev { model, kind };
+        if let Some(p) = std::env::var_os("VL15_TRACE").filter(|p| !p.is_empty()) {
+            let n = ENV_TRACES.fetch_add(1, Ordering::Relaxed);
+            let mut path = p;
+            if n > 0 {
+                path.push(format!(".{n}"));
+            }
+            d.trace_open(Path::new(&path))?;
+        }
+        Ok(d)
+    }
+
+    pub fn kind(&self) -> DevKind {
+        self.kind
+    }
+
+    /// Hold `rst_ni` low for `cycles` cycles (links up, everything else idle).
+    pub fn reset(&mut self, cycles: u32) -> Result<()> {
+        Ok(self.model.pin_mut().reset(cycles)?)
+    }
+
+    /// One clock cycle: `ports_in`/`ports_out` must have [`Dev::num_ports`]
+    /// elements.
+    pub fn step(
+        &mut self,
+        inp: &DevIn,
+        ports_in: &[PortIn],
+        ports_out: &mut [PortOut],
+    ) -> Result<DevOut> {
+        let n = self.num_ports() as usize;
+        if ports_in.len() != n || ports_out.len() != n {
+            return Err(Error::Ports {
+                want: n,
+                ins: ports_in.len(),
+                outs: ports_out.len(),
+            });
+        }
+        Ok(self.model.pin_mut().step(inp, ports_in, ports_out)?)
+    }
+
+    /// Count `n` cycles without evaluating. Only sound while the model is
+    /// idle (`DevOut::idle`) and gets no input: its state would not change.
+    pub fn skip(&mut self, n: u64) {
+        self.model.pin_mut().skip(n);
+    }
+
+    /// Cycles so far (reset and skipped cycles included).
+    pub fn cycle(&self) -> u64 {
+        self.model.cycle()
+    }
+
+    /// External ports N.
+    pub fn num_ports(&self) -> u32 {
+        self.model.num_ports()
+    }
+
+    pub fn data_w(&self) -> u32 {
+        self.model.data_w()
+    }
+
+    /// Start an FST dump into `path` (closing the open one, if any).
+    pub fn trace_open(&mut self, path: &Path) -> Result<()> {
+        let s = path
+            .to_str()
+            .ok_or_else(|| Error::Path(path.to_path_buf()))?;
+        Ok(self.model.pin_mut().trace_open(s)?)
+    }
+
+    pub fn trace_close(&mut self) {
+        self.model.pin_mut().trace_close();
+    }
+}

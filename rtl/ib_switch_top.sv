@@ -1,0 +1,1001 @@
+// ib_switch_top: an InfiniBand switch (docs/fabric.md). External ports
+// 1..NumPorts, each with ib_link_rx checks and store-and-forward input
+// buffers (VL15 and data apart, packets LRH..ICRC), a crossbar whose outputs
+// pick VL15 first and then round-robin among the inputs at packet boundaries,
+// and ib_link_tx per output (new VCRC). Routing by the LFT (a RAM with one
+// shared lookup port). Port 0 is the management port: its SMI (switch
+// directed-route rules) receives VL15 packets for the switch and sends SMA
+// responses, SM requests, traps and forwarded directed-route SMPs into the
+// crossbar as input 0. Registers, PortStates and counters in sw_regs.
+module ib_switch_top
+  import ib_pkg::*;
+#(
+  parameter int unsigned DataW         = 64,    // stream width in bits: 32, 64 or 128
+  parameter int unsigned NumPorts      = 8,     // external ports 1..NumPorts (1..36)
+  parameter int unsigned LftDepth      = 4096,  // LFT entries (LIDs 0..LftDepth-1), multiple of 64
+  parameter int unsigned Vl15Depth     = 2,     // VL15 input slots per external port (288 B each)
+  parameter int unsigned DataDepth     = 2,     // data-VL input slots per external port
+  parameter int unsigned DataSlotBytes = 4224,  // largest data packet LRH..ICRC
+  localparam int unsigned DataB        = DataW / 8
+) (
+  input  logic                         clk_i,
+  input  logic                         rst_ni,
+  // wire -> switch (no ready); port p at index p-1
+  input  logic [NumPorts*DataW-1:0]    rx_tdata_i,
+  input  logic [NumPorts*DataB-1:0]    rx_tkeep_i,
+  input  logic [NumPorts-1:0]          rx_tvalid_i,
+  input  logic [NumPorts-1:0]          rx_tlast_i,
+  // switch -> wire
+  output logic [NumPorts*DataW-1:0]    tx_tdata_o,
+  output logic [NumPorts*DataB-1:0]    tx_tkeep_o,
+  output logic [NumPorts-1:0]          tx_tvalid_o,
+  output logic [NumPorts-1:0]          tx_tlast_o,
+  input  logic [NumPorts-1:0]          tx_tready_i,
+  // physical link of each port (1 = LinkUp)
+  input  logic [NumPorts-1:0]          link_up_i,
+  // SMA RX (port = the external port the SMP arrived on)
+  output logic [DataW-1:0]             sma_rx_tdata_o,
+  output logic                         sma_rx_tvalid_o,
+  output logic                         sma_rx_tlast_o,
+  input  logic                         sma_rx_tready_i,
+  output logic [15:0]                  sma_rx_slid_o,
+  output logic [15:0]                  sma_rx_dlid_o,
+  output logic [3:0]                   sma_rx_sl_o,
+  output logic [7:0]                   sma_rx_port_o,
+  output logic [7:0]                   sma_rx_mgmt_class_o,
+  output logic [6:0]                   sma_rx_hop_ptr_o,
+  output logic [6:0]                   sma_rx_hop_cnt_o,
+  // SM RX
+  output logic [DataW-1:0]             sm_rx_tdata_o,
+  output logic                         sm_rx_tvalid_o,
+  output logic                         sm_rx_tlast_o,
+  input  logic                         sm_rx_tready_i,
+  output logic [15:0]                  sm_rx_slid_o,
+  output logic [15:0]                  sm_rx_dlid_o,
+  output logic [3:0]                   sm_rx_sl_o,
+  output logic [7:0]                   sm_rx_port_o,
+  output logic [7:0]                   sm_rx_mgmt_class_o,
+  output logic [6:0]                   sm_rx_hop_ptr_o,
+  output logic [6:0]                   sm_rx_hop_cnt_o,
+  // SMA TX (responses; meta = echo of the request)
+  input  logic [DataW-1:0]             sma_tx_tdata_i,
+  input  logic                         sma_tx_tvalid_i,
+  input  logic                         sma_tx_tlast_i,
+  output logic                         sma_tx_tready_o,
+  input  logic [15:0]                  sma_tx_slid_i,
+  input  logic [15:0]                  sma_tx_dlid_i,
+  input  logic [3:0]                   sma_tx_sl_i,
+  // SM TX (requests; meta = address handle)
+  input  logic [DataW-1:0]             sm_tx_tdata_i,
+  input  logic                         sm_tx_tvalid_i,
+  input  logic                         sm_tx_tlast_i,
+  output logic                         sm_tx_tready_o,
+  input  logic [15:0]                  sm_tx_dlid_i,
+  input  logic [3:0]                   sm_tx_sl_i,
+  input  logic [6:0]                   sm_tx_path_bits_i,
+  // trap TX
+  input  logic [DataW-1:0]             trap_tx_tdata_i,
+  input  logic                         trap_tx_tvalid_i,
+  input  logic                         trap_tx_tlast_i,
+  output logic                         trap_tx_tready_o,
+  // register interface (16-bit word addresses, combinational read)
+  input  logic                         reg_we_i,
+  input  logic [15:0]                  reg_addr_i,
+  input  logic [31:0]                  reg_wdata_i,
+  output logic [31:0]                  reg_rdata_o,
+  // status
+  output logic [(NumPorts+1)*4-1:0]    port_state_o,         // PortState of port p at [4p +: 4]
+  output logic                         port_state_change_o,  // SwitchInfo.PortStateChange
+  output logic                         idle_o                // nothing buffered or in flight
+);
+
+  if (DataW != 32 && DataW != 64 && DataW != 128) begin : gen_dataw_check
+    $fatal(1, "%m: DataW must be 32, 64 or 128, got %0d", DataW);
+  end
+
+  if (NumPorts < 1 || NumPorts > 36) begin : gen_ports_check
+    $fatal(1, "%m: NumPorts must be 1..36, got %0d", NumPorts);
+  end
+  if (Vl15Depth < 1 || Vl15Depth > 255 || DataDepth < 1 || DataDepth > 255) begin : gen_depth_check
+    $fatal(1, "%m: Vl15Depth and DataDepth must be 1..255, got %0d, %0d", Vl15Depth, DataDepth);
+  end
+  if (DataSlotBytes < SmpPktBytes) begin : gen_slot_check
+    $fatal(1, "%m: DataSlotBytes must be >= %0d, got %0d", SmpPktBytes, DataSlotBytes);
+  end
+
+  localparam int unsigned NP        = NumPorts + 1;             // ports 0..NumPorts
+  localparam int unsigned IW        = $clog2(NP);
+  localparam int unsigned Vl15Words = SmpPktBytes / DataB;      // 288-byte VL15 slot
+  localparam int unsigned DataWords = (DataSlotBytes + DataB - 1) / DataB;
+  localparam int unsigned SmiRxDepth = 4;                       // SMI receive buffer slots
+  localparam int unsigned P0Depth   = 2;                        // port-0 send buffer slots
+  localparam int unsigned RxMetaW   = $bits(sw_rx_meta_t);
+  localparam int unsigned RouteW    = $bits(sw_route_meta_t);
+  localparam int unsigned NumReq    = 2 * NP;                   // LFT requesters: 2i VL15, 2i+1 data
+
+  // ---------------------------------------------------------------------------
+  // Registers, PortStates, counters, LFT
+  // ---------------------------------------------------------------------------
+  logic [1:0]  ev [NP][SwNumCtrs];
+  logic [15:0] port0_lid, master_sm_lid, linear_top;
+  logic [3:0]  master_sm_sl;
+  logic [7:0]  num_ports;
+  logic [3:0]  port_state [NP];
+  logic        lft_we;
+  logic [15:0] lft_waddr, lft_raddr;
+  logic [31:0] lft_wdata, lft_rdata;
+
+  sw_regs #(.NumPorts(NumPorts), .LftDepth(LftDepth)) u_regs (
+    .clk_i,
+    .rst_ni,
+    .reg_we_i,
+    .reg_addr_i,
+    .reg_wdata_i,
+    .reg_rdata_o,
+    .lft_we_o           (lft_we),
+    .lft_waddr_o        (lft_waddr),
+    .lft_wdata_o        (lft_wdata),
+    .lft_raddr_o        (lft_raddr),
+    .lft_rdata_i        (lft_rdata),
+    .ev_i               (ev),
+    .link_up_i,
+    .port0_lid_o        (port0_lid),
+    .master_sm_lid_o    (master_sm_lid),
+    .master_sm_sl_o     (master_sm_sl),
+    .num_ports_o        (num_ports),
+    .linear_top_o       (linear_top),
+    .port_state_o       (port_state),
+    .port_state_change_o
+  );
+
+  for (genvar p = 0; p < NP; p++) begin : gen_ps_out
+    assign port_state_o[4*p +: 4] = port_state[p];
+  end
+
+  logic [NumReq-1:0] lft_req, lft_gnt, lft_rsp;
+  logic [15:0]       lft_lid [NumReq];
+  logic [7:0]        lft_entry;
+
+  sw_lft #(.LftDepth(LftDepth), .NumReq(NumReq)) u_lft (
+    .clk_i,
+    .rst_ni,
+    .we_i       (lft_we),
+    .waddr_i    (lft_waddr),
+    .wdata_i    (lft_wdata),
+    .raddr_i    (lft_raddr),
+    .rdata_o    (lft_rdata),
+    .req_i      (lft_req),
+    .req_lid_i  (lft_lid),
+    .gnt_o      (lft_gnt),
+    .rsp_valid_o(lft_rsp),
+    .rsp_entry_o(lft_entry)
+  );
+
+  // ---------------------------------------------------------------------------
+  // Input buffers (heads) and their routing, indexed by input port 0..NumPorts
+  // ---------------------------------------------------------------------------
+  // VL15 buffers (input 0: the SMI send queue)
+  logic [DataW-1:0] v_tdata  [NP];
+  logic [DataB-1:0] v_tkeep  [NP];
+  logic             v_tvalid [NP];
+  logic             v_tlast  [NP];
+  logic             v_tready [NP];
+  sw_route_meta_t   v_meta   [NP];
+  logic             v_req    [NP];
+  logic [7:0]       v_dest   [NP];
+  logic             v_drain  [NP];
+  // data buffers (input 0 has none)
+  logic [DataW-1:0] d_tdata  [NP];
+  logic [DataB-1:0] d_tkeep  [NP];
+  logic             d_tvalid [NP];
+  logic             d_tlast  [NP];
+  logic             d_tready [NP];
+  sw_route_meta_t   d_meta   [NP];
+  logic             d_req    [NP];
+  logic [7:0]       d_dest   [NP];
+  logic             d_drain  [NP];
+  // route events per input: [0] VL15 buffer, [1] data buffer
+  logic [1:0]       r_no_route [NP];
+  logic [1:0]       r_loop     [NP];
+  logic [1:0]       r_state    [NP];
+  logic [1:0]       r_fwd      [NP];
+  // idle tracking: a buffer holds or receives a packet
+  logic [NP-1:0]    busy_in;
+
+  // Output side, indexed by output port 0..NumPorts
+  logic             ov_locked [NP];
+  logic [IW-1:0]    ov_grant  [NP];
+  logic [DataW-1:0] ov_tdata  [NP];
+  logic [DataB-1:0] ov_tkeep  [NP];
+  logic             ov_tvalid [NP];
+  logic             ov_tlast  [NP];
+  logic             ov_tready [NP];
+  logic             od_locked [NP];
+  logic [IW-1:0]    od_grant  [NP];
+  logic [DataW-1:0] od_tdata  [NP];
+  logic [DataB-1:0] od_tkeep  [NP];
+  logic             od_tvalid [NP];
+  logic             od_tlast  [NP];
+  logic             od_tready [NP];
+
+  // Input i's head beat is taken: drained, or granted at its egress port's
+  // arbiter with the output ready.
+  always_comb begin
+    for (int i = 0; i < NP; i++) begin
+      v_tready[i] = v_drain[i];
+      d_tready[i] = d_drain[i];
+      for (int q = 0; q < NP; q++) begin
+        if (v_req[i] && 32'(v_dest[i]) == q && ov_locked[q] && 32'(ov_grant[q]) == i &&
+            ov_tready[q]) begin
+          v_tready[i] = 1'b1;
+        end
+        if (d_req[i] && 32'(d_dest[i]) == q && od_locked[q] && 32'(od_grant[q]) == i &&
+            od_tready[q]) begin
+          d_tready[i] = 1'b1;
+        end
+      end
+    end
+  end
+
+  for (genvar i = 0; i < NP; i++) begin : gen_route
+    logic v_take, d_take;
+    assign v_take = v_tvalid[i] && v_tready[i];
+    assign d_take = d_tvalid[i] && d_tready[i];
+
+    sw_route #(
+      .NumPorts(NumPorts), .LftDepth(LftDepth), .InPort(i), .IsVl15(1'b1)
+    ) u_route_vl15 (
+      .clk_i,
+      .rst_ni,
+      .head_valid_i (v_tvalid[i]),
+      .head_last_i  (v_tlast[i]),
+      .head_meta_i  (v_meta[i]),
+      .drain_o      (v_drain[i]),
+      .take_i       (v_take),
+      .port0_lid_i  (port0_lid),
+      .linear_top_i (linear_top),
+      .port_state_i (port_state),
+      .lft_req_o    (lft_req[2*i]),
+      .lft_lid_o    (lft_lid[2*i]),
+      .lft_gnt_i    (lft_gnt[2*i]),
+      .lft_rsp_i    (lft_rsp[2*i]),
+      .lft_entry_i  (lft_entry),
+      .req_o        (v_req[i]),
+      .dest_o       (v_dest[i]),
+      .ev_no_route_o(r_no_route[i][0]),
+      .ev_loop_o    (r_loop[i][0]),
+      .ev_state_o   (r_state[i][0]),
+      .ev_fwd_o     (r_fwd[i][0])
+    );
+
+    if (i == 0) begin : gen_no_data
+      assign d_req[i]        = 1'b0;
+      assign d_dest[i]       = '0;
+      assign d_drain[i]      = 1'b0;
+      assign lft_req[2*i+1]  = 1'b0;
+      assign lft_lid[2*i+1]  = '0;
+      assign r_no_route[i][1] = 1'b0;
+      assign r_loop[i][1]    = 1'b0;
+      assign r_state[i][1]   = 1'b0;
+      assign r_fwd[i][1]     = 1'b0;
+      // only the request side of the LFT pair is unused
+      logic unused_d;
+      assign unused_d = ^{d_take, lft_gnt[2*i+1], lft_rsp[2*i+1]};
+    end else begin : gen_data
+      sw_route #(
+        .NumPorts(NumPorts), .LftDepth(LftDepth), .InPort(i), .IsVl15(1'b0)
+      ) u_route_data (
+        .clk_i,
+        .rst_ni,
+        .head_valid_i (d_tvalid[i]),
+        .head_last_i  (d_tlast[i]),
+        .head_meta_i  (d_meta[i]),
+        .drain_o      (d_drain[i]),
+        .take_i       (d_take),
+        .port0_lid_i  (port0_lid),
+        .linear_top_i (linear_top),
+        .port_state_i (port_state),
+        .lft_req_o    (lft_req[2*i+1]),
+        .lft_lid_o    (lft_lid[2*i+1]),
+        .lft_gnt_i    (lft_gnt[2*i+1]),
+        .lft_rsp_i    (lft_rsp[2*i+1]),
+        .lft_entry_i  (lft_entry),
+        .req_o        (d_req[i]),
+        .dest_o       (d_dest[i]),
+        .ev_no_route_o(r_no_route[i][1]),
+        .ev_loop_o    (r_loop[i][1]),
+        .ev_state_o   (r_state[i][1]),
+        .ev_fwd_o     (r_fwd[i][1])
+      );
+    end
+  end
+
+  // Occupancy of a buffer: packets committed and not yet read out.
+  function automatic logic [8:0] occ_next(logic [8:0] occ, logic commit, logic freed);
+    return occ + 9'(commit) - 9'(freed);
+  endfunction
+
+  // ---------------------------------------------------------------------------
+  // External ports: link checks and input buffers
+  // ---------------------------------------------------------------------------
+  for (genvar p = 1; p < NP; p++) begin : gen_in
+    logic             link_rst_n;
+    logic [DataW-1:0] lv_tdata, ld_tdata;
+    logic [DataB-1:0] lv_tkeep, ld_tkeep;
+    logic             lv_tvalid, ld_tvalid, lv_tlast, ld_tlast, lv_tuser, ld_tuser;
+    logic             ev_pkt, ev_data_pkt, ev_len, ev_lver, ev_lnh, ev_vcrc;
+
+    // the link layer restarts when the link comes up
+    assign link_rst_n = rst_ni && link_up_i[p-1];
+
+    ib_link_rx #(.DataW(DataW)) u_link_rx (
+      .clk_i,
+      .rst_ni       (link_rst_n),
+      .rx_tdata_i   (rx_tdata_i[(p-1)*DataW +: DataW]),
+      .rx_tkeep_i   (rx_tkeep_i[(p-1)*DataB +: DataB]),
+      .rx_tvalid_i  (rx_tvalid_i[p-1] && link_up_i[p-1]),
+      .rx_tlast_i   (rx_tlast_i[p-1]),
+      .vl15_tdata_o (lv_tdata),
+      .vl15_tkeep_o (lv_tkeep),
+      .vl15_tvalid_o(lv_tvalid),
+      .vl15_tlast_o (lv_tlast),
+      .vl15_tuser_o (lv_tuser),
+      .data_tdata_o (ld_tdata),
+      .data_tkeep_o (ld_tkeep),
+      .data_tvalid_o(ld_tvalid),
+      .data_tlast_o (ld_tlast),
+      .data_tuser_o (ld_tuser),
+      .ev_pkt_o     (ev_pkt),
+      .ev_data_pkt_o(ev_data_pkt),
+      .ev_len_err_o (ev_len),
+      .ev_lver_err_o(ev_lver),
+      .ev_lnh_err_o (ev_lnh),
+      .ev_vcrc_err_o(ev_vcrc)
+    );
+
+    // VL15 buffer
+    logic             vw_valid, vw_end, vw_ok, vw_drop_full, vw_slot_free;
+    logic [DataW-1:0] vw_data;
+    logic [DataB-1:0] vw_keep;
+    logic [15:0]      vw_meta, vr_meta;
+    logic             vw_ev_drop, vw_ev_link, vw_ev_commit, vw_busy;
+
+    sw_in_writer #(.DataW(DataW), .SlotWords(Vl15Words)) u_vl15_wr (
+      .clk_i,
+      .rst_ni,
+      .link_up_i     (link_up_i[p-1]),
+      .s_tdata_i     (lv_tdata),
+      .s_tkeep_i     (lv_tkeep),
+      .s_tvalid_i    (lv_tvalid),
+      .s_tlast_i     (lv_tlast),
+      .s_tuser_i     (lv_tuser),
+      .wr_valid_o    (vw_valid),
+      .wr_data_o     (vw_data),
+      .wr_keep_o     (vw_keep),
+      .wr_end_o      (vw_end),
+      .wr_ok_o       (vw_ok),
+      .wr_meta_o     (vw_meta),
+      .wr_drop_full_i(vw_drop_full),
+      .ev_buf_drop_o (vw_ev_drop),
+      .ev_link_drop_o(vw_ev_link),
+      .ev_commit_o   (vw_ev_commit),
+      .busy_o        (vw_busy)
+    );
+
+    ib_pkt_fifo #(
+      .DataW(DataW), .Depth(Vl15Depth), .SlotWords(Vl15Words), .MetaW(16)
+    ) u_vl15_buf (
+      .clk_i,
+      .rst_ni,
+      .limit_i       (8'(Vl15Depth)),
+      .wr_valid_i    (vw_valid),
+      .wr_data_i     (vw_data),
+      .wr_keep_i     (vw_keep),
+      .wr_end_i      (vw_end),
+      .wr_ok_i       (vw_ok),
+      .wr_meta_i     (vw_meta),
+      .wr_drop_full_o(vw_drop_full),
+      .wr_slot_free_o(vw_slot_free),
+      .rd_tdata_o    (v_tdata[p]),
+      .rd_tkeep_o    (v_tkeep[p]),
+      .rd_tvalid_o   (v_tvalid[p]),
+      .rd_tlast_o    (v_tlast[p]),
+      .rd_meta_o     (vr_meta),
+      .rd_tready_i   (v_tready[p])
+    );
+    assign v_meta[p] = '{lft: 1'b1, egress: 8'd0, dlid: vr_meta};
+
+    // data buffer
+    logic             dw_valid, dw_end, dw_ok, dw_drop_full, dw_slot_free;
+    logic [DataW-1:0] dw_data;
+    logic [DataB-1:0] dw_keep;
+    logic [15:0]      dw_meta, dr_meta;
+    logic             dw_ev_drop, dw_ev_link, dw_ev_commit, dw_busy;
+
+    sw_in_writer #(.DataW(DataW), .SlotWords(DataWords)) u_data_wr (
+      .clk_i,
+      .rst_ni,
+      .link_up_i     (link_up_i[p-1]),
+      .s_tdata_i     (ld_tdata),
+      .s_tkeep_i     (ld_tkeep),
+      .s_tvalid_i    (ld_tvalid),
+      .s_tlast_i     (ld_tlast),
+      .s_tuser_i     (ld_tuser),
+      .wr_valid_o    (dw_valid),
+      .wr_data_o     (dw_data),
+      .wr_keep_o     (dw_keep),
+      .wr_end_o      (dw_end),
+      .wr_ok_o       (dw_ok),
+      .wr_meta_o     (dw_meta),
+      .wr_drop_full_i(dw_drop_full),
+      .ev_buf_drop_o (dw_ev_drop),
+      .ev_link_drop_o(dw_ev_link),
+      .ev_commit_o   (dw_ev_commit),
+      .busy_o        (dw_busy)
+    );
+
+    ib_pkt_fifo #(
+      .DataW(DataW), .Depth(DataDepth), .SlotWords(DataWords), .MetaW(16)
+    ) u_data_buf (
+      .clk_i,
+      .rst_ni,
+      .limit_i       (8'(DataDepth)),
+      .wr_valid_i    (dw_valid),
+      .wr_data_i     (dw_data),
+      .wr_keep_i     (dw_keep),
+      .wr_end_i      (dw_end),
+      .wr_ok_i       (dw_ok),
+      .wr_meta_i     (dw_meta),
+      .wr_drop_full_o(dw_drop_full),
+      .wr_slot_free_o(dw_slot_free),
+      .rd_tdata_o    (d_tdata[p]),
+      .rd_tkeep_o    (d_tkeep[p]),
+      .rd_tvalid_o   (d_tvalid[p]),
+      .rd_tlast_o    (d_tlast[p]),
+      .rd_meta_o     (dr_meta),
+      .rd_tready_i   (d_tready[p])
+    );
+    assign d_meta[p] = '{lft: 1'b1, egress: 8'd0, dlid: dr_meta};
+
+    logic [8:0] v_occ_q, d_occ_q;
+    always_ff @(posedge clk_i) begin
+      if (!rst_ni) begin
+        v_occ_q <= '0;
+        d_occ_q <= '0;
+      end else begin
+        v_occ_q <= occ_next(v_occ_q, vw_ev_commit, v_tvalid[p] && v_tready[p] && v_tlast[p]);
+        d_occ_q <= occ_next(d_occ_q, dw_ev_commit, d_tvalid[p] && d_tready[p] && d_tlast[p]);
+      end
+    end
+    assign busy_in[p] = vw_busy || dw_busy || lv_tvalid || ld_tvalid ||
+                        v_occ_q != '0 || d_occ_q != '0;
+
+    // slot-free flags: the link cannot wait, a packet without a slot is dropped
+    logic unused_in;
+    assign unused_in = ^{vw_slot_free, dw_slot_free, ev_data_pkt};
+
+    // counters of port p
+    always_comb begin
+      for (int c = 0; c < SwNumCtrs; c++) ev[p][c] = '0;
+      ev[p][SwCtrRxPkts]       = 2'(ev_pkt);
+      ev[p][SwCtrRxVcrcErr]    = 2'(ev_vcrc);
+      ev[p][SwCtrRxLenErr]     = 2'(ev_len);
+      ev[p][SwCtrRxLverErr]    = 2'(ev_lver);
+      ev[p][SwCtrRxLnhErr]     = 2'(ev_lnh);
+      ev[p][SwCtrVl15Dropped]  = 2'(vw_ev_drop);
+      ev[p][SwCtrDataDropped]  = 2'(dw_ev_drop);
+      ev[p][SwCtrLinkDownDrop] = 2'(vw_ev_link) + 2'(dw_ev_link);
+      ev[p][SwCtrNoRoute]      = 2'(r_no_route[p][0]) + 2'(r_no_route[p][1]);
+      ev[p][SwCtrLoopDrop]     = 2'(r_loop[p][0]) + 2'(r_loop[p][1]);
+      ev[p][SwCtrStateDrop]    = 2'(r_state[p][0]) + 2'(r_state[p][1]);
+      ev[p][SwCtrFwdPkts]      = 2'(r_fwd[p][0]) + 2'(r_fwd[p][1]);
+      ev[p][SwCtrTxVl15Pkts]   = 2'(gen_out[p].ev_tx_vl15);
+      ev[p][SwCtrTxDataPkts]   = 2'(gen_out[p].ev_tx_data);
+    end
+  end
+
+  // ---------------------------------------------------------------------------
+  // Crossbar: per output a VL15 arbiter and a data arbiter
+  // ---------------------------------------------------------------------------
+  for (genvar q = 0; q < NP; q++) begin : gen_xbar
+    logic [NP-1:0] vreq, dreq;
+    always_comb begin
+      for (int i = 0; i < NP; i++) begin
+        vreq[i] = v_req[i] && 32'(v_dest[i]) == q;
+        dreq[i] = d_req[i] && 32'(d_dest[i]) == q;
+      end
+    end
+
+    sw_out_arb #(.NumIn(NP)) u_vl15_arb (
+      .clk_i,
+      .rst_ni,
+      .req_i      (vreq),
+      .take_last_i(ov_tvalid[q] && ov_tready[q] && ov_tlast[q]),
+      .locked_o   (ov_locked[q]),
+      .grant_o    (ov_grant[q])
+    );
+    always_comb begin
+      ov_tdata[q]  = '0;
+      ov_tkeep[q]  = '0;
+      ov_tvalid[q] = 1'b0;
+      ov_tlast[q]  = 1'b0;
+      for (int i = 0; i < NP; i++) begin
+        if (32'(ov_grant[q]) == i) begin
+          ov_tdata[q]  = v_tdata[i];
+          ov_tkeep[q]  = v_tkeep[i];
+          ov_tvalid[q] = ov_locked[q] && v_tvalid[i];
+          ov_tlast[q]  = v_tlast[i];
+        end
+      end
+    end
+
+    if (q == 0) begin : gen_no_data
+      // data packets never go to port 0 (dropped by routing)
+      assign od_locked[q] = 1'b0;
+      assign od_grant[q]  = '0;
+      assign od_tdata[q]  = '0;
+      assign od_tkeep[q]  = '0;
+      assign od_tvalid[q] = 1'b0;
+      assign od_tlast[q]  = 1'b0;
+      logic unused_dreq;
+      assign unused_dreq = ^{dreq, od_tready[q]};
+    end else begin : gen_data
+      sw_out_arb #(.NumIn(NP)) u_data_arb (
+        .clk_i,
+        .rst_ni,
+        .req_i      (dreq),
+        .take_last_i(od_tvalid[q] && od_tready[q] && od_tlast[q]),
+        .locked_o   (od_locked[q]),
+        .grant_o    (od_grant[q])
+      );
+      always_comb begin
+        od_tdata[q]  = '0;
+        od_tkeep[q]  = '0;
+        od_tvalid[q] = 1'b0;
+        od_tlast[q]  = 1'b0;
+        for (int i = 0; i < NP; i++) begin
+          if (32'(od_grant[q]) == i) begin
+            od_tdata[q]  = d_tdata[i];
+            od_tkeep[q]  = d_tkeep[i];
+            od_tvalid[q] = od_locked[q] && d_tvalid[i];
+            od_tlast[q]  = d_tlast[i];
+          end
+        end
+      end
+    end
+  end
+
+  // ---------------------------------------------------------------------------
+  // Outputs 1..NumPorts: link transmit (VL15 first at a packet boundary, new
+  // VCRC). A port whose link is down swallows what was already sent to it.
+  // ---------------------------------------------------------------------------
+  logic [NP-1:0] busy_out;
+  assign busy_out[0] = 1'b0;
+
+  for (genvar q = 1; q < NP; q++) begin : gen_out
+    logic ev_tx_vl15, ev_tx_data;
+    logic tvalid;
+
+    ib_link_tx #(.DataW(DataW), .Vl15FullBeats(1'b0)) u_link_tx (
+      .clk_i,
+      .rst_ni,
+      .vl15_tdata_i (ov_tdata[q]),
+      .vl15_tkeep_i (ov_tkeep[q]),
+      .vl15_tvalid_i(ov_tvalid[q]),
+      .vl15_tlast_i (ov_tlast[q]),
+      .vl15_tready_o(ov_tready[q]),
+      .data_tdata_i (od_tdata[q]),
+      .data_tkeep_i (od_tkeep[q]),
+      .data_tvalid_i(od_tvalid[q]),
+      .data_tlast_i (od_tlast[q]),
+      .data_tready_o(od_tready[q]),
+      .tx_tdata_o   (tx_tdata_o[(q-1)*DataW +: DataW]),
+      .tx_tkeep_o   (tx_tkeep_o[(q-1)*DataB +: DataB]),
+      .tx_tvalid_o  (tvalid),
+      .tx_tlast_o   (tx_tlast_o[q-1]),
+      .tx_tready_i  (tx_tready_i[q-1] || !link_up_i[q-1]),
+      .ev_vl15_pkt_o(ev_tx_vl15),
+      .ev_data_pkt_o(ev_tx_data)
+    );
+    assign tx_tvalid_o[q-1] = tvalid && link_up_i[q-1];
+
+`ifndef SYNTHESIS
+    // crossbar outputs into ib_link_tx: stable while stalled, one tlast per packet
+    ib_axis_checker #(.DataW(DataW)) u_chk_xv (
+      .clk_i, .rst_ni,
+      .tdata_i(ov_tdata[q]), .tkeep_i(ov_tkeep[q]), .tvalid_i(ov_tvalid[q]),
+      .tready_i(ov_tready[q]), .tlast_i(ov_tlast[q])
+    );
+    ib_axis_checker #(.DataW(DataW)) u_chk_xd (
+      .clk_i, .rst_ni,
+      .tdata_i(od_tdata[q]), .tkeep_i(od_tkeep[q]), .tvalid_i(od_tvalid[q]),
+      .tready_i(od_tready[q]), .tlast_i(od_tlast[q])
+    );
+`endif
+    assign busy_out[q]      = tvalid || ov_locked[q] || od_locked[q];
+
+`ifndef SYNTHESIS
+    ib_axis_checker #(.DataW(DataW)) u_chk_tx (
+      .clk_i, .rst_ni,
+      .tdata_i(tx_tdata_o[(q-1)*DataW +: DataW]), .tkeep_i(tx_tkeep_o[(q-1)*DataB +: DataB]),
+      .tvalid_i(tx_tvalid_o[q-1]), .tready_i(tx_tready_i[q-1]), .tlast_i(tx_tlast_o[q-1])
+    );
+    ib_axis_checker #(.DataW(DataW), .HasReady(0)) u_chk_rx (
+      .clk_i, .rst_ni(rst_ni && link_up_i[q-1]),
+      .tdata_i(rx_tdata_i[(q-1)*DataW +: DataW]), .tkeep_i(rx_tkeep_i[(q-1)*DataB +: DataB]),
+      .tvalid_i(rx_tvalid_i[q-1]), .tready_i(1'b1), .tlast_i(rx_tlast_i[q-1])
+    );
+`endif
+  end
+
+  // ---------------------------------------------------------------------------
+  // Port 0: SMI receive (output 0 of the crossbar)
+  // ---------------------------------------------------------------------------
+  // The crossbar delivers LRH..ICRC; sw_smi_rq wants a beat after the ICRC
+  // (its tlast beat), so a dummy two-byte VCRC beat is appended.
+  logic             extra_q;
+  logic [DataW-1:0] smi_tdata;
+  logic [DataB-1:0] smi_tkeep;
+  logic             smi_tvalid, smi_tlast;
+  logic [7:0]       smi_port;
+  logic [3:0]       smi_port_state;
+
+  // A packet starts only when the SMI receive buffer has a free slot (the
+  // crossbar waits; nothing is dropped behind the crossbar).
+  logic smi_in_pkt_q;
+  assign ov_tready[0] = !extra_q && (smi_in_pkt_q || rxf_slot_free);
+  assign smi_tdata    = extra_q ? '0 : ov_tdata[0];
+  // A VL15 packet whose last beat is partial is no SMP (PktLen 72 ends with
+  // a full beat at every DataW); it is shown with full beats so that only
+  // the dummy beat is partial, and fails the header checks.
+  assign smi_tkeep    = extra_q ? DataB'(2'b11) : '1;
+  assign smi_tvalid   = extra_q || (ov_tvalid[0] && ov_tready[0]);  // sw_smi_rq has no ready
+  assign smi_tlast    = extra_q;
+  assign smi_port     = 8'(ov_grant[0]);   // held until the next packet's grant
+
+  always_comb begin
+    smi_port_state = PortStateDown;
+    for (int i = 0; i < NP; i++) begin
+      if (32'(ov_grant[0]) == i) smi_port_state = port_state[i];
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      extra_q      <= 1'b0;
+      smi_in_pkt_q <= 1'b0;
+    end else begin
+      extra_q <= ov_tvalid[0] && ov_tready[0] && ov_tlast[0];
+      if (ov_tvalid[0] && ov_tready[0]) begin
+        smi_in_pkt_q <= !ov_tlast[0];
+      end
+    end
+  end
+
+  logic             rxf_wr_valid, rxf_wr_end, rxf_wr_ok, rxf_drop_full, rxf_slot_free;
+  logic [DataW-1:0] rxf_wr_data;
+  logic [DataB-1:0] rxf_wr_keep;
+  sw_rx_meta_t      rxf_wr_meta;
+  logic             ev_rq_port_down, ev_rq_icrc, ev_rq_bad_hdr, ev_rq_lid, ev_rq_dr;
+
+  sw_smi_rq #(.DataW(DataW)) u_smi_rq (
+    .clk_i,
+    .rst_ni,
+    .vl15_tdata_i   (smi_tdata),
+    .vl15_tkeep_i   (smi_tkeep),
+    .vl15_tvalid_i  (smi_tvalid),
+    .vl15_tlast_i   (smi_tlast),
+    .vl15_tuser_i   (1'b0),
+    .port_lid_i     (port0_lid),
+    .port_state_i   (smi_port_state),
+    .port_num_i     (smi_port),
+    .num_ports_i    (num_ports),
+    .wr_valid_o     (rxf_wr_valid),
+    .wr_data_o      (rxf_wr_data),
+    .wr_keep_o      (rxf_wr_keep),
+    .wr_end_o       (rxf_wr_end),
+    .wr_ok_o        (rxf_wr_ok),
+    .wr_meta_o      (rxf_wr_meta),
+    .ev_port_down_o (ev_rq_port_down),
+    .ev_icrc_err_o  (ev_rq_icrc),
+    .ev_bad_hdr_o   (ev_rq_bad_hdr),
+    .ev_lid_err_o   (ev_rq_lid),
+    .ev_dr_discard_o(ev_rq_dr)
+  );
+
+  logic [DataW-1:0]   rxf_rd_tdata;
+  logic [DataB-1:0]   rxf_rd_tkeep;
+  logic               rxf_rd_tvalid, rxf_rd_tlast, rxf_rd_tready;
+  logic [RxMetaW-1:0] rxf_rd_meta_raw;
+  sw_rx_meta_t        rxf_rd_meta;
+
+  ib_pkt_fifo #(
+    .DataW(DataW), .Depth(SmiRxDepth), .SlotWords(MadBytes / DataB), .MetaW(RxMetaW)
+  ) u_smi_rx_buf (
+    .clk_i,
+    .rst_ni,
+    .limit_i       (8'(SmiRxDepth)),
+    .wr_valid_i    (rxf_wr_valid),
+    .wr_data_i     (rxf_wr_data),
+    .wr_keep_i     (rxf_wr_keep),
+    .wr_end_i      (rxf_wr_end),
+    .wr_ok_i       (rxf_wr_ok),
+    .wr_meta_i     (rxf_wr_meta),
+    .wr_drop_full_o(rxf_drop_full),
+    .wr_slot_free_o(rxf_slot_free),
+    .rd_tdata_o    (rxf_rd_tdata),
+    .rd_tkeep_o    (rxf_rd_tkeep),
+    .rd_tvalid_o   (rxf_rd_tvalid),
+    .rd_tlast_o    (rxf_rd_tlast),
+    .rd_meta_o     (rxf_rd_meta_raw),
+    .rd_tready_i   (rxf_rd_tready)
+  );
+  assign rxf_rd_meta = sw_rx_meta_t'(rxf_rd_meta_raw);
+
+  // Deliveries to the SMA/SM, and forwards to the send engine: two
+  // smi_rx_dispatch (hop pointer / ReturnPath patch); the forward one uses
+  // only its SMA output.
+  logic         loc_tready, fwd_rd_tready;
+  smi_rx_meta_t fwd_base_meta;
+  logic         ev_to_sma, ev_to_sm, ev_fwd, ev_fwd_sm_unused;
+
+  assign rxf_rd_tready = rxf_rd_meta.fwd ? fwd_rd_tready : loc_tready;
+
+  smi_rx_dispatch #(.DataW(DataW)) u_rx_dispatch (
+    .clk_i,
+    .rst_ni,
+    .rd_tdata_i   (rxf_rd_tdata),
+    .rd_tkeep_i   (rxf_rd_tkeep),
+    .rd_tvalid_i  (rxf_rd_tvalid && !rxf_rd_meta.fwd),
+    .rd_tlast_i   (rxf_rd_tlast),
+    .rd_meta_i    (rxf_rd_meta.base),
+    .rd_tready_o  (loc_tready),
+    .sma_rx_tdata_o,
+    .sma_rx_tvalid_o,
+    .sma_rx_tlast_o,
+    .sma_rx_tready_i,
+    .sma_rx_slid_o,
+    .sma_rx_dlid_o,
+    .sma_rx_sl_o,
+    .sma_rx_port_o,
+    .sma_rx_mgmt_class_o,
+    .sma_rx_hop_ptr_o,
+    .sma_rx_hop_cnt_o,
+    .sm_rx_tdata_o,
+    .sm_rx_tvalid_o,
+    .sm_rx_tlast_o,
+    .sm_rx_tready_i,
+    .sm_rx_slid_o,
+    .sm_rx_dlid_o,
+    .sm_rx_sl_o,
+    .sm_rx_port_o,
+    .sm_rx_mgmt_class_o,
+    .sm_rx_hop_ptr_o,
+    .sm_rx_hop_cnt_o,
+    .ev_to_sma_o  (ev_to_sma),
+    .ev_to_sm_o   (ev_to_sm)
+  );
+
+  always_comb begin
+    fwd_base_meta       = rxf_rd_meta.base;
+    fwd_base_meta.to_sm = 1'b0;
+  end
+
+  logic [DataW-1:0] fwd_tdata;
+  logic             fwd_tvalid, fwd_tlast, fwd_tready;
+  // the forward dispatch's SM side and meta outputs are not used
+  logic [DataW-1:0] fx_sm_tdata;
+  logic             fx_sm_tvalid, fx_sm_tlast;
+  logic [15:0]      fx_slid, fx_dlid, fx_sm_slid, fx_sm_dlid;
+  logic [3:0]       fx_sl, fx_sm_sl;
+  logic [7:0]       fx_port, fx_cls, fx_sm_port, fx_sm_cls;
+  logic [6:0]       fx_hp, fx_hc, fx_sm_hp, fx_sm_hc;
+
+  smi_rx_dispatch #(.DataW(DataW)) u_fwd_dispatch (
+    .clk_i,
+    .rst_ni,
+    .rd_tdata_i         (rxf_rd_tdata),
+    .rd_tkeep_i         (rxf_rd_tkeep),
+    .rd_tvalid_i        (rxf_rd_tvalid && rxf_rd_meta.fwd),
+    .rd_tlast_i         (rxf_rd_tlast),
+    .rd_meta_i          (fwd_base_meta),
+    .rd_tready_o        (fwd_rd_tready),
+    .sma_rx_tdata_o     (fwd_tdata),
+    .sma_rx_tvalid_o    (fwd_tvalid),
+    .sma_rx_tlast_o     (fwd_tlast),
+    .sma_rx_tready_i    (fwd_tready),
+    .sma_rx_slid_o      (fx_slid),
+    .sma_rx_dlid_o      (fx_dlid),
+    .sma_rx_sl_o        (fx_sl),
+    .sma_rx_port_o      (fx_port),
+    .sma_rx_mgmt_class_o(fx_cls),
+    .sma_rx_hop_ptr_o   (fx_hp),
+    .sma_rx_hop_cnt_o   (fx_hc),
+    .sm_rx_tdata_o      (fx_sm_tdata),
+    .sm_rx_tvalid_o     (fx_sm_tvalid),
+    .sm_rx_tlast_o      (fx_sm_tlast),
+    .sm_rx_tready_i     (1'b0),
+    .sm_rx_slid_o       (fx_sm_slid),
+    .sm_rx_dlid_o       (fx_sm_dlid),
+    .sm_rx_sl_o         (fx_sm_sl),
+    .sm_rx_port_o       (fx_sm_port),
+    .sm_rx_mgmt_class_o (fx_sm_cls),
+    .sm_rx_hop_ptr_o    (fx_sm_hp),
+    .sm_rx_hop_cnt_o    (fx_sm_hc),
+    .ev_to_sma_o        (ev_fwd),
+    .ev_to_sm_o         (ev_fwd_sm_unused)
+  );
+
+  logic unused_fx;
+  assign unused_fx = ^{fx_sm_tdata, fx_sm_tvalid, fx_sm_tlast, fx_slid, fx_dlid, fx_sl, fx_sm_slid,
+                       fx_sm_dlid, fx_sm_sl, fx_port, fx_cls, fx_sm_port, fx_sm_cls, fx_hp, fx_hc,
+                       fx_sm_hp, fx_sm_hc, ev_fwd_sm_unused, sm_tx_path_bits_i};
+
+  // ---------------------------------------------------------------------------
+  // Port 0: SMI send engine into the port-0 input buffer (input 0)
+  // ---------------------------------------------------------------------------
+  logic             txf_wr_valid, txf_wr_end, txf_wr_ok, txf_drop_full, txf_slot_free;
+  logic [DataW-1:0] txf_wr_data;
+  logic [DataB-1:0] txf_wr_keep;
+  sw_route_meta_t   txf_wr_meta;
+  logic [RouteW-1:0] txf_rd_meta;
+  logic             ev_sq_pkt, ev_sq_dr, ev_sq_local;
+
+  sw_smi_sq #(.DataW(DataW), .NumPorts(NumPorts)) u_smi_sq (
+    .clk_i,
+    .rst_ni,
+    .port_lid_i     (port0_lid),
+    .num_ports_i    (num_ports),
+    .port_state_i   (port_state),
+    .master_sm_lid_i(master_sm_lid),
+    .master_sm_sl_i (master_sm_sl),
+    .sma_tx_tdata_i,
+    .sma_tx_tvalid_i,
+    .sma_tx_tlast_i,
+    .sma_tx_tready_o,
+    .sma_tx_slid_i,
+    .sma_tx_dlid_i,
+    .sma_tx_sl_i,
+    .sm_tx_tdata_i,
+    .sm_tx_tvalid_i,
+    .sm_tx_tlast_i,
+    .sm_tx_tready_o,
+    .sm_tx_dlid_i,
+    .sm_tx_sl_i,
+    .trap_tx_tdata_i,
+    .trap_tx_tvalid_i,
+    .trap_tx_tlast_i,
+    .trap_tx_tready_o,
+    .fwd_tdata_i    (fwd_tdata),
+    .fwd_tvalid_i   (fwd_tvalid),
+    .fwd_tlast_i    (fwd_tlast),
+    .fwd_tready_o   (fwd_tready),
+    .fwd_dlid_i     (rxf_rd_meta.fwd_dlid),
+    .fwd_slid_i     (rxf_rd_meta.fwd_slid),
+    .fwd_sl_i       (rxf_rd_meta.base.sl),
+    .fwd_lft_i      (rxf_rd_meta.fwd_lft),
+    .wr_valid_o     (txf_wr_valid),
+    .wr_data_o      (txf_wr_data),
+    .wr_keep_o      (txf_wr_keep),
+    .wr_end_o       (txf_wr_end),
+    .wr_ok_o        (txf_wr_ok),
+    .wr_meta_o      (txf_wr_meta),
+    .wr_slot_free_i (txf_slot_free),
+    .ev_pkt_o       (ev_sq_pkt),
+    .ev_dr_discard_o(ev_sq_dr),
+    .ev_local_o     (ev_sq_local)
+  );
+
+  ib_pkt_fifo #(
+    .DataW(DataW), .Depth(P0Depth), .SlotWords(Vl15Words), .MetaW(RouteW)
+  ) u_p0_buf (
+    .clk_i,
+    .rst_ni,
+    .limit_i       (8'(P0Depth)),
+    .wr_valid_i    (txf_wr_valid),
+    .wr_data_i     (txf_wr_data),
+    .wr_keep_i     (txf_wr_keep),
+    .wr_end_i      (txf_wr_end),
+    .wr_ok_i       (txf_wr_ok),
+    .wr_meta_i     (txf_wr_meta),
+    .wr_drop_full_o(txf_drop_full),
+    .wr_slot_free_o(txf_slot_free),
+    .rd_tdata_o    (v_tdata[0]),
+    .rd_tkeep_o    (v_tkeep[0]),
+    .rd_tvalid_o   (v_tvalid[0]),
+    .rd_tlast_o    (v_tlast[0]),
+    .rd_meta_o     (txf_rd_meta),
+    .rd_tready_i   (v_tready[0])
+  );
+  assign v_meta[0]   = sw_route_meta_t'(txf_rd_meta);
+  assign d_tdata[0]  = '0;
+  assign d_tkeep[0]  = '0;
+  assign d_tvalid[0] = 1'b0;
+  assign d_tlast[0]  = 1'b0;
+  assign d_meta[0]   = '0;
+
+  // idle tracking of port 0
+  logic [8:0] rx_occ_q, p0_occ_q;
+  logic       sq_open_q;
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      rx_occ_q  <= '0;
+      p0_occ_q  <= '0;
+      sq_open_q <= 1'b0;
+    end else begin
+      rx_occ_q  <= occ_next(rx_occ_q, rxf_wr_end && rxf_wr_ok && !rxf_drop_full,
+                            rxf_rd_tvalid && rxf_rd_tready && rxf_rd_tlast);
+      p0_occ_q  <= occ_next(p0_occ_q, txf_wr_end && txf_wr_ok && !txf_drop_full,
+                            v_tvalid[0] && v_tready[0] && v_tlast[0]);
+      sq_open_q <= txf_wr_end ? 1'b0 : (sq_open_q || txf_wr_valid);
+    end
+  end
+  assign busy_in[0] = rx_occ_q != '0 || p0_occ_q != '0 || sq_open_q || txf_wr_valid ||
+                      extra_q || ov_locked[0] || rxf_wr_valid;
+
+  assign idle_o = !(|busy_in) && !(|busy_out);
+
+  // counters of port 0
+  always_comb begin
+    for (int c = 0; c < SwNumCtrs; c++) ev[0][c] = '0;
+    ev[0][SwCtr0ToSma]       = 2'(ev_to_sma);
+    ev[0][SwCtr0ToSm]        = 2'(ev_to_sm);
+    ev[0][SwCtr0IcrcErr]     = 2'(ev_rq_icrc);
+    ev[0][SwCtr0BadHdr]      = 2'(ev_rq_bad_hdr);
+    ev[0][SwCtr0LidErr]      = 2'(ev_rq_lid);
+    ev[0][SwCtr0DrDiscard]   = 2'(ev_rq_dr);
+    ev[0][SwCtr0DrForwarded] = 2'(ev_fwd);
+    ev[0][SwCtr0PortDown]    = 2'(ev_rq_port_down);
+    ev[0][SwCtr0Vl15Dropped] = 2'(rxf_drop_full);
+    ev[0][SwCtr0SqPkts]      = 2'(ev_sq_pkt);
+    ev[0][SwCtr0SqDrDiscard] = 2'(ev_sq_dr);
+    ev[0][SwCtr0SqLocal]     = 2'(ev_sq_local);
+    ev[0][SwCtr0NoRoute]     = 2'(r_no_route[0][0]);
+    ev[0][SwCtr0LoopDrop]    = 2'(r_loop[0][0]);
+    ev[0][SwCtr0StateDrop]   = 2'(r_state[0][0]);
+  end
+
+  logic unused_top;
+  assign unused_top = ^{r_fwd[0][0], txf_drop_full};
+
+`ifndef SYNTHESIS
+  // Stream checkers on the SMA/SM interfaces (MAD streams, no tkeep)
+  ib_axis_checker #(.DataW(DataW), .KeepCheck(0)) u_chk_sma_rx (
+    .clk_i, .rst_ni,
+    .tdata_i(sma_rx_tdata_o), .tkeep_i('1), .tvalid_i(sma_rx_tvalid_o),
+    .tready_i(sma_rx_tready_i), .tlast_i(sma_rx_tlast_o)
+  );
+  ib_axis_checker #(.DataW(DataW), .KeepCheck(0)) u_chk_sm_rx (
+    .clk_i, .rst_ni,
+    .tdata_i(sm_rx_tdata_o), .tkeep_i('1), .tvalid_i(sm_rx_tvalid_o),
+    .tready_i(sm_rx_tready_i), .tlast_i(sm_rx_tlast_o)
+  );
+  ib_axis_checker #(.DataW(DataW), .KeepCheck(0)) u_chk_sma_tx (
+    .clk_i, .rst_ni,
+    .tdata_i(sma_tx_tdata_i), .tkeep_i('1), .tvalid_i(sma_tx_tvalid_i),
+    .tready_i(sma_tx_tready_o), .tlast_i(sma_tx_tlast_i)
+  );
+  ib_axis_checker #(.DataW(DataW), .KeepCheck(0)) u_chk_sm_tx (
+    .clk_i, .rst_ni,
+    .tdata_i(sm_tx_tdata_i), .tkeep_i('1), .tvalid_i(sm_tx_tvalid_i),
+    .tready_i(sm_tx_tready_o), .tlast_i(sm_tx_tlast_i)
+  );
+  ib_axis_checker #(.DataW(DataW), .KeepCheck(0)) u_chk_trap_tx (
+    .clk_i, .rst_ni,
+    .tdata_i(trap_tx_tdata_i), .tkeep_i('1), .tvalid_i(trap_tx_tvalid_i),
+    .tready_i(trap_tx_tready_o), .tlast_i(trap_tx_tlast_i)
+  );
+  ib_axis_checker #(.DataW(DataW)) u_chk_smi_in (
+    .clk_i, .rst_ni,
+    .tdata_i(ov_tdata[0]), .tkeep_i(ov_tkeep[0]), .tvalid_i(ov_tvalid[0]),
+    .tready_i(ov_tready[0]), .tlast_i(ov_tlast[0])
+  );
+  always_ff @(posedge clk_i) begin
+    if (rst_ni) begin
+      // the send engine waits for a free slot: the port-0 buffer never drops
+      assert (!txf_drop_full) else $error("%m: port-0 send buffer dropped a packet");
+    end
+  end
+`endif
+
+endmodule

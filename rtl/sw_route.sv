@@ -1,0 +1,185 @@
+// sw_route: routing decision for the packet at the head of one input buffer
+// (docs/fabric.md "Forwarding"). From the head packet's meta it picks the
+// egress port: VL15 with DLID 0xFFFF or DLID = port-0 LID -> port 0 (the
+// SMI); a unicast DLID -> the LFT (looked up through sw_lft's shared port);
+// port 0's own packets carry their egress or ask for an LFT lookup. No route
+// (DLID 0, multicast, a data packet for port 0, LFT 0xFF or > NumPorts,
+// DLID > LinearFDBTop or >= LftDepth), egress = input port, and the
+// PortState gating (VL15: egress not Down; data: input and egress Active)
+// drop the packet: it is drained from the buffer and one event is pulsed.
+// Otherwise the packet is requested from the egress port's arbiter
+// (req_o/dest_o) until its last beat has been taken.
+module sw_route
+  import ib_pkg::*;
+#(
+  parameter int unsigned NumPorts = 8,     // external ports 1..NumPorts
+  parameter int unsigned LftDepth = 4096,  // LFT entries
+  parameter int unsigned InPort   = 1,     // this input's port number (0 = SMI send queue)
+  parameter bit          IsVl15   = 1'b1   // buffer of VL15 (1) or data VLs (0)
+) (
+  input  logic                 clk_i,
+  input  logic                 rst_ni,
+  // head of the input buffer
+  input  logic                 head_valid_i,   // rd_tvalid_o of the buffer
+  input  logic                 head_last_i,    // rd_tlast_o
+  input  sw_route_meta_t       head_meta_i,    // external ports: lft = 1, dlid
+  output logic                 drain_o,        // take beats: packet dropped
+  input  logic                 take_i,         // a beat of this buffer is taken
+  // configuration
+  input  logic [15:0]          port0_lid_i,
+  input  logic [15:0]          linear_top_i,
+  input  logic [3:0]           port_state_i [NumPorts+1],
+  // LFT lookup
+  output logic                 lft_req_o,
+  output logic [15:0]          lft_lid_o,
+  input  logic                 lft_gnt_i,
+  input  logic                 lft_rsp_i,
+  input  logic [7:0]           lft_entry_i,
+  // request to the output arbiters
+  output logic                 req_o,
+  output logic [7:0]           dest_o,
+  // events (one per dropped packet) and the packet leaving towards an output
+  output logic                 ev_no_route_o,
+  output logic                 ev_loop_o,
+  output logic                 ev_state_o,
+  output logic                 ev_fwd_o
+);
+
+  if (InPort > NumPorts) begin : gen_port_check
+    $fatal(1, "%m: InPort %0d > NumPorts %0d", InPort, NumPorts);
+  end
+
+  typedef enum logic [2:0] {
+    StIdle,
+    StLookup,   // waiting for the LFT grant
+    StRsp,      // waiting for the LFT entry
+    StCheck,    // egress known: PortState gating
+    StReq,      // requesting the egress port, until the last beat is taken
+    StDrain     // dropping the packet
+  } state_e;
+
+  state_e     state_q, state_d;
+  logic [7:0] dest_q, dest_d;
+  logic       no_route, loop, state_bad;
+  logic [7:0] cand;        // egress candidate in StIdle / StRsp
+  logic       cand_vld;
+
+  logic [15:0] dlid;
+  logic        unicast;
+  assign dlid    = head_meta_i.dlid;
+  assign unicast = (dlid != 16'd0) && (dlid < MulticastBase);
+
+  // PortState gating of a known egress
+  function automatic logic state_ok(logic [7:0] eg, logic [3:0] ps [NumPorts+1]);
+    logic [3:0] es;
+    es = PortStateDown;
+    for (int unsigned e = 0; e <= NumPorts; e++) begin
+      if (32'(eg) == e) es = ps[e];
+    end
+    if (IsVl15) begin
+      return es != PortStateDown;
+    end
+    return es == PortStateActive && ps[InPort] == PortStateActive;
+  endfunction
+
+  always_comb begin
+    state_d       = state_q;
+    dest_d        = dest_q;
+    lft_req_o     = 1'b0;
+    drain_o       = 1'b0;
+    req_o         = 1'b0;
+    ev_no_route_o = 1'b0;
+    ev_loop_o     = 1'b0;
+    ev_state_o    = 1'b0;
+    ev_fwd_o      = 1'b0;
+    no_route      = 1'b0;
+    loop          = 1'b0;
+    state_bad     = 1'b0;
+    cand          = '0;
+    cand_vld      = 1'b0;
+
+    unique case (state_q)
+      StIdle: begin
+        if (head_valid_i) begin
+          if (InPort == 0 && !head_meta_i.lft) begin
+            cand = head_meta_i.egress;  cand_vld = 1'b1;
+          end else if (InPort != 0 && IsVl15 && dlid == PermissiveLid) begin
+            cand = 8'd0;  cand_vld = 1'b1;
+          end else if (InPort != 0 && dlid == port0_lid_i && port0_lid_i != 16'd0) begin
+            if (IsVl15) begin
+              cand = 8'd0;  cand_vld = 1'b1;
+            end else begin
+              no_route = 1'b1;
+            end
+          end else if (!unicast || 32'(dlid) >= LftDepth || dlid > linear_top_i) begin
+            no_route = 1'b1;
+          end else begin
+            state_d = StLookup;
+          end
+        end
+      end
+      StLookup: begin
+        lft_req_o = 1'b1;
+        if (lft_gnt_i) state_d = StRsp;
+      end
+      StRsp: begin
+        if (lft_rsp_i) begin
+          if (lft_entry_i == 8'hFF || 32'(lft_entry_i) > NumPorts ||
+              (!IsVl15 && lft_entry_i == 8'd0)) begin
+            no_route = 1'b1;
+          end else if (32'(lft_entry_i) == InPort) begin
+            loop = 1'b1;
+          end else begin
+            cand = lft_entry_i;  cand_vld = 1'b1;
+          end
+        end
+      end
+      StCheck: begin
+        if (state_ok(dest_q, port_state_i)) begin
+          state_d  = StReq;
+          ev_fwd_o = 1'b1;
+        end else begin
+          state_bad = 1'b1;
+        end
+      end
+      StReq: begin
+        req_o = 1'b1;
+        if (take_i && head_last_i) state_d = StIdle;
+      end
+      StDrain: begin
+        drain_o = 1'b1;
+        if (take_i && head_last_i) state_d = StIdle;
+      end
+      default: state_d = StIdle;
+    endcase
+
+    if (cand_vld) begin
+      if (32'(cand) == InPort) begin
+        loop = 1'b1;
+      end else begin
+        dest_d  = cand;
+        state_d = StCheck;
+      end
+    end
+    if (no_route || loop || state_bad) begin
+      state_d       = StDrain;
+      ev_no_route_o = no_route;
+      ev_loop_o     = loop;
+      ev_state_o    = state_bad;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      state_q <= StIdle;
+      dest_q  <= '0;
+    end else begin
+      state_q <= state_d;
+      dest_q  <= dest_d;
+    end
+  end
+
+  assign lft_lid_o = dlid;
+  assign dest_o    = dest_q;
+
+endmodule

@@ -1,0 +1,489 @@
+// sw_smi_rq: SMI receive engine of a switch's port 0 (ib_switch_top). The
+// same datapath as smi_rq (header pick-up, ICRC, validation, MAD realigned
+// into the RX ib_pkt_fifo, wr_end_o with the tlast beat), for packets that
+// reach port 0 through the crossbar: port_num_i is the ingress port P and
+// port_state_i its PortState (both stable for the whole packet), the LID
+// check is against the port-0 LID without LMC, and the directed-route rules
+// are those of a switch (ibspec §5, is_switch = 1, N = num_ports_i) plus the
+// LID-routed segment rows of docs/fabric.md. The disposition is carried in
+// the meta (sw_rx_meta_t): deliver to the SMA/SM (to_sm rule as smi_rq), or
+// forward through the send engine (fwd; by the path, or by the LFT with the
+// new LRH DLID/SLID). The input must carry at least one beat after the ICRC
+// (the tlast beat): ib_switch_top appends a dummy VCRC beat.
+module sw_smi_rq
+  import ib_pkg::*;
+#(
+  parameter int unsigned DataW = 64,  // stream width in bits: 32, 64 or 128
+  localparam int unsigned DataB = DataW / 8
+) (
+  input  logic               clk_i,
+  input  logic               rst_ni,
+  // VL15 stream from ib_link_rx (no ready)
+  input  logic [DataW-1:0]   vl15_tdata_i,
+  input  logic [DataB-1:0]   vl15_tkeep_i,
+  input  logic               vl15_tvalid_i,
+  input  logic               vl15_tlast_i,
+  input  logic               vl15_tuser_i,   // on tlast: link error, discard
+  // port configuration
+  input  logic [15:0]        port_lid_i,     // port-0 LID (no LMC)
+  input  logic [3:0]         port_state_i,   // PortState of the ingress port
+  input  logic [7:0]         port_num_i,     // ingress port P
+  input  logic [7:0]         num_ports_i,    // N
+  // VL15 RX buffer write port
+  output logic               wr_valid_o,
+  output logic [DataW-1:0]   wr_data_o,
+  output logic [DataB-1:0]   wr_keep_o,
+  output logic               wr_end_o,
+  output logic               wr_ok_o,
+  output sw_rx_meta_t        wr_meta_o,
+  // event pulses (one per bad packet, highest precedence only)
+  output logic               ev_port_down_o,
+  output logic               ev_icrc_err_o,
+  output logic               ev_bad_hdr_o,
+  output logic               ev_lid_err_o,
+  output logic               ev_dr_discard_o
+);
+
+  if (DataW != 32 && DataW != 64 && DataW != 128) begin : gen_dataw_check
+    $fatal(1, "%m: DataW must be 32, 64 or 128, got %0d", DataW);
+  end
+
+  // MAD byte i is packet byte MadOffset + i: it starts at lane Shift of beat
+  // HdrBeats. With Shift != 0 each MAD beat is the upper DataB-Shift bytes of
+  // one packet beat and the lower Shift bytes of the next.
+  localparam int unsigned Shift    = MadOffset % DataB;
+  localparam int unsigned HdrBeats = MadOffset / DataB;
+  // Packet byte offset of the first packet beat that completes a MAD beat.
+  localparam int unsigned EmitPos  = (Shift == 0) ? MadOffset : (HdrBeats + 1) * DataB;
+  localparam int unsigned IcrcPos  = MadOffset + MadBytes;  // 284
+  localparam int unsigned RpPos    = MadOffset + MbReturnPath;  // ReturnPath[0]
+
+  // ---------------------------------------------------------------------------
+  // Captured header fields
+  // ---------------------------------------------------------------------------
+  typedef struct packed {
+    logic [3:0]  sl;
+    logic [1:0]  lnh;
+    logic [15:0] dlid;
+    logic [10:0] pktlen;
+    logic [15:0] slid;
+    logic [7:0]  opcode;
+    logic [3:0]  tver;
+    logic [23:0] destqp;
+    logic [7:0]  base_ver;
+    logic [7:0]  mgmt_class;
+    logic [7:0]  method;
+    logic        dir;         // DR D bit (status bit 15)
+    logic [7:0]  hop_ptr;
+    logic [7:0]  hop_cnt;
+    logic [15:0] attr_id;
+    logic [15:0] dr_slid;
+    logic [15:0] dr_dlid;
+    logic [7:0]  rp_hc;       // ReturnPath[hop_cnt]
+    logic [7:0]  path_nx;     // D=0: InitialPath[hop_ptr+1]; D=1: ReturnPath[hop_ptr-1]
+    logic [31:0] icrc;        // value, byte 284 = bits 7:0
+  } fields_t;
+
+  fields_t     f_q, f_d;
+  logic [15:0] pos_q, pos_d;   // packet byte offset of the current beat
+  logic [31:0] crc_q, crc_d;   // running ICRC state (no final XOR)
+  logic [15:0] rp_beat_q;      // ReturnPath[hop_cnt]: offset of its beat,
+  logic [7:0]  rp_lane_q;      // and its lane (from f_q.hop_cnt, a cycle late)
+  logic [15:0] px_beat_q;      // the same for the next path entry
+  logic [7:0]  px_lane_q;
+
+  logic beat;
+  logic last;
+  assign beat = vl15_tvalid_i;
+  assign last = vl15_tvalid_i & vl15_tlast_i;
+
+  // Every beat before the last is full (asserted below), so packet byte `off`
+  // is lane off % DataB of the beat at offset off - off % DataB: a field is
+  // picked up by comparing pos_q with a constant. Returns {hit, byte}.
+  function automatic logic [8:0] pick(logic [15:0] pos, logic [DataW-1:0] data,
+                                      logic [DataB-1:0] keep, int unsigned off);
+    int unsigned lane;
+    lane = off % DataB;
+    return {pos == 16'(off - lane) && keep[lane], data[8*lane +: 8]};
+  endfunction
+
+  // ICRC coverage: bytes 0..IcrcPos-1. Beats before IcrcBeat are covered
+  // whole, the beat at IcrcBeat for its first IcrcTail bytes (none at DataW
+  // 32), later beats not at all. One matrix update for each case.
+  localparam int unsigned IcrcTail  = IcrcPos % DataB;
+  localparam int unsigned IcrcBeat  = IcrcPos - IcrcTail;
+  localparam int unsigned Resv8aBeat = PbBthResv8a - PbBthResv8a % DataB;
+  localparam int unsigned Resv8aLane = PbBthResv8a % DataB;
+  localparam crc32_mat_t  CrcFull   = crc32_mat(DataB);
+  localparam crc32_mat_t  CrcTail   = crc32_mat(IcrcTail);
+
+  logic [DataW-1:0] icrc_data;  // this beat with the ICRC's mask applied
+  // Where the current beat is, registered from pos_d (keeps 16-bit compares
+  // off the path into the CRC): first beat, beat of BTH.resv8a, beat
+  // covered whole by the ICRC, beat with the ICRC's last covered bytes.
+  logic             at_first_q, at_resv_q, cov_full_q, at_icrc_q;
+  logic             in_mad_q;  // the beat completes a MAD beat (EmitPos..)
+
+  always_comb begin
+    icrc_data = vl15_tdata_i;
+    if (at_first_q) begin
+      icrc_data[8*PbLrhVlLver + 4 +: 4] = 4'hF;   // LRH.VL
+    end
+    if (at_resv_q) begin
+      icrc_data[8*Resv8aLane +: 8] = 8'hFF;        // BTH.resv8a
+    end
+  end
+
+  always_comb begin
+    logic [8:0]  p;
+    logic [31:0] crc_in;
+    p      = '0;
+    f_d    = f_q;
+    crc_in = at_first_q ? Crc32Init : crc_q;
+    crc_d  = crc_in;
+    pos_d  = pos_q;
+    if (beat) begin
+      if (cov_full_q) begin
+        crc_d = crc32_mul(CrcFull, crc_in, (8 * CrcMaxBytes)'(icrc_data));
+      end else if (IcrcTail != 0 && at_icrc_q) begin
+        crc_d = crc32_mul(CrcTail, crc_in, (8 * CrcMaxBytes)'(icrc_data));
+      end
+      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, PbLrhSlLnh);
+      if (p[8]) begin f_d.sl = p[7:4]; f_d.lnh = p[1:0]; end
+      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, PbLrhDlid);
+      if (p[8]) f_d.dlid[15:8] = p[7:0];
+      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, PbLrhDlid + 1);
+      if (p[8]) f_d.dlid[7:0] = p[7:0];
+      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, PbLrhPktLen);
+      if (p[8]) f_d.pktlen[10:8] = p[2:0];
+      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, PbLrhPktLen + 1);
+      if (p[8]) f_d.pktlen[7:0] = p[7:0];
+      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, PbLrhSlid);
+      if (p[8]) f_d.slid[15:8] = p[7:0];
+      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, PbLrhSlid + 1);
+      if (p[8]) f_d.slid[7:0] = p[7:0];
+      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, PbBthOpcode);
+      if (p[8]) f_d.opcode = p[7:0];
+      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, PbBthFlags);
+      if (p[8]) f_d.tver = p[3:0];
+      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, PbBthDestQp);
+      if (p[8]) f_d.destqp[23:16] = p[7:0];
+      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, PbBthDestQp + 1);
+      if (p[8]) f_d.destqp[15:8] = p[7:0];
+      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, PbBthDestQp + 2);
+      if (p[8]) f_d.destqp[7:0] = p[7:0];
+      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, MadOffset + MbBaseVersion);
+      if (p[8]) f_d.base_ver = p[7:0];
+      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, MadOffset + MbMgmtClass);
+      if (p[8]) f_d.mgmt_class = p[7:0];
+      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, MadOffset + MbMethod);
+      if (p[8]) f_d.method = p[7:0];
+      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, MadOffset + MbStatus);
+      if (p[8]) f_d.dir = p[7];
+      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, MadOffset + MbHopPtr);
+      if (p[8]) f_d.hop_ptr = p[7:0];
+      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, MadOffset + MbHopCnt);
+      if (p[8]) f_d.hop_cnt = p[7:0];
+      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, MadOffset + MbAttrId);
+      if (p[8]) f_d.attr_id[15:8] = p[7:0];
+      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, MadOffset + MbAttrId + 1);
+      if (p[8]) f_d.attr_id[7:0] = p[7:0];
+      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, MadOffset + MbDrSlid);
+      if (p[8]) f_d.dr_slid[15:8] = p[7:0];
+      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, MadOffset + MbDrSlid + 1);
+      if (p[8]) f_d.dr_slid[7:0] = p[7:0];
+      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, MadOffset + MbDrDlid);
+      if (p[8]) f_d.dr_dlid[15:8] = p[7:0];
+      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, MadOffset + MbDrDlid + 1);
+      if (p[8]) f_d.dr_dlid[7:0] = p[7:0];
+      for (int unsigned i = 0; i < IcrcBytes; i++) begin
+        p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, IcrcPos + i);
+        if (p[8]) f_d.icrc[8*i +: 8] = p[7:0];   // byte 284 = bits 7:0
+      end
+      // ReturnPath[hop_cnt]; hop_cnt (packet byte 35) is many beats earlier.
+      if (pos_q == rp_beat_q) begin
+        for (int unsigned j = 0; j < DataB; j++) begin
+          if (32'(rp_lane_q) == j && vl15_tkeep_i[j]) begin
+            f_d.rp_hc = vl15_tdata_i[8*j +: 8];
+          end
+        end
+      end
+      if (pos_q == px_beat_q) begin
+        for (int unsigned j = 0; j < DataB; j++) begin
+          if (32'(px_lane_q) == j && vl15_tkeep_i[j]) begin
+            f_d.path_nx = vl15_tdata_i[8*j +: 8];
+          end
+        end
+      end
+      if (vl15_tlast_i) begin
+        pos_d = '0;
+      end else if (pos_q <= 16'hFFFF - 16'(DataB)) begin
+        pos_d = pos_q + 16'(DataB);  // saturates: offsets past 64 KiB never matter
+      end
+    end
+  end
+
+  // Offset of ReturnPath[hop_cnt] from the captured hop count; registered, as
+  // it is needed no earlier than packet byte RpPos = 220.
+  logic [15:0] rp_off;
+  assign rp_off = 16'(RpPos) + {8'h0, f_q.hop_cnt};
+  logic [15:0] px_off;
+  assign px_off = f_q.dir ? 16'(RpPos) + {8'h0, f_q.hop_ptr} - 16'd1
+                          : 16'(MadOffset + MbInitialPath) + {8'h0, f_q.hop_ptr} + 16'd1;
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      f_q       <= '0;
+      pos_q     <= '0;
+      at_first_q <= 1'b1;
+      at_resv_q  <= 16'(Resv8aBeat) == '0;
+      cov_full_q <= 1'b1;
+      at_icrc_q  <= 1'b0;
+      in_mad_q   <= EmitPos == 0;
+      crc_q     <= Crc32Init;
+      rp_beat_q <= 16'hFFFF;
+      rp_lane_q <= '0;
+      px_beat_q <= 16'hFFFF;
+      px_lane_q <= '0;
+    end else begin
+      f_q       <= f_d;
+      pos_q     <= pos_d;
+      at_first_q <= pos_d == '0;
+      at_resv_q  <= pos_d == 16'(Resv8aBeat);
+      cov_full_q <= 32'(pos_d) < IcrcBeat;
+      at_icrc_q  <= 32'(pos_d) == IcrcBeat;
+      in_mad_q   <= 32'(pos_d) >= EmitPos && 32'(pos_d) < EmitPos + MadBytes;
+      crc_q     <= crc_d;
+      rp_beat_q <= rp_off & ~16'(DataB - 1);
+      rp_lane_q <= 8'(rp_off & 16'(DataB - 1));
+      px_beat_q <= px_off & ~16'(DataB - 1);
+      px_lane_q <= 8'(px_off & 16'(DataB - 1));
+    end
+  end
+
+  // ---------------------------------------------------------------------------
+  // MAD realignment into the RX buffer
+  // ---------------------------------------------------------------------------
+  logic mad_emit;
+  assign mad_emit = beat && in_mad_q;
+
+  if (Shift == 0) begin : gen_aligned
+    assign wr_data_o = vl15_tdata_i;
+  end else begin : gen_shift
+    // upper DataB-Shift bytes of the previous beat
+    logic [(DataB-Shift)*8-1:0] held_q;
+    always_ff @(posedge clk_i) begin
+      if (beat) begin
+        held_q <= vl15_tdata_i[DataW-1:Shift*8];
+      end
+    end
+    assign wr_data_o = {vl15_tdata_i[Shift*8-1:0], held_q};
+  end
+
+  assign wr_valid_o = mad_emit;
+  assign wr_keep_o  = '1;
+
+  // ---------------------------------------------------------------------------
+  // Checks and directed-route receive processing (evaluated at tlast; every
+  // field and the whole ICRC lie in earlier beats of a 290-byte packet)
+  // ---------------------------------------------------------------------------
+  // DR receive rules of a switch (smi_handle_dr_smp_recv, is_switch = 1),
+  // the disposition (smi_check_forward_dr_smp / handle_ib_smi) and the
+  // LID-routed segment rows of docs/fabric.md:
+  //   deliver: to the SMA/SM with hop pointer hp_new (SEND: send rules run)
+  //   fwd:     to the send engine, which runs the send rules of a switch and
+  //            sends by the path (fwd_lft = 0, LRH 0xFFFF/0xFFFF) or by the
+  //            LFT (fwd_lft = 1, LRH DLID = DrDLID (D=0) / DrSLID (D=1)).
+  typedef struct packed {
+    logic       discard;
+    logic       fwd;
+    logic       fwd_lft;
+    logic [7:0] hp_new;
+    logic       rp_we;
+    logic [5:0] rp_idx;
+  } dr_rx_t;
+
+  function automatic dr_rx_t dr_recv_sw(logic dir, logic [7:0] hp, logic [7:0] hc,
+                                        logic dr_slid_perm, logic dr_dlid_perm,
+                                        logic lid_routed, logic [7:0] rp_hc,
+                                        logic [7:0] path_nx, logic [7:0] port,
+                                        logic [7:0] n);
+    dr_rx_t r;
+    logic [8:0] hc1;
+    r   = '{discard: 1'b0, fwd: 1'b0, fwd_lft: 1'b0, hp_new: hp, rp_we: 1'b0,
+            rp_idx: hp[5:0]};
+    hc1 = {1'b0, hc} + 9'd1;
+    if (32'(hc) >= MaxPathHops) begin
+      r.discard = 1'b1;                     // C14-6
+    end else if (!dir) begin
+      if (hc != 8'd0 && hp == 8'd0) begin
+        // C14-9:1 discard, unless this switch starts the DR part after a
+        // LID-routed head: send rule C14-9:1 (hp := 1), out IP[1]
+        r.discard = !lid_routed;
+        r.fwd     = lid_routed;
+      end else if (hp < hc) begin
+        // C14-9:2 intermediate hop: RP[hp] := P, accept iff IP[hp+1] <= N; FORWARD
+        r.rp_we   = 1'b1;
+        r.discard = (path_nx > n);
+        r.fwd     = 1'b1;
+      end else if (hp == hc) begin
+        // C14-9:3 RP[hp] := P (hc != 0), accept (switch). DrDLID permissive:
+        // SEND (hp := hc+1, local SMA); else LOCAL = the LID-routed tail:
+        // send rule hp := hc+1, out by the LFT to DrDLID
+        r.rp_we = (hc != 8'd0);
+        if (dr_dlid_perm) begin
+          r.hp_new = hp + 8'd1;
+        end else begin
+          r.fwd     = 1'b1;
+          r.fwd_lft = 1'b1;
+        end
+      end else if ({1'b0, hp} == hc1) begin
+        r.hp_new = hp;                      // C14-9:4 accept, SEND to the SMA
+      end else begin
+        r.discard = 1'b1;                   // C14-9:5
+      end
+    end else begin
+      if (hc != 8'd0 && {1'b0, hp} == hc1) begin
+        if (lid_routed) begin
+          // the return enters the DR part from the tail: send rule C14-13:1
+          // (hp := hc) in the send engine, out RP[hc]
+          r.fwd = 1'b1;
+        end else begin
+          // C14-13:1 hp := hc, accept iff RP[hc] = P; disposition with hp = hc
+          r.hp_new  = hc;
+          r.discard = (rp_hc != port);
+          if (hc >= 8'd2) begin
+            r.fwd = 1'b1;                   // FORWARD out RP[hc-1]
+          end else if (!dr_slid_perm) begin
+            r.fwd     = 1'b1;               // hp = 1, DrSLID real: SEND = head exit
+            r.fwd_lft = 1'b1;
+          end                               // else LOCAL: to the SM with hp 1
+        end
+      end else if (hp >= 8'd2 && hp <= hc) begin
+        r.discard = (path_nx > n);          // C14-13:2 accept iff RP[hp-1] <= N
+        r.fwd     = 1'b1;
+      end else if (hp == 8'd1) begin
+        if (dr_slid_perm) begin
+          r.hp_new = 8'd0;                  // C14-13:3 hp := 0, LOCAL (SM)
+        end else begin
+          r.fwd     = 1'b1;                 // switch accepts; SEND = head exit
+          r.fwd_lft = 1'b1;
+        end
+      end else if (hp == 8'd0) begin
+        r.hp_new = 8'd0;                    // C14-13:4 to the SM
+      end else begin
+        r.discard = 1'b1;                   // C14-13:5
+      end
+    end
+    return r;
+  endfunction
+
+  // Header checks from fields at packet bytes <= 63, computed a cycle ahead
+  // of tlast and registered (the port configuration is stable per packet).
+  typedef struct packed {
+    logic   is_dr_class;
+    logic   err_hdr;
+    logic   err_lid;
+    logic   to_sm;
+  } chk_t;
+
+  chk_t        chk_d, chk_q;
+  logic        err_down;
+  logic        err_icrc;
+  logic        err_dr;
+  dr_rx_t      dr;
+
+  always_comb begin
+    logic is_lid_class;
+    logic dlid_mine;
+    is_lid_class      = (f_q.mgmt_class == ClassSubnLid);
+    chk_d.is_dr_class = (f_q.mgmt_class == ClassSubnDr);
+    dlid_mine         = (f_q.dlid == port_lid_i);
+    chk_d.err_hdr = (f_q.lnh != LnhIbaLocal) || (f_q.opcode != OpUdSendOnly) ||
+                    (f_q.tver != 4'd0) || (f_q.destqp != 24'd0) ||
+                    (32'(f_q.pktlen) != SmpPktLen) || (f_q.base_ver != MadBaseVersion) ||
+                    !(is_lid_class || chk_d.is_dr_class);
+    chk_d.err_lid = is_lid_class ? (!dlid_mine || port_lid_i == 16'd0 ||
+                                    f_q.slid == PermissiveLid)
+                                 : (f_q.dlid != PermissiveLid && !dlid_mine);
+    chk_d.to_sm   = f_q.method[7] || (f_q.method == MethodTrap) ||
+                    (f_q.attr_id == AttrSmInfo &&
+                     (f_q.method == MethodGet || f_q.method == MethodSet));
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      chk_q <= '0;
+    end else begin
+      chk_q <= chk_d;
+    end
+  end
+
+  always_comb begin
+    dr = dr_recv_sw(f_q.dir, f_q.hop_ptr, f_q.hop_cnt,
+                    f_q.dr_slid == PermissiveLid, f_q.dr_dlid == PermissiveLid,
+                    f_q.dlid != PermissiveLid, f_q.rp_hc, f_q.path_nx,
+                    port_num_i, num_ports_i);
+    err_down = (port_state_i == PortStateDown);
+    err_icrc = (f_q.lnh == LnhIbaLocal) && (32'(f_q.pktlen) == SmpPktLen) &&
+               (f_q.icrc != (crc_q ^ Crc32XorOut));
+    err_dr   = chk_q.is_dr_class && dr.discard;
+  end
+
+  logic good_link;
+  assign good_link = last && !vl15_tuser_i;
+
+  assign ev_port_down_o  = good_link && err_down;
+  assign ev_icrc_err_o   = good_link && !err_down && err_icrc;
+  assign ev_bad_hdr_o    = good_link && !err_down && !err_icrc && chk_q.err_hdr;
+  assign ev_lid_err_o    = good_link && !err_down && !err_icrc && !chk_q.err_hdr && chk_q.err_lid;
+  assign ev_dr_discard_o = good_link && !err_down && !err_icrc && !chk_q.err_hdr &&
+                           !chk_q.err_lid && err_dr;
+
+  assign wr_end_o = last;
+  assign wr_ok_o  = good_link &&
+                    !(err_down || err_icrc || chk_q.err_hdr || chk_q.err_lid || err_dr);
+
+  always_comb begin
+    wr_meta_o                 = '0;
+    wr_meta_o.base.slid       = f_q.slid;
+    wr_meta_o.base.dlid       = f_q.dlid;
+    wr_meta_o.base.sl         = f_q.sl;
+    wr_meta_o.base.port       = port_num_i;
+    wr_meta_o.base.mgmt_class = f_q.mgmt_class;
+    wr_meta_o.base.to_sm      = chk_q.to_sm;
+    if (chk_q.is_dr_class) begin
+      wr_meta_o.base.hop_ptr = dr.hp_new[6:0];
+      wr_meta_o.base.hop_cnt = f_q.hop_cnt[6:0];
+      wr_meta_o.base.rp_we   = dr.rp_we;
+      wr_meta_o.base.rp_idx  = dr.rp_idx;
+      wr_meta_o.base.rp_val  = port_num_i;
+      wr_meta_o.fwd          = dr.fwd;
+      wr_meta_o.fwd_lft      = dr.fwd_lft;
+      wr_meta_o.fwd_dlid     = !dr.fwd_lft ? PermissiveLid
+                             : f_q.dir ? f_q.dr_slid : f_q.dr_dlid;
+      wr_meta_o.fwd_slid     = !dr.fwd_lft ? PermissiveLid
+                             : (port_lid_i == 16'd0) ? PermissiveLid : port_lid_i;
+    end
+  end
+
+  // ---------------------------------------------------------------------------
+  // Assertions
+  // ---------------------------------------------------------------------------
+`ifndef SYNTHESIS
+  always_ff @(posedge clk_i) begin
+    if (rst_ni) begin
+      if (vl15_tvalid_i && !vl15_tlast_i) begin
+        assert (vl15_tkeep_i == '1)
+          else $error("%m: partial tkeep on a beat without tlast");
+      end
+      if (wr_ok_o) begin
+        // DR only: a LID-routed SMP's hop pointer is any byte, unused.
+        assert (!chk_q.is_dr_class || (dr.hp_new < 8'd128 && f_q.hop_cnt < 8'd64))
+          else $error("%m: accepted DR SMP with out-of-range hop fields");
+      end
+    end
+  end
+`endif
+
+endmodule

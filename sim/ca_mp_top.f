@@ -1,0 +1,15 @@
+# ib_ca_mp_top file list (multiport CA), repository-relative, in dependency
+# order (package first): the ib_ca_top files, then the port mux/demux and the top.
+rtl/ib_pkg.sv
+rtl/ib_axis_checker.sv
+rtl/ib_link_rx.sv
+rtl/ib_link_tx.sv
+rtl/ib_pkt_fifo.sv
+rtl/ib_port_regs.sv
+rtl/smi_rq.sv
+rtl/smi_rx_dispatch.sv
+rtl/smi_sq.sv
+rtl/ib_ca_top.sv
+rtl/smi_port_mux.sv
+rtl/smi_port_demux.sv
+rtl/ib_ca_mp_top.sv

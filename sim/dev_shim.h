@@ -1,0 +1,40 @@
+// dev_shim.h: the C++ side of the vl15-bindings `dev` cxx bridge. One
+// DevModel wraps one Verilated multiport top (ib_switch_top, ib_ca_mp_top)
+// and only moves bits between the per-port PortIn/PortOut structs, the
+// DevIn/DevOut structs and the model's flat, packed ports (no protocol
+// logic). Included by cxx-generated code: no Verilator or model headers here.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "rust/cxx.h"
+
+namespace vl15 {
+
+struct PortIn;
+struct PortOut;
+struct DevIn;
+struct DevOut;
+enum class DevKind : uint8_t;
+
+class DevModel {
+ public:
+  virtual ~DevModel() = default;
+  // rst_ni low for `cycles` cycles with every input idle (links up).
+  virtual void reset(uint32_t cycles) = 0;
+  // One clock cycle; ports_in/ports_out hold external ports 1..N at 0..N-1.
+  virtual DevOut step(const DevIn& in, rust::Slice<const PortIn> ports_in,
+                      rust::Slice<PortOut> ports_out) = 0;
+  // Count n cycles without evaluating (the caller knows the model is idle).
+  virtual void skip(uint64_t n) = 0;
+  virtual uint64_t cycle() const = 0;
+  virtual uint32_t num_ports() const = 0;
+  virtual uint32_t data_w() const = 0;
+  virtual void trace_open(rust::Str path) = 0;
+  virtual void trace_close() = 0;
+};
+
+std::unique_ptr<DevModel> new_dev_model(DevKind kind);
+
+}  // namespace vl15

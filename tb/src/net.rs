@@ -1,0 +1,1056 @@
+//! A fabric of RTL devices built from a topology file: every switch is a
+//! Verilated `ib_switch_top`, every CA an `ib_ca_mp_top`, each with the Rust
+//! node SMA on its management side; links with a latency in cycles join one
+//! device's TX to another's RX and can go down and up.
+//!
+//! Scheduling is event-driven: a device is clocked only in the cycles in
+//! which it has work — its RTL is not idle (`idle_o`), a beat arrives on one
+//! of its links, or its host side (SMA, SM, register bus) has something to
+//! do. An idle device is not evaluated at all; when it wakes, its model is
+//! told how many cycles it slept (`Dev::skip`), which changes nothing in an
+//! idle model, so the fabric behaves exactly as if every device were clocked
+//! every cycle, at a cost that follows the traffic, not the fabric size.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, VecDeque};
+
+use anyhow::{anyhow, bail, Context, Result};
+use vl15_bindings::{Dev, DevIn, DevKind, DevOut, PortIn, PortOut};
+
+use crate::device::{AddressHandle, SmiMeta};
+use crate::fabric::TraceEntry;
+use crate::mad::{self, Mad};
+use crate::node_sma::{HwWrite, NodeHw, NodeIdentity, NodeSma};
+use crate::packet::consts::CLASS_SUBN_LID;
+use crate::stream::{Beat, Pattern, Sink, Source};
+use crate::topology::{NodeKind, Topology};
+
+/// Every device of the fabric runs at this width.
+pub const DATA_W: u32 = 64;
+
+/// Switch register map (docs/fabric.md, "ib_switch_top register map").
+pub mod swreg {
+    pub const ID: u16 = 0x0000;
+    pub const ID_VALUE: u32 = 0x564C_5357;
+    pub const PORT0_LID: u16 = 0x0001;
+    pub const MASTER_SM_LID: u16 = 0x0003;
+    pub const MASTER_SM_SL: u16 = 0x0004;
+    pub const NUM_PORTS: u16 = 0x0006;
+    pub const NUM_PORTS_MAX: u16 = 0x0007;
+    pub const LINEAR_FDB_TOP: u16 = 0x0008;
+    pub const PORT_STATE_CHANGE: u16 = 0x0009;
+    pub const LFT_DEPTH: u16 = 0x000A;
+    pub const CTR_CLEAR: u16 = 0x000F;
+    pub const PORT_STATE: u16 = 0x0100;
+    pub const CTR_BASE: u16 = 0x0200;
+    pub const LFT_BASE: u16 = 0x1000;
+    /// Counter c of port p.
+    pub fn ctr(p: u8, c: u8) -> u16 {
+        CTR_BASE + 16 * u16::from(p) + u16::from(c)
+    }
+}
+
+/// Multiport CA register map: register `a` of port `p` (crate::device::reg).
+pub mod mpreg {
+    pub const ID_VALUE: u32 = 0x564C_4D50;
+    pub fn port(p: u8, a: u8) -> u16 {
+        0x0100 * u16::from(p) + u16::from(a)
+    }
+}
+
+/// LFT entries of the switch model (`LftDepth`, SwitchInfo.LinearFDBCap).
+pub const LFT_DEPTH: u16 = 4096;
+
+/// Fabric settings.
+#[derive(Debug, Clone)]
+pub struct NetOptions {
+    /// Cycles from a beat leaving one TX to entering the other RX (≥ 1).
+    pub link_latency: u64,
+    /// Cycles from an SMA request's last beat to its response being offered.
+    pub sma_latency: u64,
+    /// Cycles a link stays down when an SMA sets a port Down (retraining).
+    pub retrain_cycles: u64,
+    /// Record every packet on every link (for traces and snapshots).
+    pub trace: bool,
+}
+
+impl Default for NetOptions {
+    fn default() -> Self {
+        NetOptions {
+            link_latency: 4,
+            sma_latency: 8,
+            retrain_cycles: 8,
+            trace: false,
+        }
+    }
+}
+
+/// One end of a link: (device index, port number 1..N).
+pub type End = (usize, u8);
+
+/// A full-duplex cable. Direction 0 carries `ends[0]` TX → `ends[1]` RX,
+/// direction 1 the reverse.
+pub struct Link {
+    pub ends: [End; 2],
+    pub latency: u64,
+    /// Administratively up (the testbench's Link/Unlink).
+    pub up: bool,
+    /// Down for retraining until this cycle (exclusive).
+    retrain_until: u64,
+    pipe: [VecDeque<(u64, Beat)>; 2],
+    /// Trace: bytes of the packet being sent in each direction, and the
+    /// cycle of its first beat.
+    cur: [Vec<u8>; 2],
+    first: [u64; 2],
+    label: [String; 2],
+}
+
+impl Link {
+    fn carrying(&self, now: u64) -> bool {
+        self.up && now >= self.retrain_until
+    }
+}
+
+/// The SM side of a device's QP0: requests go out through `sm_tx_*`, what
+/// arrives on `sm_rx_*` is kept by TID (responses) or as unsolicited.
+pub struct SmHost {
+    /// Port tag of this SM's requests (the CA port it sits on).
+    pub port: u8,
+    tx: Source<(AddressHandle, u8)>,
+    rx: Sink<SmiMeta>,
+    next_tid: u64,
+    pub responses: BTreeMap<u64, (Mad, SmiMeta, u64)>,
+    pub unsolicited: Vec<(Mad, SmiMeta, u64)>,
+    pub sent: u64,
+}
+
+impl SmHost {
+    fn new(port: u8) -> Self {
+        SmHost {
+            port,
+            tx: Source::new(DATA_W, Pattern::Always),
+            rx: Sink::new(Pattern::Always),
+            next_tid: 0x7a00_0000_0000_0001,
+            responses: BTreeMap::new(),
+            unsolicited: Vec::new(),
+            sent: 0,
+        }
+    }
+    pub fn tid(&mut self) -> u64 {
+        let t = self.next_tid;
+        self.next_tid += 1;
+        t
+    }
+}
+
+/// One RTL device and its host side.
+pub struct Device {
+    /// Topology node id.
+    pub name: String,
+    pub node: usize,
+    pub kind: DevKind,
+    pub is_switch: bool,
+    /// Ports in the topology (may be fewer than the model has).
+    pub nports: u8,
+    dev: Dev,
+    pin: Vec<PortIn>,
+    pout: Vec<PortOut>,
+    pub dout: DevOut,
+    /// Per port 1..=model ports at index p−1: (link, direction it sends on).
+    port_links: Vec<Option<(usize, usize)>>,
+    pub sma: NodeSma,
+    sma_rx: Sink<SmiMeta>,
+    sma_tx: Source<SmiMeta>,
+    /// Responses waiting for their service latency: (due, MAD, meta).
+    sma_pending: VecDeque<(u64, Mad, SmiMeta)>,
+    pub sm: Option<SmHost>,
+    /// CA data-VL host ports, per port at index p−1: packets (LRH..ICRC) the
+    /// host sends, and packets the port delivered (LRH..VCRC, `bad` = the
+    /// link layer flagged it).
+    pub data_tx: Vec<Source<()>>,
+    pub data_rx: Vec<Sink<()>>,
+    regs: VecDeque<(u16, u32)>,
+    read: Option<u16>,
+    read_value: Option<u32>,
+    /// Cycles in which the model was evaluated.
+    pub ticks: u64,
+}
+
+impl Device {
+    fn has_host_work(&self) -> bool {
+        !self.sma_tx.idle()
+            || !self.sma_pending.is_empty()
+            || self.sma_rx.in_packet()
+            || !self.regs.is_empty()
+            || self.data_tx.iter().any(|s| !s.idle())
+            || self.data_rx.iter().any(|s| s.in_packet())
+            || self.read.is_some()
+            || self
+                .sm
+                .as_ref()
+                .is_some_and(|s| !s.tx.idle() || s.rx.in_packet())
+    }
+    /// PortState of port `p` as the RTL shows it (switch port 0 included).
+    pub fn port_state(&self, p: u8) -> u8 {
+        if p == 0 {
+            return if self.is_switch {
+                self.dout.port0_state
+            } else {
+                0
+            };
+        }
+        self.pout
+            .get(usize::from(p) - 1)
+            .map_or(0, |o| o.port_state)
+    }
+    /// Register address of a CA port register / switch register, for writes
+    /// made on behalf of the SMA.
+    fn hw_writes(&self, w: &HwWrite, out: &mut Vec<(u16, u32)>) {
+        use crate::device::reg;
+        let sw = self.is_switch;
+        match *w {
+            HwWrite::PortLid { port, lid } => out.push(if sw {
+                (swreg::PORT0_LID, lid.into())
+            } else {
+                (mpreg::port(port, reg::PORT_LID), lid.into())
+            }),
+            HwWrite::PortLmc { port, lmc } => {
+                if !sw {
+                    out.push((mpreg::port(port, reg::PORT_LMC), lmc.into()));
+                }
+            }
+            HwWrite::MasterSmLid { port, lid } => out.push(if sw {
+                (swreg::MASTER_SM_LID, lid.into())
+            } else {
+                (mpreg::port(port, reg::MASTER_SM_LID), lid.into())
+            }),
+            HwWrite::MasterSmSl { port, sl } => out.push(if sw {
+                (swreg::MASTER_SM_SL, sl.into())
+            } else {
+                (mpreg::port(port, reg::MASTER_SM_SL), sl.into())
+            }),
+            HwWrite::PortState { port, state } => out.push(if sw {
+                (swreg::PORT_STATE + u16::from(port), state.into())
+            } else {
+                (mpreg::port(port, reg::PORT_STATE), state.into())
+            }),
+            HwWrite::LftBlock { block, entries } => {
+                for (i, q) in entries.chunks(4).enumerate() {
+                    let word = u32::from_le_bytes([q[0], q[1], q[2], q[3]]);
+                    out.push((swreg::LFT_BASE + block * 16 + i as u16, word));
+                }
+            }
+            HwWrite::LinearFdbTop(top) => out.push((swreg::LINEAR_FDB_TOP, top.into())),
+            HwWrite::ClearPortStateChange => out.push((swreg::PORT_STATE_CHANGE, 1)),
+            // The fabric's business (link retraining, the neighbour's
+            // active width/speed); the RTL models no PHY.
+            HwWrite::RetrainLink { .. }
+            | HwWrite::LinkActive { .. }
+            | HwWrite::PortPhysState { .. } => {}
+        }
+    }
+}
+
+/// What the SMA sees of the hardware and the neighbours while it answers.
+struct HwView<'a> {
+    states: &'a [u8],
+    link_up: &'a [bool],
+    neighbour: &'a [Option<u8>],
+    psc: bool,
+    writes: Vec<HwWrite>,
+}
+
+impl NodeHw for HwView<'_> {
+    fn port_state(&self, port: u8) -> u8 {
+        self.states.get(usize::from(port)).copied().unwrap_or(0)
+    }
+    fn link_up(&self, port: u8) -> bool {
+        self.link_up
+            .get(usize::from(port))
+            .copied()
+            .unwrap_or(false)
+    }
+    fn neighbour_state(&self, port: u8) -> Option<u8> {
+        self.neighbour.get(usize::from(port)).copied().flatten()
+    }
+    fn port_state_change(&self) -> bool {
+        self.psc
+    }
+    fn write(&mut self, w: HwWrite) {
+        self.writes.push(w);
+    }
+}
+
+/// Counters the fabric keeps about itself.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NetStats {
+    /// Device evaluations (one device, one cycle).
+    pub ticks: u64,
+    /// Beats carried by links.
+    pub beats: u64,
+    /// Beats lost on links that were down.
+    pub beats_lost: u64,
+    /// SMPs the SMAs answered.
+    pub sma_answers: u64,
+}
+
+/// The fabric.
+pub struct Net {
+    pub topo: Topology,
+    pub devs: Vec<Device>,
+    pub links: Vec<Link>,
+    pub opts: NetOptions,
+    /// Global cycle: the next cycle to simulate.
+    pub cycle: u64,
+    active: Vec<bool>,
+    active_list: Vec<usize>,
+    wake: BinaryHeap<Reverse<(u64, usize)>>,
+    pub trace: Vec<TraceEntry>,
+    pub stats: NetStats,
+}
+
+fn dev_kind(kind: NodeKind, nports: u8, id: &str) -> Result<DevKind> {
+    Ok(match kind {
+        NodeKind::Switch if nports <= 8 => DevKind::Switch8,
+        NodeKind::Switch if nports <= 36 => DevKind::Switch36,
+        NodeKind::Ca if nports == 1 => DevKind::CaMp1,
+        NodeKind::Ca if nports == 2 => DevKind::CaMp2,
+        NodeKind::Switch => {
+            bail!("switch {id:?} has {nports} ports; the RTL switch has at most 36")
+        }
+        NodeKind::Ca => bail!("CA {id:?} has {nports} ports; the RTL CA has 1 or 2"),
+        NodeKind::Router => bail!("router {id:?}: routers are not modelled"),
+    })
+}
+
+fn model_ports(k: DevKind) -> usize {
+    match k {
+        DevKind::Switch8 => 8,
+        DevKind::Switch36 => 36,
+        DevKind::CaMp1 => 1,
+        _ => 2,
+    }
+}
+
+impl Net {
+    /// Build every device of `topo` (reset, links up) and the links.
+    pub fn new(topo: Topology, opts: NetOptions) -> Result<Net> {
+        let mut devs = Vec::with_capacity(topo.nodes.len());
+        for (i, n) in topo.nodes.iter().enumerate() {
+            let kind = dev_kind(n.kind, n.nports, &n.id)?;
+            let mut dev =
+                Dev::new(kind).with_context(|| format!("building the RTL of {:?}", n.id))?;
+            dev.reset(4)
+                .with_context(|| format!("reset of {:?}", n.id))?;
+            let np = model_ports(kind);
+            let identity = NodeIdentity::from_topology(n, &topo, LFT_DEPTH)
+                .with_context(|| format!("SMA identity of {:?}", n.id))?;
+            devs.push(Device {
+                name: n.id.clone(),
+                node: i,
+                kind,
+                is_switch: n.kind == NodeKind::Switch,
+                nports: n.nports,
+                dev,
+                pin: vec![PortIn::default(); np],
+                pout: vec![PortOut::default(); np],
+                dout: DevOut::default(),
+                port_links: vec![None; np],
+                sma: NodeSma::new(identity),
+                sma_rx: Sink::new(Pattern::Always),
+                sma_tx: Source::new(DATA_W, Pattern::Always),
+                sma_pending: VecDeque::new(),
+                sm: None,
+                data_tx: (0..np)
+                    .map(|_| Source::new(DATA_W, Pattern::Always))
+                    .collect(),
+                data_rx: (0..np).map(|_| Sink::new(Pattern::Always)).collect(),
+                regs: VecDeque::new(),
+                read: None,
+                read_value: None,
+                ticks: 0,
+            });
+        }
+        let mut links = Vec::with_capacity(topo.links.len());
+        for (li, l) in topo.links.iter().enumerate() {
+            let ends = [l.a, l.b];
+            for (dir, &(d, p)) in ends.iter().enumerate() {
+                devs[d].port_links[usize::from(p) - 1] = Some((li, dir));
+            }
+            let label = |from: End, to: End| {
+                format!(
+                    "{}[{}]>{}[{}]",
+                    topo.nodes[from.0].id, from.1, topo.nodes[to.0].id, to.1
+                )
+            };
+            links.push(Link {
+                ends,
+                latency: opts.link_latency.max(1),
+                up: true,
+                retrain_until: 0,
+                pipe: [VecDeque::new(), VecDeque::new()],
+                cur: [Vec::new(), Vec::new()],
+                first: [0, 0],
+                label: [label(ends[0], ends[1]), label(ends[1], ends[0])],
+            });
+        }
+        let n = devs.len();
+        let mut net = Net {
+            topo,
+            devs,
+            links,
+            opts,
+            cycle: 0,
+            active: vec![false; n],
+            active_list: Vec::new(),
+            wake: BinaryHeap::new(),
+            trace: Vec::new(),
+            stats: NetStats::default(),
+        };
+        // Ports without a cable are down; every device runs once so that the
+        // port states and the SMA's register images settle.
+        for d in 0..n {
+            for p in 0..net.devs[d].pin.len() {
+                let up = net.devs[d].port_links[p].is_some();
+                net.devs[d].pin[p].link_up = up;
+                net.devs[d].pin[p].tx_tready = true;
+            }
+            let mut regs = Vec::new();
+            let init = net.devs[d].sma.init_writes();
+            for w in &init {
+                net.devs[d].hw_writes(w, &mut regs);
+            }
+            if net.devs[d].is_switch {
+                regs.push((swreg::NUM_PORTS, u32::from(net.devs[d].nports)));
+            }
+            net.devs[d].regs.extend(regs);
+            net.activate(d);
+        }
+        net.run_until_idle(10_000)?;
+        Ok(net)
+    }
+
+    /// Device index of topology node `id`.
+    pub fn dev_index(&self, id: &str) -> Option<usize> {
+        self.devs.iter().position(|d| d.name == id)
+    }
+
+    fn activate(&mut self, d: usize) {
+        if !self.active[d] {
+            self.active[d] = true;
+            self.active_list.push(d);
+        }
+    }
+
+    /// Whether nothing is in flight anywhere (RTL, links, host sides).
+    pub fn idle(&self) -> bool {
+        self.active_list.is_empty() && self.wake.is_empty()
+    }
+
+    /// Put an SM on CA `d`'s port `port` (the SM's requests carry that port tag).
+    pub fn attach_sm(&mut self, d: usize, port: u8) -> Result<()> {
+        let dev = &mut self.devs[d];
+        if dev.is_switch {
+            bail!("{}: the SM runs on a CA port in this fabric", dev.name);
+        }
+        if port == 0 || port > dev.nports {
+            bail!("{}: no port {port}", dev.name);
+        }
+        dev.sm = Some(SmHost::new(port));
+        Ok(())
+    }
+
+    /// Queue an SM request on device `d` (which must have an SM).
+    pub fn sm_post(&mut self, d: usize, ah: AddressHandle, m: &Mad) -> Result<()> {
+        let dev = &mut self.devs[d];
+        let sm = dev
+            .sm
+            .as_mut()
+            .ok_or_else(|| anyhow!("{}: no SM attached", dev.name))?;
+        sm.tx.push(m, (ah, sm.port));
+        sm.sent += 1;
+        self.activate(d);
+        Ok(())
+    }
+
+    /// Take link `l` down (`up` false) or bring it up, from this cycle on.
+    /// Beats in flight on a link that goes down are lost; the RTL ports at
+    /// both ends see `link_up_i` fall (PortState Down) and discard any
+    /// partly received packet.
+    pub fn set_link(&mut self, l: usize, up: bool) {
+        let link = &mut self.links[l];
+        link.up = up;
+        if !up {
+            for dir in 0..2 {
+                self.stats.beats_lost += link.pipe[dir].len() as u64;
+                link.pipe[dir].clear();
+                link.cur[dir].clear();
+            }
+        }
+        let ends = link.ends;
+        for (d, _) in ends {
+            self.activate(d);
+        }
+    }
+
+    /// Put a whole packet (LRH..VCRC, any content) on the cable into device
+    /// `d`'s port `p`, as if the far end had sent it: its beats reach the RX
+    /// one per cycle from the next free cycle after the link latency, behind
+    /// whatever is already on that cable. Traced as `tb>name[p]`.
+    pub fn inject(&mut self, d: usize, p: u8, bytes: &[u8]) -> Result<()> {
+        if bytes.is_empty() {
+            bail!("inject: empty packet");
+        }
+        let (l, dir) = self.devs[d]
+            .port_links
+            .get(usize::from(p).wrapping_sub(1))
+            .copied()
+            .flatten()
+            .ok_or_else(|| anyhow!("{}: port {p} has no cable", self.devs[d].name))?;
+        let now = self.cycle;
+        let link = &mut self.links[l];
+        let pipe = &mut link.pipe[1 - dir];
+        let first = pipe
+            .back()
+            .map_or(now + link.latency, |(t, _)| t + 1)
+            .max(now + link.latency);
+        for (due, b) in (first..).zip(crate::stream::to_beats(bytes, (DATA_W / 8) as usize)) {
+            pipe.push_back((due, b));
+            // Each beat wakes the receiver, as beats sent by a device do.
+            self.wake.push(Reverse((due, d)));
+        }
+        if self.opts.trace {
+            self.trace.push(TraceEntry {
+                cycle: first,
+                dir: format!("tb>{}[{p}]", self.devs[d].name),
+                bytes: bytes.to_vec(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Index of the link at device `d` port `p`.
+    pub fn link_at(&self, d: usize, p: u8) -> Option<usize> {
+        self.devs[d]
+            .port_links
+            .get(usize::from(p).wrapping_sub(1))
+            .copied()
+            .flatten()
+            .map(|(l, _)| l)
+    }
+
+    /// Read register `addr` of device `d` (one fabric cycle).
+    pub fn read_reg(&mut self, d: usize, addr: u16) -> Result<u32> {
+        while !self.devs[d].regs.is_empty() {
+            self.step()?;
+        }
+        self.devs[d].read = Some(addr);
+        self.devs[d].read_value = None;
+        self.activate(d);
+        self.step()?;
+        self.devs[d]
+            .read_value
+            .take()
+            .ok_or_else(|| anyhow!("{}: register read did not happen", self.devs[d].name))
+    }
+
+    /// Queue a data-VL packet (LRH..ICRC; the port appends the VCRC) on CA
+    /// `d`'s host port `p`.
+    pub fn data_send(&mut self, d: usize, p: u8, bytes: &[u8]) -> Result<()> {
+        let dev = &mut self.devs[d];
+        if dev.is_switch || p == 0 || usize::from(p) > dev.data_tx.len() {
+            bail!("{}: no data host port {p}", dev.name);
+        }
+        if bytes.is_empty() {
+            bail!("data_send: empty packet");
+        }
+        dev.data_tx[usize::from(p) - 1].push(bytes, ());
+        self.activate(d);
+        Ok(())
+    }
+
+    /// Queue a register write on device `d`.
+    pub fn write_reg(&mut self, d: usize, addr: u16, value: u32) {
+        self.devs[d].regs.push_back((addr, value));
+        self.activate(d);
+    }
+
+    /// Simulate one cycle of the whole fabric.
+    pub fn step(&mut self) -> Result<()> {
+        let now = self.cycle;
+        while let Some(&Reverse((due, d))) = self.wake.peek() {
+            if due > now {
+                break;
+            }
+            self.wake.pop();
+            self.activate(d);
+        }
+        let list = std::mem::take(&mut self.active_list);
+        for &d in &list {
+            self.active[d] = false;
+        }
+        let mut requests: Vec<(usize, Mad, SmiMeta)> = Vec::new();
+        for &d in &list {
+            self.tick(d, now, &mut requests)?;
+        }
+        for (d, m, meta) in requests {
+            self.answer(d, m, meta, now)?;
+        }
+        self.active_list.sort_unstable();
+        self.cycle += 1;
+        Ok(())
+    }
+
+    /// Clock device `d` once at cycle `now`.
+    fn tick(
+        &mut self,
+        d: usize,
+        now: u64,
+        requests: &mut Vec<(usize, Mad, SmiMeta)>,
+    ) -> Result<()> {
+        let mut rewake = false;
+        {
+            let dev = &mut self.devs[d];
+            let lag = now.saturating_sub(dev.dev.cycle());
+            if lag > 0 {
+                dev.dev.skip(lag);
+            }
+            // Links into the device.
+            for p in 0..dev.pin.len() {
+                let pi = &mut dev.pin[p];
+                pi.rx_tvalid = false;
+                pi.rx_tlast = false;
+                pi.tx_tready = true;
+                let Some((l, dir)) = dev.port_links[p] else {
+                    pi.link_up = false;
+                    continue;
+                };
+                let link = &mut self.links[l];
+                pi.link_up = link.carrying(now);
+                let rx = &mut link.pipe[1 - dir];
+                if rx.front().is_some_and(|(due, _)| *due <= now) {
+                    let (_, b) = rx.pop_front().expect("checked");
+                    pi.rx_tdata = b.data;
+                    pi.rx_tkeep = b.keep;
+                    pi.rx_tvalid = true;
+                    pi.rx_tlast = b.last;
+                }
+            }
+            // Host side: data VLs (CA), SMA, SM, registers.
+            if !dev.is_switch {
+                for p in 0..dev.pin.len() {
+                    let pi = &mut dev.pin[p];
+                    pi.dtx_tvalid = false;
+                    pi.dtx_tlast = false;
+                    if let Some((b, _)) = dev.data_tx[p].present() {
+                        pi.dtx_tdata = b.data;
+                        pi.dtx_tkeep = b.keep;
+                        pi.dtx_tvalid = true;
+                        pi.dtx_tlast = b.last;
+                    }
+                    dev.data_rx[p].always();
+                }
+            }
+            let mut i = DevIn {
+                sma_rx_tready: dev.sma_rx.ready(),
+                ..DevIn::default()
+            };
+            while dev
+                .sma_pending
+                .front()
+                .is_some_and(|(due, _, _)| *due <= now)
+            {
+                let (_, m, meta) = dev.sma_pending.pop_front().expect("checked");
+                dev.sma_tx.push(&m, meta);
+            }
+            if let Some((b, m)) = dev.sma_tx.present() {
+                i.sma_tx_tdata = b.data;
+                i.sma_tx_tvalid = true;
+                i.sma_tx_tlast = b.last;
+                i.sma_tx_slid = m.slid;
+                i.sma_tx_dlid = m.dlid;
+                i.sma_tx_sl = m.sl;
+                i.sma_tx_port = m.port;
+            }
+            if let Some(sm) = dev.sm.as_mut() {
+                i.sm_rx_tready = sm.rx.ready();
+                if let Some((b, (ah, port))) = sm.tx.present() {
+                    i.sm_tx_tdata = b.data;
+                    i.sm_tx_tvalid = true;
+                    i.sm_tx_tlast = b.last;
+                    i.sm_tx_dlid = ah.dlid;
+                    i.sm_tx_sl = ah.sl;
+                    i.sm_tx_path_bits = ah.path_bits;
+                    i.sm_tx_port = port;
+                }
+            }
+            let reading = dev.regs.is_empty() && dev.read.is_some();
+            if let Some((a, v)) = dev.regs.pop_front() {
+                i.reg_we = true;
+                i.reg_addr = a;
+                i.reg_wdata = v;
+            } else if let Some(a) = dev.read {
+                i.reg_addr = a;
+            }
+
+            let o = dev
+                .dev
+                .step(&i, &dev.pin, &mut dev.pout)
+                .with_context(|| format!("{} at cycle {now}", dev.name))?;
+            dev.ticks += 1;
+            self.stats.ticks += 1;
+            dev.dout = o;
+            if reading {
+                dev.read = None;
+                dev.read_value = Some(o.reg_rdata);
+            }
+            dev.sma_tx.taken(o.sma_tx_tready, now);
+            if !dev.is_switch {
+                for p in 0..dev.pout.len() {
+                    let po = dev.pout[p];
+                    dev.data_tx[p].taken(po.dtx_tready, now);
+                    let b = Beat {
+                        data: po.drx_tdata,
+                        keep: po.drx_tkeep,
+                        last: po.drx_tlast,
+                    };
+                    dev.data_rx[p].observe(po.drx_tvalid, b, po.drx_tuser, now, || ());
+                }
+            }
+            let full = |data: [u64; 2], last: bool| Beat {
+                data,
+                keep: 0xFF,
+                last,
+            };
+            let sma_meta = SmiMeta {
+                slid: o.sma_rx_slid,
+                dlid: o.sma_rx_dlid,
+                sl: o.sma_rx_sl,
+                port: o.sma_rx_port,
+                mgmt_class: o.sma_rx_mgmt_class,
+                hop_ptr: o.sma_rx_hop_ptr,
+                hop_cnt: o.sma_rx_hop_cnt,
+            };
+            dev.sma_rx.observe(
+                o.sma_rx_tvalid,
+                full(o.sma_rx_tdata, o.sma_rx_tlast),
+                false,
+                now,
+                || sma_meta,
+            );
+            while let Some(r) = dev.sma_rx.packets.pop_front() {
+                let m: Mad = r.bytes.as_slice().try_into().map_err(|_| {
+                    anyhow!(
+                        "{}: SMA received {} bytes, not a MAD",
+                        dev.name,
+                        r.bytes.len()
+                    )
+                })?;
+                requests.push((d, m, r.meta));
+            }
+            if let Some(sm) = dev.sm.as_mut() {
+                sm.tx.taken(o.sm_tx_tready, now);
+                let meta = SmiMeta {
+                    slid: o.sm_rx_slid,
+                    dlid: o.sm_rx_dlid,
+                    sl: o.sm_rx_sl,
+                    port: o.sm_rx_port,
+                    mgmt_class: o.sm_rx_mgmt_class,
+                    hop_ptr: o.sm_rx_hop_ptr,
+                    hop_cnt: o.sm_rx_hop_cnt,
+                };
+                sm.rx.observe(
+                    o.sm_rx_tvalid,
+                    full(o.sm_rx_tdata, o.sm_rx_tlast),
+                    false,
+                    now,
+                    || meta,
+                );
+                while let Some(r) = sm.rx.packets.pop_front() {
+                    let m: Mad = r.bytes.as_slice().try_into().map_err(|_| {
+                        anyhow!(
+                            "{}: SM received {} bytes, not a MAD",
+                            dev.name,
+                            r.bytes.len()
+                        )
+                    })?;
+                    let tid = mad::tid(&m);
+                    if mad::method(&m) & 0x80 != 0 && !sm.responses.contains_key(&tid) {
+                        sm.responses.insert(tid, (m, r.meta, now));
+                    } else {
+                        sm.unsolicited.push((m, r.meta, now));
+                    }
+                }
+            }
+            if !o.idle || dev.has_host_work() {
+                rewake = true;
+            }
+        }
+        // Beats onto links.
+        for p in 0..self.devs[d].pout.len() {
+            let po = self.devs[d].pout[p];
+            if !po.tx_tvalid {
+                continue;
+            }
+            let Some((l, dir)) = self.devs[d].port_links[p] else {
+                continue;
+            };
+            let link = &mut self.links[l];
+            if !link.carrying(now) {
+                self.stats.beats_lost += 1;
+                continue;
+            }
+            let b = Beat {
+                data: po.tx_tdata,
+                keep: po.tx_tkeep,
+                last: po.tx_tlast,
+            };
+            let due = now + link.latency;
+            link.pipe[dir].push_back((due, b));
+            self.stats.beats += 1;
+            if self.opts.trace {
+                if link.cur[dir].is_empty() {
+                    link.first[dir] = now;
+                }
+                link.cur[dir].extend(b.bytes());
+                if b.last {
+                    self.trace.push(TraceEntry {
+                        cycle: link.first[dir],
+                        dir: link.label[dir].clone(),
+                        bytes: std::mem::take(&mut link.cur[dir]),
+                    });
+                }
+            }
+            let other = link.ends[1 - dir].0;
+            self.wake.push(Reverse((due, other)));
+        }
+        if rewake {
+            self.activate(d);
+        }
+        Ok(())
+    }
+
+    /// The SMA of device `d` answers request `m`.
+    fn answer(&mut self, d: usize, m: Mad, meta: SmiMeta, now: u64) -> Result<()> {
+        let np = self.devs[d].pout.len();
+        let mut states = vec![0u8; np + 1];
+        let mut link_up = vec![false; np + 1];
+        let mut neighbour = vec![None; np + 1];
+        states[0] = self.devs[d].port_state(0);
+        for p in 1..=np {
+            states[p] = self.devs[d].port_state(p as u8);
+            if let Some((l, dir)) = self.devs[d].port_links[p - 1] {
+                let link = &self.links[l];
+                link_up[p] = link.carrying(now);
+                let (od, op) = link.ends[1 - dir];
+                neighbour[p] = Some(self.devs[od].port_state(op));
+            }
+        }
+        let mut view = HwView {
+            states: &states,
+            link_up: &link_up,
+            neighbour: &neighbour,
+            psc: self.devs[d].dout.port_state_change,
+            writes: Vec::new(),
+        };
+        // ibsim answers a LID-routed SMP at a switch as arrived on port 0.
+        let arrival = if self.devs[d].is_switch && m[mad::off::MGMT_CLASS] == CLASS_SUBN_LID {
+            0
+        } else {
+            meta.port
+        };
+        let resp = self.devs[d].sma.handle(&m, arrival, &mut view);
+        let writes = view.writes;
+        let mut regs = Vec::new();
+        for w in &writes {
+            self.devs[d].hw_writes(w, &mut regs);
+            if let HwWrite::LinkActive {
+                port,
+                width,
+                speed,
+                speed_ext,
+            } = *w
+            {
+                if let Some(l) = self.link_at(d, port) {
+                    let dir = usize::from(self.links[l].ends[0] != (d, port));
+                    let (od, op) = self.links[l].ends[1 - dir];
+                    self.devs[od]
+                        .sma
+                        .set_link_active(op, width, speed, speed_ext);
+                }
+            }
+            if let HwWrite::RetrainLink { port } = *w {
+                if let Some(l) = self.link_at(d, port) {
+                    let until = now + self.opts.retrain_cycles;
+                    self.links[l].retrain_until = until;
+                    let ends = self.links[l].ends;
+                    for (e, _) in ends {
+                        self.activate(e);
+                        self.wake.push(Reverse((until, e)));
+                    }
+                }
+            }
+        }
+        let dev = &mut self.devs[d];
+        dev.regs.extend(regs);
+        if let Some(r) = resp {
+            // The response's meta echoes the request's LRH addresses and SL;
+            // `port` is the tag that routes it to the arrival port's SQ.
+            dev.sma_pending
+                .push_back((now + self.opts.sma_latency, r, meta));
+            self.stats.sma_answers += 1;
+        }
+        self.activate(d);
+        Ok(())
+    }
+
+    /// Run until nothing is in flight anywhere, or fail after `max_cycles`.
+    pub fn run_until_idle(&mut self, max_cycles: u64) -> Result<u64> {
+        let start = self.cycle;
+        while !self.idle() {
+            if self.active_list.is_empty() {
+                // Jump to the next wake-up: nothing happens in between.
+                if let Some(&Reverse((due, _))) = self.wake.peek() {
+                    self.cycle = self.cycle.max(due);
+                }
+            }
+            self.step()?;
+            if self.cycle - start > max_cycles {
+                bail!(
+                    "fabric not idle after {max_cycles} cycles (cycle {}, {} devices active)",
+                    self.cycle,
+                    self.active_list.len()
+                );
+            }
+        }
+        Ok(self.cycle - start)
+    }
+
+    /// Run until `done` holds (checked after every cycle), or fail after
+    /// `max_cycles`.
+    pub fn run_until(
+        &mut self,
+        max_cycles: u64,
+        mut done: impl FnMut(&Net) -> bool,
+    ) -> Result<u64> {
+        let start = self.cycle;
+        while !done(self) {
+            if self.active_list.is_empty() {
+                match self.wake.peek() {
+                    Some(&Reverse((due, _))) => self.cycle = self.cycle.max(due),
+                    None => bail!(
+                        "fabric idle at cycle {} and the condition does not hold",
+                        self.cycle
+                    ),
+                }
+            }
+            self.step()?;
+            if self.cycle - start > max_cycles {
+                bail!(
+                    "condition not met within {max_cycles} cycles (cycle {})",
+                    self.cycle
+                );
+            }
+        }
+        Ok(self.cycle - start)
+    }
+}
+
+/// The SM of device `dev` as a [`crate::discover::SmpTransport`]: each query
+/// is posted through the RTL's SM send interface and the fabric runs until
+/// the response with its TID arrives (or the fabric goes quiet without it).
+/// A hop-count-0 DR SMP never reaches the wire (Linux
+/// `handle_outgoing_dr_smp`; the RTL's SQ counts and drops it): the node's
+/// own SMA answers it, as the host stack does.
+pub struct NetSmp<'a> {
+    pub net: &'a mut Net,
+    pub dev: usize,
+    /// Cycles one query may take before it is an error.
+    pub max_cycles: u64,
+    pub queries: u64,
+}
+
+impl Net {
+    /// Answer `req` with device `d`'s own SMA, as arriving on `port`.
+    pub fn local_smp(&mut self, d: usize, port: u8, req: &Mad) -> Result<Option<Mad>> {
+        let now = self.cycle;
+        let before = self.devs[d].sma_pending.len();
+        let meta = SmiMeta {
+            port,
+            ..SmiMeta::default()
+        };
+        self.answer(d, *req, meta, now)?;
+        let dev = &mut self.devs[d];
+        if dev.sma_pending.len() > before {
+            // Not for the wire: take the response back from the SMA queue.
+            Ok(dev.sma_pending.pop_back().map(|(_, m, _)| m))
+        } else {
+            Ok(None)
+        }
+    }
+}
+
+impl crate::discover::SmpTransport for NetSmp<'_> {
+    fn query(&mut self, req: &Mad) -> Result<Mad> {
+        self.queries += 1;
+        let d = self.dev;
+        let port = self.net.devs[d]
+            .sm
+            .as_ref()
+            .map(|s| s.port)
+            .ok_or_else(|| anyhow!("{}: no SM attached", self.net.devs[d].name))?;
+        if mad::is_dr(req) && req[mad::off::HOP_CNT] == 0 {
+            return self.net.local_smp(d, port, req)?.ok_or_else(|| {
+                anyhow!("{}: the local SMA gave no response", self.net.devs[d].name)
+            });
+        }
+        let tid = mad::tid(req);
+        self.net.sm_post(d, crate::sm::dr_ah(), req)?;
+        let name = self.net.devs[d].name.clone();
+        self.net
+            .run_until(self.max_cycles, |n| {
+                n.devs[d]
+                    .sm
+                    .as_ref()
+                    .is_some_and(|s| s.responses.contains_key(&tid))
+            })
+            .with_context(|| format!("{name}: waiting for the response to TID {tid:#x}"))?;
+        let sm = self.net.devs[d].sm.as_mut().expect("attached above");
+        Ok(sm.responses.remove(&tid).expect("present").0)
+    }
+}
+
+/// Load `topology`, build the RTL fabric and discover it with directed-route
+/// SMPs from CA `from` (default: the file's first CA) port `port` (default 1),
+/// returning what ibnetdiscover would print for it (its "generated" line
+/// included, with the current time).
+pub fn discover_topology(
+    topology: &std::path::Path,
+    from: Option<&str>,
+    port: Option<u8>,
+    opts: NetOptions,
+) -> Result<(String, Net)> {
+    let topo = Topology::load(topology)?;
+    let mut net = Net::new(topo, opts)?;
+    let d = match from {
+        Some(id) => net
+            .dev_index(id)
+            .ok_or_else(|| anyhow!("{}: no node {id:?}", topology.display()))?,
+        None => net
+            .devs
+            .iter()
+            .position(|d| !d.is_switch)
+            .ok_or_else(|| anyhow!("{}: no CA to run the SM on", topology.display()))?,
+    };
+    net.attach_sm(d, port.unwrap_or(1))?;
+    let found = {
+        let mut t = NetSmp {
+            net: &mut net,
+            dev: d,
+            max_cycles: 1_000_000,
+            queries: 0,
+        };
+        crate::discover::discover(&mut t)?
+    };
+    Ok((crate::discover::format_ibnetdiscover(&found), net))
+}

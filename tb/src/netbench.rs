@@ -1,0 +1,243 @@
+//! Fabric benchmarks (`make bench`, issue 3): a 702-node fat tree built and
+//! swept with DR Get(NodeInfo) through the RTL, the cost of idle devices,
+//! and the resident memory of the fabric.
+
+use std::collections::VecDeque;
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::{anyhow, ensure, Context, Result};
+
+use crate::mad;
+use crate::net::{Net, NetOptions};
+use crate::packet::attr::NodeInfo;
+use crate::packet::consts::*;
+use crate::topology::{NodeKind, Topology};
+
+/// Directed-route paths (InitialPath[1..]) from CA `from`'s port `port` to
+/// every node, breadth first over the topology's cables; only switches are
+/// crossed. `paths[n]` is the path to node n (`None`: unreachable; the SM's
+/// own node has the empty path).
+pub fn dr_paths(t: &Topology, from: usize, port: u8) -> Vec<Option<Vec<u8>>> {
+    let mut paths: Vec<Option<Vec<u8>>> = vec![None; t.nodes.len()];
+    paths[from] = Some(Vec::new());
+    let mut q = VecDeque::new();
+    if let Some((n, _)) = t.remote(from, port) {
+        if paths[n].is_none() {
+            paths[n] = Some(vec![port]);
+            q.push_back(n);
+        }
+    }
+    while let Some(n) = q.pop_front() {
+        if t.nodes[n].kind != NodeKind::Switch {
+            continue;
+        }
+        let base = paths[n].clone().expect("queued nodes have paths");
+        for p in 1..=t.nodes[n].nports {
+            let Some((m, _)) = t.remote(n, p) else {
+                continue;
+            };
+            if paths[m].is_none() && base.len() < 63 {
+                let mut v = base.clone();
+                v.push(p);
+                paths[m] = Some(v);
+                q.push_back(m);
+            }
+        }
+    }
+    paths
+}
+
+/// Resident set size of this process in KiB (Linux /proc/self/status).
+pub fn rss_kib() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmRSS:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Result of [`nodeinfo_sweep`].
+#[derive(Debug, Clone)]
+pub struct Sweep {
+    pub nodes: usize,
+    pub build_s: f64,
+    pub sweep_s: f64,
+    pub smps: u64,
+    pub cycles: u64,
+    pub ticks: u64,
+    pub rss_kib: Option<u64>,
+}
+
+/// Build the fabric of `text` and send DR Get(NodeInfo) from the first CA to
+/// every other node, `window` SMPs outstanding; every response must carry
+/// the NodeGUID the topology gives that node.
+pub fn nodeinfo_sweep(text: &str, window: usize) -> Result<Sweep> {
+    let t0 = Instant::now();
+    let topo = Topology::parse(text, Path::new("bench"))?;
+    let mut net = Net::new(topo, NetOptions::default())?;
+    let build_s = t0.elapsed().as_secs_f64();
+    let rss = rss_kib();
+    let sm = net
+        .devs
+        .iter()
+        .position(|d| !d.is_switch)
+        .ok_or_else(|| anyhow!("no CA"))?;
+    net.attach_sm(sm, 1)?;
+    let paths = dr_paths(&net.topo, sm, 1);
+    let mut todo: VecDeque<(usize, Vec<u8>)> = paths
+        .iter()
+        .enumerate()
+        .filter_map(|(n, p)| p.clone().filter(|p| !p.is_empty()).map(|p| (n, p)))
+        .collect();
+    let total = todo.len();
+    let mut outstanding: Vec<(u64, usize)> = Vec::new();
+    let mut done = 0usize;
+    let c0 = net.cycle;
+    let k0 = net.stats.ticks;
+    let t1 = Instant::now();
+    while done < total {
+        while outstanding.len() < window {
+            let Some((n, path)) = todo.pop_front() else {
+                break;
+            };
+            let tid = net.devs[sm].sm.as_mut().expect("attached").tid();
+            let req = mad::dr_request(METHOD_GET, ATTR_NODE_INFO, 0, tid, &path);
+            net.sm_post(sm, crate::sm::dr_ah(), &req)?;
+            outstanding.push((tid, n));
+        }
+        net.run_until(2_000_000, |net| {
+            let s = net.devs[sm].sm.as_ref().expect("attached");
+            outstanding
+                .iter()
+                .any(|(tid, _)| s.responses.contains_key(tid))
+        })
+        .context("NodeInfo sweep stalled")?;
+        let s = net.devs[sm].sm.as_mut().expect("attached");
+        let mut i = 0;
+        while i < outstanding.len() {
+            let (tid, n) = outstanding[i];
+            if let Some((m, _, _)) = s.responses.remove(&tid) {
+                ensure!(
+                    mad::status(&m) == 0,
+                    "node {n}: status {:#x}",
+                    mad::status(&m)
+                );
+                let ni = NodeInfo::decode(mad::data(&m))
+                    .with_context(|| format!("node {n}: NodeInfo"))?;
+                ensure!(
+                    ni.node_guid == net.topo.nodes[n].node_guid,
+                    "node {}: NodeGUID {:#x}, topology says {:#x}",
+                    net.topo.nodes[n].id,
+                    ni.node_guid,
+                    net.topo.nodes[n].node_guid
+                );
+                outstanding.swap_remove(i);
+                done += 1;
+            } else {
+                i += 1;
+            }
+        }
+    }
+    Ok(Sweep {
+        nodes: net.devs.len(),
+        build_s,
+        sweep_s: t1.elapsed().as_secs_f64(),
+        smps: total as u64,
+        cycles: net.cycle - c0,
+        ticks: net.stats.ticks - k0,
+        rss_kib: rss,
+    })
+}
+
+/// Two CAs on one cable: the busy pair of the idle-cost measurement.
+const PAIR: &str = "Hca 1 \"busy-a\"\n[1] \"busy-b\"[1]\n\nHca 1 \"busy-b\"\n[1] \"busy-a\"[1]\n";
+
+/// Simulated cycles per second of `smps` DR Get(NodeInfo) from busy-a to
+/// busy-b, `window` outstanding, in the fabric of `text` (which must
+/// contain the pair).
+fn pair_rate(text: &str, smps: usize, window: usize) -> Result<(f64, u64)> {
+    let topo = Topology::parse(text, Path::new("bench"))?;
+    let mut net = Net::new(topo, NetOptions::default())?;
+    let a = net
+        .dev_index("busy-a")
+        .ok_or_else(|| anyhow!("no busy-a"))?;
+    net.attach_sm(a, 1)?;
+    let c0 = net.cycle;
+    let t = Instant::now();
+    let mut sent = 0;
+    let mut got = 0;
+    while got < smps {
+        while sent < smps && sent - got < window {
+            let tid = net.devs[a].sm.as_mut().expect("attached").tid();
+            let req = mad::dr_request(METHOD_GET, ATTR_NODE_INFO, 0, tid, &[1]);
+            net.sm_post(a, crate::sm::dr_ah(), &req)?;
+            sent += 1;
+        }
+        let before = got;
+        net.run_until(1_000_000, |n| {
+            n.devs[a].sm.as_ref().expect("attached").responses.len() > before
+        })?;
+        got = net.devs[a].sm.as_ref().expect("attached").responses.len();
+    }
+    let cycles = net.cycle - c0;
+    Ok((cycles as f64 / t.elapsed().as_secs_f64(), cycles))
+}
+
+/// The fabric benchmark report.
+pub fn run() -> Result<String> {
+    let mut r = String::new();
+    let tree = crate::fattree::two_level(36)?;
+    let s = nodeinfo_sweep(&tree, 16)?;
+    let _ = writeln!(
+        r,
+        "Fabric: two-level fat tree of 36-port switches ({} nodes)",
+        s.nodes
+    );
+    let _ = writeln!(
+        r,
+        "  build {:.2} s; DR Get(NodeInfo) to all {} other nodes, 16 outstanding: {:.2} s = {:.0} SMPs/s, {} cycles, {} device evaluations",
+        s.build_s,
+        s.smps,
+        s.sweep_s,
+        s.smps as f64 / s.sweep_s,
+        s.cycles,
+        s.ticks
+    );
+    match s.rss_kib {
+        Some(k) => {
+            let _ = writeln!(
+                r,
+                "  resident size after build: {:.1} MiB",
+                k as f64 / 1024.0
+            );
+        }
+        None => {
+            let _ = writeln!(r, "  resident size: not available (/proc/self/status)");
+        }
+    }
+    // Idle cost: the same busy pair alone and beside the idle fat tree,
+    // interleaved, three runs each.
+    let beside = format!("{PAIR}\n{tree}");
+    let mut alone = Vec::new();
+    let mut crowd = Vec::new();
+    for _ in 0..3 {
+        alone.push(pair_rate(PAIR, 400, 4)?);
+        crowd.push(pair_rate(&beside, 400, 4)?);
+    }
+    let med = |v: &mut Vec<(f64, u64)>| {
+        v.sort_by(|a, b| a.0.total_cmp(&b.0));
+        v[1]
+    };
+    let (ra, ca) = med(&mut alone);
+    let (rc, cc) = med(&mut crowd);
+    ensure!(
+        ca == cc,
+        "the busy pair took {ca} cycles alone but {cc} beside the tree"
+    );
+    let _ = writeln!(
+        r,
+        "Idle cost: 400 DR Get(NodeInfo) between two CAs, {ca} cycles, median of 3 interleaved runs"
+    );
+    let _ = writeln!(r, "  alone: {ra:.0} cycles/s; beside {} idle devices: {rc:.0} cycles/s; ratio {:.2} (target >= 0.9)", s.nodes, rc / ra);
+    Ok(r)
+}

@@ -1,0 +1,515 @@
+//! Whole fabrics of RTL switches and CAs (issue 3), checked against the real
+//! ibsim and ibnetdiscover on the same topology files.
+//!
+//! - `vl15 discover` (every SMP processed hop by hop by the Verilated
+//!   ib_switch_top / ib_ca_mp_top) prints byte-for-byte what ibnetdiscover
+//!   prints against ibsim attached at the same CA (the date line aside).
+//! - A DR Get(NodeInfo) to every node returns the same 64 bytes of NodeInfo
+//!   from the RTL fabric as from ibsim along the same path.
+//!
+//! Needs ibsim-utils, libumad2sim0 and infiniband-diags (`make deps`).
+
+use std::path::{Path, PathBuf};
+
+use vl15::discover::{normalize_generated_line, SmpTransport};
+use vl15::ibsim::{ibnetdiscover_path, IbsimServer};
+use vl15::mad;
+use vl15::net::{discover_topology, Net, NetOptions, NetSmp};
+use vl15::netbench::dr_paths;
+use vl15::packet::consts::{ATTR_NODE_INFO, METHOD_GET};
+use vl15::topology::Topology;
+
+const EXAMPLES: &[&str] = &[
+    "net",
+    "net.1",
+    "net.2sw2path",
+    "net.2sw2path4hca",
+    "net.2sw2path4hca2port",
+];
+
+fn topo(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/topologies")
+        .join(name)
+}
+
+/// The id of the file's first CA (where the SM runs in both worlds).
+fn first_ca(path: &Path) -> String {
+    let t = Topology::load(path).unwrap();
+    t.nodes
+        .iter()
+        .find(|n| n.kind == vl15::topology::NodeKind::Ca)
+        .expect("a CA")
+        .id
+        .clone()
+}
+
+fn ibnetdiscover_on_ibsim(path: &Path, node: &str) -> String {
+    let server = IbsimServer::start(path).unwrap_or_else(|e| panic!("{e:#}"));
+    let exe = ibnetdiscover_path().unwrap_or_else(|e| panic!("{e:#}"));
+    let scratch = tempfile::tempdir().unwrap();
+    let out = server
+        .umad2sim_command(&exe, Some(node))
+        .unwrap_or_else(|e| panic!("{e:#}"))
+        .current_dir(scratch.path())
+        .output()
+        .expect("running ibnetdiscover");
+    assert!(
+        out.status.success(),
+        "ibnetdiscover on {}: {}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn rtl_discover_equals_ibnetdiscover_on_ibsim() {
+    for name in EXAMPLES {
+        let path = topo(name);
+        let ca = first_ca(&path);
+        let real = ibnetdiscover_on_ibsim(&path, &ca);
+        let (mine, net) = discover_topology(&path, Some(&ca), None, NetOptions::default())
+            .unwrap_or_else(|e| panic!("{name}: {e:#}"));
+        assert_eq!(
+            normalize_generated_line(&mine),
+            normalize_generated_line(&real),
+            "{name} from {ca}: RTL discover differs from ibnetdiscover on ibsim"
+        );
+        // The walk really crossed the RTL: every device was clocked, and
+        // the switches forwarded (their SMAs alone cannot produce links).
+        assert!(net.devs.iter().all(|d| d.ticks > 0), "{name}");
+        assert!(real.contains("\nSwitch\t"), "{name}: {real}");
+    }
+}
+
+#[test]
+fn dr_nodeinfo_from_rtl_equals_ibsim() {
+    for name in EXAMPLES {
+        let path = topo(name);
+        let ca = first_ca(&path);
+        let server = IbsimServer::start(&path).unwrap_or_else(|e| panic!("{e:#}"));
+        let mut client = server
+            .connect(Some(&ca))
+            .unwrap_or_else(|e| panic!("{e:#}"));
+        let mut net = Net::new(Topology::load(&path).unwrap(), NetOptions::default()).unwrap();
+        let d = net.dev_index(&ca).unwrap();
+        net.attach_sm(d, 1).unwrap();
+        let paths = dr_paths(&net.topo, d, 1);
+        let mut checked = 0;
+        for (n, p) in paths.iter().enumerate() {
+            let Some(p) = p else { continue };
+            let req = mad::dr_request(METHOD_GET, ATTR_NODE_INFO, 0, 0x1000 + n as u64, p);
+            let theirs = client
+                .smp(&req, 0xFFFF)
+                .unwrap_or_else(|e| panic!("{name}: ibsim, node {n}: {e:#}"));
+            let mine = NetSmp {
+                net: &mut net,
+                dev: d,
+                max_cycles: 200_000,
+                queries: 0,
+            }
+            .query(&req)
+            .unwrap_or_else(|e| panic!("{name}: RTL, node {n}: {e:#}"));
+            assert_eq!(mad::status(&mine), mad::status(&theirs), "{name} node {n}");
+            assert_eq!(
+                mad::data(&mine),
+                mad::data(&theirs),
+                "{name}: NodeInfo of {} via {p:?}",
+                net.topo.nodes[n].id
+            );
+            checked += 1;
+        }
+        assert_eq!(checked, net.topo.nodes.len(), "{name}: every node reached");
+    }
+}
+
+#[test]
+fn discover_text_is_stable_across_link_latency() {
+    // The fabric's timing must not change what is found.
+    let path = topo("net.2sw2path4hca");
+    let a = discover_topology(&path, None, None, NetOptions::default())
+        .unwrap()
+        .0;
+    let b = discover_topology(
+        &path,
+        None,
+        None,
+        NetOptions {
+            link_latency: 37,
+            ..Default::default()
+        },
+    )
+    .unwrap()
+    .0;
+    assert_eq!(normalize_generated_line(&a), normalize_generated_line(&b));
+}
+
+/// ibspec §5 worked trace: SM on CA A port 1 → switch S (in 3, out 5) → CA
+/// B port 2, hop count 2.
+const WORKED: &str = "Hca 2 \"A\"\n[1] \"S\"[3]\n\nSwitch 8 \"S\"\n[3] \"A\"[1]\n[5] \"B\"[2]\n\nHca 2 \"B\"\n[2] \"S\"[5]\n";
+
+#[test]
+fn worked_trace_hc2_hop_pointers_on_the_wire() {
+    use vl15::crc::check_wire;
+    use vl15::packet::attr::NodeInfo;
+    let topo = Topology::parse(WORKED, Path::new("worked")).unwrap();
+    let mut net = Net::new(
+        topo,
+        NetOptions {
+            trace: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    net.trace.clear();
+    let a = net.dev_index("A").unwrap();
+    net.attach_sm(a, 1).unwrap();
+    let req = mad::dr_request(METHOD_GET, ATTR_NODE_INFO, 0, 0x1234, &[1, 5]);
+    let resp = NetSmp {
+        net: &mut net,
+        dev: a,
+        max_cycles: 100_000,
+        queries: 0,
+    }
+    .query(&req)
+    .unwrap();
+    net.run_until_idle(10_000).unwrap();
+    // The response is B's NodeInfo, LocalPortNum = the port it arrived on.
+    let ni = NodeInfo::decode(mad::data(&resp)).unwrap();
+    let b = net.dev_index("B").unwrap();
+    assert_eq!(ni.node_guid, net.topo.nodes[b].node_guid);
+    assert_eq!(ni.local_port_num, 2);
+    // What the SM gets back: D = 1, hop pointer 0 (ibspec §5: the SM's CA
+    // receives hp = 1 with DrSLID permissive and decrements it).
+    assert_eq!(resp[6], 0, "hop pointer at the SM");
+    assert_eq!(resp[4] & 0x80, 0x80, "D bit at the SM");
+
+    // On the wire (ibspec §5): hp 1 (A→S), 2 (S→B) out; 2 (B→S), 1 (S→A)
+    // back; ReturnPath[1] = 3 written by S, ReturnPath[2] = 2 by B.
+    let mut t = net.trace.clone();
+    t.sort_by_key(|e| e.cycle);
+    let dirs: Vec<&str> = t.iter().map(|e| e.dir.as_str()).collect();
+    assert_eq!(dirs, ["A[1]>S[3]", "S[5]>B[2]", "B[2]>S[5]", "S[3]>A[1]"]);
+    let expect = [
+        // (D, hp, RP[1], RP[2])
+        (0u8, 1u8, 0u8, 0u8),
+        (0, 2, 3, 0),
+        (1, 2, 3, 2),
+        (1, 1, 3, 2),
+    ];
+    for (e, (d, hp, rp1, rp2)) in t.iter().zip(expect) {
+        let p = &e.bytes;
+        assert_eq!(p.len(), 290, "{}", e.dir);
+        assert_eq!(check_wire(p), Some((true, true)), "{}: ICRC, VCRC", e.dir);
+        assert_eq!(p[0] >> 4, 15, "{}: VL15", e.dir);
+        assert_eq!(&p[2..4], &[0xFF, 0xFF], "{}: LRH DLID permissive", e.dir);
+        assert_eq!(&p[6..8], &[0xFF, 0xFF], "{}: LRH SLID permissive", e.dir);
+        let m = &p[28..284];
+        assert_eq!(m[4] >> 7, d, "{}: D", e.dir);
+        assert_eq!(m[6], hp, "{}: hop pointer", e.dir);
+        assert_eq!(m[7], 2, "{}: hop count", e.dir);
+        assert_eq!(
+            (m[192 + 1], m[192 + 2]),
+            (rp1, rp2),
+            "{}: ReturnPath",
+            e.dir
+        );
+        assert_eq!((m[128 + 1], m[128 + 2]), (1, 5), "{}: InitialPath", e.dir);
+    }
+    insta::assert_snapshot!("worked_trace_hc2", vl15::trace::text(&net.trace));
+}
+
+/// A CA on a switch that has two cables to a second switch: a DR path can
+/// bounce S1 → S2 → S1 … as long as the hop count allows.
+const LOOP: &str = "Hca 1 \"A\"\n[1] \"S1\"[3]\n\nSwitch 8 \"S1\"\n[1] \"S2\"[1]\n[3] \"A\"[1]\n\nSwitch 8 \"S2\"\n[1] \"S1\"[1]\n";
+
+/// Port-0 counter DrDiscard of a switch (docs/fabric.md).
+const SW0_DR_DISCARD: u8 = 5;
+
+#[test]
+fn hop_count_63_is_answered_64_is_dropped() {
+    use vl15::net::swreg;
+    use vl15::packet::attr::NodeInfo;
+    use vl15::packet::Packet;
+    let mut net = Net::new(
+        Topology::parse(LOOP, Path::new("loop")).unwrap(),
+        NetOptions::default(),
+    )
+    .unwrap();
+    let a = net.dev_index("A").unwrap();
+    let s1 = net.dev_index("S1").unwrap();
+    net.attach_sm(a, 1).unwrap();
+    // hc = 63 (C14-6: valid hop counts are 0..63): hop 63 is S1 again.
+    let mut path = vec![1u8];
+    path.extend(std::iter::repeat(1).take(62));
+    let req = mad::dr_request(METHOD_GET, ATTR_NODE_INFO, 0, 0x63, &path);
+    let resp = NetSmp {
+        net: &mut net,
+        dev: a,
+        max_cycles: 500_000,
+        queries: 0,
+    }
+    .query(&req)
+    .expect("hc 63 answered");
+    let ni = NodeInfo::decode(mad::data(&resp)).unwrap();
+    assert_eq!(ni.node_guid, net.topo.nodes[s1].node_guid);
+    assert_eq!(ni.local_port_num, 1, "hop 63 arrives from S2 on port 1");
+    assert_eq!(resp[7], 63);
+
+    // hc = 64 put on the cable into S1 (the CA's own send engine would
+    // refuse it): S1's SMI discards and counts it, nothing comes back.
+    let before = net.read_reg(s1, swreg::ctr(0, SW0_DR_DISCARD)).unwrap();
+    let mut m = mad::dr_request(METHOD_GET, ATTR_NODE_INFO, 0, 0x64, &[1; 63]);
+    m[7] = 64;
+    m[6] = 1; // as the originator's send rules would have left it
+    net.inject(s1, 3, &Packet::smp(15, 0, 0xFFFF, 0xFFFF, m))
+        .unwrap();
+    net.run_until_idle(100_000).unwrap();
+    let after = net.read_reg(s1, swreg::ctr(0, SW0_DR_DISCARD)).unwrap();
+    assert_eq!(after, before + 1, "S1 DrDiscard");
+    let sm = net.devs[a].sm.as_ref().unwrap();
+    assert!(!sm.responses.contains_key(&0x64) && sm.unsolicited.is_empty());
+
+    // And from the SM: the CA's send engine drops hc 64 itself (C14-6 in
+    // the send rules) and counts it.
+    let sq_dr = vl15::device::reg::COUNTERS
+        .iter()
+        .position(|c| *c == "sq_dr_discard")
+        .unwrap() as u8;
+    let addr = vl15::net::mpreg::port(1, vl15::device::reg::CTR_BASE + sq_dr);
+    let before = net.read_reg(a, addr).unwrap();
+    let mut m = mad::dr_request(METHOD_GET, ATTR_NODE_INFO, 0, 0x65, &[1; 63]);
+    m[7] = 64;
+    net.sm_post(a, vl15::sm::dr_ah(), &m).unwrap();
+    net.run_until_idle(100_000).unwrap();
+    assert_eq!(
+        net.read_reg(a, addr).unwrap(),
+        before + 1,
+        "A sq_dr_discard"
+    );
+    assert!(!net.devs[a]
+        .sm
+        .as_ref()
+        .unwrap()
+        .responses
+        .contains_key(&0x65));
+}
+
+/// A and C on S1, a chain S1 — S2 — S3, B on S3 (LIDs set by hand:
+/// A 1, C 2, B 3, S1 10, S2 11, S3 12).
+const CHAIN: &str = "Hca 1 \"A\"\n[1] \"S1\"[1]\n\nHca 1 \"C\"\n[1] \"S1\"[2]\n\n\
+Switch 8 \"S1\"\n[1] \"A\"[1]\n[2] \"C\"[1]\n[3] \"S2\"[1]\n\n\
+Switch 8 \"S2\"\n[1] \"S1\"[3]\n[2] \"S3\"[1]\n\n\
+Switch 8 \"S3\"\n[1] \"S2\"[2]\n[2] \"B\"[1]\n\nHca 1 \"B\"\n[1] \"S3\"[2]\n";
+
+/// Build CHAIN with LIDs, LFTs, LinearFDBTop and every cabled port Active,
+/// all written straight into the RTL registers (no SM).
+fn chain_by_hand(trace: bool) -> Net {
+    use vl15::device::reg;
+    use vl15::net::{mpreg, swreg};
+    let mut net = Net::new(
+        Topology::parse(CHAIN, Path::new("chain")).unwrap(),
+        NetOptions {
+            trace,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    for (ca, lid) in [("A", 1u32), ("C", 2), ("B", 3)] {
+        let d = net.dev_index(ca).unwrap();
+        net.write_reg(d, mpreg::port(1, reg::PORT_LID), lid);
+        net.write_reg(d, mpreg::port(1, reg::PORT_STATE), 4);
+    }
+    // (switch, port-0 LID, cabled ports, LFT entries for LIDs 0..=12)
+    let lfts: [(&str, u32, &[u16], [u8; 13]); 3] = [
+        (
+            "S1",
+            10,
+            &[1, 2, 3],
+            [0xFF, 1, 2, 3, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0, 3, 3],
+        ),
+        (
+            "S2",
+            11,
+            &[1, 2],
+            [0xFF, 1, 1, 2, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 1, 0, 2],
+        ),
+        (
+            "S3",
+            12,
+            &[1, 2],
+            [0xFF, 1, 1, 2, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 1, 1, 0],
+        ),
+    ];
+    for (sw, lid, ports, lft) in lfts {
+        let d = net.dev_index(sw).unwrap();
+        net.write_reg(d, swreg::PORT0_LID, lid);
+        net.write_reg(d, swreg::LINEAR_FDB_TOP, 12);
+        let mut e = [0xFFu8; 16];
+        e[..13].copy_from_slice(&lft);
+        for w in 0..4 {
+            let v = u32::from_le_bytes([e[4 * w], e[4 * w + 1], e[4 * w + 2], e[4 * w + 3]]);
+            net.write_reg(d, swreg::LFT_BASE + w as u16, v);
+        }
+        for p in ports {
+            net.write_reg(d, swreg::PORT_STATE + p, 4);
+        }
+    }
+    net.run_until_idle(10_000).unwrap();
+    net
+}
+
+/// A data-VL packet (LRH..ICRC): VL0, UD SEND to QP 0x10, `payload` bytes.
+fn data_packet(dlid: u16, slid: u16, payload: usize, tag: u8) -> Vec<u8> {
+    let words = (8 + 12 + 8 + payload + 4) / 4;
+    let mut p = vec![
+        0x00,
+        0x02,
+        (dlid >> 8) as u8,
+        dlid as u8,
+        (words >> 8) as u8,
+        words as u8,
+        (slid >> 8) as u8,
+        slid as u8,
+    ];
+    p.extend([0x64, 0, 0xFF, 0xFF, 0, 0, 0, 0x10, 0, 0, 0, tag]); // BTH, PSN = tag
+    p.extend([0, 0, 0, 0, 0, 0, 0, 0x10]); // DETH
+    p.extend((0..payload).map(|i| (i as u8) ^ tag));
+    vl15::crc::append_icrc(&mut p);
+    p
+}
+
+#[test]
+fn lid_routed_smps_and_data_cross_three_switches() {
+    use vl15::net::swreg;
+    use vl15::packet::attr::NodeInfo;
+    let mut net = chain_by_hand(false);
+    let a = net.dev_index("A").unwrap();
+    let b = net.dev_index("B").unwrap();
+    net.attach_sm(a, 1).unwrap();
+    // LID-routed Get(NodeInfo) to B (LID 3) and to S3's port 0 (LID 12).
+    for (dlid, node) in [(3u16, "B"), (12, "S3")] {
+        let tid = net.devs[a].sm.as_mut().unwrap().tid();
+        let req = mad::request(0x01, METHOD_GET, ATTR_NODE_INFO, 0, tid);
+        net.sm_post(a, vl15::sm::lid_ah(dlid), &req).unwrap();
+        net.run_until(100_000, |n| {
+            n.devs[a].sm.as_ref().unwrap().responses.contains_key(&tid)
+        })
+        .unwrap_or_else(|e| panic!("LID {dlid}: {e:#}"));
+        let (m, meta, _) = net.devs[a]
+            .sm
+            .as_mut()
+            .unwrap()
+            .responses
+            .remove(&tid)
+            .unwrap();
+        let ni = NodeInfo::decode(mad::data(&m)).unwrap();
+        let n = net.dev_index(node).unwrap();
+        assert_eq!(ni.node_guid, net.topo.nodes[n].node_guid, "LID {dlid}");
+        // The response comes back LID-routed: SLID = the responder's LID.
+        assert_eq!((meta.slid, meta.dlid), (dlid, 1), "LID {dlid}");
+    }
+    // Three data packets A → B, whole and in order, VCRC new on each link.
+    let sent: Vec<Vec<u8>> = (0..3)
+        .map(|k| data_packet(3, 1, 200 + 40 * k, k as u8))
+        .collect();
+    for p in &sent {
+        net.data_send(a, 1, p).unwrap();
+    }
+    net.run_until_idle(100_000).unwrap();
+    let got: Vec<_> = net.devs[b].data_rx[0].packets.drain(..).collect();
+    assert_eq!(got.len(), 3);
+    for (g, s) in got.iter().zip(&sent) {
+        assert!(!g.bad);
+        assert_eq!(&g.bytes[..g.bytes.len() - 2], &s[..], "LRH..ICRC unchanged");
+        assert_eq!(vl15::crc::check_wire(&g.bytes), Some((true, true)));
+    }
+    // Every switch forwarded them on data VLs.
+    for (sw, out) in [("S1", 3u8), ("S2", 2), ("S3", 2)] {
+        let d = net.dev_index(sw).unwrap();
+        assert_eq!(
+            net.read_reg(d, swreg::ctr(out, 13)).unwrap(),
+            3,
+            "{sw} TxDataPkts"
+        );
+    }
+    // No route: DLID 5 (LFT 0xFF) and DLID 13 (> LinearFDBTop) die at S1,
+    // counted at its input port 1 (NoRoute, counter 8).
+    let s1 = net.dev_index("S1").unwrap();
+    let before = net.read_reg(s1, swreg::ctr(1, 8)).unwrap();
+    net.data_send(a, 1, &data_packet(5, 1, 64, 9)).unwrap();
+    net.data_send(a, 1, &data_packet(13, 1, 64, 10)).unwrap();
+    net.run_until_idle(100_000).unwrap();
+    assert_eq!(net.read_reg(s1, swreg::ctr(1, 8)).unwrap(), before + 2);
+    assert!(net.devs[b].data_rx[0].packets.is_empty());
+}
+
+#[test]
+fn vl15_overtakes_queued_data_at_a_congested_output() {
+    let mut net = chain_by_hand(true);
+    let a = net.dev_index("A").unwrap();
+    let c = net.dev_index("C").unwrap();
+    net.attach_sm(a, 1).unwrap();
+    net.trace.clear();
+    // A and C each send two 1 KiB data packets to B: S1's port 3 is the
+    // bottleneck and data queues in S1's input buffers.
+    for k in 0..2u8 {
+        net.data_send(a, 1, &data_packet(3, 1, 1024, 0xA0 + k))
+            .unwrap();
+        net.data_send(c, 1, &data_packet(3, 2, 1024, 0xC0 + k))
+            .unwrap();
+    }
+    // Once A's wire is free, an SMP from A to B (LID-routed).
+    net.run_until(100_000, |n| n.devs[a].data_tx[0].idle())
+        .unwrap();
+    let tid = net.devs[a].sm.as_mut().unwrap().tid();
+    let req = mad::request(0x01, METHOD_GET, ATTR_NODE_INFO, 0, tid);
+    net.sm_post(a, vl15::sm::lid_ah(3), &req).unwrap();
+    net.run_until_idle(200_000).unwrap();
+    assert!(net.devs[a]
+        .sm
+        .as_ref()
+        .unwrap()
+        .responses
+        .contains_key(&tid));
+    let vl = |e: &vl15::fabric::TraceEntry| e.bytes[0] >> 4;
+    let tag = |e: &vl15::fabric::TraceEntry| e.bytes[19];
+    // When the SMP arrived at S1 (its last beat), which data packets were
+    // already wholly in S1's input buffers?
+    let smp_in = net
+        .trace
+        .iter()
+        .find(|e| e.dir == "A[1]>S1[1]" && vl(e) == 15)
+        .unwrap();
+    let smp_arrival = smp_in.cycle + (smp_in.bytes.len() as u64).div_ceil(8) + 4;
+    let queued: Vec<u8> = net
+        .trace
+        .iter()
+        .filter(|e| e.dir.ends_with(">S1[1]") || e.dir.ends_with(">S1[2]"))
+        .filter(|e| vl(e) == 0 && e.cycle + (e.bytes.len() as u64).div_ceil(8) + 4 <= smp_arrival)
+        .map(tag)
+        .collect();
+    let mut out: Vec<&vl15::fabric::TraceEntry> = net
+        .trace
+        .iter()
+        .filter(|e| e.dir == "S1[3]>S2[1]")
+        .collect();
+    out.sort_by_key(|e| e.cycle);
+    let order: Vec<(u8, u8)> = out.iter().map(|e| (vl(e), tag(e))).collect();
+    let smp_pos = order.iter().position(|(v, _)| *v == 15).unwrap();
+    let sent_before_smp: Vec<u8> = order[..smp_pos].iter().map(|(_, t)| *t).collect();
+    let overtaken: Vec<u8> = queued
+        .iter()
+        .copied()
+        .filter(|t| !sent_before_smp.contains(t))
+        .collect();
+    // At least one data packet was waiting in S1 when the SMP came, and the
+    // SMP left S1 before it (VL15 first at a packet boundary); the packet
+    // on the wire when the SMP arrived is never cut (one is in progress).
+    assert!(
+        !overtaken.is_empty(),
+        "order {order:02x?}, queued {queued:02x?}"
+    );
+    assert_eq!(order.len(), 5, "{order:02x?}");
+}
