@@ -7,17 +7,22 @@
 //! 1. `verilator` with the flags in `sim/verilator.flags` and the files of the
 //!    top's list (`sim/ca_top.f`, `sim/sw_top.f`, `sim/ca_mp_top.f`), once per
 //!    model (`-G<param>=<v> --prefix <P>`), into `<p>.tmp/`; the model's
-//!    sources are read from `<P>_classes.mk` and `#include`d by one generated
-//!    `<P>__ALL.cpp`, compiled as one unit.
-//! 2. The Verilator runtime (verilated, verilated_threads, verilated_fst_c),
-//!    compiled once with `-DVL_USER_FATAL -DVL_USER_FINISH` (the hooks in
-//!    `sim/ca_shim.cpp` throw, so an SV assertion failure becomes a Rust Err).
-//! 3. The cxx bridges (`src/lib.rs`, `src/dev.rs`), `sim/ca_shim.cpp` and
-//!    `sim/dev_shim.cpp`.
+//!    sources are read from `<P>_classes.mk` and `#include`d by generated
+//!    units `<P>__U<k>.cpp` of up to [`UNIT_BYTES`] each (one fast unit for
+//!    a small model; the slow code apart).
+//! 2. The units of all models and the Verilator runtime (verilated,
+//!    verilated_threads, verilated_fst_c; compiled once with
+//!    `-DVL_USER_FATAL -DVL_USER_FINISH`: the hooks in `sim/ca_shim.cpp`
+//!    throw, so an SV assertion failure becomes a Rust Err) on `NUM_JOBS`
+//!    worker threads, biggest first; each model's objects are archived into
+//!    its own library.
+//! 3. Alongside: the cxx bridges (`src/lib.rs`, `src/dev.rs`),
+//!    `sim/ca_shim.cpp` and `sim/dev_shim.cpp`.
 //!
 //! Everything is compiled at -O3 in every cargo profile (the simulation speed
-//! is the point), without debug info and without -fPIC: `-fPIE` is enough
-//! for the (PIE) Rust executables and is cheaper than -fPIC.
+//! is the point), except Verilator's slow code (run once) at -O1, without
+//! debug info and without -fPIC: `-fPIE` is enough for the (PIE) Rust
+//! executables and is cheaper than -fPIC.
 //!
 //! Each product is built in `<name>.tmp/` and renamed to `<name>/` only when
 //! complete, with a stamp holding the hash of its inputs; a failed build leaves
@@ -35,6 +40,8 @@ use std::fs;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 use std::thread;
 
 /// One Verilated model: its prefix (`Vca64`), top module, file list under
@@ -231,22 +238,11 @@ fn run() -> Res<()> {
     ]);
     let rt = Product::new(&cx.out, "vlrt", rt_hash);
     thread::scope(|s| -> Res<()> {
-        let mut hs = Vec::new();
-        for m in &models {
-            if !m.product.fresh() {
-                let cx = &cx;
-                hs.push(s.spawn(move || compile_model(cx, m)));
-            }
-        }
-        if !rt.fresh() {
-            let (cx, rt) = (&cx, &rt);
-            hs.push(s.spawn(move || compile_runtime(cx, rt)));
-        }
-        let shim = compile_shim(&cx, &models);
-        for h in hs {
-            h.join()
-                .unwrap_or_else(|_| Err("compile thread panicked".into()))?;
-        }
+        let (cx, models, rt) = (&cx, &models, &rt);
+        let h = s.spawn(move || compile_models(cx, models, rt));
+        let shim = compile_shim(cx, models);
+        h.join()
+            .unwrap_or_else(|_| Err("compile thread panicked".into()))?;
         shim
     })?;
     for m in &models {
@@ -332,6 +328,45 @@ impl Product {
 struct Model {
     spec: Spec,
     product: Product,
+    /// Compilation units (empty when the product is reused).
+    units: Vec<Unit>,
+}
+
+/// One translation unit of a model: a generated file `#include`ing some of
+/// its sources.
+struct Unit {
+    file: PathBuf,
+    /// Verilator's "slow" code (constructors, initial blocks, trace setup):
+    /// run once, compiled at -O1.
+    slow: bool,
+    bytes: u64,
+}
+
+/// A model's sources are compiled as units of about this many bytes of
+/// C++: one unit for a small model (cross-function inlining: one unit per
+/// file is 1.4x slower to simulate), several for a big one (the 36-port
+/// switch is 75 MB; as one unit g++ -O3 did not finish in 19 min, split it
+/// takes about 4 min on 2 cores).
+const UNIT_BYTES: u64 = 4_000_000;
+
+/// Consecutive files grouped into runs of at most `max` bytes (a bigger file
+/// is a run of its own).
+fn group_files(files: Vec<(String, u64)>, max: u64) -> Vec<Vec<(String, u64)>> {
+    let mut groups: Vec<Vec<(String, u64)>> = Vec::new();
+    let mut size = 0;
+    for (f, b) in files {
+        match groups.last_mut() {
+            Some(g) if size + b <= max => {
+                g.push((f, b));
+                size += b;
+            }
+            _ => {
+                groups.push(vec![(f, b)]);
+                size = b;
+            }
+        }
+    }
+    groups
 }
 
 impl Model {
@@ -340,12 +375,14 @@ impl Model {
     }
 }
 
-/// Verilate one model unless its inputs are unchanged; write `<prefix>__ALL.cpp`.
+/// Verilate one model unless its inputs are unchanged; write its units
+/// (`<prefix>__U<k>.cpp`).
 fn verilate(cx: &Ctx, spec: Spec) -> Res<Model> {
     let mut parts = vec![
         cx.version.clone(),
         format!("{:?}{:?}{:?}", cx.flags, CXX_FLAGS, VM_DEFINES),
         format!("{} {:?}", spec.top, spec.params),
+        format!("units of {UNIT_BYTES} bytes, slow code at -O1"),
     ];
     for f in cx.rtl(spec.flist) {
         parts.push(f.display().to_string());
@@ -354,7 +391,11 @@ fn verilate(cx: &Ctx, spec: Spec) -> Res<Model> {
     let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
     let product = Product::new(&cx.out, &spec.prefix.to_lowercase(), hash_of(&refs));
     if product.fresh() {
-        return Ok(Model { spec, product });
+        return Ok(Model {
+            spec,
+            product,
+            units: Vec::new(),
+        });
     }
     product.start()?;
     let pre = spec.prefix.clone();
@@ -396,22 +437,48 @@ fn verilate(cx: &Ctx, spec: Spec) -> Res<Model> {
             ));
         }
     }
-    let mut all =
-        format!("// Generated by vl15-bindings/build.rs: every {pre} source as one unit.\n");
-    for var in [
-        "VM_CLASSES_FAST",
-        "VM_CLASSES_SLOW",
-        "VM_SUPPORT_FAST",
-        "VM_SUPPORT_SLOW",
+    // [fast, slow]
+    let mut lists: [Vec<(String, u64)>; 2] = [Vec::new(), Vec::new()];
+    for (var, k) in [
+        ("VM_CLASSES_FAST", 0),
+        ("VM_SUPPORT_FAST", 0),
+        ("VM_CLASSES_SLOW", 1),
+        ("VM_SUPPORT_SLOW", 1),
     ] {
         for (_, files) in vars.iter().filter(|(n, _)| n == var) {
             for f in files {
-                all.push_str(&format!("#include \"{f}.cpp\"\n"));
+                let path = product.tmp.join(format!("{f}.cpp"));
+                let bytes = fs::metadata(&path)
+                    .map_err(|e| format!("{}: {e}", path.display()))?
+                    .len();
+                lists[k].push((f.clone(), bytes));
             }
         }
     }
-    fs::write(product.tmp.join(format!("{pre}__ALL.cpp")), all).map_err(|e| e.to_string())?;
-    Ok(Model { spec, product })
+    let mut units = Vec::new();
+    let [fast, slow] = lists;
+    for (files, slow) in [(fast, false), (slow, true)] {
+        for group in group_files(files, UNIT_BYTES) {
+            let name = format!("{pre}__U{}.cpp", units.len());
+            let mut text = format!(
+                "// Generated by vl15-bindings/build.rs: {} {pre} sources as one unit.\n",
+                if slow { "slow" } else { "fast" }
+            );
+            let mut bytes = 0;
+            for (f, b) in group {
+                text.push_str(&format!("#include \"{f}.cpp\"\n"));
+                bytes += b;
+            }
+            let file = product.tmp.join(name);
+            fs::write(&file, text).map_err(|e| format!("writing {}: {e}", file.display()))?;
+            units.push(Unit { file, slow, bytes });
+        }
+    }
+    Ok(Model {
+        spec,
+        product,
+        units,
+    })
 }
 
 /// `NAME += a b \` continuation lists and `NAME = v` assignments of a .mk file.
@@ -449,16 +516,84 @@ fn base_build(cx: &Ctx) -> cc::Build {
     b
 }
 
-fn compile_model(cx: &Ctx, m: &Model) -> Res<()> {
+/// Compile every unit of the models that are not reused, and the runtime
+/// if needed, on `NUM_JOBS` (cargo's -j) worker threads, biggest first; then
+/// archive each model's objects into its library.
+fn compile_models(cx: &Ctx, models: &[Model], rt: &Product) -> Res<()> {
+    // (bytes, model index and unit) or the runtime (None)
+    let mut jobs: Vec<(u64, Option<(usize, &Unit)>)> = Vec::new();
+    for (i, m) in models.iter().enumerate() {
+        if !m.product.fresh() {
+            jobs.extend(m.units.iter().map(|u| (u.bytes, Some((i, u)))));
+        }
+    }
+    if !rt.fresh() {
+        jobs.push((u64::MAX, None)); // the runtime: 15 s, start it first
+    }
+    jobs.sort_by_key(|j| std::cmp::Reverse(j.0));
+    let workers = env::var("NUM_JOBS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .or_else(|| thread::available_parallelism().ok().map(|n| n.get()))
+        .unwrap_or(2)
+        .clamp(1, jobs.len().max(1));
+    let next = AtomicUsize::new(0);
+    let objects: Vec<Mutex<Vec<PathBuf>>> = models.iter().map(|_| Mutex::default()).collect();
+    let failed: Mutex<Vec<String>> = Mutex::default();
+    thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| loop {
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                let Some((_, job)) = jobs.get(k) else { break };
+                if !failed.lock().map_or(true, |f| f.is_empty()) {
+                    break;
+                }
+                let r = match job {
+                    None => compile_runtime(cx, rt),
+                    Some((i, u)) => compile_unit(cx, &models[*i], u).and_then(|objs| {
+                        objects[*i]
+                            .lock()
+                            .map_err(|_| "object list poisoned".to_string())?
+                            .extend(objs);
+                        Ok(())
+                    }),
+                };
+                if let Err(e) = r {
+                    if let Ok(mut f) = failed.lock() {
+                        f.push(e);
+                    }
+                }
+            });
+        }
+    });
+    let failed = failed.into_inner().map_err(|_| "error list poisoned")?;
+    if !failed.is_empty() {
+        return Err(failed.join("\n"));
+    }
+    for (m, objs) in models.iter().zip(objects) {
+        if m.product.fresh() {
+            continue;
+        }
+        let objs = objs.into_inner().map_err(|_| "object list poisoned")?;
+        base_build(cx)
+            .out_dir(&m.product.tmp)
+            .try_create_archive(&m.lib(), &objs)
+            .map_err(|e| format!("archiving the {} model: {e}", m.spec.prefix))?;
+    }
+    Ok(())
+}
+
+fn compile_unit(cx: &Ctx, m: &Model, u: &Unit) -> Res<Vec<PathBuf>> {
     let dir = &m.product.tmp;
     base_build(cx)
+        .opt_level(if u.slow { 1 } else { 3 })
         .warnings(false)
         .extra_warnings(false)
         .include(dir)
-        .out_dir(dir)
-        .file(dir.join(format!("{}__ALL.cpp", m.spec.prefix)))
-        .try_compile(&m.lib())
-        .map_err(|e| format!("compiling the {} model: {e}", m.spec.prefix))
+        .out_dir(dir.join("obj"))
+        .file(&u.file)
+        .try_compile_intermediates()
+        .map_err(|e| format!("compiling {}: {e}", u.file.display()))
 }
 
 fn compile_runtime(cx: &Ctx, rt: &Product) -> Res<()> {

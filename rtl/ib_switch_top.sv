@@ -219,21 +219,19 @@ module ib_switch_top
   logic             od_tready [NP];
 
   // Input i's head beat is taken: drained, or granted at its egress port's
-  // arbiter with the output ready.
+  // arbiter with the output ready. (Looked up at the egress, not searched
+  // over all outputs: linear in the port count.)
   always_comb begin
     for (int i = 0; i < NP; i++) begin
-      v_tready[i] = v_drain[i];
-      d_tready[i] = d_drain[i];
-      for (int q = 0; q < NP; q++) begin
-        if (v_req[i] && 32'(v_dest[i]) == q && ov_locked[q] && 32'(ov_grant[q]) == i &&
-            ov_tready[q]) begin
-          v_tready[i] = 1'b1;
-        end
-        if (d_req[i] && 32'(d_dest[i]) == q && od_locked[q] && 32'(od_grant[q]) == i &&
-            od_tready[q]) begin
-          d_tready[i] = 1'b1;
-        end
-      end
+      logic [IW-1:0] vq, dq;
+      vq = IW'(v_dest[i]);
+      dq = IW'(d_dest[i]);
+      v_tready[i] = v_drain[i] ||
+                    (v_req[i] && 32'(v_dest[i]) < NP && ov_locked[vq] &&
+                     32'(ov_grant[vq]) == i && ov_tready[vq]);
+      d_tready[i] = d_drain[i] ||
+                    (d_req[i] && 32'(d_dest[i]) < NP && od_locked[dq] &&
+                     32'(od_grant[dq]) == i && od_tready[dq]);
     end
   end
 
@@ -514,19 +512,12 @@ module ib_switch_top
       .locked_o   (ov_locked[q]),
       .grant_o    (ov_grant[q])
     );
+    // the granted input's head (the arbiter grants inputs 0..NumPorts only)
     always_comb begin
-      ov_tdata[q]  = '0;
-      ov_tkeep[q]  = '0;
-      ov_tvalid[q] = 1'b0;
-      ov_tlast[q]  = 1'b0;
-      for (int i = 0; i < NP; i++) begin
-        if (32'(ov_grant[q]) == i) begin
-          ov_tdata[q]  = v_tdata[i];
-          ov_tkeep[q]  = v_tkeep[i];
-          ov_tvalid[q] = ov_locked[q] && v_tvalid[i];
-          ov_tlast[q]  = v_tlast[i];
-        end
-      end
+      ov_tdata[q]  = v_tdata[ov_grant[q]];
+      ov_tkeep[q]  = v_tkeep[ov_grant[q]];
+      ov_tvalid[q] = ov_locked[q] && v_tvalid[ov_grant[q]];
+      ov_tlast[q]  = v_tlast[ov_grant[q]];
     end
 
     if (q == 0) begin : gen_no_data
@@ -549,18 +540,10 @@ module ib_switch_top
         .grant_o    (od_grant[q])
       );
       always_comb begin
-        od_tdata[q]  = '0;
-        od_tkeep[q]  = '0;
-        od_tvalid[q] = 1'b0;
-        od_tlast[q]  = 1'b0;
-        for (int i = 0; i < NP; i++) begin
-          if (32'(od_grant[q]) == i) begin
-            od_tdata[q]  = d_tdata[i];
-            od_tkeep[q]  = d_tkeep[i];
-            od_tvalid[q] = od_locked[q] && d_tvalid[i];
-            od_tlast[q]  = d_tlast[i];
-          end
-        end
+        od_tdata[q]  = d_tdata[od_grant[q]];
+        od_tkeep[q]  = d_tkeep[od_grant[q]];
+        od_tvalid[q] = od_locked[q] && d_tvalid[od_grant[q]];
+        od_tlast[q]  = d_tlast[od_grant[q]];
       end
     end
   end
@@ -653,12 +636,7 @@ module ib_switch_top
   assign smi_tlast    = extra_q;
   assign smi_port     = 8'(ov_grant[0]);   // held until the next packet's grant
 
-  always_comb begin
-    smi_port_state = PortStateDown;
-    for (int i = 0; i < NP; i++) begin
-      if (32'(ov_grant[0]) == i) smi_port_state = port_state[i];
-    end
-  end
+  assign smi_port_state = port_state[ov_grant[0]];
 
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin

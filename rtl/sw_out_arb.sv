@@ -26,15 +26,23 @@ module sw_out_arb #(
   logic [IW-1:0] sel;
   logic          any;
 
+  // Search from last_q + NumIn down to last_q + 1 (mod NumIn) and keep the
+  // last hit: the first requester after last_q. last_q < NumIn, so one
+  // conditional subtraction is the modulo. Only when something requests:
+  // most outputs are idle most of the time, and a simulator then skips it.
+  logic [IW:0] rr;  // candidate, before the modulo
   always_comb begin
     sel = last_q;
     any = 1'b0;
-    for (int k = NumIn; k >= 1; k--) begin
-      logic [IW-1:0] r;
-      r = IW'((32'(last_q) + k) % NumIn);
-      if (req_i[r]) begin
-        sel = r;
-        any = 1'b1;
+    rr  = '0;
+    if (|req_i) begin
+      for (int k = NumIn; k >= 1; k--) begin
+        rr = (IW+1)'(last_q) + (IW+1)'(k);
+        if (rr >= (IW+1)'(NumIn)) rr = rr - (IW+1)'(NumIn);
+        if (req_i[IW'(rr)]) begin
+          sel = IW'(rr);
+          any = 1'b1;
+        end
       end
     end
   end

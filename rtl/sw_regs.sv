@@ -126,7 +126,7 @@ module sw_regs
       always_ff @(posedge clk_i) begin
         if (!rst_ni || wr_clear) begin
           ctr_q[p][c] <= '0;
-        end else begin
+        end else if (ev_i[p][c] != '0) begin
           ctr_q[p][c] <= ctr_q[p][c] + 32'(ev_i[p][c]);
         end
       end

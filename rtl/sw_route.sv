@@ -45,6 +45,8 @@ module sw_route
   output logic                 ev_fwd_o
 );
 
+  localparam int unsigned PW = $clog2(NumPorts + 1);  // indexes 0..NumPorts
+
   if (InPort > NumPorts) begin : gen_port_check
     $fatal(1, "%m: InPort %0d > NumPorts %0d", InPort, NumPorts);
   end
@@ -72,10 +74,7 @@ module sw_route
   // PortState gating of a known egress
   function automatic logic state_ok(logic [7:0] eg, logic [3:0] ps [NumPorts+1]);
     logic [3:0] es;
-    es = PortStateDown;
-    for (int unsigned e = 0; e <= NumPorts; e++) begin
-      if (32'(eg) == e) es = ps[e];
-    end
+    es = (32'(eg) <= NumPorts) ? ps[PW'(eg)] : PortStateDown;
     if (IsVl15) begin
       return es != PortStateDown;
     end

@@ -69,7 +69,7 @@ fn rtl_discover_equals_ibnetdiscover_on_ibsim() {
         let path = topo(name);
         let ca = first_ca(&path);
         let real = ibnetdiscover_on_ibsim(&path, &ca);
-        let (mine, net) = discover_topology(&path, Some(&ca), None, NetOptions::default())
+        let (mine, net) = discover_topology(&path, Some(&ca), None, &[], NetOptions::default())
             .unwrap_or_else(|e| panic!("{name}: {e:#}"));
         assert_eq!(
             normalize_generated_line(&mine),
@@ -81,6 +81,56 @@ fn rtl_discover_equals_ibnetdiscover_on_ibsim() {
         assert!(net.devs.iter().all(|d| d.ticks > 0), "{name}");
         assert!(real.contains("\nSwitch\t"), "{name}: {real}");
     }
+}
+
+/// ibnetdiscover on ibsim after console commands (Unlink, ReLink, ...).
+fn ibnetdiscover_on_ibsim_after(path: &Path, node: &str, console: &[&str]) -> String {
+    let mut server = IbsimServer::start_with_console(path).unwrap_or_else(|e| panic!("{e:#}"));
+    for c in console {
+        let said = server.console(c).unwrap_or_else(|e| panic!("{e:#}"));
+        assert!(!said.contains("not found"), "ibsim {c:?}: {said}");
+    }
+    let exe = ibnetdiscover_path().unwrap_or_else(|e| panic!("{e:#}"));
+    let scratch = tempfile::tempdir().unwrap();
+    let out = server
+        .umad2sim_command(&exe, Some(node))
+        .unwrap_or_else(|e| panic!("{e:#}"))
+        .current_dir(scratch.path())
+        .output()
+        .expect("running ibnetdiscover");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn unlink_and_relink_match_ibsim() {
+    let path = topo("net.2sw2path4hca");
+    let ca = first_ca(&path);
+    // One of the two inter-switch cables and a CA's cable go away, then the
+    // switch cable comes back.
+    let cases: [&[&str]; 3] = [
+        &[r#"Unlink "Switch1"[5]"#],
+        &[r#"Unlink "Switch1"[5]"#, r#"Unlink "Hca4""#],
+        &[r#"Unlink "Switch2""#, r#"ReLink "Switch2"[3]"#],
+    ];
+    for console in cases {
+        let real = ibnetdiscover_on_ibsim_after(&path, &ca, console);
+        let lines: Vec<String> = console.iter().map(|c| c.to_string()).collect();
+        let (mine, _) = discover_topology(&path, Some(&ca), None, &lines, NetOptions::default())
+            .unwrap_or_else(|e| panic!("{console:?}: {e:#}"));
+        assert_eq!(
+            normalize_generated_line(&mine),
+            normalize_generated_line(&real),
+            "after {console:?}"
+        );
+    }
+    // The cases really change the fabric: Hca4 is gone after the second.
+    let real = ibnetdiscover_on_ibsim_after(&path, &ca, cases[1]);
+    assert!(!real.contains("Hca4"), "{real}");
 }
 
 #[test]
@@ -128,13 +178,14 @@ fn dr_nodeinfo_from_rtl_equals_ibsim() {
 fn discover_text_is_stable_across_link_latency() {
     // The fabric's timing must not change what is found.
     let path = topo("net.2sw2path4hca");
-    let a = discover_topology(&path, None, None, NetOptions::default())
+    let a = discover_topology(&path, None, None, &[], NetOptions::default())
         .unwrap()
         .0;
     let b = discover_topology(
         &path,
         None,
         None,
+        &[],
         NetOptions {
             link_latency: 37,
             ..Default::default()
@@ -512,4 +563,145 @@ fn vl15_overtakes_queued_data_at_a_congested_output() {
         "order {order:02x?}, queued {queued:02x?}"
     );
     assert_eq!(order.len(), 5, "{order:02x?}");
+}
+
+#[test]
+fn fat_tree_sweep_loses_only_what_the_counters_show() {
+    // k = 8: 8 leaves, 4 spines, 32 CAs (44 nodes). With 16 DR
+    // Get(NodeInfo) outstanding, responses converge on the SM's CA faster
+    // than its VL15 buffer drains: VL15 has no flow control, so some are
+    // dropped (ibspec: dropped and counted) and the sweep sends them again.
+    let t = vl15::fattree::two_level(8).unwrap();
+    let s = vl15::netbench::nodeinfo_sweep(&t, 16).unwrap();
+    assert_eq!(s.nodes, 44);
+    assert_eq!(s.smps, 43, "every node but the SM's CA answered");
+    assert!(s.retries > 0, "16 outstanding must overrun a 2-slot buffer");
+    assert_eq!(
+        s.retries, s.vl15_dropped,
+        "every lost SMP is one the RTL counted as dropped"
+    );
+    // One at a time nothing is lost.
+    let s = vl15::netbench::nodeinfo_sweep(&t, 1).unwrap();
+    assert_eq!((s.retries, s.vl15_dropped), (0, 0));
+}
+
+#[test]
+fn link_down_mid_stream_delivers_only_whole_packets() {
+    use vl15::net::swreg;
+    let mut net = chain_by_hand(false);
+    let a = net.dev_index("A").unwrap();
+    let b = net.dev_index("B").unwrap();
+    let s1 = net.dev_index("S1").unwrap();
+    let s2 = net.dev_index("S2").unwrap();
+    let s3 = net.dev_index("S3").unwrap();
+    let l = net.link_at(s1, 3).unwrap(); // S1[3] <-> S2[1]
+    let dir = usize::from(net.links[l].ends[0] != (s1, 3)); // S1 -> S2
+                                                            // Six 1 KiB packets A -> B (136 beats each at 8 bytes).
+    let sent: Vec<Vec<u8>> = (0..6u8)
+        .map(|k| data_packet(3, 1, 1024, 0x40 + k))
+        .collect();
+    for p in &sent {
+        net.data_send(a, 1, p).unwrap();
+    }
+    // The second packet is halfway through S1[3] -> S2[1]: the cable goes.
+    let mut starts = 0;
+    let mut was = false;
+    net.run_until(100_000, |n| {
+        let now = n.links[l].mid_packet(dir);
+        if now && !was {
+            starts += 1;
+        }
+        was = now;
+        starts == 2 && now
+    })
+    .unwrap();
+    net.run(60).unwrap();
+    assert!(net.links[l].mid_packet(dir), "still inside the packet");
+    net.console(r#"Unlink "S1"[3]"#).unwrap();
+    net.run_until_idle(100_000).unwrap();
+    // Both ends saw the link go: PortState Down.
+    assert_eq!(net.read_reg(s1, swreg::PORT_STATE + 3).unwrap(), 1);
+    assert_eq!(net.read_reg(s2, swreg::PORT_STATE + 1).unwrap(), 1);
+    // Back up: the ports train to Init; the test plays SM and makes them
+    // Active again, then A sends two more.
+    net.console(r#"ReLink "S1"[3]"#).unwrap();
+    net.run_until_idle(100_000).unwrap();
+    assert_eq!(net.read_reg(s1, swreg::PORT_STATE + 3).unwrap(), 2);
+    assert_eq!(net.read_reg(s2, swreg::PORT_STATE + 1).unwrap(), 2);
+    net.write_reg(s1, swreg::PORT_STATE + 3, 4);
+    net.write_reg(s2, swreg::PORT_STATE + 1, 4);
+    let after: Vec<Vec<u8>> = (0..2u8).map(|k| data_packet(3, 1, 512, 0x80 + k)).collect();
+    for p in &after {
+        net.data_send(a, 1, p).unwrap();
+    }
+    net.run_until_idle(100_000).unwrap();
+
+    // B got whole, intact packets only, each one A sent, in order.
+    let got: Vec<_> = net.devs[b].data_rx[0].packets.drain(..).collect();
+    let all: Vec<&Vec<u8>> = sent.iter().chain(&after).collect();
+    let mut next = 0;
+    for g in &got {
+        assert!(!g.bad);
+        assert_eq!(vl15::crc::check_wire(&g.bytes), Some((true, true)));
+        let body = &g.bytes[..g.bytes.len() - 2];
+        let k = all[next..]
+            .iter()
+            .position(|s| s.as_slice() == body)
+            .unwrap_or_else(|| panic!("B got a packet A did not send (or out of order)"));
+        next += k + 1;
+    }
+    // The first went through before the cut, the cut one did not; the
+    // two sent after the relink did.
+    assert_eq!(&got[0].bytes[..got[0].bytes.len() - 2], &sent[0][..]);
+    assert!(got
+        .iter()
+        .all(|g| g.bytes[..g.bytes.len() - 2] != sent[1][..]));
+    let tail: Vec<&[u8]> = got[got.len() - 2..]
+        .iter()
+        .map(|g| &g.bytes[..g.bytes.len() - 2])
+        .collect();
+    assert_eq!(tail, [&after[0][..], &after[1][..]]);
+
+    // Every packet is accounted for by a counter: S2 discarded the cut one
+    // (LinkDownDrop at its port 1), S1 dropped those that found port 3
+    // not Active (StateDrop at its input port 1) and those that found both
+    // of that input's data slots full (DataDropped: data VLs have no credit
+    // flow control in this model, and A sends back to back); nothing else
+    // is lost.
+    let cut = net
+        .read_reg(s2, swreg::ctr(1, swreg::CTR_LINK_DOWN_DROP))
+        .unwrap();
+    let state = net
+        .read_reg(s1, swreg::ctr(1, swreg::CTR_STATE_DROP))
+        .unwrap();
+    let full = net
+        .read_reg(s1, swreg::ctr(1, swreg::CTR_DATA_DROPPED))
+        .unwrap();
+    let n = got.len() as u32;
+    assert_eq!(cut, 1, "one packet was cut");
+    assert!(state > 0, "packets met port 3 Down");
+    assert_eq!(
+        n + cut + state + full,
+        8,
+        "got {n} cut {cut} state {state} full {full}"
+    );
+    // S1 sent on port 3 what B got and the cut one; S2 received whole only
+    // what B got.
+    assert_eq!(
+        net.read_reg(s1, swreg::ctr(3, swreg::CTR_TX_DATA)).unwrap(),
+        n + 1
+    );
+    assert_eq!(
+        net.read_reg(s2, swreg::ctr(1, swreg::CTR_RX_PKTS)).unwrap(),
+        n
+    );
+    // S2 forwarded and S3 sent exactly what B got.
+    assert_eq!(
+        net.read_reg(s3, swreg::ctr(2, swreg::CTR_TX_DATA)).unwrap(),
+        got.len() as u32
+    );
+    assert_eq!(
+        net.read_reg(s2, swreg::ctr(2, swreg::CTR_TX_DATA)).unwrap(),
+        got.len() as u32
+    );
 }

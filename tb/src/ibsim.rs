@@ -16,7 +16,7 @@
 //! Every malformed or unexpected message from the sockets is an error that
 //! says what was wrong; nothing here panics on socket input.
 
-use std::io::{ErrorKind, Read};
+use std::io::{ErrorKind, Read, Write};
 use std::os::linux::net::SocketAddrExt;
 use std::os::unix::net::{SocketAddr, UnixDatagram};
 use std::path::{Path, PathBuf};
@@ -142,8 +142,10 @@ fn unique_client_id() -> u32 {
 /// A running `ibsim` process on one topology; killed on drop.
 pub struct IbsimServer {
     child: Child,
-    /// Held so that ibsim never sees EOF on its console.
-    _stdin: Option<ChildStdin>,
+    /// Held so that ibsim never sees EOF on its console; commands go here
+    /// when the console is on.
+    stdin: Option<ChildStdin>,
+    console: bool,
     sockname: String,
     topology: PathBuf,
     log: LogFile,
@@ -175,6 +177,16 @@ impl IbsimServer {
 
     /// [`IbsimServer::start`] with another start-up limit.
     pub fn start_with_timeout(topology: &Path, limit: Duration) -> Result<IbsimServer> {
+        Self::spawn(topology, limit, false)
+    }
+
+    /// [`IbsimServer::start`] with ibsim's console on, for
+    /// [`IbsimServer::console`].
+    pub fn start_with_console(topology: &Path) -> Result<IbsimServer> {
+        Self::spawn(topology, Duration::from_secs(5), true)
+    }
+
+    fn spawn(topology: &Path, limit: Duration, console: bool) -> Result<IbsimServer> {
         let exe = ibsim_path()?;
         let topology = topology
             .canonicalize()
@@ -187,9 +199,11 @@ impl IbsimServer {
             .try_clone()
             .context("duplicating the ibsim log handle")?;
         let mut cmd = Command::new(&exe);
-        cmd.arg("-s")
-            .arg("-n")
-            .arg(&topology)
+        cmd.arg("-s");
+        if !console {
+            cmd.arg("-n");
+        }
+        cmd.arg(&topology)
             .env("IBSIM_SOCKNAME", &sockname)
             .stdin(Stdio::piped())
             .stdout(out)
@@ -203,7 +217,8 @@ impl IbsimServer {
         let stdin = child.stdin.take();
         let mut server = IbsimServer {
             child,
-            _stdin: stdin,
+            stdin,
+            console,
             sockname,
             topology,
             log,
@@ -241,6 +256,45 @@ impl IbsimServer {
                 }
                 Err(_) => std::thread::sleep(Duration::from_millis(10)),
             }
+        }
+    }
+
+    /// Run one console command (e.g. `Unlink "sw"[3]`) and return what ibsim
+    /// printed for it. ibsim prints its prompt `sim> ` (and flushes) when a
+    /// command is done; this waits for the next prompt, 5 s at most.
+    pub fn console(&mut self, line: &str) -> Result<String> {
+        if !self.console {
+            bail!("ibsim was started without its console (use start_with_console)");
+        }
+        if line.contains('\n') {
+            bail!("ibsim console: one command per call, got {line:?}");
+        }
+        const PROMPT: &str = "sim> ";
+        let before = self.log_text();
+        let n = before.matches(PROMPT).count();
+        let stdin = self
+            .stdin
+            .as_mut()
+            .ok_or_else(|| anyhow!("ibsim console closed"))?;
+        writeln!(stdin, "{line}")
+            .and_then(|_| stdin.flush())
+            .context("writing to the ibsim console")?;
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let text = self.log_text();
+            if text.matches(PROMPT).count() > n {
+                let start = before.rfind(PROMPT).map_or(0, |i| i + PROMPT.len());
+                let out = text.get(start..).unwrap_or("");
+                let end = out.find(PROMPT).unwrap_or(out.len());
+                return Ok(out[..end].to_string());
+            }
+            if let Some(status) = self.child.try_wait().context("checking ibsim")? {
+                bail!("ibsim exited ({status}) on console command {line:?}");
+            }
+            if Instant::now() >= deadline {
+                bail!("ibsim did not finish console command {line:?} within 5 s");
+            }
+            std::thread::sleep(Duration::from_millis(5));
         }
     }
 

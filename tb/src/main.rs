@@ -156,6 +156,10 @@ enum Cmd {
         /// Link latency in cycles
         #[arg(long, default_value_t = 4)]
         link_latency: u64,
+        /// ibsim console command run on the fabric before the walk, e.g.
+        /// 'Unlink "sw"[3]' (Link, Unlink, ReLink; repeatable, in order)
+        #[arg(long, value_name = "COMMAND")]
+        console: Vec<String>,
     },
     /// Write a two-level fat tree of k-port switches as a topology file (k = 36: 702 nodes)
     Fattree {
@@ -232,138 +236,138 @@ fn regress(
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let res: Result<bool> = match cli.cmd {
-        Cmd::Regress {
-            width,
-            scenario: names,
-            list,
-            trace_dir,
-            linktype,
-        } => {
-            if list {
-                for s in scenario::SCENARIOS {
-                    outln!("{:<18} {}", s.name, s.proves);
+    let res: Result<bool> =
+        match cli.cmd {
+            Cmd::Regress {
+                width,
+                scenario: names,
+                list,
+                trace_dir,
+                linktype,
+            } => {
+                if list {
+                    for s in scenario::SCENARIOS {
+                        outln!("{:<18} {}", s.name, s.proves);
+                    }
+                    Ok(true)
+                } else {
+                    regress(&width, &names, trace_dir, linktype.into())
                 }
-                Ok(true)
-            } else {
-                regress(&width, &names, trace_dir, linktype.into())
             }
-        }
-        Cmd::Replay {
-            input,
-            output,
-            width,
-            lid,
-            lmc,
-            depth,
-            sma_latency,
-            linktype,
-            serial,
-            baud,
-            quiet_ms,
-        } => {
-            if let Some(path) = serial {
-                let o = vl15::board::SerialOptions {
-                    lid,
-                    lmc,
-                    quiet: std::time::Duration::from_millis(quiet_ms),
-                    linktype: linktype.into(),
-                };
-                let run = vl15::board::open_serial(&path, baud).and_then(|line| {
-                    let mut port = vl15::board::BoardPort::new(line);
-                    vl15::board::replay_serial(&mut port, &input, &output, &o)
-                });
-                return match run {
-                    Ok(report) => {
-                        print!("{report}");
-                        ExitCode::SUCCESS
-                    }
-                    Err(e) if e.is::<replay::InputError>() => {
-                        eprintln!("vl15 replay: {e:#}");
-                        ExitCode::from(2)
-                    }
-                    Err(e) => {
-                        eprintln!("vl15 replay --serial: {e:#}");
-                        ExitCode::FAILURE
-                    }
-                };
-            }
-            let opts = replay::Options {
+            Cmd::Replay {
+                input,
+                output,
                 width,
                 lid,
                 lmc,
                 depth,
                 sma_latency,
-                linktype: linktype.into(),
-            };
-            match replay::replay(&input, &output, &opts) {
-                Ok(report) => {
-                    out!("{report}");
-                    Ok(true)
+                linktype,
+                serial,
+                baud,
+                quiet_ms,
+            } => {
+                if let Some(path) = serial {
+                    let o = vl15::board::SerialOptions {
+                        lid,
+                        lmc,
+                        quiet: std::time::Duration::from_millis(quiet_ms),
+                        linktype: linktype.into(),
+                    };
+                    let run = vl15::board::open_serial(&path, baud).and_then(|line| {
+                        let mut port = vl15::board::BoardPort::new(line);
+                        vl15::board::replay_serial(&mut port, &input, &output, &o)
+                    });
+                    return match run {
+                        Ok(report) => {
+                            print!("{report}");
+                            ExitCode::SUCCESS
+                        }
+                        Err(e) if e.is::<replay::InputError>() => {
+                            eprintln!("vl15 replay: {e:#}");
+                            ExitCode::from(2)
+                        }
+                        Err(e) => {
+                            eprintln!("vl15 replay --serial: {e:#}");
+                            ExitCode::FAILURE
+                        }
+                    };
                 }
-                Err(e) if e.is::<replay::InputError>() => {
-                    eprintln!("vl15 replay: {e:#}");
-                    return ExitCode::from(2);
-                }
-                Err(e) => Err(e),
-            }
-        }
-        Cmd::Discover {
-            topology,
-            from,
-            port,
-            output,
-            link_latency,
-        } => {
-            let opts = vl15::net::NetOptions {
-                link_latency,
-                ..Default::default()
-            };
-            vl15::net::discover_topology(&topology, from.as_deref(), port, opts).and_then(
-                |(text, net)| {
-                    match output {
-                        Some(p) => std::fs::write(&p, &text)
-                            .with_context(|| format!("writing {}", p.display()))?,
-                        None => out!("{text}"),
+                let opts = replay::Options {
+                    width,
+                    lid,
+                    lmc,
+                    depth,
+                    sma_latency,
+                    linktype: linktype.into(),
+                };
+                match replay::replay(&input, &output, &opts) {
+                    Ok(report) => {
+                        out!("{report}");
+                        Ok(true)
                     }
-                    eprintln!(
-                        "discover: {} nodes, {} cycles, {} device evaluations",
-                        net.devs.len(),
-                        net.cycle,
-                        net.stats.ticks
-                    );
-                    Ok(true)
-                },
-            )
-        }
-        Cmd::Fattree { ports, output } => vl15::fattree::two_level(ports).and_then(|t| {
-            match output {
-                Some(p) => {
-                    std::fs::write(&p, &t).with_context(|| format!("writing {}", p.display()))?
+                    Err(e) if e.is::<replay::InputError>() => {
+                        eprintln!("vl15 replay: {e:#}");
+                        return ExitCode::from(2);
+                    }
+                    Err(e) => Err(e),
                 }
-                None => out!("{t}"),
             }
-            Ok(true)
-        }),
-        Cmd::Decode { input } => vl15::decode::decode_pcap(&input)
-            .with_context(|| format!("decoding {}", input.display()))
-            .map(|lines| {
-                for l in lines {
-                    outln!("{l}");
+            Cmd::Discover {
+                topology,
+                from,
+                port,
+                output,
+                link_latency,
+                console,
+            } => {
+                let opts = vl15::net::NetOptions {
+                    link_latency,
+                    ..Default::default()
+                };
+                vl15::net::discover_topology(&topology, from.as_deref(), port, &console, opts)
+                    .and_then(|(text, net)| {
+                        match output {
+                            Some(p) => std::fs::write(&p, &text)
+                                .with_context(|| format!("writing {}", p.display()))?,
+                            None => out!("{text}"),
+                        }
+                        eprintln!(
+                            "discover: {} nodes, {} cycles, {} device evaluations",
+                            net.devs.len(),
+                            net.cycle,
+                            net.stats.ticks
+                        );
+                        Ok(true)
+                    })
+            }
+            Cmd::Fattree { ports, output } => vl15::fattree::two_level(ports).and_then(|t| {
+                match output {
+                    Some(p) => std::fs::write(&p, &t)
+                        .with_context(|| format!("writing {}", p.display()))?,
+                    None => out!("{t}"),
                 }
-                true
+                Ok(true)
             }),
-        Cmd::Bench {
-            cycles,
-            skip_fabric,
-        } => bench::run(cycles).and_then(|r| {
-            out!("{r}");
-            if !skip_fabric {
-                out!("\n== fabric (issue 3) ==\n{}", vl15::netbench::run()?);
-            }
-            Ok(true)
-        }),
-    };
+            Cmd::Decode { input } => vl15::decode::decode_pcap(&input)
+                .with_context(|| format!("decoding {}", input.display()))
+                .map(|lines| {
+                    for l in lines {
+                        outln!("{l}");
+                    }
+                    true
+                }),
+            Cmd::Bench {
+                cycles,
+                skip_fabric,
+            } => bench::run(cycles).and_then(|r| {
+                out!("{r}");
+                if !skip_fabric {
+                    out!("\n== fabric (issue 3) ==\n{}", vl15::netbench::run()?);
+                }
+                Ok(true)
+            }),
+        };
     match res {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,

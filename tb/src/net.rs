@@ -44,6 +44,20 @@ pub mod swreg {
     pub const PORT_STATE: u16 = 0x0100;
     pub const CTR_BASE: u16 = 0x0200;
     pub const LFT_BASE: u16 = 0x1000;
+    /// External port counter: packets received (good or not).
+    pub const CTR_RX_PKTS: u8 = 0;
+    /// External port counter: good VL15 packet dropped, input slots full.
+    pub const CTR_VL15_DROPPED: u8 = 5;
+    /// External port counter: good data packet dropped, input slots full.
+    pub const CTR_DATA_DROPPED: u8 = 6;
+    /// External port counter: packet cut by its link going down.
+    pub const CTR_LINK_DOWN_DROP: u8 = 7;
+    /// External port counter: dropped, egress (or this input) not Active.
+    pub const CTR_STATE_DROP: u8 = 10;
+    /// External port counter: data-VL packets sent.
+    pub const CTR_TX_DATA: u8 = 13;
+    /// Port-0 counter: SMI receive buffer full.
+    pub const CTR0_VL15_DROPPED: u8 = 8;
     /// Counter c of port p.
     pub fn ctr(p: u8, c: u8) -> u16 {
         CTR_BASE + 16 * u16::from(p) + u16::from(c)
@@ -98,6 +112,8 @@ pub struct Link {
     /// Down for retraining until this cycle (exclusive).
     retrain_until: u64,
     pipe: [VecDeque<(u64, Beat)>; 2],
+    /// A packet has started and not ended on the wire, per direction.
+    in_packet: [bool; 2],
     /// Trace: bytes of the packet being sent in each direction, and the
     /// cycle of its first beat.
     cur: [Vec<u8>; 2],
@@ -106,8 +122,30 @@ pub struct Link {
 }
 
 impl Link {
+    fn new(ends: [End; 2], latency: u64, names: [&str; 2]) -> Link {
+        let label =
+            |f: usize, t: usize| format!("{}[{}]>{}[{}]", names[f], ends[f].1, names[t], ends[t].1);
+        Link {
+            ends,
+            latency: latency.max(1),
+            up: true,
+            retrain_until: 0,
+            pipe: [VecDeque::new(), VecDeque::new()],
+            in_packet: [false; 2],
+            cur: [Vec::new(), Vec::new()],
+            first: [0, 0],
+            label: [label(0, 1), label(1, 0)],
+        }
+    }
+
     fn carrying(&self, now: u64) -> bool {
         self.up && now >= self.retrain_until
+    }
+
+    /// Whether direction `dir` (0: `ends[0]` → `ends[1]`) is in the middle
+    /// of a packet: its first beat has left the TX, its last has not.
+    pub fn mid_packet(&self, dir: usize) -> bool {
+        self.in_packet.get(dir).copied().unwrap_or(false)
     }
 }
 
@@ -377,22 +415,8 @@ impl Net {
             for (dir, &(d, p)) in ends.iter().enumerate() {
                 devs[d].port_links[usize::from(p) - 1] = Some((li, dir));
             }
-            let label = |from: End, to: End| {
-                format!(
-                    "{}[{}]>{}[{}]",
-                    topo.nodes[from.0].id, from.1, topo.nodes[to.0].id, to.1
-                )
-            };
-            links.push(Link {
-                ends,
-                latency: opts.link_latency.max(1),
-                up: true,
-                retrain_until: 0,
-                pipe: [VecDeque::new(), VecDeque::new()],
-                cur: [Vec::new(), Vec::new()],
-                first: [0, 0],
-                label: [label(ends[0], ends[1]), label(ends[1], ends[0])],
-            });
+            let names = [topo.nodes[l.a.0].id.as_str(), topo.nodes[l.b.0].id.as_str()];
+            links.push(Link::new(ends, opts.link_latency, names));
         }
         let n = devs.len();
         let mut net = Net {
@@ -480,17 +504,141 @@ impl Net {
     pub fn set_link(&mut self, l: usize, up: bool) {
         let link = &mut self.links[l];
         link.up = up;
-        if !up {
-            for dir in 0..2 {
-                self.stats.beats_lost += link.pipe[dir].len() as u64;
-                link.pipe[dir].clear();
-                link.cur[dir].clear();
-            }
-        }
         let ends = link.ends;
+        if !up {
+            self.drop_in_flight(l);
+        }
         for (d, _) in ends {
             self.activate(d);
         }
+    }
+
+    /// A link stops carrying: the beats on the cable are lost.
+    fn drop_in_flight(&mut self, l: usize) {
+        let link = &mut self.links[l];
+        for dir in 0..2 {
+            self.stats.beats_lost += link.pipe[dir].len() as u64;
+            link.pipe[dir].clear();
+            link.cur[dir].clear();
+            link.in_packet[dir] = false;
+        }
+    }
+
+    /// Run one of ibsim's console words on cables, as ibsim spells them:
+    ///
+    /// - `Link "a"[p] "b"[q]`: cable port p of a to port q of b (both ports
+    ///   free, or already joined by a cable that is down: it comes up);
+    /// - `Unlink "a"[p]`, `Unlink "a"`: that port's cable (every cable of a)
+    ///   goes down; what is on it is lost;
+    /// - `ReLink "a"[p]`, `ReLink "a"`: a cable taken down by Unlink comes
+    ///   back up.
+    ///
+    /// The word is case-insensitive; node ids are the topology's. Returns
+    /// what changed, one line per cable, in ibsim's `"a"[p] <-> "b"[q]` form.
+    pub fn console(&mut self, line: &str) -> Result<String> {
+        let line = line.trim();
+        let (word, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+        let args = parse_console_args(rest).with_context(|| format!("console: {line:?}"))?;
+        let word = word.to_ascii_lowercase();
+        let mut changed = Vec::new();
+        match (word.as_str(), args.as_slice()) {
+            ("link", [(a, Some(p)), (b, Some(q))]) => {
+                let ea = self.console_end(a, *p)?;
+                let eb = self.console_end(b, *q)?;
+                if ea == eb {
+                    bail!("console: Link of \"{a}\"[{p}] to itself");
+                }
+                let la = self.link_at(ea.0, ea.1);
+                let lb = self.link_at(eb.0, eb.1);
+                match (la, lb) {
+                    (Some(x), Some(y)) if x == y => {
+                        if !self.links[x].up {
+                            self.set_link(x, true);
+                            changed.push(x);
+                        }
+                    }
+                    (None, None) => {
+                        let l = self.links.len();
+                        let names = [self.devs[ea.0].name.as_str(), self.devs[eb.0].name.as_str()];
+                        self.links.push(Link::new([ea, eb], self.opts.link_latency, names));
+                        self.devs[ea.0].port_links[usize::from(ea.1) - 1] = Some((l, 0));
+                        self.devs[eb.0].port_links[usize::from(eb.1) - 1] = Some((l, 1));
+                        self.activate(ea.0);
+                        self.activate(eb.0);
+                        changed.push(l);
+                    }
+                    (x, y) => {
+                        let busy = if x.is_some() { (a, p) } else { (b, q) };
+                        let l = x.or(y).expect("one is cabled");
+                        bail!(
+                            "console: \"{}\"[{}] already has a cable ({}): Unlink keeps the cable (for ReLink), a port takes one",
+                            busy.0,
+                            busy.1,
+                            self.link_text(l)
+                        );
+                    }
+                }
+            }
+            ("unlink" | "relink", [(a, port)]) => {
+                let up = word == "relink";
+                let d = self
+                    .dev_index(a)
+                    .ok_or_else(|| anyhow!("console: no node \"{a}\""))?;
+                let ports: Vec<u8> = match port {
+                    Some(p) => {
+                        self.console_end(a, *p)?;
+                        vec![*p]
+                    }
+                    None => (1..=self.devs[d].nports).collect(),
+                };
+                for p in ports {
+                    match self.link_at(d, p) {
+                        Some(l) if self.links[l].up != up => {
+                            self.set_link(l, up);
+                            changed.push(l);
+                        }
+                        Some(_) => {}
+                        None if port.is_some() => {
+                            bail!("console: \"{a}\"[{p}] has no cable")
+                        }
+                        None => {}
+                    }
+                }
+            }
+            ("link" | "unlink" | "relink", _) => bail!(
+                "console: {line:?}: expected Link \"a\"[p] \"b\"[q], Unlink \"a\"[p], Unlink \"a\", ReLink \"a\"[p] or ReLink \"a\""
+            ),
+            _ => bail!("console: unknown word {word:?} (known: Link, Unlink, ReLink)"),
+        }
+        Ok(changed
+            .iter()
+            .map(|&l| {
+                let state = if self.links[l].up { "up" } else { "down" };
+                format!("{} {state}\n", self.link_text(l))
+            })
+            .collect())
+    }
+
+    fn console_end(&self, id: &str, p: u8) -> Result<End> {
+        let d = self
+            .dev_index(id)
+            .ok_or_else(|| anyhow!("console: no node \"{id}\""))?;
+        if p == 0 || p > self.devs[d].nports {
+            bail!(
+                "console: \"{id}\" has ports 1..{}, not {p}",
+                self.devs[d].nports
+            );
+        }
+        Ok((d, p))
+    }
+
+    /// `"a"[p] <-> "b"[q]`
+    fn link_text(&self, l: usize) -> String {
+        let [(a, p), (b, q)] = self.links[l].ends;
+        format!(
+            "\"{}\"[{p}] <-> \"{}\"[{q}]",
+            self.devs[a].name, self.devs[b].name
+        )
     }
 
     /// Put a whole packet (LRH..VCRC, any content) on the cable into device
@@ -552,6 +700,35 @@ impl Net {
             .read_value
             .take()
             .ok_or_else(|| anyhow!("{}: register read did not happen", self.devs[d].name))
+    }
+
+    /// VL15 packets dropped at full buffers, summed over every device's
+    /// counters (switch: Vl15Dropped of each external port and of port 0;
+    /// CA: vl15_dropped of each port). Reads registers: simulates cycles.
+    pub fn vl15_dropped(&mut self) -> Result<u64> {
+        use crate::device::reg;
+        let vl15_ctr = reg::COUNTERS
+            .iter()
+            .position(|c| *c == "vl15_dropped")
+            .ok_or_else(|| anyhow!("no vl15_dropped counter"))? as u8;
+        let mut sum = 0u64;
+        for d in 0..self.devs.len() {
+            let np = self.devs[d].nports;
+            let addrs: Vec<u16> = if self.devs[d].is_switch {
+                (1..=np)
+                    .map(|p| swreg::ctr(p, swreg::CTR_VL15_DROPPED))
+                    .chain([swreg::ctr(0, swreg::CTR0_VL15_DROPPED)])
+                    .collect()
+            } else {
+                (1..=np)
+                    .map(|p| mpreg::port(p, reg::CTR_BASE + vl15_ctr))
+                    .collect()
+            };
+            for a in addrs {
+                sum += u64::from(self.read_reg(d, a)?);
+            }
+        }
+        Ok(sum)
     }
 
     /// Queue a data-VL packet (LRH..ICRC; the port appends the VCRC) on CA
@@ -807,6 +984,7 @@ impl Net {
             };
             let due = now + link.latency;
             link.pipe[dir].push_back((due, b));
+            link.in_packet[dir] = !b.last;
             self.stats.beats += 1;
             if self.opts.trace {
                 if link.cur[dir].is_empty() {
@@ -883,6 +1061,7 @@ impl Net {
                 if let Some(l) = self.link_at(d, port) {
                     let until = now + self.opts.retrain_cycles;
                     self.links[l].retrain_until = until;
+                    self.drop_in_flight(l);
                     let ends = self.links[l].ends;
                     for (e, _) in ends {
                         self.activate(e);
@@ -901,6 +1080,14 @@ impl Net {
             self.stats.sma_answers += 1;
         }
         self.activate(d);
+        Ok(())
+    }
+
+    /// Simulate exactly `cycles` cycles.
+    pub fn run(&mut self, cycles: u64) -> Result<()> {
+        for _ in 0..cycles {
+            self.step()?;
+        }
         Ok(())
     }
 
@@ -1028,10 +1215,15 @@ pub fn discover_topology(
     topology: &std::path::Path,
     from: Option<&str>,
     port: Option<u8>,
+    console: &[String],
     opts: NetOptions,
 ) -> Result<(String, Net)> {
     let topo = Topology::load(topology)?;
     let mut net = Net::new(topo, opts)?;
+    for line in console {
+        net.console(line)?;
+    }
+    net.run_until_idle(100_000)?;
     let d = match from {
         Some(id) => net
             .dev_index(id)
@@ -1053,4 +1245,33 @@ pub fn discover_topology(
         crate::discover::discover(&mut t)?
     };
     Ok((crate::discover::format_ibnetdiscover(&found), net))
+}
+
+/// `"id"[port] "id" ...` → (id, port).
+fn parse_console_args(s: &str) -> Result<Vec<(String, Option<u8>)>> {
+    let mut out = Vec::new();
+    let mut rest = s.trim_start();
+    while !rest.is_empty() {
+        let body = rest
+            .strip_prefix('"')
+            .ok_or_else(|| anyhow!("expected a quoted node id at {rest:?}"))?;
+        let end = body
+            .find('"')
+            .ok_or_else(|| anyhow!("unterminated node id at {rest:?}"))?;
+        let id = body[..end].to_string();
+        rest = body[end + 1..].trim_start();
+        let mut port = None;
+        if let Some(b) = rest.strip_prefix('[') {
+            let close = b
+                .find(']')
+                .ok_or_else(|| anyhow!("expected ']' after the port of \"{id}\""))?;
+            let p: u8 = b[..close].trim().parse().map_err(|_| {
+                anyhow!("port of \"{id}\": {:?} is not a number 0..255", &b[..close])
+            })?;
+            port = Some(p);
+            rest = b[close + 1..].trim_start();
+        }
+        out.push((id, port));
+    }
+    Ok(out)
 }

@@ -62,15 +62,29 @@ pub struct Sweep {
     pub nodes: usize,
     pub build_s: f64,
     pub sweep_s: f64,
+    /// Nodes asked (every node but the SM's).
     pub smps: u64,
+    /// Requests sent again after a loss.
+    pub retries: u64,
+    /// VL15 packets the RTL dropped at full buffers (its counters).
+    pub vl15_dropped: u64,
     pub cycles: u64,
     pub ticks: u64,
     pub rss_kib: Option<u64>,
 }
 
+/// Give up on a node after this many retries.
+const MAX_RETRIES: u32 = 8;
+
 /// Build the fabric of `text` and send DR Get(NodeInfo) from the first CA to
 /// every other node, `window` SMPs outstanding; every response must carry
 /// the NodeGUID the topology gives that node.
+///
+/// VL15 has no flow control: an SMP that finds a VL15 buffer full is
+/// dropped (and counted), so with many SMPs outstanding some are lost, and
+/// the sweep does what an SM does: it sends them again. A loss is known when
+/// the fabric has nothing in flight and a request is still unanswered (in
+/// this simulation, the exact form of an SM's transaction timeout).
 pub fn nodeinfo_sweep(text: &str, window: usize) -> Result<Sweep> {
     let t0 = Instant::now();
     let topo = Topology::parse(text, Path::new("bench"))?;
@@ -84,38 +98,42 @@ pub fn nodeinfo_sweep(text: &str, window: usize) -> Result<Sweep> {
         .ok_or_else(|| anyhow!("no CA"))?;
     net.attach_sm(sm, 1)?;
     let paths = dr_paths(&net.topo, sm, 1);
-    let mut todo: VecDeque<(usize, Vec<u8>)> = paths
+    // (node, path, retries so far)
+    let mut todo: VecDeque<(usize, Vec<u8>, u32)> = paths
         .iter()
         .enumerate()
-        .filter_map(|(n, p)| p.clone().filter(|p| !p.is_empty()).map(|p| (n, p)))
+        .filter_map(|(n, p)| p.clone().filter(|p| !p.is_empty()).map(|p| (n, p, 0)))
         .collect();
     let total = todo.len();
-    let mut outstanding: Vec<(u64, usize)> = Vec::new();
+    let mut outstanding: Vec<(u64, usize, Vec<u8>, u32)> = Vec::new();
     let mut done = 0usize;
+    let mut retries = 0u64;
     let c0 = net.cycle;
     let k0 = net.stats.ticks;
     let t1 = Instant::now();
     while done < total {
         while outstanding.len() < window {
-            let Some((n, path)) = todo.pop_front() else {
+            let Some((n, path, tries)) = todo.pop_front() else {
                 break;
             };
             let tid = net.devs[sm].sm.as_mut().expect("attached").tid();
             let req = mad::dr_request(METHOD_GET, ATTR_NODE_INFO, 0, tid, &path);
             net.sm_post(sm, crate::sm::dr_ah(), &req)?;
-            outstanding.push((tid, n));
+            outstanding.push((tid, n, path, tries));
         }
         net.run_until(2_000_000, |net| {
             let s = net.devs[sm].sm.as_ref().expect("attached");
-            outstanding
-                .iter()
-                .any(|(tid, _)| s.responses.contains_key(tid))
+            net.idle()
+                || outstanding
+                    .iter()
+                    .any(|(tid, ..)| s.responses.contains_key(tid))
         })
         .context("NodeInfo sweep stalled")?;
         let s = net.devs[sm].sm.as_mut().expect("attached");
         let mut i = 0;
+        let mut answered = 0;
         while i < outstanding.len() {
-            let (tid, n) = outstanding[i];
+            let (tid, n) = (outstanding[i].0, outstanding[i].1);
             if let Some((m, _, _)) = s.responses.remove(&tid) {
                 ensure!(
                     mad::status(&m) == 0,
@@ -133,18 +151,37 @@ pub fn nodeinfo_sweep(text: &str, window: usize) -> Result<Sweep> {
                 );
                 outstanding.swap_remove(i);
                 done += 1;
+                answered += 1;
             } else {
                 i += 1;
             }
         }
+        if answered == 0 && net.idle() {
+            // Nothing in flight: every outstanding request was lost.
+            for (_, n, path, tries) in outstanding.drain(..) {
+                ensure!(
+                    tries < MAX_RETRIES,
+                    "node {}: no answer after {MAX_RETRIES} retries",
+                    net.topo.nodes[n].id
+                );
+                retries += 1;
+                todo.push_back((n, path, tries + 1));
+            }
+        }
     }
+    let sweep_s = t1.elapsed().as_secs_f64();
+    let cycles = net.cycle - c0;
+    let ticks = net.stats.ticks - k0;
+    let vl15_dropped = net.vl15_dropped()?;
     Ok(Sweep {
         nodes: net.devs.len(),
         build_s,
-        sweep_s: t1.elapsed().as_secs_f64(),
+        sweep_s,
         smps: total as u64,
-        cycles: net.cycle - c0,
-        ticks: net.stats.ticks - k0,
+        retries,
+        vl15_dropped,
+        cycles,
+        ticks,
         rss_kib: rss,
     })
 }
@@ -202,6 +239,11 @@ pub fn run() -> Result<String> {
         s.smps as f64 / s.sweep_s,
         s.cycles,
         s.ticks
+    );
+    let _ = writeln!(
+        r,
+        "  {} SMPs dropped at full VL15 buffers (RTL counters), {} requests sent again",
+        s.vl15_dropped, s.retries
     );
     match s.rss_kib {
         Some(k) => {
