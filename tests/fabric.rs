@@ -9,7 +9,10 @@
 //!
 //! Needs ibsim-utils, libumad2sim0 and infiniband-diags (`make deps`).
 
-use std::path::{Path, PathBuf};
+mod common;
+use common::*;
+
+use std::path::Path;
 
 use vl15::discover::{normalize_generated_line, SmpTransport};
 use vl15::ibsim::{ibnetdiscover_path, IbsimServer};
@@ -18,20 +21,6 @@ use vl15::net::{discover_topology, Net, NetOptions, NetSmp};
 use vl15::netbench::dr_paths;
 use vl15::packet::consts::{ATTR_NODE_INFO, METHOD_GET};
 use vl15::topology::Topology;
-
-const EXAMPLES: &[&str] = &[
-    "net",
-    "net.1",
-    "net.2sw2path",
-    "net.2sw2path4hca",
-    "net.2sw2path4hca2port",
-];
-
-fn topo(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/topologies")
-        .join(name)
-}
 
 /// The id of the file's first CA (where the SM runs in both worlds).
 fn first_ca(path: &Path) -> String {
@@ -320,7 +309,7 @@ fn hop_count_63_is_answered_64_is_dropped() {
     let after = net.read_reg(s1, swreg::ctr(0, SW0_DR_DISCARD)).unwrap();
     assert_eq!(after, before + 1, "S1 DrDiscard");
     let sm = net.devs[a].sm.as_ref().unwrap();
-    assert!(!sm.responses.contains_key(&0x64) && sm.unsolicited.is_empty());
+    assert!(!sm.has_response(0x64) && sm.unsolicited().is_empty());
 
     // And from the SM: the CA's send engine drops hc 64 itself (C14-6 in
     // the send rules) and counts it.
@@ -339,12 +328,7 @@ fn hop_count_63_is_answered_64_is_dropped() {
         before + 1,
         "A sq_dr_discard"
     );
-    assert!(!net.devs[a]
-        .sm
-        .as_ref()
-        .unwrap()
-        .responses
-        .contains_key(&0x65));
+    assert!(!net.devs[a].sm.as_ref().unwrap().has_response(0x65));
 }
 
 /// A and C on S1, a chain S1 — S2 — S3, B on S3 (LIDs set by hand:
@@ -445,16 +429,10 @@ fn lid_routed_smps_and_data_cross_three_switches() {
         let req = mad::request(0x01, METHOD_GET, ATTR_NODE_INFO, 0, tid);
         net.sm_post(a, vl15::sm::lid_ah(dlid), &req).unwrap();
         net.run_until(100_000, |n| {
-            n.devs[a].sm.as_ref().unwrap().responses.contains_key(&tid)
+            n.devs[a].sm.as_ref().unwrap().has_response(tid)
         })
         .unwrap_or_else(|e| panic!("LID {dlid}: {e:#}"));
-        let (m, meta, _) = net.devs[a]
-            .sm
-            .as_mut()
-            .unwrap()
-            .responses
-            .remove(&tid)
-            .unwrap();
+        let (m, meta, _) = net.devs[a].sm.as_mut().unwrap().take_response(tid).unwrap();
         let ni = NodeInfo::decode(mad::data(&m)).unwrap();
         let n = net.dev_index(node).unwrap();
         assert_eq!(ni.node_guid, net.topo.nodes[n].node_guid, "LID {dlid}");
@@ -518,12 +496,7 @@ fn vl15_overtakes_queued_data_at_a_congested_output() {
     let req = mad::request(0x01, METHOD_GET, ATTR_NODE_INFO, 0, tid);
     net.sm_post(a, vl15::sm::lid_ah(3), &req).unwrap();
     net.run_until_idle(200_000).unwrap();
-    assert!(net.devs[a]
-        .sm
-        .as_ref()
-        .unwrap()
-        .responses
-        .contains_key(&tid));
+    assert!(net.devs[a].sm.as_ref().unwrap().has_response(tid));
     let vl = |e: &vl15::fabric::TraceEntry| e.bytes[0] >> 4;
     let tag = |e: &vl15::fabric::TraceEntry| e.bytes[19];
     // When the SMP arrived at S1 (its last beat), which data packets were

@@ -18,6 +18,9 @@
 //! Needs ibsim-utils, libumad2sim0 and infiniband-diags (`make deps`);
 //! without them these tests fail and say so.
 
+mod common;
+use common::*;
+
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 
@@ -30,21 +33,6 @@ use vl15::mad;
 use vl15::packet::attr::NodeInfo;
 use vl15::packet::consts::{ATTR_NODE_INFO, METHOD_GET, METHOD_GET_RESP, NODE_TYPE_SWITCH};
 use vl15::topology::{NodeKind, Topology};
-
-const EXAMPLES: &[&str] = &[
-    "net",
-    "net.1",
-    "net.2sw2path",
-    "net.2sw2path4hca",
-    "net.2sw2path4hca2port",
-];
-
-fn topo_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join("tests")
-        .join("topologies")
-}
 
 /// Extra fabrics, in ibsim's file format.
 ///

@@ -2,7 +2,9 @@
 //!
 //! Layers, bottom up: `packet`, `crc`, `pcap` (bytes on the wire);
 //! `stream` (idle/backpressure drivers); `device` (one `ib_ca_top` with its
-//! drivers); `sma`, `sm` (host-side agents); `fabric` (ports joined by
+//! drivers); `sma`, `sm` (host-side agents); `net` (a fabric of
+//! RTL switches and CAs), `qp0`, `subnet_sm`, `routing`, `simrun` (the
+//! built-in SM and `vl15 sim`); `fabric` (ports joined by
 //! links); `topology` (ibnetdiscover/ibsim fabric files); `scenario`,
 //! `replay`, `bench` (what the CLI runs); `decode`, `trace`, `tshark`
 //! (traces).
@@ -22,11 +24,15 @@ pub mod netbench;
 pub mod node_sma;
 pub mod packet;
 pub mod pcap;
+pub mod qp0;
 pub mod replay;
+pub mod routing;
 pub mod scenario;
+pub mod simrun;
 pub mod sm;
 pub mod sma;
 pub mod stream;
+pub mod subnet_sm;
 pub mod topology;
 pub mod trace;
 pub mod tshark;

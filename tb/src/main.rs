@@ -161,6 +161,43 @@ enum Cmd {
         #[arg(long, value_name = "COMMAND")]
         console: Vec<String>,
     },
+    /// Bring a fabric of RTL switches and CAs up with the built-in SM.
+    ///
+    /// The SM runs on one CA port and talks only through that CA's QP0 in the
+    /// RTL: directed-route discovery, LIDs (respecting --lmc), min-hop routes
+    /// written block by block into the switches' LFTs, then every linked port
+    /// to Armed and Active. Prints a summary: nodes, ports Active, LIDs, SMPs,
+    /// simulated cycles, wall time.
+    Sim {
+        /// Topology file (ibnetdiscover / ibsim format)
+        #[arg(long)]
+        topology: PathBuf,
+        /// Node id of the CA the SM runs on (default: the file's first CA)
+        #[arg(long)]
+        sm: Option<String>,
+        /// Port of that CA
+        #[arg(long, default_value_t = 1)]
+        sm_port: u8,
+        /// LMC of every CA port (0..7)
+        #[arg(long, default_value_t = 0)]
+        lmc: u8,
+        /// SMPs outstanding at once (OpenSM --maxsmps)
+        #[arg(long, default_value_t = 4)]
+        max_smps: usize,
+        /// Transaction timeout in cycles
+        #[arg(long, default_value_t = 200_000)]
+        timeout: u64,
+        /// Link latency in cycles
+        #[arg(long, default_value_t = 4)]
+        link_latency: u64,
+        /// Write every node's GUID, description, type, ports (LID, LMC,
+        /// PortState, neighbour) and every switch's LFT, read from the RTL, as JSON
+        #[arg(long, value_name = "OUT.json")]
+        dump_state: Option<PathBuf>,
+        /// Print the SM's log (errors, traps, sweeps) to stderr
+        #[arg(long)]
+        verbose: bool,
+    },
     /// Write a two-level fat tree of k-port switches as a topology file (k = 36: 702 nodes)
     Fattree {
         /// Ports per switch (even, 2..36)
@@ -340,6 +377,42 @@ fn main() -> ExitCode {
                         );
                         Ok(true)
                     })
+            }
+            Cmd::Sim {
+                topology,
+                sm,
+                sm_port,
+                lmc,
+                max_smps,
+                timeout,
+                link_latency,
+                dump_state,
+                verbose,
+            } => {
+                let mut opts = vl15::simrun::SimOptions {
+                    sm_node: sm,
+                    sm_port,
+                    ..Default::default()
+                };
+                opts.sm.lmc = lmc;
+                opts.sm.tx.max_outstanding = max_smps;
+                opts.sm.tx.timeout = timeout;
+                opts.net.link_latency = link_latency;
+                vl15::simrun::bring_up(&topology, &opts).and_then(|(mut net, sm, summary)| {
+                    if verbose {
+                        for l in &sm.log {
+                            eprintln!("sm: {l}");
+                        }
+                    }
+                    out!("{}", summary.text());
+                    if let Some(p) = dump_state {
+                        let dump = vl15::simrun::dump_state(&mut net)?;
+                        let text = serde_json::to_string_pretty(&dump)?;
+                        std::fs::write(&p, text + "\n")
+                            .with_context(|| format!("writing {}", p.display()))?;
+                    }
+                    Ok(summary.active_ports == summary.linked_ports)
+                })
             }
             Cmd::Fattree { ports, output } => vl15::fattree::two_level(ports).and_then(|t| {
                 match output {

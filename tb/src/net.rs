@@ -12,7 +12,7 @@
 //! every cycle, at a cost that follows the traffic, not the fabric size.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, VecDeque};
+use std::collections::{BinaryHeap, VecDeque};
 
 use anyhow::{anyhow, bail, Context, Result};
 use vl15_bindings::{Dev, DevIn, DevKind, DevOut, PortIn, PortOut};
@@ -149,16 +149,23 @@ impl Link {
     }
 }
 
-/// The SM side of a device's QP0: requests go out through `sm_tx_*`, what
-/// arrives on `sm_rx_*` is kept by TID (responses) or as unsolicited.
+/// The SM side of a device's QP0: requests go out through `sm_tx_*`; what
+/// arrives on `sm_rx_*` becomes a receive completion in `cq` (the verbs
+/// calls are in [`crate::qp0`]).
 pub struct SmHost {
     /// Port tag of this SM's requests (the CA port it sits on).
     pub port: u8,
     tx: Source<(AddressHandle, u8)>,
     rx: Sink<SmiMeta>,
     next_tid: u64,
-    pub responses: BTreeMap<u64, (Mad, SmiMeta, u64)>,
-    pub unsolicited: Vec<(Mad, SmiMeta, u64)>,
+    /// Completions, oldest first.
+    pub cq: VecDeque<crate::qp0::Wc>,
+    /// Posted sends not yet completed, in order: the wr_id of a verbs
+    /// send (completion wanted), None for [`Net::sm_post`].
+    pub(crate) send_wr: VecDeque<Option<u64>>,
+    /// Receive WQEs posted (None: every MAD is taken, for tools that only
+    /// collect).
+    pub(crate) recv_wqes: Option<u64>,
     pub sent: u64,
 }
 
@@ -169,8 +176,9 @@ impl SmHost {
             tx: Source::new(DATA_W, Pattern::Always),
             rx: Sink::new(Pattern::Always),
             next_tid: 0x7a00_0000_0000_0001,
-            responses: BTreeMap::new(),
-            unsolicited: Vec::new(),
+            cq: VecDeque::new(),
+            send_wr: VecDeque::new(),
+            recv_wqes: None,
             sent: 0,
         }
     }
@@ -178,6 +186,38 @@ impl SmHost {
         let t = self.next_tid;
         self.next_tid += 1;
         t
+    }
+    fn is_response(wc: &crate::qp0::Wc, tid: u64) -> bool {
+        wc.mad
+            .as_ref()
+            .is_some_and(|m| mad::method(m) & 0x80 != 0 && mad::tid(m) == tid)
+    }
+    /// Whether a response with `tid` is waiting in the CQ.
+    pub fn has_response(&self, tid: u64) -> bool {
+        self.cq.iter().any(|w| Self::is_response(w, tid))
+    }
+    /// Take the response with `tid` out of the CQ: (MAD, meta, cycle).
+    pub fn take_response(&mut self, tid: u64) -> Option<(Mad, SmiMeta, u64)> {
+        let i = self.cq.iter().position(|w| Self::is_response(w, tid))?;
+        let w = self.cq.remove(i)?;
+        Some((*w.mad?, w.meta, w.cycle))
+    }
+    /// Received MADs that are not responses (traps, requests), in order.
+    pub fn unsolicited(&self) -> Vec<(Mad, SmiMeta, u64)> {
+        self.cq
+            .iter()
+            .filter_map(|w| {
+                let m = w.mad.as_ref()?;
+                (mad::method(m) & 0x80 == 0).then_some((**m, w.meta, w.cycle))
+            })
+            .collect()
+    }
+    /// Received responses still in the CQ.
+    pub fn responses(&self) -> usize {
+        self.cq
+            .iter()
+            .filter(|w| w.mad.as_ref().is_some_and(|m| mad::method(m) & 0x80 != 0))
+            .count()
     }
 }
 
@@ -454,6 +494,20 @@ impl Net {
         Ok(net)
     }
 
+    /// The CA an SM runs on: node `id`, or the file's first CA.
+    pub fn sm_device(&self, id: Option<&str>, file: &std::path::Path) -> Result<usize> {
+        match id {
+            Some(id) => self
+                .dev_index(id)
+                .ok_or_else(|| anyhow!("{}: no node {id:?}", file.display())),
+            None => self
+                .devs
+                .iter()
+                .position(|d| !d.is_switch)
+                .ok_or_else(|| anyhow!("{}: no CA to run the SM on", file.display())),
+        }
+    }
+
     /// Device index of topology node `id`.
     pub fn dev_index(&self, id: &str) -> Option<usize> {
         self.devs.iter().position(|d| d.name == id)
@@ -464,6 +518,21 @@ impl Net {
             self.active[d] = true;
             self.active_list.push(d);
         }
+    }
+
+    /// Make device `d` run in the next cycle (its host side has new work).
+    pub(crate) fn wake_dev(&mut self, d: usize) {
+        self.activate(d);
+    }
+
+    /// No device runs in the next cycle (there may be wake-ups scheduled).
+    pub fn quiet(&self) -> bool {
+        self.active_list.is_empty()
+    }
+
+    /// The cycle of the next scheduled wake-up (link arrival, SMA answer).
+    pub fn next_wake(&self) -> Option<u64> {
+        self.wake.peek().map(|&Reverse((due, _))| due)
     }
 
     /// Whether nothing is in flight anywhere (RTL, links, host sides).
@@ -492,6 +561,7 @@ impl Net {
             .as_mut()
             .ok_or_else(|| anyhow!("{}: no SM attached", dev.name))?;
         sm.tx.push(m, (ah, sm.port));
+        sm.send_wr.push_back(None);
         sm.sent += 1;
         self.activate(d);
         Ok(())
@@ -706,29 +776,42 @@ impl Net {
     /// counters (switch: Vl15Dropped of each external port and of port 0;
     /// CA: vl15_dropped of each port). Reads registers: simulates cycles.
     pub fn vl15_dropped(&mut self) -> Result<u64> {
+        Ok(self
+            .vl15_drops()?
+            .iter()
+            .map(|&(_, _, n)| u64::from(n))
+            .sum())
+    }
+
+    /// Every non-zero VL15 drop counter: (device, port, count); port 0 is
+    /// a switch's SMI receive buffer.
+    pub fn vl15_drops(&mut self) -> Result<Vec<(usize, u8, u32)>> {
         use crate::device::reg;
         let vl15_ctr = reg::COUNTERS
             .iter()
             .position(|c| *c == "vl15_dropped")
             .ok_or_else(|| anyhow!("no vl15_dropped counter"))? as u8;
-        let mut sum = 0u64;
+        let mut out = Vec::new();
         for d in 0..self.devs.len() {
             let np = self.devs[d].nports;
-            let addrs: Vec<u16> = if self.devs[d].is_switch {
+            let addrs: Vec<(u8, u16)> = if self.devs[d].is_switch {
                 (1..=np)
-                    .map(|p| swreg::ctr(p, swreg::CTR_VL15_DROPPED))
-                    .chain([swreg::ctr(0, swreg::CTR0_VL15_DROPPED)])
+                    .map(|p| (p, swreg::ctr(p, swreg::CTR_VL15_DROPPED)))
+                    .chain([(0, swreg::ctr(0, swreg::CTR0_VL15_DROPPED))])
                     .collect()
             } else {
                 (1..=np)
-                    .map(|p| mpreg::port(p, reg::CTR_BASE + vl15_ctr))
+                    .map(|p| (p, mpreg::port(p, reg::CTR_BASE + vl15_ctr)))
                     .collect()
             };
-            for a in addrs {
-                sum += u64::from(self.read_reg(d, a)?);
+            for (p, a) in addrs {
+                let n = self.read_reg(d, a)?;
+                if n != 0 {
+                    out.push((d, p, n));
+                }
             }
         }
-        Ok(sum)
+        Ok(out)
     }
 
     /// Queue a data-VL packet (LRH..ICRC; the port appends the VCRC) on CA
@@ -850,6 +933,9 @@ impl Net {
                 i.sma_tx_port = m.port;
             }
             if let Some(sm) = dev.sm.as_mut() {
+                // No receive WQE: the host takes nothing (a packet already
+                // started is finished).
+                sm.rx.hold = sm.recv_wqes == Some(0) && !sm.rx.in_packet();
                 i.sm_rx_tready = sm.rx.ready();
                 if let Some((b, (ah, port))) = sm.tx.present() {
                     i.sm_tx_tdata = b.data;
@@ -927,6 +1013,18 @@ impl Net {
             }
             if let Some(sm) = dev.sm.as_mut() {
                 sm.tx.taken(o.sm_tx_tready, now);
+                while sm.send_wr.len() > sm.tx.pending() {
+                    let Some(wr_id) = sm.send_wr.pop_front().expect("checked") else {
+                        continue;
+                    };
+                    sm.cq.push_back(crate::qp0::Wc {
+                        wr_id,
+                        opcode: crate::qp0::WcOpcode::Send,
+                        mad: None,
+                        meta: SmiMeta::default(),
+                        cycle: now,
+                    });
+                }
                 let meta = SmiMeta {
                     slid: o.sm_rx_slid,
                     dlid: o.sm_rx_dlid,
@@ -951,12 +1049,16 @@ impl Net {
                             r.bytes.len()
                         )
                     })?;
-                    let tid = mad::tid(&m);
-                    if mad::method(&m) & 0x80 != 0 && !sm.responses.contains_key(&tid) {
-                        sm.responses.insert(tid, (m, r.meta, now));
-                    } else {
-                        sm.unsolicited.push((m, r.meta, now));
+                    if let Some(n) = sm.recv_wqes.as_mut() {
+                        *n = n.saturating_sub(1);
                     }
+                    sm.cq.push_back(crate::qp0::Wc {
+                        wr_id: 0,
+                        opcode: crate::qp0::WcOpcode::Recv,
+                        mad: Some(Box::new(m)),
+                        meta: r.meta,
+                        cycle: now,
+                    });
                 }
             }
             if !o.idle || dev.has_host_work() {
@@ -1196,14 +1298,11 @@ impl crate::discover::SmpTransport for NetSmp<'_> {
         let name = self.net.devs[d].name.clone();
         self.net
             .run_until(self.max_cycles, |n| {
-                n.devs[d]
-                    .sm
-                    .as_ref()
-                    .is_some_and(|s| s.responses.contains_key(&tid))
+                n.devs[d].sm.as_ref().is_some_and(|s| s.has_response(tid))
             })
             .with_context(|| format!("{name}: waiting for the response to TID {tid:#x}"))?;
         let sm = self.net.devs[d].sm.as_mut().expect("attached above");
-        Ok(sm.responses.remove(&tid).expect("present").0)
+        Ok(sm.take_response(tid).expect("present").0)
     }
 }
 
@@ -1224,16 +1323,7 @@ pub fn discover_topology(
         net.console(line)?;
     }
     net.run_until_idle(100_000)?;
-    let d = match from {
-        Some(id) => net
-            .dev_index(id)
-            .ok_or_else(|| anyhow!("{}: no node {id:?}", topology.display()))?,
-        None => net
-            .devs
-            .iter()
-            .position(|d| !d.is_switch)
-            .ok_or_else(|| anyhow!("{}: no CA to run the SM on", topology.display()))?,
-    };
+    let d = net.sm_device(from, topology)?;
     net.attach_sm(d, port.unwrap_or(1))?;
     let found = {
         let mut t = NetSmp {

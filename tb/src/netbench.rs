@@ -123,10 +123,7 @@ pub fn nodeinfo_sweep(text: &str, window: usize) -> Result<Sweep> {
         }
         net.run_until(2_000_000, |net| {
             let s = net.devs[sm].sm.as_ref().expect("attached");
-            net.idle()
-                || outstanding
-                    .iter()
-                    .any(|(tid, ..)| s.responses.contains_key(tid))
+            net.idle() || outstanding.iter().any(|(tid, ..)| s.has_response(*tid))
         })
         .context("NodeInfo sweep stalled")?;
         let s = net.devs[sm].sm.as_mut().expect("attached");
@@ -134,7 +131,7 @@ pub fn nodeinfo_sweep(text: &str, window: usize) -> Result<Sweep> {
         let mut answered = 0;
         while i < outstanding.len() {
             let (tid, n) = (outstanding[i].0, outstanding[i].1);
-            if let Some((m, _, _)) = s.responses.remove(&tid) {
+            if let Some((m, _, _)) = s.take_response(tid) {
                 ensure!(
                     mad::status(&m) == 0,
                     "node {n}: status {:#x}",
@@ -210,11 +207,12 @@ fn pair_rate(text: &str, smps: usize, window: usize) -> Result<(f64, u64)> {
             net.sm_post(a, crate::sm::dr_ah(), &req)?;
             sent += 1;
         }
-        let before = got;
         net.run_until(1_000_000, |n| {
-            n.devs[a].sm.as_ref().expect("attached").responses.len() > before
+            n.devs[a].sm.as_ref().expect("attached").responses() > 0
         })?;
-        got = net.devs[a].sm.as_ref().expect("attached").responses.len();
+        let sm = net.devs[a].sm.as_mut().expect("attached");
+        got += sm.responses();
+        sm.cq.clear();
     }
     let cycles = net.cycle - c0;
     Ok((cycles as f64 / t.elapsed().as_secs_f64(), cycles))

@@ -1,0 +1,262 @@
+//! `vl15 sim`: build the RTL fabric of a topology file, bring it up with the
+//! built-in SM ([`crate::subnet_sm`]), print a summary, and dump what the
+//! devices hold (read from the RTL registers, not from the SM's notes) so the
+//! routes can be checked by anyone.
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+use crate::device::reg;
+use crate::net::{mpreg, swreg, Net, NetOptions};
+use crate::subnet_sm::{run_until_settled, SmOptions, SubnetManager};
+use crate::topology::Topology;
+
+/// What `vl15 sim` was asked to do.
+#[derive(Debug, Clone)]
+pub struct SimOptions {
+    /// Node id of the CA the SM runs on (default: the file's first CA).
+    pub sm_node: Option<String>,
+    pub sm_port: u8,
+    pub sm: SmOptions,
+    pub net: NetOptions,
+    /// Give up if bring-up takes longer (simulated cycles).
+    pub max_cycles: u64,
+}
+
+impl Default for SimOptions {
+    fn default() -> Self {
+        SimOptions {
+            sm_node: None,
+            sm_port: 1,
+            sm: SmOptions::default(),
+            net: NetOptions::default(),
+            max_cycles: 500_000_000,
+        }
+    }
+}
+
+/// The numbers `vl15 sim` prints.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    pub nodes: usize,
+    pub switches: usize,
+    pub cas: usize,
+    /// Port ends with a cable, and how many of them are Active in the RTL.
+    pub linked_ports: usize,
+    pub active_ports: usize,
+    pub lids: usize,
+    pub smps_sent: u64,
+    pub smps_local: u64,
+    pub retries: u64,
+    pub timeouts: u64,
+    pub sm_errors: u64,
+    pub lft_blocks_set: u64,
+    pub cycles: u64,
+    pub device_evaluations: u64,
+    pub build_s: f64,
+    pub bring_up_s: f64,
+}
+
+impl Summary {
+    pub fn text(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "nodes {} ({} switches, {} CAs); ports Active {} of {} linked; LIDs {}",
+            self.nodes, self.switches, self.cas, self.active_ports, self.linked_ports, self.lids
+        );
+        let _ = writeln!(
+            s,
+            "SMPs {} on the wire + {} local, {} retries, {} timeouts, {} SM errors, {} LFT blocks set",
+            self.smps_sent,
+            self.smps_local,
+            self.retries,
+            self.timeouts,
+            self.sm_errors,
+            self.lft_blocks_set
+        );
+        let _ = writeln!(
+            s,
+            "simulated cycles {} ({} device evaluations); wall: build {:.2} s, bring-up {:.2} s",
+            self.cycles, self.device_evaluations, self.build_s, self.bring_up_s
+        );
+        s
+    }
+}
+
+/// Build the fabric of `topology` and bring it up with one SM.
+pub fn bring_up(topology: &Path, opts: &SimOptions) -> Result<(Net, SubnetManager, Summary)> {
+    let t0 = Instant::now();
+    let topo = Topology::load(topology)?;
+    let mut net = Net::new(topo, opts.net.clone())?;
+    let build_s = t0.elapsed().as_secs_f64();
+    let d = net.sm_device(opts.sm_node.as_deref(), topology)?;
+    let mut sm = SubnetManager::new(&mut net, d, opts.sm_port, 0, opts.sm)?;
+    let c0 = net.cycle;
+    let k0 = net.stats.ticks;
+    let t1 = Instant::now();
+    run_until_settled(&mut net, std::slice::from_mut(&mut sm), opts.max_cycles)
+        .context("bring-up")?;
+    let bring_up_s = t1.elapsed().as_secs_f64();
+    let cycles = net.cycle - c0;
+    let ticks = net.stats.ticks - k0;
+    let (linked, active) = port_counts(&net);
+    let tx = sm.tx_stats();
+    let summary = Summary {
+        nodes: net.devs.len(),
+        switches: net.devs.iter().filter(|d| d.is_switch).count(),
+        cas: net.devs.iter().filter(|d| !d.is_switch).count(),
+        linked_ports: linked,
+        active_ports: active,
+        lids: sm.subnet.lids().len(),
+        smps_sent: tx.sent,
+        smps_local: tx.local,
+        retries: tx.retries,
+        timeouts: tx.timeouts,
+        sm_errors: sm.stats.errors,
+        lft_blocks_set: sm.stats.lft_blocks_set,
+        cycles,
+        device_evaluations: ticks,
+        build_s,
+        bring_up_s,
+    };
+    Ok((net, sm, summary))
+}
+
+/// (port ends with an up cable, of which Active in the RTL).
+pub fn port_counts(net: &Net) -> (usize, usize) {
+    let mut linked = 0;
+    let mut active = 0;
+    for (d, dev) in net.devs.iter().enumerate() {
+        for p in 1..=dev.nports {
+            if net.link_at(d, p).is_some_and(|l| net.links[l].up) {
+                linked += 1;
+                if dev.port_state(p) == 4 {
+                    active += 1;
+                }
+            }
+        }
+    }
+    (linked, active)
+}
+
+/// One port in the state dump.
+#[derive(Debug, Clone, Serialize)]
+pub struct PortDump {
+    pub port: u8,
+    pub guid: String,
+    /// Base LID and LMC (switch port 0 and CA ports; external switch ports
+    /// have none).
+    pub lid: Option<u16>,
+    pub lmc: Option<u8>,
+    /// PortState as the RTL shows it (1 Down, 2 Init, 3 Armed, 4 Active).
+    pub state: u8,
+    pub neighbour: Option<Neighbour>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Neighbour {
+    pub guid: String,
+    pub port: u8,
+}
+
+/// One node in the state dump.
+#[derive(Debug, Clone, Serialize)]
+pub struct NodeDump {
+    pub id: String,
+    pub guid: String,
+    pub description: String,
+    /// "switch" or "ca".
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub ports: Vec<PortDump>,
+    /// Switches: LinearFDBTop and the LFT entries 0..=LinearFDBTop, read
+    /// from the RTL (255 = no route).
+    pub linear_fdb_top: Option<u16>,
+    pub lft: Option<Vec<u8>>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StateDump {
+    pub nodes: Vec<NodeDump>,
+}
+
+fn hex(g: u64) -> String {
+    format!("{g:#018x}")
+}
+
+/// Read every node's state from its RTL registers (LIDs, LMC, PortState,
+/// LinearFDBTop, LFT) plus GUIDs, descriptions and cables.
+pub fn dump_state(net: &mut Net) -> Result<StateDump> {
+    let mut nodes = Vec::with_capacity(net.devs.len());
+    for d in 0..net.devs.len() {
+        let (is_switch, nports, name) = {
+            let dev = &net.devs[d];
+            (dev.is_switch, dev.nports, dev.name.clone())
+        };
+        let id = net.devs[d].sma.identity().clone();
+        let mut ports = Vec::new();
+        let first = if is_switch { 0 } else { 1 };
+        for p in first..=nports {
+            let (lid, lmc) = if is_switch && p == 0 {
+                (Some(net.read_reg(d, swreg::PORT0_LID)? as u16), Some(0))
+            } else if !is_switch {
+                (
+                    Some(net.read_reg(d, mpreg::port(p, reg::PORT_LID))? as u16),
+                    Some(net.read_reg(d, mpreg::port(p, reg::PORT_LMC))? as u8),
+                )
+            } else {
+                (None, None)
+            };
+            let neighbour = net.link_at(d, p).and_then(|l| {
+                let link = &net.links[l];
+                if !link.up {
+                    return None;
+                }
+                let (od, op) = if link.ends[0] == (d, p) {
+                    link.ends[1]
+                } else {
+                    link.ends[0]
+                };
+                Some(Neighbour {
+                    guid: hex(net.devs[od].sma.identity().port_guid(op)),
+                    port: op,
+                })
+            });
+            ports.push(PortDump {
+                port: p,
+                guid: hex(id.port_guid(p)),
+                lid,
+                lmc,
+                state: net.devs[d].port_state(p),
+                neighbour,
+            });
+        }
+        let (top, lft) = if is_switch {
+            let top = net.read_reg(d, swreg::LINEAR_FDB_TOP)? as u16;
+            let mut lft = Vec::with_capacity(usize::from(top) + 1);
+            for w in 0..=(top / 4) {
+                let v = net.read_reg(d, swreg::LFT_BASE + w)?;
+                lft.extend_from_slice(&v.to_le_bytes());
+            }
+            lft.truncate(usize::from(top) + 1);
+            (Some(top), Some(lft))
+        } else {
+            (None, None)
+        };
+        nodes.push(NodeDump {
+            id: name,
+            guid: hex(id.node_guid),
+            description: id.description.text(),
+            kind: if is_switch { "switch" } else { "ca" }.into(),
+            ports,
+            linear_fdb_top: top,
+            lft,
+        });
+    }
+    Ok(StateDump { nodes })
+}

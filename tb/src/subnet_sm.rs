@@ -1,0 +1,933 @@
+//! The built-in subnet manager. It runs on a CA port of the RTL fabric and
+//! talks only through that CA's QP0 ([`crate::qp0`]): every SMP it sends
+//! crosses the fabric hop by hop in RTL, every answer comes back the same way.
+//!
+//! # A heavy sweep (bring-up, and after any change)
+//!
+//! 1. **Discover** by directed route, breadth first from the SM's port:
+//!    NodeInfo of every node reached, then NodeDescription, SwitchInfo
+//!    (switches; a set PortStateChange is cleared at once) and PortInfo of
+//!    every switch port 0..N / of the CA port the SMP arrived on. A switch
+//!    port whose PortInfo says LinkUp leads to the next NodeInfo. A node
+//!    met again (same NodeGUID) only adds the link (and, for a CA, the port
+//!    and its path).
+//! 2. **LIDs**: port 0 of every switch gets one LID, every CA port an
+//!    aligned block of 2^LMC. A port GUID keeps the LID it had in an
+//!    earlier sweep; a LID a port already carries (aligned, unique) is kept;
+//!    everything else is taken from the lowest free block. Every end port
+//!    whose LID, LMC, MasterSMLID, MasterSMSL or GidPrefix differ gets a
+//!    PortInfo Set (PortState NoChange).
+//! 3. **Routes**: min-hop ([`crate::routing`]); only the LFT blocks that
+//!    differ from what this SM wrote before are Set, then SwitchInfo with
+//!    LinearFDBTop = the highest LID.
+//! 4. **Armed**, then **Active**: a PortInfo Set of every linked port in
+//!    Init, then of every port in Armed — the order the PortState rules
+//!    (ibspec §8) allow with both ends of a link moving together.
+//!
+//! # Afterwards
+//!
+//! Every `sweep_interval` cycles a **light sweep** reads SwitchInfo of every
+//! switch: a set PortStateChange or a switch that does not answer starts a
+//! heavy sweep (discovery again from scratch; LIDs of ports seen before stay
+//! the same). A Trap from an SMA is answered with TrapRepress and starts a
+//! heavy sweep.
+
+use std::collections::{BTreeMap, HashMap};
+
+use anyhow::{anyhow, bail, Result};
+use serde::Serialize;
+
+use crate::device::SmiMeta;
+use crate::mad::{self, Mad};
+use crate::net::Net;
+use crate::packet::consts::*;
+use crate::packet::{NodeInfo, PortInfo};
+use crate::qp0::{Ah, Event, Transactions, TxOptions, TxStats};
+use crate::routing::{self, RNode, NO_ROUTE};
+
+/// PortState encodings (ibspec §8).
+pub mod state {
+    pub const DOWN: u8 = 1;
+    pub const INIT: u8 = 2;
+    pub const ARMED: u8 = 3;
+    pub const ACTIVE: u8 = 4;
+    /// PortPhysicalState LinkUp.
+    pub const LINK_UP: u8 = 5;
+}
+
+/// Default subnet prefix (IBA: fe80::/64).
+pub const DEFAULT_SUBNET_PREFIX: u64 = 0xfe80_0000_0000_0000;
+
+#[derive(Debug, Clone, Copy)]
+pub struct SmOptions {
+    /// LMC of every CA port (0..=7).
+    pub lmc: u8,
+    pub priority: u8,
+    pub subnet_prefix: u64,
+    /// Cycles between light sweeps.
+    pub sweep_interval: u64,
+    pub tx: TxOptions,
+}
+
+impl Default for SmOptions {
+    fn default() -> Self {
+        SmOptions {
+            lmc: 0,
+            priority: 0,
+            subnet_prefix: DEFAULT_SUBNET_PREFIX,
+            sweep_interval: 2_000_000,
+            tx: TxOptions::default(),
+        }
+    }
+}
+
+/// What the SM knows of one port.
+#[derive(Debug, Clone, Default)]
+pub struct SPort {
+    pub guid: u64,
+    pub info: Option<PortInfo>,
+    /// Far end of the cable, as discovery found it.
+    pub remote: Option<(usize, u8)>,
+    /// Directed route to the node through this port (CA ports; for a
+    /// switch, the node's path).
+    pub path: Option<Vec<u8>>,
+}
+
+impl SPort {
+    fn linked(&self) -> bool {
+        self.info
+            .is_some_and(|i| i.port_phys_state == state::LINK_UP && i.port_state >= state::INIT)
+    }
+    fn state(&self) -> u8 {
+        self.info.map_or(0, |i| i.port_state)
+    }
+}
+
+/// What the SM knows of one node.
+#[derive(Debug, Clone)]
+pub struct SNode {
+    pub guid: u64,
+    pub switch: bool,
+    pub nports: u8,
+    pub desc: String,
+    /// Directed route to the node (the first one found).
+    pub path: Vec<u8>,
+    /// Index p = port p (0 unused on CAs).
+    pub ports: Vec<SPort>,
+    pub switch_info: Option<[u8; 64]>,
+}
+
+/// The subnet as one sweep found it.
+#[derive(Debug, Clone, Default)]
+pub struct Subnet {
+    pub nodes: Vec<SNode>,
+    by_guid: HashMap<u64, usize>,
+}
+
+impl Subnet {
+    /// Every port with its LID (switch port 0, CA ports), sorted by LID.
+    pub fn lids(&self) -> Vec<(u16, usize, u8)> {
+        let mut v: Vec<_> = self
+            .nodes
+            .iter()
+            .enumerate()
+            .flat_map(|(n, node)| {
+                node.ports
+                    .iter()
+                    .enumerate()
+                    .filter(move |(p, _)| (*p == 0) == node.switch)
+                    .filter_map(move |(p, port)| {
+                        port.info
+                            .filter(|i| i.lid != 0)
+                            .map(|i| (i.lid, n, p as u8))
+                    })
+            })
+            .collect();
+        v.sort_unstable();
+        v
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Ctx {
+    NodeInfo {
+        path: Vec<u8>,
+        from: Option<(usize, u8)>,
+    },
+    NodeDesc(usize),
+    SwitchInfo(usize),
+    ClearPsc(usize),
+    PortInfo(usize, u8),
+    SetPortInfo(usize, u8),
+    SetLft(usize, u16),
+    SetSwitchInfo(usize),
+    LightSwitchInfo(usize),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Phase {
+    Discover,
+    Lids,
+    Routes,
+    Arm,
+    Activate,
+    Up,
+    LightSweep,
+}
+
+/// SM counters.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct SmStats {
+    pub heavy_sweeps: u64,
+    pub light_sweeps: u64,
+    pub traps: u64,
+    /// Non-zero statuses and timeouts (see `log`).
+    pub errors: u64,
+    pub lft_blocks_set: u64,
+    /// Cycle the first bring-up finished.
+    pub up_cycle: Option<u64>,
+}
+
+/// One SM on CA `dev`, port `port`.
+pub struct SubnetManager {
+    pub name: String,
+    pub dev: usize,
+    pub port: u8,
+    pub opts: SmOptions,
+    pub phase: Phase,
+    pub subnet: Subnet,
+    tx: Transactions<Ctx>,
+    /// LID of every port GUID ever assigned.
+    guid_lid: BTreeMap<u64, u16>,
+    /// LFT blocks last written, per switch NodeGUID.
+    written: HashMap<u64, BTreeMap<u16, [u8; 64]>>,
+    /// Heavy sweep wanted when the current work is done.
+    dirty: bool,
+    light_failed: bool,
+    next_sweep: u64,
+    pub stats: SmStats,
+    /// Errors and events, one line each, with the cycle.
+    pub log: Vec<String>,
+}
+
+fn put_tid_mod(m: &mut Mad, modifier: u32) {
+    m[mad::off::ATTR_MOD..mad::off::ATTR_MOD + 4].copy_from_slice(&modifier.to_be_bytes());
+}
+
+fn dr(method: u8, attr: u16, modifier: u32, path: &[u8], data: Option<&[u8]>) -> Mad {
+    let mut m = mad::dr_request(method, attr, modifier, 0, path);
+    put_tid_mod(&mut m, modifier);
+    if let Some(d) = data {
+        mad::data_mut(&mut m).copy_from_slice(&d[..64]);
+    }
+    m
+}
+
+impl SubnetManager {
+    /// An SM on CA `dev` port `port` of `net` (attaches the SM host there).
+    pub fn new(net: &mut Net, dev: usize, port: u8, index: u32, opts: SmOptions) -> Result<Self> {
+        if opts.lmc > LMC_MAX {
+            bail!("LMC {} > {LMC_MAX}", opts.lmc);
+        }
+        net.attach_sm(dev, port)?;
+        Ok(SubnetManager {
+            name: net.devs[dev].name.clone(),
+            dev,
+            port,
+            opts,
+            phase: Phase::Up,
+            subnet: Subnet::default(),
+            tx: Transactions::new(dev, port, 0x5600 + index, opts.tx),
+            guid_lid: BTreeMap::new(),
+            written: HashMap::new(),
+            dirty: true,
+            light_failed: false,
+            next_sweep: net.cycle,
+            stats: SmStats::default(),
+            log: Vec::new(),
+        })
+    }
+
+    pub fn tx_stats(&self) -> TxStats {
+        self.tx.stats
+    }
+
+    /// The LID of the SM's own port (0 before the first sweep set it).
+    pub fn lid(&self) -> u16 {
+        self.subnet
+            .nodes
+            .first()
+            .and_then(|n| n.ports.get(usize::from(self.port)))
+            .and_then(|p| p.info)
+            .map_or(0, |i| i.lid)
+    }
+
+    /// The first bring-up is done and nothing is pending.
+    pub fn settled(&self) -> bool {
+        self.phase == Phase::Up && !self.dirty && self.tx.pending() == 0
+    }
+
+    /// The next cycle at which the SM has something to do with an idle
+    /// fabric (a timeout or a sweep), if any.
+    pub fn next_wake(&self) -> Option<u64> {
+        let sweep = (self.phase == Phase::Up).then_some(self.next_sweep);
+        match (self.tx.next_deadline(), sweep) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    fn note(&mut self, now: u64, s: String) {
+        self.log.push(format!("[{now}] {s}"));
+    }
+
+    /// Do what is due at the current cycle. Call every cycle in which the
+    /// fabric runs (cheap when nothing happened).
+    pub fn step(&mut self, net: &mut Net) -> Result<()> {
+        // Handling a response may queue requests the local SMA answers at
+        // once (hop count 0): pump until nothing more happens.
+        loop {
+            let events = self.tx.pump(net)?;
+            let had = !events.is_empty();
+            for e in events {
+                self.event(net, e)?;
+            }
+            if self.tx.pending() == 0 {
+                self.advance(net)?;
+            }
+            if !had && !self.tx.can_send() {
+                return Ok(());
+            }
+        }
+    }
+
+    /// The current phase's work is done: move on.
+    fn advance(&mut self, net: &mut Net) -> Result<()> {
+        let now = net.cycle;
+        loop {
+            match self.phase {
+                Phase::Up => {
+                    if self.dirty {
+                        self.start_heavy(net);
+                    } else if now >= self.next_sweep {
+                        self.start_light();
+                    }
+                    return Ok(());
+                }
+                Phase::LightSweep => {
+                    if self.light_failed {
+                        self.dirty = true;
+                    }
+                    self.phase = Phase::Up;
+                    self.next_sweep = now + self.opts.sweep_interval;
+                    if !self.dirty {
+                        return Ok(());
+                    }
+                }
+                Phase::Discover => {
+                    self.phase = Phase::Lids;
+                    self.assign_lids(now)?;
+                }
+                Phase::Lids => {
+                    self.phase = Phase::Routes;
+                    self.route(now);
+                }
+                Phase::Routes => {
+                    self.phase = Phase::Arm;
+                    self.set_states(state::INIT, state::ARMED);
+                }
+                Phase::Arm => {
+                    self.phase = Phase::Activate;
+                    self.set_states(state::ARMED, state::ACTIVE);
+                }
+                Phase::Activate => {
+                    self.phase = Phase::Up;
+                    self.next_sweep = now + self.opts.sweep_interval;
+                    if self.stats.up_cycle.is_none() {
+                        self.stats.up_cycle = Some(now);
+                    }
+                    let active = self.count_active();
+                    self.note(
+                        now,
+                        format!(
+                            "heavy sweep {} done: {} nodes, {} ports Active",
+                            self.stats.heavy_sweeps,
+                            self.subnet.nodes.len(),
+                            active
+                        ),
+                    );
+                    if !self.dirty {
+                        return Ok(());
+                    }
+                }
+            }
+            if self.tx.pending() > 0 {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Ports Active in the SM's view (both ends of every link counted).
+    pub fn count_active(&self) -> usize {
+        self.subnet
+            .nodes
+            .iter()
+            .flat_map(|n| n.ports.iter())
+            .filter(|p| p.remote.is_some() && p.state() == state::ACTIVE)
+            .count()
+    }
+
+    fn start_heavy(&mut self, net: &mut Net) {
+        self.dirty = false;
+        self.stats.heavy_sweeps += 1;
+        self.phase = Phase::Discover;
+        self.subnet = Subnet::default();
+        let _ = net;
+        self.tx.submit(
+            Ah::dr(),
+            dr(METHOD_GET, ATTR_NODE_INFO, 0, &[], None),
+            Ctx::NodeInfo {
+                path: Vec::new(),
+                from: None,
+            },
+        );
+    }
+
+    fn start_light(&mut self) {
+        self.stats.light_sweeps += 1;
+        self.phase = Phase::LightSweep;
+        self.light_failed = false;
+        for (n, node) in self.subnet.nodes.iter().enumerate() {
+            if node.switch {
+                self.tx.submit(
+                    Ah::dr(),
+                    dr(METHOD_GET, ATTR_SWITCH_INFO, 0, &node.path, None),
+                    Ctx::LightSwitchInfo(n),
+                );
+            }
+        }
+    }
+
+    fn event(&mut self, net: &mut Net, e: Event<Ctx>) -> Result<()> {
+        let now = net.cycle;
+        match e {
+            Event::Response { ctx, req, resp, .. } => {
+                let st = mad::status(&resp);
+                if st != 0 {
+                    self.stats.errors += 1;
+                    self.note(
+                        now,
+                        format!(
+                            "status {st:#06x} for {ctx:?} (attr {:#06x} mod {:#x})",
+                            mad::attr_id(&req),
+                            mad::attr_mod(&req)
+                        ),
+                    );
+                    if let Ctx::LightSwitchInfo(_) = ctx {
+                        self.light_failed = true;
+                    }
+                    return Ok(());
+                }
+                self.response(ctx, &resp, now)
+            }
+            Event::Timeout { ctx, req } => {
+                self.stats.errors += 1;
+                self.note(
+                    now,
+                    format!(
+                        "no response to {ctx:?} (attr {:#06x}) after {} retries",
+                        mad::attr_id(&req),
+                        self.opts.tx.retries
+                    ),
+                );
+                match ctx {
+                    Ctx::LightSwitchInfo(_) => self.light_failed = true,
+                    // Something vanished mid-sweep: sweep again afterwards.
+                    _ => self.dirty = true,
+                }
+                Ok(())
+            }
+            Event::Unsolicited { mad: m, meta } => self.unsolicited(net, &m, meta),
+        }
+    }
+
+    fn unsolicited(&mut self, net: &mut Net, m: &Mad, meta: SmiMeta) -> Result<()> {
+        let now = net.cycle;
+        if mad::method(m) == METHOD_TRAP && mad::class(m) == CLASS_SUBN_LID {
+            // Notice: 4–5 TrapNumber, 6–7 IssuerLID (ibspec §8).
+            let d = mad::data(m);
+            let trap = u16::from_be_bytes([d[4], d[5]]);
+            let issuer = u16::from_be_bytes([d[6], d[7]]);
+            self.stats.traps += 1;
+            self.note(
+                now,
+                format!("trap {trap} from LID {issuer} (SLID {})", meta.slid),
+            );
+            // TrapRepress: same TID, attribute and data, back to the sender.
+            let mut r = *m;
+            r[mad::off::METHOD] = METHOD_TRAP_REPRESS;
+            self.tx.send_untracked(net, Ah::lid(meta.slid), &r)?;
+            self.dirty = true;
+            return Ok(());
+        }
+        self.note(
+            now,
+            format!(
+                "unsolicited MAD class {:#04x} method {:#04x} attr {:#06x} from SLID {}",
+                mad::class(m),
+                mad::method(m),
+                mad::attr_id(m),
+                meta.slid
+            ),
+        );
+        Ok(())
+    }
+
+    fn response(&mut self, ctx: Ctx, resp: &Mad, now: u64) -> Result<()> {
+        let data = mad::data(resp);
+        match ctx {
+            Ctx::NodeInfo { path, from } => {
+                let ni = NodeInfo::decode(data).map_err(|e| anyhow!("NodeInfo: {e}"))?;
+                self.node_info(ni, path, from);
+            }
+            Ctx::NodeDesc(n) => {
+                let end = data.iter().position(|&b| b == 0).unwrap_or(64);
+                self.subnet.nodes[n].desc = String::from_utf8_lossy(&data[..end]).into_owned();
+            }
+            Ctx::SwitchInfo(n) => {
+                let mut si = [0u8; 64];
+                si.copy_from_slice(data);
+                self.subnet.nodes[n].switch_info = Some(si);
+                if si[11] & 0x04 != 0 {
+                    // PortStateChange is write-1-to-clear.
+                    let path = self.subnet.nodes[n].path.clone();
+                    self.tx.submit(
+                        Ah::dr(),
+                        dr(METHOD_SET, ATTR_SWITCH_INFO, 0, &path, Some(&si)),
+                        Ctx::ClearPsc(n),
+                    );
+                }
+            }
+            Ctx::ClearPsc(n) => {
+                if let Some(si) = self.subnet.nodes[n].switch_info.as_mut() {
+                    si[11] = data[11];
+                }
+            }
+            Ctx::PortInfo(n, p) | Ctx::SetPortInfo(n, p) => {
+                let pi = PortInfo::decode(data).map_err(|e| anyhow!("PortInfo: {e}"))?;
+                let explore = matches!(ctx, Ctx::PortInfo(..));
+                self.port_info(n, p, pi, explore);
+            }
+            Ctx::SetLft(n, block) => {
+                let guid = self.subnet.nodes[n].guid;
+                let mut b = [0u8; 64];
+                b.copy_from_slice(data);
+                self.written.entry(guid).or_default().insert(block, b);
+            }
+            Ctx::SetSwitchInfo(n) => {
+                let mut si = [0u8; 64];
+                si.copy_from_slice(data);
+                self.subnet.nodes[n].switch_info = Some(si);
+            }
+            Ctx::LightSwitchInfo(n) => {
+                if data[11] & 0x04 != 0 {
+                    self.note(
+                        now,
+                        format!(
+                            "light sweep: PortStateChange on {:#x}",
+                            self.subnet.nodes[n].guid
+                        ),
+                    );
+                    self.light_failed = true;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn node_info(&mut self, ni: NodeInfo, path: Vec<u8>, from: Option<(usize, u8)>) {
+        let lp = ni.local_port_num;
+        let switch = ni.node_type == 2;
+        let n = match self.subnet.by_guid.get(&ni.node_guid) {
+            Some(&n) => n,
+            None => {
+                let n = self.subnet.nodes.len();
+                self.subnet.nodes.push(SNode {
+                    guid: ni.node_guid,
+                    switch,
+                    nports: ni.num_ports,
+                    desc: String::new(),
+                    path: path.clone(),
+                    ports: vec![SPort::default(); usize::from(ni.num_ports) + 1],
+                    switch_info: None,
+                });
+                self.subnet.by_guid.insert(ni.node_guid, n);
+                self.tx.submit(
+                    Ah::dr(),
+                    dr(METHOD_GET, ATTR_NODE_DESC, 0, &path, None),
+                    Ctx::NodeDesc(n),
+                );
+                if switch {
+                    self.tx.submit(
+                        Ah::dr(),
+                        dr(METHOD_GET, ATTR_SWITCH_INFO, 0, &path, None),
+                        Ctx::SwitchInfo(n),
+                    );
+                    for p in 0..=ni.num_ports {
+                        self.subnet.nodes[n].ports[usize::from(p)].guid = ni.port_guid;
+                        self.tx.submit(
+                            Ah::dr(),
+                            dr(METHOD_GET, ATTR_PORT_INFO, u32::from(p), &path, None),
+                            Ctx::PortInfo(n, p),
+                        );
+                    }
+                }
+                n
+            }
+        };
+        let node = &mut self.subnet.nodes[n];
+        if usize::from(lp) >= node.ports.len() {
+            return;
+        }
+        if !switch && node.ports[usize::from(lp)].path.is_none() {
+            node.ports[usize::from(lp)].guid = ni.port_guid;
+            node.ports[usize::from(lp)].path = Some(path.clone());
+            self.tx.submit(
+                Ah::dr(),
+                dr(METHOD_GET, ATTR_PORT_INFO, u32::from(lp), &path, None),
+                Ctx::PortInfo(n, lp),
+            );
+        }
+        if let Some((a, ap)) = from {
+            self.subnet.nodes[a].ports[usize::from(ap)].remote = Some((n, lp));
+            self.subnet.nodes[n].ports[usize::from(lp)].remote = Some((a, ap));
+        }
+    }
+
+    fn port_info(&mut self, n: usize, p: u8, pi: PortInfo, explore: bool) {
+        let node = &mut self.subnet.nodes[n];
+        let Some(port) = node.ports.get_mut(usize::from(p)) else {
+            return;
+        };
+        port.info = Some(pi);
+        if !explore || p == 0 || !port.linked() || port.remote.is_some() {
+            return;
+        }
+        // Follow the cable: from a switch port, or from the SM's own CA port.
+        let base = if node.switch {
+            node.path.clone()
+        } else if node.path.is_empty() && n == 0 && p == self.port {
+            Vec::new()
+        } else {
+            return;
+        };
+        if base.len() >= 63 {
+            return;
+        }
+        let mut path = base;
+        path.push(p);
+        self.tx.submit(
+            Ah::dr(),
+            dr(METHOD_GET, ATTR_NODE_INFO, 0, &path, None),
+            Ctx::NodeInfo {
+                path,
+                from: Some((n, p)),
+            },
+        );
+    }
+
+    /// The DR path and PortInfo modifier to reach port `p` of node `n`.
+    fn port_route(&self, n: usize, p: u8) -> Option<Vec<u8>> {
+        let node = &self.subnet.nodes[n];
+        if node.switch {
+            Some(node.path.clone())
+        } else {
+            node.ports[usize::from(p)].path.clone()
+        }
+    }
+
+    fn end_ports(&self) -> Vec<(usize, u8)> {
+        let mut v = Vec::new();
+        for (n, node) in self.subnet.nodes.iter().enumerate() {
+            if node.switch {
+                if node.ports[0].info.is_some() {
+                    v.push((n, 0));
+                }
+            } else {
+                for (p, port) in node.ports.iter().enumerate().skip(1) {
+                    if port.info.is_some() && port.path.is_some() {
+                        v.push((n, p as u8));
+                    }
+                }
+            }
+        }
+        v
+    }
+
+    fn assign_lids(&mut self, now: u64) -> Result<()> {
+        let ends = self.end_ports();
+        let lmc_of = |sw: bool, lmc: u8| if sw { 0 } else { lmc };
+        let mut used: BTreeMap<u16, u64> = BTreeMap::new();
+        let mut want: Vec<(usize, u8, u16, u8)> = Vec::new();
+        let mut missing = Vec::new();
+        // 1. Remembered LIDs.
+        for &(n, p) in &ends {
+            let node = &self.subnet.nodes[n];
+            let guid = node.ports[usize::from(p)].guid;
+            let lmc = lmc_of(node.switch, self.opts.lmc);
+            if let Some(&lid) = self.guid_lid.get(&guid) {
+                if lid % (1 << lmc) == 0 && (0..1u16 << lmc).all(|o| !used.contains_key(&(lid + o)))
+                {
+                    for o in 0..1u16 << lmc {
+                        used.insert(lid + o, guid);
+                    }
+                    want.push((n, p, lid, lmc));
+                    continue;
+                }
+            }
+            missing.push((n, p));
+        }
+        // 2. LIDs the ports carry already; 3. the lowest free blocks.
+        let mut fresh = Vec::new();
+        for &(n, p) in &missing {
+            let node = &self.subnet.nodes[n];
+            let guid = node.ports[usize::from(p)].guid;
+            let lmc = lmc_of(node.switch, self.opts.lmc);
+            let cur = node.ports[usize::from(p)].info.map_or(0, |i| i.lid);
+            let block = 1u32 << lmc;
+            if cur != 0
+                && u32::from(cur) % block == 0
+                && u32::from(cur) + block - 1 <= u32::from(UNICAST_LID_MAX)
+                && (0..block).all(|o| !used.contains_key(&((u32::from(cur) + o) as u16)))
+            {
+                for o in 0..block {
+                    used.insert((u32::from(cur) + o) as u16, guid);
+                }
+                want.push((n, p, cur, lmc));
+            } else {
+                fresh.push((n, p, lmc));
+            }
+        }
+        for (n, p, lmc) in fresh {
+            let guid = self.subnet.nodes[n].ports[usize::from(p)].guid;
+            let block = 1u32 << lmc;
+            let mut lid = block;
+            while (0..block).any(|o| used.contains_key(&((lid + o) as u16))) {
+                lid += block;
+            }
+            if lid + block - 1 > u32::from(UNICAST_LID_MAX) {
+                bail!("out of unicast LIDs");
+            }
+            for o in 0..block {
+                used.insert((lid + o) as u16, guid);
+            }
+            want.push((n, p, lid as u16, lmc));
+        }
+        let sm_lid = want
+            .iter()
+            .find(|&&(n, p, _, _)| n == 0 && p == self.port)
+            .map(|w| w.2)
+            .ok_or_else(|| anyhow!("the SM's own port was not discovered"))?;
+        for (n, p, lid, lmc) in want {
+            let node = &self.subnet.nodes[n];
+            let guid = node.ports[usize::from(p)].guid;
+            self.guid_lid.insert(guid, lid);
+            let Some(mut pi) = node.ports[usize::from(p)].info else {
+                continue;
+            };
+            if pi.lid == lid
+                && pi.lmc == lmc
+                && pi.master_sm_lid == sm_lid
+                && pi.master_sm_sl == 0
+                && pi.gid_prefix == self.opts.subnet_prefix
+            {
+                continue;
+            }
+            pi.lid = lid;
+            pi.lmc = lmc;
+            pi.master_sm_lid = sm_lid;
+            pi.master_sm_sl = 0;
+            pi.gid_prefix = self.opts.subnet_prefix;
+            pi.port_state = 0;
+            pi.port_phys_state = 0;
+            self.set_port_info(n, p, &pi);
+        }
+        let _ = now;
+        Ok(())
+    }
+
+    /// PortInfo Set of port `p` of node `n` (PortInfo modifier = port).
+    fn set_port_info(&mut self, n: usize, p: u8, pi: &PortInfo) {
+        let Some(path) = self.port_route(n, p) else {
+            return;
+        };
+        let m = dr(
+            METHOD_SET,
+            ATTR_PORT_INFO,
+            u32::from(p),
+            &path,
+            Some(&pi.encode()),
+        );
+        self.tx.submit(Ah::dr(), m, Ctx::SetPortInfo(n, p));
+    }
+
+    /// The routing graph of the current subnet.
+    pub fn routing_graph(&self) -> Vec<RNode> {
+        self.subnet
+            .nodes
+            .iter()
+            .map(|node| RNode {
+                switch: node.switch,
+                links: node
+                    .ports
+                    .iter()
+                    .map(|p| p.remote.filter(|_| p.linked()))
+                    .collect(),
+                lids: node
+                    .ports
+                    .iter()
+                    .enumerate()
+                    .filter(|(p, _)| (*p == 0) == node.switch)
+                    .filter_map(|(p, port)| {
+                        port.info
+                            .filter(|i| i.lid != 0)
+                            .map(|i| (p as u8, i.lid, i.lmc))
+                    })
+                    .collect(),
+            })
+            .collect()
+    }
+
+    fn route(&mut self, now: u64) {
+        let graph = self.routing_graph();
+        let lfts = routing::min_hop(&graph);
+        for (n, lft) in lfts.into_iter().enumerate() {
+            let Some(lft) = lft else { continue };
+            let node = &self.subnet.nodes[n];
+            let Some(mut si) = node.switch_info else {
+                continue;
+            };
+            let cap = u16::from_be_bytes([si[0], si[1]]);
+            if lft.len() > usize::from(cap) {
+                self.stats.errors += 1;
+                let msg = format!(
+                    "switch {:#x}: LIDs up to {} but LinearFDBCap {cap}",
+                    node.guid,
+                    lft.len() - 1
+                );
+                self.note(now, msg);
+                continue;
+            }
+            let path = node.path.clone();
+            let guid = node.guid;
+            let written = self.written.entry(guid).or_default();
+            let mut sets = Vec::new();
+            for (b, chunk) in lft.chunks(64).enumerate() {
+                let mut block = [NO_ROUTE; 64];
+                block[..chunk.len()].copy_from_slice(chunk);
+                if written.get(&(b as u16)) != Some(&block) {
+                    sets.push((b as u16, block));
+                }
+            }
+            for (b, block) in sets {
+                self.stats.lft_blocks_set += 1;
+                self.tx.submit(
+                    Ah::dr(),
+                    dr(
+                        METHOD_SET,
+                        ATTR_LINEAR_FWD_TABLE,
+                        u32::from(b),
+                        &path,
+                        Some(&block),
+                    ),
+                    Ctx::SetLft(n, b),
+                );
+            }
+            let top = (lft.len() - 1) as u16;
+            if u16::from_be_bytes([si[6], si[7]]) != top {
+                si[6..8].copy_from_slice(&top.to_be_bytes());
+                si[11] &= !0x04; // leave PortStateChange alone
+                self.tx.submit(
+                    Ah::dr(),
+                    dr(METHOD_SET, ATTR_SWITCH_INFO, 0, &path, Some(&si)),
+                    Ctx::SetSwitchInfo(n),
+                );
+            }
+        }
+    }
+
+    /// PortInfo Set of PortState `to` on every linked port now in `from`.
+    fn set_states(&mut self, from: u8, to: u8) {
+        let mut sets = Vec::new();
+        for (n, node) in self.subnet.nodes.iter().enumerate() {
+            for (p, port) in node.ports.iter().enumerate().skip(1) {
+                if port.remote.is_none() || !port.linked() || port.state() != from {
+                    continue;
+                }
+                let Some(mut pi) = port.info else { continue };
+                pi.port_state = to;
+                pi.port_phys_state = 0;
+                sets.push((n, p as u8, pi));
+            }
+        }
+        for (n, p, pi) in sets {
+            self.set_port_info(n, p, &pi);
+        }
+    }
+}
+
+/// Run the fabric and its SMs until every SM has settled (bring-up and any
+/// sweep it started are done), or fail after `max_cycles`.
+pub fn run_until_settled(net: &mut Net, sms: &mut [SubnetManager], max_cycles: u64) -> Result<u64> {
+    let start = net.cycle;
+    loop {
+        for sm in sms.iter_mut() {
+            sm.step(net)?;
+        }
+        if sms.iter().all(|s| s.settled()) && net.idle() {
+            return Ok(net.cycle - start);
+        }
+        if net.cycle - start > max_cycles {
+            bail!(
+                "SMs not settled after {max_cycles} cycles (phases {:?})",
+                sms.iter().map(|s| s.phase).collect::<Vec<_>>()
+            );
+        }
+        advance(net, sms)?;
+    }
+}
+
+/// Run the fabric and its SMs for `cycles` cycles.
+pub fn run_for(net: &mut Net, sms: &mut [SubnetManager], cycles: u64) -> Result<()> {
+    let end = net.cycle + cycles;
+    while net.cycle < end {
+        for sm in sms.iter_mut() {
+            sm.step(net)?;
+        }
+        advance_until(net, sms, end)?;
+    }
+    Ok(())
+}
+
+fn advance(net: &mut Net, sms: &[SubnetManager]) -> Result<()> {
+    advance_until(net, sms, u64::MAX)
+}
+
+/// One cycle of the fabric, or, if nothing is in flight, a jump to the
+/// next thing an SM or the fabric has scheduled (at most to `limit`).
+fn advance_until(net: &mut Net, sms: &[SubnetManager], limit: u64) -> Result<()> {
+    if net.quiet() {
+        let next = sms
+            .iter()
+            .filter_map(|s| s.next_wake())
+            .chain(net.next_wake())
+            .min()
+            .unwrap_or(limit)
+            .min(limit);
+        if next > net.cycle {
+            net.cycle = next;
+            return Ok(());
+        }
+    }
+    net.step()
+}

@@ -1,0 +1,277 @@
+//! The built-in SM brings fabrics of RTL switches and CAs up (issue 4).
+//!
+//! Every check reads the devices, not the SM: the state dump takes LIDs,
+//! LMC, PortState and LFTs from the RTL registers, and the expectations
+//! come from the spec — every cabled port Active (ibspec §8 PortState),
+//! LIDs unique and LMC-aligned, and for every pair of CA ports the LFT walk
+//! reaches the destination port without a loop in exactly the hop count of
+//! a shortest path, which a breadth-first search over the cables (written
+//! here, independent of `routing.rs`) gives.
+
+mod common;
+use common::*;
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::path::Path;
+
+use vl15::simrun::{bring_up, dump_state, NodeDump, SimOptions, StateDump};
+
+/// (node index, port) of every port GUID + port number.
+fn index(d: &StateDump) -> HashMap<(String, u8), (usize, u8)> {
+    let mut m = HashMap::new();
+    for (n, node) in d.nodes.iter().enumerate() {
+        for p in &node.ports {
+            m.insert((p.guid.clone(), p.port), (n, p.port));
+        }
+    }
+    m
+}
+
+fn far_end(
+    d: &StateDump,
+    idx: &HashMap<(String, u8), (usize, u8)>,
+    n: usize,
+    p: u8,
+) -> Option<(usize, u8)> {
+    let port = d.nodes[n].ports.iter().find(|x| x.port == p)?;
+    let nb = port.neighbour.as_ref()?;
+    idx.get(&(nb.guid.clone(), nb.port)).copied()
+}
+
+/// Hops (cables crossed) from every node to every node, by BFS over cables.
+fn bfs_hops(d: &StateDump, idx: &HashMap<(String, u8), (usize, u8)>, from: usize) -> Vec<u32> {
+    let mut dist = vec![u32::MAX; d.nodes.len()];
+    dist[from] = 0;
+    let mut q = VecDeque::from([from]);
+    while let Some(u) = q.pop_front() {
+        // CAs do not forward: only the start may be a CA.
+        if u != from && d.nodes[u].kind == "ca" {
+            continue;
+        }
+        for p in &d.nodes[u].ports {
+            if let Some((v, _)) = far_end(d, idx, u, p.port) {
+                if dist[v] == u32::MAX {
+                    dist[v] = dist[u] + 1;
+                    q.push_back(v);
+                }
+            }
+        }
+    }
+    dist
+}
+
+fn check_subnet(name: &str, d: &StateDump, lmc: u8) {
+    let idx = index(d);
+    // Every cabled port Active; LIDs unique and aligned.
+    let mut owner: BTreeMap<u16, (usize, u8)> = BTreeMap::new();
+    for (n, node) in d.nodes.iter().enumerate() {
+        for p in &node.ports {
+            if p.neighbour.is_some() {
+                assert_eq!(p.state, 4, "{name}: {} port {} not Active", node.id, p.port);
+            }
+            let Some(lid) = p.lid else { continue };
+            let want_lmc = if node.kind == "ca" { lmc } else { 0 };
+            if node.kind == "ca" && p.neighbour.is_none() {
+                continue;
+            }
+            assert_ne!(lid, 0, "{name}: {} port {} has no LID", node.id, p.port);
+            assert_eq!(
+                p.lmc,
+                Some(want_lmc),
+                "{name}: {} port {} LMC",
+                node.id,
+                p.port
+            );
+            assert_eq!(lid % (1 << want_lmc), 0, "{name}: LID {lid} not aligned");
+            for l in lid..lid + (1 << want_lmc) {
+                assert!(
+                    owner.insert(l, (n, p.port)).is_none(),
+                    "{name}: LID {l} given twice"
+                );
+            }
+        }
+    }
+    // Every CA port to every CA port LID: the LFT walk.
+    let cas: Vec<(usize, u8)> = d
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| n.kind == "ca")
+        .flat_map(|(n, node)| {
+            node.ports
+                .iter()
+                .filter(|p| p.neighbour.is_some())
+                .map(move |p| (n, p.port))
+        })
+        .collect();
+    for &(src, sp) in &cas {
+        let hops = bfs_hops(d, &idx, src);
+        for (&lid, &(dn, dp)) in &owner {
+            if d.nodes[dn].kind != "ca" || (dn, dp) == (src, sp) {
+                continue;
+            }
+            let (got_n, got_p, h) = walk(d, &idx, src, sp, lid)
+                .unwrap_or_else(|e| panic!("{name}: {} → LID {lid}: {e}", d.nodes[src].id));
+            assert_eq!(
+                (got_n, got_p),
+                (dn, dp),
+                "{name}: LID {lid} reached the wrong port"
+            );
+            // Shortest: a CA port's path leaves through its own port
+            // (hops from src), and a CA never forwards.
+            let min = hops[dn];
+            if dn != src {
+                assert_eq!(
+                    h, min,
+                    "{name}: {} → LID {lid} took {h} hops, min-hop is {min}",
+                    d.nodes[src].id
+                );
+            }
+        }
+    }
+}
+
+/// Follow the LFTs from CA `src` port `sp` to `lid`: (node, port, cables).
+fn walk(
+    d: &StateDump,
+    idx: &HashMap<(String, u8), (usize, u8)>,
+    src: usize,
+    sp: u8,
+    lid: u16,
+) -> Result<(usize, u8, u32), String> {
+    let (mut at, mut inport) = far_end(d, idx, src, sp).ok_or("source port has no cable")?;
+    let mut cables = 1;
+    loop {
+        let node: &NodeDump = &d.nodes[at];
+        if node.kind == "ca" {
+            return Ok((at, inport, cables));
+        }
+        if cables > d.nodes.len() as u32 {
+            return Err("loop".into());
+        }
+        let lft = node.lft.as_ref().ok_or("switch without LFT")?;
+        let out = *lft
+            .get(usize::from(lid))
+            .ok_or_else(|| format!("{}: LID above LinearFDBTop", node.id))?;
+        if out == 0 || out == 255 {
+            return Err(format!("{}: LFT entry {out}", node.id));
+        }
+        if out == inport {
+            return Err(format!("{}: sends it back out its input port", node.id));
+        }
+        let (n, p) = far_end(d, idx, at, out)
+            .ok_or_else(|| format!("{}: port {out} has no cable", node.id))?;
+        at = n;
+        inport = p;
+        cables += 1;
+    }
+}
+
+fn bring_up_and_check(path: &Path, lmc: u8) -> vl15::simrun::Summary {
+    let mut opts = SimOptions::default();
+    opts.sm.lmc = lmc;
+    let (mut net, sm, summary) =
+        bring_up(path, &opts).unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
+    assert_eq!(
+        sm.stats.errors,
+        0,
+        "{}: SM errors: {:#?}",
+        path.display(),
+        sm.log
+    );
+    let dump = dump_state(&mut net).unwrap();
+    check_subnet(&path.display().to_string(), &dump, lmc);
+    assert_eq!(summary.active_ports, summary.linked_ports);
+    summary
+}
+
+#[test]
+fn every_ibsim_example_comes_up_routed() {
+    for name in EXAMPLES {
+        bring_up_and_check(&topo(name), 0);
+    }
+}
+
+#[test]
+fn lmc_2_gives_aligned_blocks_and_every_path_routes() {
+    bring_up_and_check(&topo("net.2sw2path4hca2port"), 2);
+}
+
+#[test]
+fn fat_tree_of_8_port_switches_comes_up_routed() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("ft8");
+    std::fs::write(&p, vl15::fattree::two_level(8).unwrap()).unwrap();
+    let s = bring_up_and_check(&p, 0);
+    assert_eq!(s.nodes, 8 / 2 + 8 + 32);
+}
+
+#[test]
+fn the_dump_names_every_node_and_the_summary_counts_them() {
+    let (mut net, _, summary) =
+        bring_up(&topo("net.2sw2path4hca"), &SimOptions::default()).unwrap();
+    let dump = dump_state(&mut net).unwrap();
+    assert_eq!(dump.nodes.len(), summary.nodes);
+    assert_eq!(summary.switches, 2);
+    assert_eq!(summary.cas, 4);
+    // 2 cables between the switches, 4 CA cables: 12 port ends.
+    assert_eq!(summary.linked_ports, 12);
+    let json = serde_json::to_value(&dump).unwrap();
+    assert_eq!(json["nodes"][0]["type"], "switch");
+    assert!(json["nodes"][0]["lft"].as_array().unwrap().len() > 6);
+}
+
+/// LID of every port, by GUID and port number.
+fn lids(d: &StateDump) -> BTreeMap<(String, u8), Option<u16>> {
+    d.nodes
+        .iter()
+        .flat_map(|n| n.ports.iter().map(|p| ((p.guid.clone(), p.port), p.lid)))
+        .collect()
+}
+
+/// Switch1 ports 3 and 5 are the two cables to Switch2 in
+/// net.2sw2path4hca: routes between the switches use both (balanced).
+fn inter_switch_ports_used(d: &StateDump) -> Vec<u8> {
+    let s1 = d.nodes.iter().find(|n| n.id == "Switch1").unwrap();
+    let mut used: Vec<u8> = s1
+        .lft
+        .as_ref()
+        .unwrap()
+        .iter()
+        .copied()
+        .filter(|&p| p == 3 || p == 5)
+        .collect();
+    used.sort_unstable();
+    used.dedup();
+    used
+}
+
+#[test]
+fn a_link_that_goes_down_is_routed_around_and_used_again_when_it_returns() {
+    use vl15::subnet_sm::run_for;
+    let path = topo("net.2sw2path4hca");
+    let opts = SimOptions::default();
+    let interval = opts.sm.sweep_interval;
+    let (mut net, sm, _) = bring_up(&path, &opts).unwrap();
+    let mut sms = vec![sm];
+    let before = dump_state(&mut net).unwrap();
+    assert_eq!(inter_switch_ports_used(&before), vec![3, 5]);
+
+    net.console(r#"Unlink "Switch1"[5]"#).unwrap();
+    run_for(&mut net, &mut sms, 3 * interval).unwrap();
+    let down = dump_state(&mut net).unwrap();
+    // A light sweep saw PortStateChange and a heavy sweep re-routed: every
+    // CA pair still routes (the walk fails on a port without a cable), only
+    // over port 3, and no LID changed.
+    check_subnet("after Unlink", &down, 0);
+    assert_eq!(inter_switch_ports_used(&down), vec![3]);
+    assert_eq!(lids(&down), lids(&before));
+    assert!(sms[0].stats.heavy_sweeps >= 2, "{:#?}", sms[0].log);
+
+    net.console(r#"ReLink "Switch1"[5]"#).unwrap();
+    run_for(&mut net, &mut sms, 3 * interval).unwrap();
+    let up = dump_state(&mut net).unwrap();
+    check_subnet("after ReLink", &up, 0);
+    assert_eq!(inter_switch_ports_used(&up), vec![3, 5]);
+    assert_eq!(lids(&up), lids(&before));
+}
