@@ -13,7 +13,7 @@ module ib_switch_top
   parameter int unsigned DataW         = 64,    // stream width in bits: 32, 64 or 128
   parameter int unsigned NumPorts      = 8,     // external ports 1..NumPorts (1..36)
   parameter int unsigned LftDepth      = 4096,  // LFT entries (LIDs 0..LftDepth-1), multiple of 64
-  parameter int unsigned Vl15Depth     = 2,     // VL15 input slots per external port (288 B each)
+  parameter int unsigned Vl15Depth     = 3,     // VL15 input slots per external port (288 B each); see docs/fabric.md
   parameter int unsigned DataDepth     = 2,     // data-VL input slots per external port
   parameter int unsigned DataSlotBytes = 4224,  // largest data packet LRH..ICRC
   localparam int unsigned DataB        = DataW / 8

@@ -55,6 +55,8 @@ pub struct Summary {
     pub timeouts: u64,
     pub sm_errors: u64,
     pub lft_blocks_set: u64,
+    /// SMPs the RTL dropped at full VL15 buffers (its counters).
+    pub vl15_dropped: u64,
     pub cycles: u64,
     pub device_evaluations: u64,
     pub build_s: f64,
@@ -71,13 +73,14 @@ impl Summary {
         );
         let _ = writeln!(
             s,
-            "SMPs {} on the wire + {} local, {} retries, {} timeouts, {} SM errors, {} LFT blocks set",
+            "SMPs {} on the wire + {} local, {} retries, {} timeouts, {} SM errors, {} LFT blocks set, {} VL15 drops in the RTL",
             self.smps_sent,
             self.smps_local,
             self.retries,
             self.timeouts,
             self.sm_errors,
-            self.lft_blocks_set
+            self.lft_blocks_set,
+            self.vl15_dropped
         );
         let _ = writeln!(
             s,
@@ -119,6 +122,7 @@ pub fn bring_up(topology: &Path, opts: &SimOptions) -> Result<(Net, SubnetManage
         timeouts: tx.timeouts,
         sm_errors: sm.stats.errors,
         lft_blocks_set: sm.stats.lft_blocks_set,
+        vl15_dropped: net.vl15_dropped()?,
         cycles,
         device_evaluations: ticks,
         build_s,
