@@ -275,3 +275,47 @@ fn a_link_that_goes_down_is_routed_around_and_used_again_when_it_returns() {
     assert_eq!(inter_switch_ports_used(&up), vec![3, 5]);
     assert_eq!(lids(&up), lids(&before));
 }
+
+#[test]
+fn a_link_down_raises_trap_128_which_is_repressed_and_answered_by_a_sweep() {
+    use vl15::subnet_sm::run_for;
+    let path = topo("net.2sw2path4hca");
+    let mut opts = SimOptions::default();
+    // No light sweep in this test: only the trap can start a heavy sweep.
+    opts.sm.sweep_interval = u64::MAX / 4;
+    let trap_interval = opts.net.trap_interval;
+    let (mut net, sm, _) = bring_up(&path, &opts).unwrap();
+    let mut sms = vec![sm];
+    let sweeps = sms[0].stats.heavy_sweeps;
+    let traps_sent = |net: &vl15::net::Net| -> u64 { net.devs.iter().map(|d| d.traps_sent).sum() };
+    assert_eq!(traps_sent(&net), 0, "no link edge after the LIDs were set");
+
+    net.console(r#"Unlink "Switch1"[5]"#).unwrap();
+    run_for(&mut net, &mut sms, trap_interval / 2).unwrap();
+    // Both switches saw the edge: two traps, each answered.
+    assert_eq!(sms[0].stats.traps, 2, "{:#?}", sms[0].log);
+    assert!(sms[0].stats.heavy_sweeps > sweeps);
+    let down = dump_state(&mut net).unwrap();
+    check_subnet("after the trap", &down, 0);
+    assert_eq!(inter_switch_ports_used(&down), vec![3]);
+    // Repressed: nothing is sent again over several repeat intervals.
+    let sent = traps_sent(&net);
+    assert_eq!(sent, 2);
+    run_for(&mut net, &mut sms, 5 * trap_interval).unwrap();
+    assert_eq!(traps_sent(&net), sent);
+    assert_eq!(sms[0].stats.traps, 2);
+}
+
+#[test]
+fn a_trap_nobody_represses_is_sent_again_every_interval() {
+    let path = topo("net.2sw2path4hca");
+    let opts = SimOptions::default();
+    let trap_interval = opts.net.trap_interval;
+    let (mut net, _sm, _) = bring_up(&path, &opts).unwrap();
+    // The SM is not stepped any more: nobody answers.
+    net.console(r#"Unlink "Switch1"[5]"#).unwrap();
+    net.run(4 * trap_interval + 10).unwrap();
+    let sent: u64 = net.devs.iter().map(|d| d.traps_sent).sum();
+    // Each switch: the first trap at the edge, then one every interval.
+    assert_eq!(sent, 2 * 5);
+}

@@ -25,6 +25,9 @@ use crate::packet::consts::CLASS_SUBN_LID;
 use crate::stream::{Beat, Pattern, Sink, Source};
 use crate::topology::{NodeKind, Topology};
 
+/// High bits of the TIDs of the traps the switches send.
+const TRAP_TID_BASE: u64 = 0x7472_6170_0000_0000;
+
 /// Every device of the fabric runs at this width.
 pub const DATA_W: u32 = 64;
 
@@ -86,6 +89,8 @@ pub struct NetOptions {
     pub retrain_cycles: u64,
     /// Record every packet on every link (for traces and snapshots).
     pub trace: bool,
+    /// Cycles between repeats of a trap the SM has not repressed.
+    pub trap_interval: u64,
 }
 
 impl Default for NetOptions {
@@ -95,6 +100,7 @@ impl Default for NetOptions {
             sma_latency: 8,
             retrain_cycles: 8,
             trace: false,
+            trap_interval: 100_000,
         }
     }
 }
@@ -242,6 +248,16 @@ pub struct Device {
     /// Responses waiting for their service latency: (due, MAD, meta).
     sma_pending: VecDeque<(u64, Mad, SmiMeta)>,
     pub sm: Option<SmHost>,
+    /// Traps to the SM (`trap_tx_*`), and the one not yet repressed:
+    /// (MAD, cycle it is sent again).
+    trap_tx: Source<u8>,
+    trap_pending: Option<(Mad, u64)>,
+    /// PortState of every external port at the last tick (link edges).
+    last_states: Vec<u8>,
+    /// `link_up_i` of every port at the last tick.
+    last_link_up: Vec<bool>,
+    /// Traps sent (repeats included).
+    pub traps_sent: u64,
     /// CA data-VL host ports, per port at index p−1: packets (LRH..ICRC) the
     /// host sends, and packets the port delivered (LRH..VCRC, `bad` = the
     /// link layer flagged it).
@@ -257,6 +273,7 @@ pub struct Device {
 impl Device {
     fn has_host_work(&self) -> bool {
         !self.sma_tx.idle()
+            || !self.trap_tx.idle()
             || !self.sma_pending.is_empty()
             || self.sma_rx.in_packet()
             || !self.regs.is_empty()
@@ -439,6 +456,11 @@ impl Net {
                 sma_tx: Source::new(DATA_W, Pattern::Always),
                 sma_pending: VecDeque::new(),
                 sm: None,
+                trap_tx: Source::new(DATA_W, Pattern::Always),
+                trap_pending: None,
+                last_states: Vec::new(),
+                last_link_up: vec![false; np],
+                traps_sent: 0,
                 data_tx: (0..np)
                     .map(|_| Source::new(DATA_W, Pattern::Always))
                     .collect(),
@@ -932,6 +954,12 @@ impl Net {
                 i.sma_tx_sl = m.sl;
                 i.sma_tx_port = m.port;
             }
+            if let Some((b, port)) = dev.trap_tx.present() {
+                i.trap_tx_tdata = b.data;
+                i.trap_tx_tvalid = true;
+                i.trap_tx_tlast = b.last;
+                i.trap_tx_port = port;
+            }
             if let Some(sm) = dev.sm.as_mut() {
                 // No receive WQE: the host takes nothing (a packet already
                 // started is finished).
@@ -968,6 +996,26 @@ impl Net {
                 dev.read_value = Some(o.reg_rdata);
             }
             dev.sma_tx.taken(o.sma_tx_tready, now);
+            dev.trap_tx.taken(o.trap_tx_tready, now);
+            // A link that came or went changes PortState at this clock
+            // edge; the model shows it in the next cycle, so run that one.
+            let mut link_changed = false;
+            for (p, pi) in dev.pin.iter().enumerate() {
+                if dev.last_link_up[p] != pi.link_up {
+                    dev.last_link_up[p] = pi.link_up;
+                    link_changed = true;
+                }
+            }
+            if link_changed {
+                rewake = true;
+            }
+            if dev.is_switch {
+                let edge = Self::link_edge(dev);
+                if let Some(due) = Self::service_trap(dev, edge, now, self.opts.trap_interval) {
+                    self.wake.push(Reverse((due, d)));
+                }
+            }
+            let dev = &mut self.devs[d];
             if !dev.is_switch {
                 for p in 0..dev.pout.len() {
                     let po = dev.pout[p];
@@ -1110,8 +1158,61 @@ impl Net {
         Ok(())
     }
 
+    /// Whether a switch port went Down or came up from Down since the last
+    /// tick (a link edge; SM-driven Init/Armed/Active steps are not).
+    fn link_edge(dev: &mut Device) -> bool {
+        let n = dev.pout.len();
+        if dev.last_states.len() != n {
+            dev.last_states = dev.pout.iter().map(|o| o.port_state).collect();
+            return false;
+        }
+        let mut edge = false;
+        for p in 0..n {
+            let s = dev.pout[p].port_state;
+            let was = dev.last_states[p];
+            if s != was && (s == 1 || was == 1) {
+                edge = true;
+            }
+            dev.last_states[p] = s;
+        }
+        edge
+    }
+
+    /// A switch's Trap 128: a new one on a link edge (replacing one not yet
+    /// repressed), sent again every `interval` cycles until the SM's
+    /// TrapRepress arrives. Returns when the device must wake for a repeat.
+    fn service_trap(dev: &mut Device, edge: bool, now: u64, interval: u64) -> Option<u64> {
+        if edge {
+            dev.trap_pending = None;
+            let tid = TRAP_TID_BASE | dev.traps_sent;
+            if let Some(m) = dev.sma.trap128(tid) {
+                dev.trap_pending = Some((m, now));
+            }
+        }
+        let (m, due) = dev.trap_pending.as_mut()?;
+        if *due > now {
+            return None;
+        }
+        if dev.trap_tx.idle() {
+            dev.trap_tx.push(&m[..], 0);
+            dev.traps_sent += 1;
+        }
+        *due = now + interval.max(1);
+        Some(*due)
+    }
+
     /// The SMA of device `d` answers request `m`.
     fn answer(&mut self, d: usize, m: Mad, meta: SmiMeta, now: u64) -> Result<()> {
+        if mad::method(&m) == crate::packet::consts::METHOD_TRAP_REPRESS {
+            // The SM saw the trap: stop repeating it (TID and attribute match).
+            let dev = &mut self.devs[d];
+            if dev.trap_pending.as_ref().is_some_and(|(t, _)| {
+                mad::tid(t) == mad::tid(&m) && mad::attr_id(t) == mad::attr_id(&m)
+            }) {
+                dev.trap_pending = None;
+            }
+            return Ok(());
+        }
         let np = self.devs[d].pout.len();
         let mut states = vec![0u8; np + 1];
         let mut link_up = vec![false; np + 1];

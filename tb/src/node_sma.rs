@@ -674,6 +674,31 @@ impl NodeSma {
         self.ports.get(usize::from(port)).map(|p| p.lid)
     }
 
+    /// MasterSMLID stored for `port`.
+    pub fn master_sm_lid(&self, port: u8) -> Option<u16> {
+        self.ports.get(usize::from(port)).map(|p| p.master_sm_lid)
+    }
+
+    /// Trap 128 (link state of a switch port changed; ibspec §8 Notice):
+    /// a LID-routed SubnTrap(Notice) with TID `tid`, issued by port 0's
+    /// LID. None on a CA or while port 0 has no LID or no MasterSMLID
+    /// (ibsim sends traps only then).
+    pub fn trap128(&self, tid: u64) -> Option<Mad> {
+        if !self.id.is_switch() {
+            return None;
+        }
+        let lid = self.port_lid(0).filter(|&l| l != 0)?;
+        self.master_sm_lid(0).filter(|&l| l != 0)?;
+        let mut m = mad::request(CLASS_SUBN_LID, METHOD_TRAP, ATTR_NOTICE, 0, tid);
+        let d = mad::data_mut(&mut m);
+        d[0] = 0x80 | 1; // IsGeneric, Type 1 (urgent)
+        d[1..4].copy_from_slice(&[0, 0, 2]); // ProducerType: switch
+        d[4..6].copy_from_slice(&128u16.to_be_bytes());
+        d[6..8].copy_from_slice(&lid.to_be_bytes()); // IssuerLID
+        d[10..12].copy_from_slice(&lid.to_be_bytes()); // LIDADDR
+        Some(m)
+    }
+
     /// The neighbour's side of a LinkWidth/Speed change
     /// ([`HwWrite::LinkActive`] of the other end): set this port's active
     /// values. Ports out of range are ignored.
