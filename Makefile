@@ -9,7 +9,7 @@ RTL_MP_FILES := $(shell sed -e 's/\#.*//' sim/ca_mp_top.f 2>/dev/null)
 WIDTHS := 32 64 128
 
 # Debian packages the build and the tests need; installed only when missing.
-DEB_PKGS := verilator tshark zlib1g-dev g++ make ibsim-utils libumad2sim0 infiniband-diags
+DEB_PKGS := verilator tshark zlib1g-dev g++ make ibsim-utils libumad2sim0 infiniband-diags opensm
 
 .PHONY: all deps sim test lint lint-rtl lint-rust unit wave bench synth board-sim clean help
 

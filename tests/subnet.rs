@@ -319,3 +319,14 @@ fn a_trap_nobody_represses_is_sent_again_every_interval() {
     // Each switch: the first trap at the edge, then one every interval.
     assert_eq!(sent, 2 * 5);
 }
+
+#[test]
+fn bring_up_report_times_both_the_rtl_and_opensm_on_ibsim() {
+    let text = vl15::fattree::two_level(8).unwrap();
+    let r = vl15::netbench::bring_up_report(&text, 8).unwrap();
+    eprintln!("{r}");
+    assert!(r.contains("44 nodes, 128/128 ports Active"), "{r}");
+    // OpenSM reached SUBNET UP on ibsim for the same file (opensm is
+    // installed by make deps), so the ratio is printed.
+    assert!(r.contains("OpenSM -o on ibsim, same file:"), "{r}");
+}

@@ -255,6 +255,7 @@ pub fn run() -> Result<String> {
             let _ = writeln!(r, "  resident size: not available (/proc/self/status)");
         }
     }
+    let _ = write!(r, "{}", bring_up_report(&tree, 36)?);
     // Idle cost: the same busy pair alone and beside the idle fat tree,
     // interleaved, three runs each.
     let beside = format!("{PAIR}\n{tree}");
@@ -279,5 +280,80 @@ pub fn run() -> Result<String> {
         "Idle cost: 400 DR Get(NodeInfo) between two CAs, {ca} cycles, median of 3 interleaved runs"
     );
     let _ = writeln!(r, "  alone: {ra:.0} cycles/s; beside {} idle devices: {rc:.0} cycles/s; ratio {:.2} (target >= 0.9)", s.nodes, rc / ra);
+    Ok(r)
+}
+
+/// Wall time of `opensm -o` (one sweep, then exit) bringing up `topology`
+/// on the real ibsim, OpenSM attached at the file's first CA.
+pub fn opensm_on_ibsim(topology: &Path, first_ca: &str) -> Result<f64> {
+    let opensm = ["/usr/sbin/opensm", "/usr/bin/opensm"]
+        .iter()
+        .map(Path::new)
+        .find(|p| p.exists())
+        .ok_or_else(|| anyhow!("opensm not found (Debian package opensm)"))?;
+    let server = crate::ibsim::IbsimServer::start(topology)?;
+    let scratch = tempfile::tempdir()?;
+    let log = scratch.path().join("opensm.log");
+    let mut cmd = server.umad2sim_command(opensm, Some(first_ca))?;
+    cmd.current_dir(scratch.path())
+        .env("OSM_CACHE_DIR", scratch.path())
+        .env("OSM_TMP_DIR", scratch.path())
+        .arg("-o")
+        .arg("-f")
+        .arg(&log)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let t = Instant::now();
+    let status = cmd.status().context("running opensm")?;
+    let secs = t.elapsed().as_secs_f64();
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    ensure!(
+        status.success() && text.contains("SUBNET UP"),
+        "opensm -o on ibsim did not reach SUBNET UP ({status}); log {}",
+        log.display()
+    );
+    Ok(secs)
+}
+
+/// The built-in SM bringing up the fabric of `text` (a fat tree of
+/// `k`-port switches), and OpenSM doing the same on ibsim, side by side.
+pub fn bring_up_report(text: &str, k: u8) -> Result<String> {
+    let mut r = String::new();
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join(format!("fattree{k}"));
+    std::fs::write(&path, text)?;
+    let opts = crate::simrun::SimOptions::default();
+    let (_net, _sm, s) = crate::simrun::bring_up(&path, &opts)?;
+    let _ = writeln!(
+        r,
+        "Bring-up by the built-in SM ({} outstanding): {} nodes, {}/{} ports Active, {:.2} s wall, {} SMPs on the wire, {} simulated cycles, {} VL15 drops / {} retries",
+        opts.sm.tx.max_outstanding,
+        s.nodes,
+        s.active_ports,
+        s.linked_ports,
+        s.bring_up_s,
+        s.smps_sent,
+        s.cycles,
+        s.vl15_dropped,
+        s.retries
+    );
+    let topo = Topology::parse(text, &path)?;
+    let ca = topo
+        .nodes
+        .iter()
+        .find(|n| n.kind == NodeKind::Ca)
+        .ok_or_else(|| anyhow!("no CA"))?;
+    match opensm_on_ibsim(&path, &ca.id) {
+        Ok(o) => {
+            let _ = writeln!(
+                r,
+                "  OpenSM -o on ibsim, same file: {o:.2} s wall; built-in SM on the RTL / OpenSM on ibsim = {:.1}x (target <= 1.0)",
+                s.bring_up_s / o
+            );
+        }
+        Err(e) => {
+            let _ = writeln!(r, "  OpenSM on ibsim: not measured: {e:#}");
+        }
+    }
     Ok(r)
 }
