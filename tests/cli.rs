@@ -146,3 +146,71 @@ fn decode_of_a_missing_file_fails_cleanly() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("x.pcap"));
 }
+
+fn example(name: &str) -> String {
+    concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/topologies/").to_string() + name
+}
+
+/// `vl15 sim` brings a fabric up, prints the summary and writes a JSON dump
+/// of what the RTL holds.
+#[test]
+fn sim_brings_a_fabric_up_and_dumps_the_rtl_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let dump = dir.path().join("state.json");
+    let o = vl15()
+        .args([
+            "sim",
+            "--topology",
+            &example("net.2sw2path4hca"),
+            "--dump-state",
+        ])
+        .arg(&dump)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        stdout.contains("nodes 6 (2 switches, 4 CAs); ports Active 12 of 12 linked; LIDs 6"),
+        "{stdout}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&dump).unwrap()).unwrap();
+    let nodes = v["nodes"].as_array().unwrap();
+    assert_eq!(nodes.len(), 6);
+    for n in nodes {
+        for p in n["ports"].as_array().unwrap() {
+            if !p["neighbour"].is_null() {
+                assert_eq!(p["state"], 4, "{n}");
+            }
+        }
+    }
+}
+
+#[test]
+fn sim_errors_are_clear() {
+    let cases: [(&[&str], &str); 3] = [
+        (&["--lmc", "9"], "LMC 9 > 7"),
+        (&["--sm", "nosuch"], "no node \"nosuch\""),
+        (&["--sm", "Switch1"], "the SM runs on a CA port"),
+    ];
+    for (args, want) in cases {
+        let o = vl15()
+            .args(["sim", "--topology", &example("net.2sw2path4hca")])
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{args:?}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+    let o = vl15()
+        .args(["sim", "--topology", "/nonexistent/topo"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("/nonexistent/topo"));
+}
