@@ -330,3 +330,57 @@ fn bring_up_report_times_both_the_rtl_and_opensm_on_ibsim() {
     // installed by make deps), so the ratio is printed.
     assert!(r.contains("OpenSM -o on ibsim, same file:"), "{r}");
 }
+
+/// Another CA asks the SM for its SMInfo by directed route: the request
+/// crosses the RTL to the SM's CA, whose RTL hands SMInfo Get to the SM (not
+/// the SMA); the SM's GetResp goes back through the RTL's send rules.
+#[test]
+fn the_sm_answers_sminfo_get_through_the_rtl() {
+    use vl15::mad;
+    use vl15::packet::consts::{ATTR_SM_INFO, METHOD_GET, METHOD_GET_RESP};
+    use vl15::qp0::{Ah, Event, Transactions, TxOptions};
+    let path = topo("net.2sw2path4hca");
+    let (mut net, sm, _) = bring_up(&path, &SimOptions::default()).unwrap();
+    let master = sm.dev;
+    let mut sms = vec![sm];
+    let other = net
+        .devs
+        .iter()
+        .position(|d| !d.is_switch && d.name != net.devs[master].name)
+        .unwrap();
+    net.attach_sm(other, 1).unwrap();
+    let route = vl15::netbench::dr_paths(&net.topo, other, 1)[master]
+        .clone()
+        .unwrap();
+    let mut q: Transactions<()> = Transactions::new(other, 1, 0x99, TxOptions::default());
+    q.submit(
+        Ah::dr(),
+        mad::dr_request(METHOD_GET, ATTR_SM_INFO, 0, 0, &route),
+        (),
+    );
+    let mut got = None;
+    for _ in 0..200_000 {
+        sms[0].step(&mut net).unwrap();
+        for e in q.pump(&mut net).unwrap() {
+            if let Event::Response { resp, .. } = e {
+                got = Some(resp);
+            }
+        }
+        if got.is_some() {
+            break;
+        }
+        net.step().unwrap();
+    }
+    let r = got.expect("an SMInfo response");
+    assert_eq!(mad::method(&r), METHOD_GET_RESP);
+    assert_eq!(mad::status(&r), 0);
+    let d = mad::data(&r);
+    let guid = u64::from_be_bytes(d[0..8].try_into().unwrap());
+    assert_eq!(guid, net.devs[master].sma.identity().port_guid(1));
+    assert_eq!(d[20] & 0x0F, 3, "SMState Master");
+    assert_eq!(d[20] >> 4, 0, "priority 0");
+    assert!(
+        u32::from_be_bytes(d[16..20].try_into().unwrap()) > 0,
+        "ActCount"
+    );
+}

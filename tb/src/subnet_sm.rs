@@ -194,6 +194,8 @@ pub struct SubnetManager {
     pub dev: usize,
     pub port: u8,
     pub opts: SmOptions,
+    /// GUID of the SM's port (SMInfo.GUID).
+    pub port_guid: u64,
     pub phase: Phase,
     pub subnet: Subnet,
     tx: Transactions<Ctx>,
@@ -230,7 +232,9 @@ impl SubnetManager {
             bail!("LMC {} > {LMC_MAX}", opts.lmc);
         }
         net.attach_sm(dev, port)?;
+        let port_guid = net.devs[dev].sma.identity().port_guid(port);
         Ok(SubnetManager {
+            port_guid,
             name: net.devs[dev].name.clone(),
             dev,
             port,
@@ -250,6 +254,17 @@ impl SubnetManager {
 
     pub fn tx_stats(&self) -> TxStats {
         self.tx.stats
+    }
+
+    /// SMInfo.SMState (ibspec §9): Discovering (1) until the first
+    /// bring-up is done, then Master (3). This SM does not yet take part in
+    /// an election: it is master of whatever it brings up.
+    pub fn sm_state(&self) -> u8 {
+        if self.stats.up_cycle.is_some() {
+            3
+        } else {
+            1
+        }
     }
 
     /// The LID of the SM's own port (0 before the first sweep set it).
@@ -468,6 +483,26 @@ impl SubnetManager {
             r[mad::off::METHOD] = METHOD_TRAP_REPRESS;
             self.tx.send_untracked(net, Ah::lid(meta.slid), &r)?;
             self.dirty = true;
+            return Ok(());
+        }
+        if mad::attr_id(m) == ATTR_SM_INFO && mad::method(m) == METHOD_GET {
+            // Another SM (or `sminfo`) asks about this one: answer with our
+            // SMInfo (ibspec §8: GUID, SM_Key, ActCount, Priority/SMState).
+            // The RTL delivered the request with the receive rules applied;
+            // its send rules turn the D=1 response around.
+            let mut r = *m;
+            mad::make_response(&mut r, 0);
+            let d = mad::data_mut(&mut r);
+            d.fill(0);
+            d[0..8].copy_from_slice(&self.port_guid.to_be_bytes());
+            d[16..20].copy_from_slice(&(self.tx.stats.sent as u32).to_be_bytes());
+            d[20] = (self.opts.priority & 0x0F) << 4 | self.sm_state();
+            let ah = if mad::is_dr(m) {
+                Ah::dr()
+            } else {
+                Ah::lid(meta.slid)
+            };
+            self.tx.send_untracked(net, ah, &r)?;
             return Ok(());
         }
         self.note(
