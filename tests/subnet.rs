@@ -340,9 +340,8 @@ fn the_sm_answers_sminfo_get_through_the_rtl() {
     use vl15::packet::consts::{ATTR_SM_INFO, METHOD_GET, METHOD_GET_RESP};
     use vl15::qp0::{Ah, Event, Transactions, TxOptions};
     let path = topo("net.2sw2path4hca");
-    let (mut net, sm, _) = bring_up(&path, &SimOptions::default()).unwrap();
+    let (mut net, mut sm, _) = bring_up(&path, &SimOptions::default()).unwrap();
     let master = sm.dev;
-    let mut sms = vec![sm];
     let other = net
         .devs
         .iter()
@@ -360,7 +359,7 @@ fn the_sm_answers_sminfo_get_through_the_rtl() {
     );
     let mut got = None;
     for _ in 0..200_000 {
-        sms[0].step(&mut net).unwrap();
+        sm.step(&mut net).unwrap();
         for e in q.pump(&mut net).unwrap() {
             if let Event::Response { resp, .. } = e {
                 got = Some(resp);
