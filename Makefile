@@ -17,7 +17,7 @@ all: sim
 
 help:
 	@echo "make deps   install Verilator, tshark, zlib, ibsim (apt-get) when missing"
-	@echo "make sim    RTL regression: every scenario at DATA_W 32, 64, 128, as a table"
+	@echo "make sim    RTL regression: every scenario at DATA_W 32, 64, 128, as a table; then the SM scenario files (tests/scenarios/)"
 	@echo "make test   everything: lint, unit harnesses, cargo tests (snapshots, tshark)"
 	@echo "make lint   verilator --lint-only -Wall (CA, switch, multiport CA, board), cargo fmt --check, clippy -D warnings"
 	@echo "make wave   FST waveform of one scenario into build/wave/"
@@ -41,6 +41,10 @@ deps:
 
 sim: deps
 	$(CARGO) run --release -q -p vl15 -- regress --width all
+	@for s in tests/scenarios/*.toml; do \
+	  echo "== vl15 sim --scenario $$s"; \
+	  $(CARGO) run --release -q -p vl15 -- sim --scenario $$s; \
+	done
 
 test: deps lint unit board-sim
 	VL15_BOARD_SIM=$(abspath $(BOARD_SIM)) $(CARGO) test --release --workspace

@@ -214,3 +214,58 @@ fn sim_errors_are_clear() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("/nonexistent/topo"));
 }
+
+/// A scenario file: a cable between the switches goes down and comes back.
+/// Each edge makes both switches send Trap 128 once (repressed, so not
+/// repeated): 4 traps; the fabric ends with every cabled port Active.
+#[test]
+fn sim_runs_a_scenario_file() {
+    let sc = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/scenarios/link_flap.toml"
+    );
+    let o = vl15().args(["sim", "--scenario", sc]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let end = stdout.lines().last().unwrap();
+    assert!(end.contains("ports Active 12 of 12 linked"), "{stdout}");
+    assert!(end.contains("traps 4"), "{stdout}");
+}
+
+#[test]
+fn bad_scenario_files_are_refused_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let topo = example("net.2sw2path4hca");
+    let cases = [
+        (
+            format!("topology = {topo:?}\nbogus = 1\n"),
+            "unknown field `bogus`",
+        ),
+        (
+            format!("topology = {topo:?}\n[[sm]]\nnode = \"Hca1\"\n[[sm]]\nnode = \"Hca2\"\n"),
+            "election",
+        ),
+        (
+            format!("topology = {topo:?}\n[[event]]\nafter = 5\n"),
+            "exactly one of console, kill_sm",
+        ),
+        (
+            format!(
+                "topology = {topo:?}\n[[event]]\nafter = 5\nconsole = 'Unlink \"nosuch\"[1]'\n"
+            ),
+            "no node",
+        ),
+    ];
+    for (i, (text, want)) in cases.iter().enumerate() {
+        let f = dir.path().join(format!("s{i}.toml"));
+        std::fs::write(&f, text).unwrap();
+        let o = vl15().args(["sim", "--scenario"]).arg(&f).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{text}");
+        assert!(err.contains(want), "{text}: {err}");
+    }
+}

@@ -29,6 +29,7 @@ pub mod replay;
 pub mod routing;
 pub mod scenario;
 pub mod simrun;
+pub mod simscenario;
 pub mod sm;
 pub mod sma;
 pub mod stream;

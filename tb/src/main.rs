@@ -170,8 +170,12 @@ enum Cmd {
     /// simulated cycles, wall time.
     Sim {
         /// Topology file (ibnetdiscover / ibsim format)
-        #[arg(long)]
-        topology: PathBuf,
+        #[arg(long, required_unless_present = "scenario")]
+        topology: Option<PathBuf>,
+        /// Scenario file (TOML: topology, SM, timed events such as
+        /// 'Unlink "sw"[3]'); see tests/scenarios/ and tb/src/simscenario.rs
+        #[arg(long, conflicts_with = "topology")]
+        scenario: Option<PathBuf>,
         /// Node id of the CA the SM runs on (default: the file's first CA)
         #[arg(long)]
         sm: Option<String>,
@@ -379,7 +383,13 @@ fn main() -> ExitCode {
                     })
             }
             Cmd::Sim {
-                topology,
+                scenario: Some(sc), ..
+            } => vl15::simscenario::run(&sc).map(|(r, all_active)| {
+                out!("{r}");
+                all_active
+            }),
+            Cmd::Sim {
+                topology: Some(topology),
                 sm,
                 sm_port,
                 lmc,
@@ -388,6 +398,7 @@ fn main() -> ExitCode {
                 link_latency,
                 dump_state,
                 verbose,
+                scenario: None,
             } => {
                 let mut opts = vl15::simrun::SimOptions {
                     sm_node: sm,
@@ -414,6 +425,7 @@ fn main() -> ExitCode {
                     Ok(summary.active_ports == summary.linked_ports)
                 })
             }
+            Cmd::Sim { .. } => Err(anyhow::anyhow!("give --topology or --scenario")),
             Cmd::Fattree { ports, output } => vl15::fattree::two_level(ports).and_then(|t| {
                 match output {
                     Some(p) => std::fs::write(&p, &t)
