@@ -15,7 +15,7 @@ use common::*;
 use std::path::Path;
 
 use vl15::discover::{normalize_generated_line, SmpTransport};
-use vl15::ibsim::{ibnetdiscover_path, IbsimServer};
+use vl15::ibsim::IbsimServer;
 use vl15::mad;
 use vl15::net::{discover_topology, Net, NetOptions, NetSmp};
 use vl15::netbench::dr_paths;
@@ -35,21 +35,7 @@ fn first_ca(path: &Path) -> String {
 
 fn ibnetdiscover_on_ibsim(path: &Path, node: &str) -> String {
     let server = IbsimServer::start(path).unwrap_or_else(|e| panic!("{e:#}"));
-    let exe = ibnetdiscover_path().unwrap_or_else(|e| panic!("{e:#}"));
-    let scratch = tempfile::tempdir().unwrap();
-    let out = server
-        .umad2sim_command(&exe, Some(node))
-        .unwrap_or_else(|e| panic!("{e:#}"))
-        .current_dir(scratch.path())
-        .output()
-        .expect("running ibnetdiscover");
-    assert!(
-        out.status.success(),
-        "ibnetdiscover on {}: {}",
-        path.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    real_ibnetdiscover(&server, Some(node))
 }
 
 #[test]
@@ -79,20 +65,7 @@ fn ibnetdiscover_on_ibsim_after(path: &Path, node: &str, console: &[&str]) -> St
         let said = server.console(c).unwrap_or_else(|e| panic!("{e:#}"));
         assert!(!said.contains("not found"), "ibsim {c:?}: {said}");
     }
-    let exe = ibnetdiscover_path().unwrap_or_else(|e| panic!("{e:#}"));
-    let scratch = tempfile::tempdir().unwrap();
-    let out = server
-        .umad2sim_command(&exe, Some(node))
-        .unwrap_or_else(|e| panic!("{e:#}"))
-        .current_dir(scratch.path())
-        .output()
-        .expect("running ibnetdiscover");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    real_ibnetdiscover(&server, Some(node))
 }
 
 #[test]

@@ -28,7 +28,7 @@ use vl15::discover::{
     discover, discover_with, format_ibnetdiscover, normalize_generated_line, DiscoverConfig,
     Discovered,
 };
-use vl15::ibsim::{ibnetdiscover_path, IbsimServer};
+use vl15::ibsim::IbsimServer;
 use vl15::mad;
 use vl15::packet::attr::NodeInfo;
 use vl15::packet::consts::{ATTR_NODE_INFO, METHOD_GET, METHOD_GET_RESP, NODE_TYPE_SWITCH};
@@ -110,26 +110,6 @@ fn extra_topologies(dir: &Path) -> Vec<PathBuf> {
             p
         })
         .collect()
-}
-
-/// ibnetdiscover run against `server`, attached at `node`.
-fn real_ibnetdiscover(server: &IbsimServer, node: Option<&str>) -> String {
-    let exe = ibnetdiscover_path().unwrap_or_else(|e| panic!("{e:#}"));
-    let scratch = tempfile::tempdir().unwrap();
-    let out = server
-        .umad2sim_command(&exe, node)
-        .unwrap_or_else(|e| panic!("{e:#}"))
-        .current_dir(scratch.path())
-        .output()
-        .expect("running ibnetdiscover");
-    assert!(
-        out.status.success(),
-        "ibnetdiscover failed on {} ({}): {}",
-        server.topology().display(),
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("ibnetdiscover output is UTF-8")
 }
 
 fn ours(server: &IbsimServer, node: Option<&str>) -> (Discovered, String) {

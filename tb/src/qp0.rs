@@ -129,6 +129,10 @@ impl Net {
     }
 }
 
+/// Receive WQEs kept posted beyond the outstanding requests (traps and
+/// requests from other SMs).
+const RECV_SLACK: u64 = 16;
+
 /// Transaction-layer settings.
 #[derive(Debug, Clone, Copy)]
 pub struct TxOptions {
@@ -197,8 +201,6 @@ pub struct Transactions<C> {
     tid_seq: u32,
     queue: VecDeque<(Ah, Box<Mad>, C)>,
     outstanding: BTreeMap<u64, Outstanding<C>>,
-    /// Receive WQEs kept posted beyond the outstanding requests.
-    recv_slack: u64,
     pub stats: TxStats,
 }
 
@@ -212,7 +214,6 @@ impl<C> Transactions<C> {
             tid_seq: 0,
             queue: VecDeque::new(),
             outstanding: BTreeMap::new(),
-            recv_slack: 16,
             stats: TxStats::default(),
         }
     }
@@ -242,12 +243,6 @@ impl<C> Transactions<C> {
     /// The earliest timeout, if any request is on the wire.
     pub fn next_deadline(&self) -> Option<u64> {
         self.outstanding.values().map(|o| o.deadline).min()
-    }
-
-    /// Drop everything queued or outstanding (a sweep restarts).
-    pub fn cancel_all(&mut self) {
-        self.queue.clear();
-        self.outstanding.clear();
     }
 
     fn next_tid(&mut self) -> u64 {
@@ -360,7 +355,7 @@ impl<C> Transactions<C> {
         }
         // Receive WQEs: one per outstanding request plus slack for traps
         // and requests from other SMs.
-        let want = self.outstanding.len() as u64 + self.recv_slack;
+        let want = self.outstanding.len() as u64 + RECV_SLACK;
         let have = net.recv_posted(self.dev).unwrap_or(0);
         if have < want {
             net.post_recv(self.dev, want - have)?;

@@ -212,13 +212,8 @@ pub struct SubnetManager {
     pub log: Vec<String>,
 }
 
-fn put_tid_mod(m: &mut Mad, modifier: u32) {
-    m[mad::off::ATTR_MOD..mad::off::ATTR_MOD + 4].copy_from_slice(&modifier.to_be_bytes());
-}
-
 fn dr(method: u8, attr: u16, modifier: u32, path: &[u8], data: Option<&[u8]>) -> Mad {
     let mut m = mad::dr_request(method, attr, modifier, 0, path);
-    put_tid_mod(&mut m, modifier);
     if let Some(d) = data {
         mad::data_mut(&mut m).copy_from_slice(&d[..64]);
     }
@@ -323,7 +318,7 @@ impl SubnetManager {
             match self.phase {
                 Phase::Up => {
                     if self.dirty {
-                        self.start_heavy(net);
+                        self.start_heavy();
                     } else if now >= self.next_sweep {
                         self.start_light();
                     }
@@ -341,7 +336,7 @@ impl SubnetManager {
                 }
                 Phase::Discover => {
                     self.phase = Phase::Lids;
-                    self.assign_lids(now)?;
+                    self.assign_lids()?;
                 }
                 Phase::Lids => {
                     self.phase = Phase::Routes;
@@ -392,12 +387,11 @@ impl SubnetManager {
             .count()
     }
 
-    fn start_heavy(&mut self, net: &mut Net) {
+    fn start_heavy(&mut self) {
         self.dirty = false;
         self.stats.heavy_sweeps += 1;
         self.phase = Phase::Discover;
         self.subnet = Subnet::default();
-        let _ = net;
         self.tx.submit(
             Ah::dr(),
             dr(METHOD_GET, ATTR_NODE_INFO, 0, &[], None),
@@ -699,7 +693,7 @@ impl SubnetManager {
         v
     }
 
-    fn assign_lids(&mut self, now: u64) -> Result<()> {
+    fn assign_lids(&mut self) -> Result<()> {
         let ends = self.end_ports();
         let lmc_of = |sw: bool, lmc: u8| if sw { 0 } else { lmc };
         let mut used: BTreeMap<u16, u64> = BTreeMap::new();
@@ -787,7 +781,6 @@ impl SubnetManager {
             pi.port_phys_state = 0;
             self.set_port_info(n, p, &pi);
         }
-        let _ = now;
         Ok(())
     }
 

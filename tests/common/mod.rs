@@ -5,6 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
+use vl15::ibsim::{ibnetdiscover_path, IbsimServer};
+
 /// Every example file ibsim ships.
 pub const EXAMPLES: &[&str] = &[
     "net",
@@ -22,4 +24,24 @@ pub fn topo_dir() -> PathBuf {
 /// A file in `tests/topologies/`.
 pub fn topo(name: &str) -> PathBuf {
     topo_dir().join(name)
+}
+
+/// The real ibnetdiscover run against `server`, attached at `node`.
+pub fn real_ibnetdiscover(server: &IbsimServer, node: Option<&str>) -> String {
+    let exe = ibnetdiscover_path().unwrap_or_else(|e| panic!("{e:#}"));
+    let scratch = tempfile::tempdir().unwrap();
+    let out = server
+        .umad2sim_command(&exe, node)
+        .unwrap_or_else(|e| panic!("{e:#}"))
+        .current_dir(scratch.path())
+        .output()
+        .expect("running ibnetdiscover");
+    assert!(
+        out.status.success(),
+        "ibnetdiscover failed on {} ({}): {}",
+        server.topology().display(),
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("ibnetdiscover output is UTF-8")
 }
