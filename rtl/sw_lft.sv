@@ -59,23 +59,13 @@ module sw_lft #(
   logic [RW-1:0] last_q;
   logic [RW-1:0] sel;
   logic          any;
-  // (as sw_out_arb: one conditional subtraction is the modulo, and the
-  // search runs only when something requests)
-  logic [RW:0] rr;  // candidate, before the modulo
+  sw_rr_pick #(.N(NumReq), .W(RW)) u_pick (
+    .req_i,
+    .last_i (last_q),
+    .sel_o  (sel),
+    .any_o  (any)
+  );
   always_comb begin
-    sel = last_q;
-    any = 1'b0;
-    rr  = '0;
-    if (|req_i) begin
-      for (int k = NumReq; k >= 1; k--) begin
-        rr = (RW+1)'(last_q) + (RW+1)'(k);
-        if (rr >= (RW+1)'(NumReq)) rr = rr - (RW+1)'(NumReq);
-        if (req_i[RW'(rr)]) begin
-          sel = RW'(rr);
-          any = 1'b1;
-        end
-      end
-    end
     gnt_o = '0;
     gnt_o[sel] = any;
   end

@@ -26,26 +26,13 @@ module sw_out_arb #(
   logic [IW-1:0] sel;
   logic          any;
 
-  // Search from last_q + NumIn down to last_q + 1 (mod NumIn) and keep the
-  // last hit: the first requester after last_q. last_q < NumIn, so one
-  // conditional subtraction is the modulo. Only when something requests:
-  // most outputs are idle most of the time, and a simulator then skips it.
-  logic [IW:0] rr;  // candidate, before the modulo
-  always_comb begin
-    sel = last_q;
-    any = 1'b0;
-    rr  = '0;
-    if (|req_i) begin
-      for (int k = NumIn; k >= 1; k--) begin
-        rr = (IW+1)'(last_q) + (IW+1)'(k);
-        if (rr >= (IW+1)'(NumIn)) rr = rr - (IW+1)'(NumIn);
-        if (req_i[IW'(rr)]) begin
-          sel = IW'(rr);
-          any = 1'b1;
-        end
-      end
-    end
-  end
+  // The first requester after the last granted one.
+  sw_rr_pick #(.N(NumIn), .W(IW)) u_pick (
+    .req_i,
+    .last_i (last_q),
+    .sel_o  (sel),
+    .any_o  (any)
+  );
 
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin

@@ -8,6 +8,7 @@ rtl/smi_rx_dispatch.sv
 rtl/sw_smi_rq.sv
 rtl/sw_smi_sq.sv
 rtl/sw_regs.sv
+rtl/sw_rr_pick.sv
 rtl/sw_lft.sv
 rtl/sw_in_writer.sv
 rtl/sw_route.sv
