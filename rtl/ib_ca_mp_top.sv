@@ -9,6 +9,15 @@
 // ports (each port's smi_rq discards a FORWARD disposition). Registers:
 // 0x0000 ID, 0x0001 TX_BAD_PORT, 0x0100*p + a = register a of port p
 // (docs/fabric.md).
+//
+// SM receive queue: one per port, not one per device. QP0 is per port in
+// InfiniBand (an SM binds to one port and receives only that port's MADs),
+// and each ib_ca_top keeps its own WQE count and counts its own discards in
+// its VL15Dropped. The doorbell is shared and carries a port tag like the TX
+// streams (sm_rq_port_i); the testbench's SM sits on one port of a device and
+// posts to that port only, so a MAD for the SM that arrives on another port
+// finds no WQE there and is discarded and counted on that port, never
+// blocking it.
 module ib_ca_mp_top
   import ib_pkg::*;
 #(
@@ -69,6 +78,12 @@ module ib_ca_mp_top
   output logic [7:0]                sm_rx_mgmt_class_o,
   output logic [6:0]                sm_rx_hop_ptr_o,
   output logic [6:0]                sm_rx_hop_cnt_o,
+  // SM receive queue doorbell (shared, port-tagged): as ib_ca_top's sm_rq_*
+  // for port sm_rq_port_i's receive queue; a tag of 0 or > NumPorts is ignored
+  input  logic                      sm_rq_post_i,
+  input  logic [7:0]                sm_rq_post_n_i,
+  input  logic                      sm_rq_clr_i,
+  input  logic [7:0]                sm_rq_port_i,
   // SMA TX (shared; meta = echo of the request, port = the request's port)
   input  logic [DataW-1:0]          sma_tx_tdata_i,
   input  logic                      sma_tx_tvalid_i,
@@ -130,6 +145,19 @@ module ib_ca_mp_top
   logic [NumPorts*32-1:0]      p_reg_rdata;
   logic [NumPorts-1:0]         p_idle;
   logic [NumPorts-1:0]         p_sq_tx_beat;
+  logic [NumPorts-1:0]         p_sm_rq_post, p_sm_rq_clr;
+
+  // the doorbell goes to the tagged port only
+  always_comb begin
+    p_sm_rq_post = '0;
+    p_sm_rq_clr  = '0;
+    for (int unsigned p = 1; p <= NumPorts; p++) begin
+      if (32'(sm_rq_port_i) == p) begin
+        p_sm_rq_post[p-1] = sm_rq_post_i;
+        p_sm_rq_clr[p-1]  = sm_rq_clr_i;
+      end
+    end
+  end
 
   for (genvar i = 0; i < NumPorts; i++) begin : gen_port
     logic [15:0] sma_slid, sma_dlid, sm_slid, sm_dlid;
@@ -186,6 +214,9 @@ module ib_ca_mp_top
       .sm_rx_mgmt_class_o (sm_cls),
       .sm_rx_hop_ptr_o    (sm_hp),
       .sm_rx_hop_cnt_o    (sm_hc),
+      .sm_rq_post_i       (p_sm_rq_post[i]),
+      .sm_rq_post_n_i,
+      .sm_rq_clr_i        (p_sm_rq_clr[i]),
       .sma_tx_tdata_i,
       .sma_tx_tvalid_i    (p_sma_tx_tvalid[i]),
       .sma_tx_tlast_i,

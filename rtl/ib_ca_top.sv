@@ -8,6 +8,9 @@
 // boundaries: while the link is down every packet that has not started on
 // the wire is taken from ib_link_tx and discarded whole, a packet already
 // started is finished. idle_o = nothing buffered or in flight in the port.
+// The SM's receive queue: the host posts receive WQEs with a doorbell
+// (sm_rq_*); a MAD for the SM that reaches smi_rx_dispatch while none is
+// posted is discarded whole and counted in VL15Dropped (project issue 4).
 module ib_ca_top
   import ib_pkg::*;
 #(
@@ -66,6 +69,15 @@ module ib_ca_top
   output logic [7:0]         sm_rx_mgmt_class_o,
   output logic [6:0]         sm_rx_hop_ptr_o,
   output logic [6:0]         sm_rx_hop_cnt_o,
+  // SM receive queue doorbell: sm_rq_post_i adds sm_rq_post_n_i receive WQEs
+  // (0..255); sm_rq_clr_i withdraws every posted WQE first (the QP is reset),
+  // so clear and post in one cycle leave exactly sm_rq_post_n_i. Each MAD that
+  // starts on sm_rx uses one; with none posted, a MAD for the SM is discarded
+  // whole and counted (VL15Dropped). 0 WQEs after reset; the count saturates
+  // at 2^16-1. Requests for the SMA never wait for it.
+  input  logic               sm_rq_post_i,
+  input  logic [7:0]         sm_rq_post_n_i,
+  input  logic               sm_rq_clr_i,
   // SMA TX (responses; meta = echo of the request)
   input  logic [DataW-1:0]   sma_tx_tdata_i,
   input  logic               sma_tx_tvalid_i,
@@ -97,8 +109,8 @@ module ib_ca_top
   output logic               sq_tx_beat_o,
   // physical link (1 = LinkUp), PortState, and "nothing buffered or in
   // flight": with idle_o = 1 and no input presented (no valid, no register
-  // write, link_up_i unchanged) the port may go unclocked without any change
-  // of behaviour
+  // write, no doorbell, link_up_i unchanged) the port may go unclocked
+  // without any change of behaviour
   input  logic               link_up_i,
   output logic [3:0]         port_state_o,
   output logic               idle_o
@@ -116,6 +128,7 @@ module ib_ca_top
   // Port registers and counters
   // ---------------------------------------------------------------------------
   logic [NumCtrs-1:0] ev;
+  logic [NumCtrs-1:0] ev2;       // a second event of the same counter
   logic [15:0]        port_lid;
   logic [2:0]         port_lmc;
   logic [15:0]        master_sm_lid;
@@ -137,6 +150,7 @@ module ib_ca_top
     .reg_wdata_i,
     .reg_rdata_o,
     .ev_i           (ev),
+    .ev2_i          (ev2),
     .port_lid_o     (port_lid),
     .port_lmc_o     (port_lmc),
     .master_sm_lid_o(master_sm_lid),
@@ -253,7 +267,8 @@ module ib_ca_top
     .rd_tready_i   (rxf_rd_tready)
   );
 
-  logic ev_to_sma, ev_to_sm;
+  logic ev_to_sma, ev_to_sm, ev_sm_drop;
+  logic sm_rq_avail, sm_rq_take;
 
   smi_rx_dispatch #(.DataW(DataW)) u_rx_dispatch (
     .clk_i,
@@ -286,9 +301,40 @@ module ib_ca_top
     .sm_rx_mgmt_class_o,
     .sm_rx_hop_ptr_o,
     .sm_rx_hop_cnt_o,
+    .sm_rq_avail_i(sm_rq_avail),
+    .sm_rq_take_o (sm_rq_take),
     .ev_to_sma_o  (ev_to_sma),
-    .ev_to_sm_o   (ev_to_sm)
+    .ev_to_sm_o   (ev_to_sm),
+    .ev_sm_drop_o (ev_sm_drop)
   );
+
+  // ---------------------------------------------------------------------------
+  // SM receive queue: receive WQEs posted by the host and not yet used, a
+  // saturating count. smi_rx_dispatch uses one per MAD it starts on sm_rx
+  // (only while the count is not 0) and discards a MAD for the SM when it is
+  // 0. A post or clear counts from the next cycle.
+  // ---------------------------------------------------------------------------
+  localparam int unsigned SmRqW = 16;
+
+  logic [SmRqW-1:0] sm_rq_cnt_q, sm_rq_cnt_d;
+
+  always_comb begin
+    logic [SmRqW-1:0] left;  // after the clear and the MAD that started now
+    logic [SmRqW:0]   sum;
+    left        = sm_rq_clr_i ? '0 : sm_rq_cnt_q - SmRqW'(sm_rq_take);
+    sum         = {1'b0, left} + (sm_rq_post_i ? (SmRqW + 1)'(sm_rq_post_n_i) : '0);
+    sm_rq_cnt_d = sum[SmRqW] ? '1 : sum[SmRqW-1:0];
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      sm_rq_cnt_q <= '0;
+    end else begin
+      sm_rq_cnt_q <= sm_rq_cnt_d;
+    end
+  end
+
+  assign sm_rq_avail = sm_rq_cnt_q != '0;
 
   // ---------------------------------------------------------------------------
   // Send path
@@ -500,7 +546,12 @@ module ib_ca_top
   // ---------------------------------------------------------------------------
   // Counter events (index = ib_pkg::ctr_e)
   // ---------------------------------------------------------------------------
+  // VL15Dropped has two sources that may fire in the same cycle: the RX
+  // buffer full at a packet's end (write side) and a MAD for the SM with no
+  // receive WQE (read side); the second counts through ev2.
   always_comb begin
+    ev2                 = '0;
+    ev2[CtrVl15Dropped] = ev_sm_drop;
     ev                  = '0;
     ev[CtrRxPkts]       = ev_rx_pkt;
     ev[CtrRxVcrcErr]    = ev_rx_vcrc_err;
@@ -605,8 +656,19 @@ module ib_ca_top
       assert (!txf_drop_full)
         else $error("%m: smi_sq packet dropped by the VL15 TX buffer");
       if (idle_o) begin
-        assert (!u_rx_fifo.open_q && !u_tx_fifo.open_q && 32'(u_link_tx.state_q) == 0)
-          else $error("%m: idle_o with a buffer or ib_link_tx busy");
+        assert (!u_rx_fifo.open_q && !u_tx_fifo.open_q && 32'(u_link_tx.state_q) == 0 &&
+                !u_rx_dispatch.open_q)
+          else $error("%m: idle_o with a buffer, the dispatcher or ib_link_tx busy");
+      end
+      // the SM receive queue never underflows: a WQE is used only when one
+      // is posted
+      assert (!sm_rq_take || sm_rq_cnt_q != '0)
+        else $error("%m: SM receive WQE used with none posted");
+      // a MAD for the SM goes to sm_rx only with a WQE; it is discarded
+      // (taken at full rate, never stalling the SMA's requests behind it)
+      if (rxf_rd_tvalid && u_rx_dispatch.drop) begin
+        assert (rxf_rd_tready && !sm_rx_tvalid_o)
+          else $error("%m: a discarded SM MAD stalled or reached sm_rx");
       end
     end
   end

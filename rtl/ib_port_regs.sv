@@ -1,7 +1,8 @@
 // ib_port_regs: the port register file (map in ib_pkg: LID, LMC, MasterSMLID,
 // MasterSMSL, PortState, VL15 RX depth, read-only ID/PortNum/Caps) and the
-// 32-bit wrapping event counters (one per ctr_e, +1 per ev_i pulse, all
-// cleared by a write to RegCtrClear). Reads are combinational. PortState
+// 32-bit wrapping event counters (one per ctr_e, +1 per ev_i pulse and +1
+// per ev2_i pulse, so +2 when both fire; all cleared by a write to
+// RegCtrClear). Reads are combinational. PortState
 // also follows the physical link: it resets to Init if link_up_i is 1, else
 // Down; link_up_i falling sets Down, rising sets Init (a link edge wins over
 // a PortState write in the same cycle).
@@ -20,8 +21,10 @@ module ib_port_regs
   input  logic [7:0]         reg_addr_i,
   input  logic [31:0]        reg_wdata_i,
   output logic [31:0]        reg_rdata_o,
-  // counter event pulses, indexed by ctr_e
+  // counter event pulses, indexed by ctr_e; ev2_i is a second event of the
+  // same counter in the same cycle (a counter with two sources)
   input  logic [NumCtrs-1:0] ev_i,
+  input  logic [NumCtrs-1:0] ev2_i,
   // configuration out
   output logic [15:0]        port_lid_o,
   output logic [2:0]         port_lmc_o,
@@ -112,8 +115,8 @@ module ib_port_regs
     always_ff @(posedge clk_i) begin
       if (!rst_ni || wr_clear) begin
         ctr_q[i] <= '0;
-      end else if (ev_i[i]) begin
-        ctr_q[i] <= ctr_q[i] + 32'd1;
+      end else if (ev_i[i] || ev2_i[i]) begin
+        ctr_q[i] <= ctr_q[i] + 32'(ev_i[i]) + 32'(ev2_i[i]);
       end
     end
   end

@@ -712,10 +712,13 @@ module ib_switch_top
 
   // Deliveries to the SMA/SM, and forwards to the send engine: two
   // smi_rx_dispatch (hop pointer / ReturnPath patch); the forward one uses
-  // only its SMA output.
+  // only its SMA output. The switch's SM interface has no receive queue
+  // (flow control by sm_rx_tready_i alone): sm_rq_avail_i is tied to 1, so
+  // nothing is ever discarded for want of a receive WQE.
   logic         loc_tready, fwd_rd_tready;
   smi_rx_meta_t fwd_base_meta;
   logic         ev_to_sma, ev_to_sm, ev_fwd, ev_fwd_sm_unused;
+  logic         loc_rq_take, loc_sm_drop, fwd_rq_take, fwd_sm_drop;
 
   assign rxf_rd_tready = rxf_rd_meta.fwd ? fwd_rd_tready : loc_tready;
 
@@ -750,8 +753,11 @@ module ib_switch_top
     .sm_rx_mgmt_class_o,
     .sm_rx_hop_ptr_o,
     .sm_rx_hop_cnt_o,
+    .sm_rq_avail_i(1'b1),
+    .sm_rq_take_o (loc_rq_take),
     .ev_to_sma_o  (ev_to_sma),
-    .ev_to_sm_o   (ev_to_sm)
+    .ev_to_sm_o   (ev_to_sm),
+    .ev_sm_drop_o (loc_sm_drop)
   );
 
   always_comb begin
@@ -800,14 +806,18 @@ module ib_switch_top
     .sm_rx_mgmt_class_o (fx_sm_cls),
     .sm_rx_hop_ptr_o    (fx_sm_hp),
     .sm_rx_hop_cnt_o    (fx_sm_hc),
+    .sm_rq_avail_i      (1'b1),
+    .sm_rq_take_o       (fwd_rq_take),
     .ev_to_sma_o        (ev_fwd),
-    .ev_to_sm_o         (ev_fwd_sm_unused)
+    .ev_to_sm_o         (ev_fwd_sm_unused),
+    .ev_sm_drop_o       (fwd_sm_drop)
   );
 
   logic unused_fx;
   assign unused_fx = ^{fx_sm_tdata, fx_sm_tvalid, fx_sm_tlast, fx_slid, fx_dlid, fx_sl, fx_sm_slid,
                        fx_sm_dlid, fx_sm_sl, fx_port, fx_cls, fx_sm_port, fx_sm_cls, fx_hp, fx_hc,
-                       fx_sm_hp, fx_sm_hc, ev_fwd_sm_unused, sm_tx_path_bits_i};
+                       fx_sm_hp, fx_sm_hc, ev_fwd_sm_unused, sm_tx_path_bits_i, loc_rq_take,
+                       loc_sm_drop, fwd_rq_take, fwd_sm_drop};
 
   // ---------------------------------------------------------------------------
   // Port 0: SMI send engine into the port-0 input buffer (input 0)

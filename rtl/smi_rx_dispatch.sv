@@ -4,6 +4,16 @@
 // SMA (to_sm = 0) or the SM (to_sm = 1) interface. Patch and demux are
 // combinational: no added latency. Pulses ev_to_sma_o / ev_to_sm_o on the
 // tlast handshake.
+//
+// SM receive queue: a MAD for the SM is delivered only if a receive WQE is
+// posted (sm_rq_avail_i), else it is read out at full rate (rd_tready_o 1,
+// never a stall for the packets behind it) and discarded whole, with one
+// ev_sm_drop_o pulse at its tlast handshake. The choice is made in the cycle
+// a packet's first beat is first presented and held to its tlast: a packet
+// that has started on sm_rx is finished, one being discarded stays
+// discarded. sm_rq_take_o pulses in that first cycle for each MAD that will
+// be delivered (it consumes one WQE). Tie sm_rq_avail_i to 1 for an SM
+// interface without a receive queue (flow control by sm_rx_tready_i only).
 module smi_rx_dispatch
   import ib_pkg::*;
 #(
@@ -43,9 +53,13 @@ module smi_rx_dispatch
   output logic [7:0]         sm_rx_mgmt_class_o,
   output logic [6:0]         sm_rx_hop_ptr_o,
   output logic [6:0]         sm_rx_hop_cnt_o,
+  // SM receive queue
+  input  logic               sm_rq_avail_i,  // a receive WQE is posted for the SM
+  output logic               sm_rq_take_o,   // pulse: a MAD starts on sm_rx, one WQE used
   // event pulses
   output logic               ev_to_sma_o,
-  output logic               ev_to_sm_o
+  output logic               ev_to_sm_o,
+  output logic               ev_sm_drop_o    // an SM MAD discarded, no WQE (its tlast)
 );
 
   if (DataW != 32 && DataW != 64 && DataW != 128) begin : gen_dataw_check
@@ -56,10 +70,15 @@ module smi_rx_dispatch
   localparam int unsigned BeatW = $clog2(Beats);
 
   logic [BeatW-1:0] beat_q, beat_d;  // MAD beat index within the packet
+  logic             open_q, open_d;  // the packet's first beat has been presented
+  logic             drop_q, drop_d;  // the open packet is being discarded
+  logic             drop;            // the beat presented now is discarded
   logic             take;
   logic [DataW-1:0] data;
 
-  assign rd_tready_o = rd_meta_i.to_sm ? sm_rx_tready_i : sma_rx_tready_i;
+  // Decided when a packet's first beat is first presented, held to its tlast.
+  assign drop        = open_q ? drop_q : (rd_meta_i.to_sm && !sm_rq_avail_i);
+  assign rd_tready_o = drop || (rd_meta_i.to_sm ? sm_rx_tready_i : sma_rx_tready_i);
   assign take        = rd_tvalid_i && rd_tready_o;
 
   always_comb begin
@@ -79,16 +98,29 @@ module smi_rx_dispatch
 
   always_comb begin
     beat_d = beat_q;
+    open_d = open_q;
+    drop_d = drop_q;
     if (take) begin
       beat_d = rd_tlast_i ? '0 : beat_q + BeatW'(1);
+    end
+    if (take && rd_tlast_i) begin
+      open_d = 1'b0;
+      drop_d = 1'b0;
+    end else if (rd_tvalid_i) begin
+      open_d = 1'b1;
+      drop_d = drop;
     end
   end
 
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
       beat_q <= '0;
+      open_q <= 1'b0;
+      drop_q <= 1'b0;
     end else begin
       beat_q <= beat_d;
+      open_q <= open_d;
+      drop_q <= drop_d;
     end
   end
 
@@ -104,7 +136,7 @@ module smi_rx_dispatch
   assign sma_rx_hop_cnt_o    = rd_meta_i.hop_cnt;
 
   assign sm_rx_tdata_o       = data;
-  assign sm_rx_tvalid_o      = rd_tvalid_i && rd_meta_i.to_sm;
+  assign sm_rx_tvalid_o      = rd_tvalid_i && rd_meta_i.to_sm && !drop;
   assign sm_rx_tlast_o       = rd_tlast_i;
   assign sm_rx_slid_o        = rd_meta_i.slid;
   assign sm_rx_dlid_o        = rd_meta_i.dlid;
@@ -114,16 +146,37 @@ module smi_rx_dispatch
   assign sm_rx_hop_ptr_o     = rd_meta_i.hop_ptr;
   assign sm_rx_hop_cnt_o     = rd_meta_i.hop_cnt;
 
-  assign ev_to_sma_o = take && rd_tlast_i && !rd_meta_i.to_sm;
-  assign ev_to_sm_o  = take && rd_tlast_i && rd_meta_i.to_sm;
+  assign sm_rq_take_o = rd_tvalid_i && !open_q && rd_meta_i.to_sm && !drop;
+
+  assign ev_to_sma_o  = take && rd_tlast_i && !rd_meta_i.to_sm;
+  assign ev_to_sm_o   = take && rd_tlast_i && rd_meta_i.to_sm && !drop;
+  assign ev_sm_drop_o = take && rd_tlast_i && drop;
 
 `ifndef SYNTHESIS
+  logic to_sm_q;  // destination of the packet presented last
+  always_ff @(posedge clk_i) begin
+    if (rd_tvalid_i) begin
+      to_sm_q <= rd_meta_i.to_sm;
+    end
+  end
+
   always_ff @(posedge clk_i) begin
     if (rst_ni && rd_tvalid_i) begin
       assert (rd_tkeep_i == '1)
         else $error("%m: partial MAD beat from the RX buffer");
       assert (rd_tlast_i == (32'(beat_q) == Beats - 1))
         else $error("%m: MAD of other than %0d beats", Beats);
+      // only SM-bound MADs are ever discarded, and a WQE is used only when
+      // one is posted (the owner's credit cannot underflow)
+      assert (!drop || rd_meta_i.to_sm)
+        else $error("%m: discarding a MAD for the SMA");
+      assert (!sm_rq_take_o || sm_rq_avail_i)
+        else $error("%m: receive WQE used with none posted");
+      // a packet keeps its destination from its first beat to its tlast
+      if (open_q) begin
+        assert (rd_meta_i.to_sm == to_sm_q)
+          else $error("%m: destination changed inside a packet");
+      end
     end
   end
 `endif

@@ -240,6 +240,16 @@ module ib_ca_board
     .sm_rx_mgmt_class_o (sm_rx_class),
     .sm_rx_hop_ptr_o    (sm_rx_hp),
     .sm_rx_hop_cnt_o    (sm_rx_hc),
+    // The UART host protocol has no receive-queue doorbell: the host takes
+    // every SM_RX frame and paces them by the UART's own backpressure
+    // (sm_rx_tready). So the board posts 255 WQEs every cycle: the count
+    // saturates at 2^16-1 a few hundred cycles after reset and never comes
+    // near 0 (a MAD takes one at most every MAD's worth of beats, and the
+    // first one cannot reach the dispatcher before the count has been
+    // posted), so nothing for the SM is discarded here.
+    .sm_rq_post_i       (1'b1),
+    .sm_rq_post_n_i     (8'hFF),
+    .sm_rq_clr_i        (1'b0),
     .sma_tx_tdata_i     (dn_rd_tdata),
     .sma_tx_tvalid_i    (sma_tx_tvalid),
     .sma_tx_tlast_i     (dn_rd_tlast),

@@ -16,6 +16,12 @@
 //    its wire sends nothing (discarded whole), the other port unaffected;
 //    high: Init;
 //  - out-of-range port tags: packet dropped whole (no stall), counted;
+//  - SM receive queue, one per port (the doorbell tagged with the port): a
+//    MAD for the SM at a port with no receive WQE posted is discarded whole
+//    and counted in that port's VL15Dropped, even with SM RX never ready,
+//    and the SMA's requests behind it still arrive; WQEs posted to one port
+//    let exactly that many through at that port only; a clear withdraws
+//    them; an out-of-range tag posts nothing;
 //  - idle_o: 1 after reset and when drained, 0 while a packet is anywhere;
 //    clock edges are skipped at random whenever idle_o = 1 and no input is
 //    presented, under every check;
@@ -179,6 +185,13 @@ static uint8_t link_bits = 0x3, link_prev = 0x3;
 static bool gate_idle = true, expect_busy = false;
 static uint64_t gated = 0;
 static bool sma_echo = false;
+// SM receive-queue doorbells to ring, one per clocked cycle
+struct Bell {
+  uint8_t n;
+  bool clr;
+  uint8_t port;
+};
+static std::deque<Bell> rq_bells;
 static std::vector<RxMad> echo_seen;  // SMA RX MADs answered by the echo
 
 static void drive_src(Src& s, auto& tdata, uint8_t& tvalid, uint8_t& tlast) {
@@ -263,6 +276,16 @@ static void tick() {
   top->dtx_tvalid_i = 0;
   top->sma_rx_tready_i = chance(sma_ready_pct);
   top->sm_rx_tready_i = chance(sm_ready_pct);
+  top->sm_rq_post_i = 0;
+  top->sm_rq_clr_i = 0;
+  top->sm_rq_post_n_i = urand(256);  // ignored without a post
+  top->sm_rq_port_i = urand(256);
+  if (top->rst_ni && !rq_bells.empty()) {
+    top->sm_rq_post_i = rq_bells.front().n > 0;
+    top->sm_rq_post_n_i = rq_bells.front().n;
+    top->sm_rq_clr_i = rq_bells.front().clr;
+    top->sm_rq_port_i = rq_bells.front().port;
+  }
   drive_src(sma_src, top->sma_tx_tdata_i, top->sma_tx_tvalid_i, top->sma_tx_tlast_i);
   drive_src(sm_src, top->sm_tx_tdata_i, top->sm_tx_tvalid_i, top->sm_tx_tlast_i);
   drive_src(trap_src, top->trap_tx_tdata_i, top->trap_tx_tvalid_i, top->trap_tx_tlast_i);
@@ -291,7 +314,7 @@ static void tick() {
   // ---- idle_o: never while the harness knows a packet is inside; any
   // edge with idle_o = 1 and no input may be skipped
   bool no_input = !top->rx_tvalid_i && !top->sma_tx_tvalid_i && !top->sm_tx_tvalid_i && !top->trap_tx_tvalid_i &&
-                  !top->reg_we_i && link_bits == link_prev;
+                  !top->reg_we_i && !top->sm_rq_post_i && !top->sm_rq_clr_i && link_bits == link_prev;
   if (top->idle_o) {
     CHECK(!expect_busy, "idle_o = 1 at cycle %lu while a packet is in the CA", cycle);
     CHECK(!top->tx_tvalid_o && !top->sma_rx_tvalid_o && !top->sm_rx_tvalid_o && !top->drx_tvalid_o,
@@ -332,6 +355,7 @@ static void tick() {
   take_src(sma_src, top->sma_tx_tready_o);
   take_src(sm_src, top->sm_tx_tready_o);
   take_src(trap_src, top->trap_tx_tready_o);
+  if (!rq_bells.empty()) rq_bells.pop_front();  // rung at this edge
   if (sma_echo && !sma_out.empty()) {
     for (auto& m : sma_out) {
       sma_src.q.push_back(TxMad{sma_response(m.b), m.slid, m.dlid, m.sl, 0, m.port});
@@ -373,7 +397,7 @@ static uint32_t ctr(int port, int c) { return reg_read(preg(port, kRegCtrBase + 
 static bool quiet() {
   for (auto& w : wrx)
     if (!w.q.empty() || !w.cur.empty()) return false;
-  return sma_src.q.empty() && sm_src.q.empty() && trap_src.q.empty();
+  return sma_src.q.empty() && sm_src.q.empty() && trap_src.q.empty() && rq_bells.empty();
 }
 static void settle() {
   run_until([] { return quiet() && top->idle_o; }, 50000);
@@ -384,14 +408,30 @@ static void clear_outs() {
   sma_out.clear(), sm_out.clear();
   sma_cur = RxMad{}, sm_cur = RxMad{};
 }
-static void reset() {
+// Ring the doorbell of port `port`: post n WQEs (clear first if clr).
+static void rq_post(int port, uint32_t n, bool clr = false) {
+  do {
+    uint8_t k = static_cast<uint8_t>(std::min<uint32_t>(n, 255));
+    rq_bells.push_back(Bell{k, clr, static_cast<uint8_t>(port)});
+    n -= k;
+    clr = false;
+  } while (n > 0);
+  run_until([] { return rq_bells.empty(); }, 10000);
+}
+// Reset; then post `wqes` receive WQEs on every port (the checks that are not
+// about the receive queue take every MAD for the SM).
+static void reset(uint32_t wqes = 4096) {
   top->rst_ni = 0;
   for (auto& w : wrx) w = WireRx{};
   sma_src = Src{}, sm_src = Src{}, trap_src = Src{};
+  rq_bells.clear();
   run(5);
   top->rst_ni = 1;
   clear_outs();
   run(3);
+  if (wqes > 0) {
+    for (int p = 1; p <= kPorts; p++) rq_post(p, wqes);
+  }
 }
 static void check_bytes(const Bytes& got, const Bytes& want, const char* what) {
   CHECK(got == want, "%s: bytes differ (%zu vs %zu)", what, got.size(), want.size());
@@ -605,6 +645,84 @@ int main(int argc, char** argv) {
     CHECK(reg_read(kRegMpBadTag) == 0, "TX_BAD_PORT not cleared");
     sma_src.gap = 20;
     clear_outs();
+  }
+
+  // ---- SM receive queue, one per port -------------------------------------
+  {
+    reset(0);  // no WQE posted on any port
+    // GetResp (to the SM) with its own TID, arriving at port p
+    auto getresp = [&](int p, uint64_t tid) {
+      return build_pkt(0, 0xFFFF, 0xFFFF, 0, dr_mad(0x81, true, 1, 1, tid, {0, static_cast<uint8_t>(p)}));
+    };
+    auto get = [&](int p, uint64_t tid) {
+      return build_pkt(0, 0xFFFF, 0xFFFF, 0, dr_mad(0x01, false, 1, 1, tid, {0, 1}));
+    };
+    auto sm_tids = [&]() {
+      std::vector<std::pair<uint64_t, int>> v;
+      for (auto& m : sm_out) v.push_back({mad_tid(m.b), m.port});
+      return v;
+    };
+    using Got = std::vector<std::pair<uint64_t, int>>;
+    uint32_t drops[kPorts] = {0, 0}, to_sm[kPorts] = {0, 0}, to_sma[kPorts] = {0, 0};
+    auto expect = [&](const char* what) {
+      for (int p = 1; p <= kPorts; p++) {
+        CHECK(ctr(p, CtrVl15Dropped) == drops[p - 1] && ctr(p, CtrSmiToSm) == to_sm[p - 1] &&
+                  ctr(p, CtrSmiToSma) == to_sma[p - 1],
+              "%s: port %d VL15Dropped %u ToSm %u ToSma %u, expected %u %u %u", what, p, ctr(p, CtrVl15Dropped),
+              ctr(p, CtrSmiToSm), ctr(p, CtrSmiToSma), drops[p - 1], to_sm[p - 1], to_sma[p - 1]);
+      }
+    };
+    // No WQE, SM RX never ready: every GetResp discarded and counted at its
+    // port; the SMA's requests behind them arrive.
+    sm_ready_pct = 0;
+    sma_ready_pct = 85;
+    for (int k = 0; k < 3; k++) {
+      for (int p = 1; p <= kPorts; p++) {
+        wrx[p - 1].q.push_back(getresp(p, 0x7000 + p * 16 + k));
+        wrx[p - 1].q.push_back(get(p, 0x7100 + p * 16 + k));
+      }
+    }
+    settle();
+    CHECK(sm_out.empty(), "no WQE: %zu MADs on SM RX", sm_out.size());
+    CHECK(sma_out.size() == 6, "no WQE: %zu of 6 SMA requests arrived", sma_out.size());
+    for (int p = 1; p <= kPorts; p++) drops[p - 1] += 3, to_sma[p - 1] += 3;
+    expect("no WQE");
+    clear_outs();
+    // One WQE on port 2: the first GetResp at port 2 is delivered (tag 2);
+    // the one at port 1 and the second at port 2 are discarded.
+    sm_ready_pct = 40;
+    rq_post(2, 1);
+    wrx[1].q.push_back(getresp(2, 0x7201));
+    wrx[0].q.push_back(getresp(1, 0x7202));
+    settle();
+    wrx[1].q.push_back(getresp(2, 0x7203));
+    settle();
+    CHECK(sm_tids() == (Got{{0x7201, 2}}), "post 1 on port 2: %zu MADs on SM RX", sm_out.size());
+    drops[0]++, drops[1]++, to_sm[1]++;
+    expect("post 1 on port 2");
+    clear_outs();
+    // Out-of-range tags post nothing.
+    rq_post(0, 5);
+    rq_post(3, 5);
+    rq_post(0xFF, 5);
+    for (int p = 1; p <= kPorts; p++) wrx[p - 1].q.push_back(getresp(p, 0x7300 + p));
+    settle();
+    CHECK(sm_out.empty(), "out-of-range doorbell tags posted WQEs");
+    drops[0]++, drops[1]++;
+    expect("out-of-range doorbell tags");
+    // Two on each port, then port 1 cleared: port 2 lets two through.
+    rq_post(1, 2);
+    rq_post(2, 2);
+    rq_post(1, 0, true);
+    for (int k = 0; k < 3; k++)
+      for (int p = 1; p <= kPorts; p++) wrx[p - 1].q.push_back(getresp(p, 0x7400 + p * 16 + k));
+    settle();
+    CHECK(sm_tids() == (Got{{0x7420, 2}, {0x7421, 2}}), "clear on port 1: %zu MADs on SM RX", sm_out.size());
+    drops[0] += 3, drops[1]++, to_sm[1] += 2;
+    expect("clear on port 1");
+    clear_outs();
+    sm_ready_pct = 70;
+    sma_ready_pct = 70;
   }
 
   // ---- Stress ------------------------------------------------------------------

@@ -13,6 +13,15 @@
 // nothing is in the port: checked against the harness's own bookkeeping, and
 // proven safe by skipping clock edges whenever idle_o = 1 and no input is
 // presented (every exact-packet and counter check runs with the skipping on).
+// SM receive queue (project issue 4: "a response that arrives with no receive
+// WQE posted is dropped by the RTL and counted (VL15Dropped)"): the harness
+// rings the sm_rq_* doorbell and keeps its own count of posted WQEs (0 after
+// reset, +n per post, a clear first, saturating at 2^16-1, -1 per MAD that
+// starts on SM RX): no MAD reaches SM RX without one; with none posted a MAD
+// for the SM is discarded whole and counted once, even with SM RX never
+// ready, and the SMA's requests behind it still arrive; a post of n lets
+// exactly n through; both VL15Dropped sources firing at any relative time
+// count every drop once.
 #include <deque>
 #include <memory>
 
@@ -125,6 +134,18 @@ static bool gate_idle = true;
 static uint64_t gated = 0;
 // idle_o expectation: 0 whenever the harness knows a packet is inside
 static bool expect_busy = false;
+// SM receive queue: doorbells to ring, one per clocked cycle (n, clear);
+// the count of WQEs posted and not used that the RTL must hold; an SM RX
+// packet is open (its first beat has been presented)
+struct Bell {
+  uint8_t n;
+  bool clr;
+};
+static std::deque<Bell> rq_bells;
+static uint32_t rq_wqes = 0;
+static constexpr uint32_t kRqMax = 0xFFFF;
+static bool sm_open = false;
+static int rq_bell_pct = 0;  // random doorbells: chance per cycle (0 = off)
 
 static void drive_src(Src& s, auto& tdata, uint8_t& tvalid, uint8_t& tlast) {
   if (!s.presenting && !s.q.empty() && !chance(s.gap)) s.presenting = true;
@@ -199,6 +220,18 @@ static void tick() {
   top->tx_tready_i = chance(tx_ready_pct);
   top->sma_rx_tready_i = chance(sma_ready_pct);
   top->sm_rx_tready_i = chance(sm_ready_pct);
+  if (rq_bell_pct > 0 && rq_bells.empty() && top->rst_ni && chance(rq_bell_pct)) {
+    rq_bells.push_back(Bell{static_cast<uint8_t>(urand(4)), chance(10)});
+  }
+  top->sm_rq_post_i = 0;
+  top->sm_rq_post_n_i = urand(256);  // ignored without sm_rq_post_i
+  top->sm_rq_clr_i = 0;
+  if (top->rst_ni && !rq_bells.empty()) {
+    top->sm_rq_post_i = rq_bells.front().n > 0 || chance(20);  // a post of 0 is a no-op
+    top->sm_rq_post_n_i = rq_bells.front().n;
+    top->sm_rq_clr_i = rq_bells.front().clr;
+    if (!top->sm_rq_post_i && !top->sm_rq_clr_i) rq_bells.pop_front();  // nothing to ring
+  }
   top->dtx_tvalid_i = 0;
   top->dtx_tlast_i = 0;
   top->dtx_tkeep_i = keep_mask(kDataB);
@@ -234,7 +267,8 @@ static void tick() {
   // ---- clock gating: idle and nothing presented -> this edge may be
   // skipped without any change of behaviour (idle_o's contract)
   bool no_input = !top->rx_tvalid_i && !top->dtx_tvalid_i && !top->sma_tx_tvalid_i && !top->sm_tx_tvalid_i &&
-                  !top->trap_tx_tvalid_i && !top->reg_we_i && top->link_up_i == link_prev;
+                  !top->trap_tx_tvalid_i && !top->reg_we_i && !top->sm_rq_post_i && !top->sm_rq_clr_i &&
+                  top->link_up_i == link_prev;
   if (top->rst_ni && top->idle_o) {
     CHECK(!expect_busy, "idle_o = 1 at cycle %lu while a packet is in the port (rx %zu/%zu sma %zu wire %zu dtx %zu)", cycle, rx_off, rx_cur.size(), sma_out.size(), wire_out.size(), dtx_q.size());
     CHECK(!top->tx_tvalid_o && !top->sma_rx_tvalid_o && !top->sm_rx_tvalid_o && !top->drx_tvalid_o,
@@ -255,6 +289,20 @@ static void tick() {
     cycle++;
     link_prev = top->link_up_i;
     return;
+  }
+  // SM receive queue: a MAD starts on SM RX only with a WQE posted, and uses
+  // one; then this cycle's doorbell (a clear first, then the post).
+  bool rq_take = false;
+  if (top->sm_rx_tvalid_o && !sm_open) {
+    CHECK(rq_wqes > 0, "a MAD started on SM RX at cycle %lu with no receive WQE posted", cycle);
+    rq_take = true;
+  }
+  if (top->sm_rx_tvalid_o) sm_open = !(top->sm_rx_tready_i && top->sm_rx_tlast_o);
+  {
+    uint32_t left = top->sm_rq_clr_i ? 0 : rq_wqes - (rq_take && rq_wqes > 0 ? 1 : 0);
+    uint32_t add = top->sm_rq_post_i ? top->sm_rq_post_n_i : 0;
+    rq_wqes = std::min(kRqMax, left + add);
+    if (top->sm_rq_post_i || top->sm_rq_clr_i) rq_bells.pop_front();
   }
   if (lat_armed && (top->sma_rx_tvalid_o || top->sm_rx_tvalid_o)) {
     lat_max = std::max(lat_max, cycle - rx_last_cycle);
@@ -341,8 +389,14 @@ static void reg_write(uint8_t a, uint32_t v) {
   tick();
   top->reg_we_i = 0;
 }
-static void reset() {
+// Reset; then post `wqes` receive WQEs for the SM (the phases that do not
+// test the receive queue take every MAD).
+static void reset(uint32_t wqes = 4096) {
   top->rst_ni = 0;
+  rq_bells.clear();
+  rq_wqes = 0;
+  sm_open = false;
+  rq_bell_pct = 0;
   rx_q.clear();
   rx_cur.clear();
   rx_off = 0;
@@ -363,11 +417,27 @@ static void reset() {
   drx_out.clear();
   drx_cur.clear();
   lat_armed = false;
+  for (uint32_t left = wqes; left > 0;) {
+    uint8_t n = static_cast<uint8_t>(std::min<uint32_t>(left, 255));
+    rq_bells.push_back(Bell{n, false});
+    left -= n;
+  }
   run(3);
+  run_until([] { return rq_bells.empty(); }, 1000);
+}
+// Ring the doorbell: post n WQEs (clear first if clr) and wait until rung.
+static void rq_post(uint32_t n, bool clr = false) {
+  do {
+    uint8_t k = static_cast<uint8_t>(std::min<uint32_t>(n, 255));
+    rq_bells.push_back(Bell{k, clr});
+    n -= k;
+    clr = false;
+  } while (n > 0);
+  run_until([] { return rq_bells.empty(); }, 100000);
 }
 static bool quiet() {
   return rx_q.empty() && rx_cur.empty() && sma_src.q.empty() && sm_src.q.empty() && trap_src.q.empty() &&
-         dtx_q.empty();
+         dtx_q.empty() && rq_bells.empty();
 }
 // Run until the sources are drained and the pipeline has settled.
 static void settle() {
@@ -853,6 +923,232 @@ int main(int argc, char** argv) {
   CHECK(gated > 1000, "clock edges skipped while idle: only %lu", gated);
   std::printf("ib_ca_top DataW=%d: stress %u to SMA, %u dropped, %zu on the wire, RX latency %lu, %lu idle edges skipped\n",
               DATAW, to_sma, dropped, wire_out.size(), lat_max, gated);
+
+  // ---- Phase 4: SM receive queue, step by step -----------------------------
+  // V2 arrives at the SM's CA (to the SM, hop pointer 0); each copy gets its
+  // own TID (MAD byte 15) so that the order of delivery shows.
+  auto v2_tid = [&](uint8_t k) {
+    Bytes p = V2;
+    p[kMad + 15] = k;
+    fix_crcs(p);
+    return p;
+  };
+  auto v2_mad = [&](uint8_t k) {
+    Bytes m = mad_of(v2_tid(k));
+    m[6] = 0;
+    return m;
+  };
+  Bytes v1_mad = mad_of(V1);
+  v1_mad[6] = 2;
+  v1_mad[192 + 1] = 1;
+  auto check_sm = [&](std::initializer_list<uint8_t> tids, const char* what) {
+    CHECK(sm_out.size() == tids.size(), "%s: %zu MADs on SM RX, expected %zu", what, sm_out.size(), tids.size());
+    size_t i = 0;
+    for (uint8_t k : tids) {
+      if (i < sm_out.size()) check_mad(sm_out[i], v2_mad(k), 0xFFFF, 0xFFFF, 0x81, 0, 1, what);
+      i++;
+    }
+    sm_out.clear();
+  };
+  auto check_sma = [&](size_t n, const char* what) {
+    CHECK(sma_out.size() == n, "%s: %zu MADs on SMA RX, expected %zu", what, sma_out.size(), n);
+    for (auto& m : sma_out) check_mad(m, v1_mad, 0xFFFF, 0xFFFF, 0x81, 2, 1, what);
+    sma_out.clear();
+  };
+  {
+    reset(0);  // the count after reset: no WQE posted
+    std::fill(std::begin(c), std::end(c), 0u);
+    // Every stream with idle and backpressure, except that SM RX is never
+    // ready: with no WQE the SM's MADs are discarded whole anyway (at full
+    // rate), and the SMA's requests queued behind them arrive. The SMA sink
+    // keeps up with the wire on average, so no packet finds the buffer full.
+    rx_gap = 10, sma_ready_pct = 85, sm_ready_pct = 0;
+    for (uint8_t k = 0; k < 6; k++) {
+      rx_q.push_back(v2_tid(k));
+      if (k % 2) rx_q.push_back(V1);
+    }
+    settle();
+    check_sm({}, "no WQE");
+    check_sma(3, "SMA requests behind SM MADs with no WQE");
+    c[CtrRxPkts] += 9, c[CtrVl15Dropped] += 6, c[CtrSmiToSma] += 3;
+    expect_ctrs(c, "no WQE");
+    // VL15Dropped + 1 per discarded MAD, each followed by an SMA request that
+    // is answered.
+    sm_ready_pct = 60;
+    for (uint8_t k = 6; k < 9; k++) {
+      rx_q.push_back(v2_tid(k));
+      rx_q.push_back(V1);
+      settle();
+      check_sm({}, "no WQE, one at a time");
+      check_sma(1, "SMA request after a discarded SM MAD");
+      c[CtrRxPkts] += 2, c[CtrVl15Dropped]++, c[CtrSmiToSma]++;
+      expect_ctrs(c, "no WQE, one at a time");
+    }
+    // One WQE: exactly one MAD (the first) is delivered, the next is not.
+    sm_ready_pct = 30;
+    rq_post(1);
+    rx_q.push_back(v2_tid(10));
+    rx_q.push_back(v2_tid(11));
+    rx_q.push_back(V1);
+    rx_q.push_back(v2_tid(12));
+    settle();
+    check_sm({10}, "post 1");
+    check_sma(1, "post 1");
+    c[CtrRxPkts] += 4, c[CtrVl15Dropped] += 2, c[CtrSmiToSma]++, c[CtrSmiToSm]++;
+    expect_ctrs(c, "post 1");
+    CHECK(rq_wqes == 0, "post 1: %u WQEs left", rq_wqes);
+    // Two: the first two.
+    rq_post(2);
+    for (uint8_t k = 20; k < 23; k++) rx_q.push_back(v2_tid(k));
+    settle();
+    check_sm({20, 21}, "post 2");
+    c[CtrRxPkts] += 3, c[CtrVl15Dropped]++, c[CtrSmiToSm] += 2;
+    expect_ctrs(c, "post 2");
+    // A clear withdraws what is posted; with a post in the same cycle the
+    // post counts after it.
+    rq_post(5);
+    rq_post(2, true);
+    for (uint8_t k = 30; k < 34; k++) rx_q.push_back(v2_tid(k));
+    settle();
+    check_sm({30, 31}, "clear and post 2");
+    c[CtrRxPkts] += 4, c[CtrVl15Dropped] += 2, c[CtrSmiToSm] += 2;
+    expect_ctrs(c, "clear and post 2");
+    rq_post(3);
+    rq_post(0, true);
+    rx_q.push_back(v2_tid(40));
+    settle();
+    check_sm({}, "clear");
+    c[CtrRxPkts]++, c[CtrVl15Dropped]++;
+    expect_ctrs(c, "clear");
+    // The count saturates: 255 * 257 = 2^16 - 1 posted, then one more; a
+    // 16-bit count that wrapped would hold 0 and discard the next MAD.
+    rq_post(255 * 257);
+    CHECK(rq_wqes == kRqMax, "saturation: harness count %u", rq_wqes);
+    rq_post(1);
+    rx_q.push_back(v2_tid(50));
+    settle();
+    check_sm({50}, "saturated count");
+    c[CtrRxPkts]++, c[CtrSmiToSm]++;
+    expect_ctrs(c, "saturated count");
+  }
+
+  // ---- Phase 5: both VL15Dropped sources at every relative time ------------
+  // A (for the SMA, SMA RX not ready) and B (for the SM, no WQE, queued
+  // behind A) are buffered; then the usable depth is set to 1, so C (for the
+  // SMA) finds no slot as long as A or B is inside and is dropped at its end.
+  // A is released r cycles after C's first beat: B is then discarded, its
+  // last beat read out before, in the same cycle as, or after C's drop. The
+  // VL15Dropped register is watched every cycle: every packet is counted
+  // exactly once, and some run saw both drops counted in one cycle (+2).
+  {
+    int c_dropped = 0, both_at_once = 0;
+    const int r_lo = -kMadBeats - 12, r_hi = 8;
+    for (int r = r_lo; r <= r_hi; r++) {
+      reset(0);
+      rx_gap = 0, sma_ready_pct = 0, sm_ready_pct = 50;
+      rx_q.push_back(V1);
+      rx_q.push_back(v2_tid(60));
+      CHECK(run_until([] { return rx_q.empty() && rx_cur.empty(); }, 5000), "sweep: A, B not sent");
+      run(20);
+      CHECK(top->sma_rx_tvalid_o && sma_out.empty(), "sweep: A not held at SMA RX");
+      reg_write(kRegRxDepth, 1);
+      top->reg_addr_i = kRegCtrBase + CtrVl15Dropped;  // watched from here on
+      top->eval();
+      uint32_t prev = top->reg_rdata_o, max_step = 0;
+      CHECK(prev == 0, "sweep r=%d: VL15Dropped %u before C", r, prev);
+      auto watch = [&] {
+        uint32_t v = top->reg_rdata_o;
+        max_step = std::max(max_step, v - prev);
+        prev = v;
+      };
+      for (int t = std::min(0, r); t <= std::max(0, r); t++) {
+        if (t == r) sma_ready_pct = 100;
+        if (t == 0) rx_q.push_back(V1);
+        tick();
+        watch();
+      }
+      for (int t = 0; t < 4 * kMadBeats + 200; t++) {
+        tick();
+        watch();
+      }
+      CHECK(quiet() && top->idle_o, "sweep r=%d: did not drain", r);
+      CHECK(sm_out.empty(), "sweep r=%d: the SM MAD was delivered with no WQE", r);
+      CHECK(!sma_out.empty() && sma_out.size() <= 2, "sweep r=%d: %zu MADs on SMA RX", r, sma_out.size());
+      uint32_t delivered = sma_out.size();
+      c_dropped += delivered == 1;
+      both_at_once += max_step == 2;
+      sma_out.clear();
+      uint32_t want[NumCtrs] = {};
+      want[CtrRxPkts] = 3, want[CtrSmiToSma] = delivered, want[CtrVl15Dropped] = 3 - delivered;
+      expect_ctrs(want, "sweep");
+    }
+    CHECK(c_dropped > 0 && both_at_once > 0, "sweep: %d runs with C dropped, %d with both drops in one cycle",
+          c_dropped, both_at_once);
+    std::printf("ib_ca_top DataW=%d: drop sweep: %d of %d runs dropped C, %d counted both drops in one cycle\n",
+                DATAW, c_dropped, r_hi - r_lo + 1, both_at_once);
+  }
+
+  // ---- Phase 6: random doorbells against random traffic --------------------
+  // Random posts (0..3, sometimes with a clear) while V1/V2 arrive with
+  // random gaps and every sink has random backpressure. The harness's count
+  // is checked at every MAD on SM RX; the RTL's count must equal it at the
+  // end: with m left, m more MADs for the SM get through and one more does
+  // not.
+  {
+    reset(0);
+    const int kN = 120;
+    int n_sm = 0;
+    rq_bell_pct = 2;
+    std::vector<uint8_t> sent_sm;
+    for (int i = 0; i < kN; i++) {
+      if (urand(2)) {
+        uint8_t k = static_cast<uint8_t>(100 + n_sm++);
+        rx_q.push_back(v2_tid(k));
+        sent_sm.push_back(k);
+      } else {
+        rx_q.push_back(V1);
+      }
+    }
+    for (int phase = 0; phase < 3; phase++) {
+      rx_gap = phase == 0 ? 0 : 30;
+      sm_ready_pct = phase == 1 ? 10 : 70;
+      sma_ready_pct = phase == 2 ? 20 : 80;
+      run(2500);
+    }
+    rx_gap = 10, sm_ready_pct = 70, sma_ready_pct = 80;
+    run_until([] { return rx_q.empty() && rx_cur.empty(); }, 100000);
+    rq_bell_pct = 0;
+    settle();
+    uint32_t to_sm = reg_read(kRegCtrBase + CtrSmiToSm), to_sma_r = reg_read(kRegCtrBase + CtrSmiToSma);
+    uint32_t dropped_r = reg_read(kRegCtrBase + CtrVl15Dropped);
+    CHECK(reg_read(kRegCtrBase + CtrRxPkts) == kN && to_sm + to_sma_r + dropped_r == kN,
+          "random: %u to SM + %u to SMA + %u dropped != %d", to_sm, to_sma_r, dropped_r, kN);
+    CHECK(sm_out.size() == to_sm && sma_out.size() == to_sma_r, "random: delivered %zu/%zu, counted %u/%u",
+          sm_out.size(), sma_out.size(), to_sm, to_sma_r);
+    // SM MADs arrive in order, each whole and patched
+    size_t j = 0;
+    for (auto& m : sm_out) {
+      while (j < sent_sm.size() && m.b.size() == 256 && m.b[15] != sent_sm[j]) j++;
+      CHECK(j < sent_sm.size(), "random: SM MAD out of order or unknown");
+      if (j < sent_sm.size()) check_mad(m, v2_mad(sent_sm[j]), 0xFFFF, 0xFFFF, 0x81, 0, 1, "random SM MAD");
+      j++;
+    }
+    for (auto& m : sma_out) check_mad(m, v1_mad, 0xFFFF, 0xFFFF, 0x81, 2, 1, "random SMA MAD");
+    CHECK(to_sm > 0 && to_sm < static_cast<uint32_t>(n_sm), "random: %u of %d SM MADs delivered", to_sm, n_sm);
+    // the RTL holds exactly the harness's count
+    uint32_t m = rq_wqes;
+    CHECK(m < 200, "random: %u WQEs left", m);
+    sm_out.clear();
+    sma_out.clear();
+    sm_ready_pct = 100, rx_gap = 20;
+    for (uint32_t i = 0; i <= m && i < 200; i++) rx_q.push_back(v2_tid(static_cast<uint8_t>(i)));
+    settle();
+    CHECK(sm_out.size() == m, "random: %zu of %u more MADs delivered, expected the %u WQEs left", sm_out.size(),
+          m + 1, m);
+    CHECK(reg_read(kRegCtrBase + CtrVl15Dropped) == dropped_r + 1, "random: the last MAD was not discarded");
+    std::printf("ib_ca_top DataW=%d: receive queue: %u of %d SM MADs delivered, %u dropped, %u WQEs left\n",
+                DATAW, to_sm, n_sm, dropped_r, m);
+  }
 
   top->final();
   int rc = finish("ib_ca_top");
