@@ -251,6 +251,9 @@ class CaModelImpl final : public CaModel {
     m.dtx_tlast_i = i.dtx_tlast;
     m.sma_rx_tready_i = i.sma_rx_tready;
     m.sm_rx_tready_i = i.sm_rx_tready;
+    m.sm_rq_post_i = i.sm_rq_post;
+    m.sm_rq_post_n_i = i.sm_rq_post_n;
+    m.sm_rq_clr_i = i.sm_rq_clr;
     put_data(m.sma_tx_tdata_i, i.sma_tx_tdata);
     m.sma_tx_tvalid_i = i.sma_tx_tvalid;
     m.sma_tx_tlast_i = i.sma_tx_tlast;

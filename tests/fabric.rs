@@ -651,3 +651,139 @@ fn link_down_mid_stream_delivers_only_whole_packets() {
         got.len() as u32
     );
 }
+
+/// Two CAs with an SM each and one without, on one switch: A, B and C on S
+/// ports 1, 2, 3.
+const RQ: &str =
+    "Hca 1 \"A\"\n[1] \"S\"[1]\n\nHca 1 \"B\"\n[1] \"S\"[2]\n\nHca 1 \"C\"\n[1] \"S\"[3]\n\n\
+Switch 8 \"S\"\n[1] \"A\"[1]\n[2] \"B\"[1]\n[3] \"C\"[1]\n";
+
+/// VL15Dropped of CA `d` (its only port), through `Net::vl15_drops`.
+fn vl15_dropped_at(net: &mut Net, d: usize) -> u32 {
+    net.vl15_drops()
+        .unwrap()
+        .iter()
+        .filter(|&&(dev, _, _)| dev == d)
+        .map(|&(_, _, n)| n)
+        .sum()
+}
+
+/// Receive completions of CA `d`'s SM (MADs delivered by the RTL), by TID.
+fn received_tids(net: &mut Net, d: usize) -> Vec<u64> {
+    net.poll_cq(d, usize::MAX)
+        .unwrap()
+        .into_iter()
+        .filter(|w| w.opcode == vl15::qp0::WcOpcode::Recv)
+        .map(|w| mad::tid(w.mad.as_ref().unwrap()))
+        .collect()
+}
+
+/// Project issue 4: "A response that arrives with no receive WQE posted is
+/// dropped by the RTL and counted (VL15Dropped), as hardware does." A MAD
+/// for the SM is dropped whole (never delivered, never blocking the port),
+/// VL15Dropped goes up by exactly 1 per dropped MAD, requests for the CA's
+/// own SMA are answered all along, and n posted WQEs let exactly n through.
+/// A CA with no SM (never attached, or detached) posts none: its MADs for
+/// the SM are dropped and counted and its SMA keeps answering.
+#[test]
+fn sm_mads_with_no_receive_wqe_are_dropped_and_counted_by_the_rtl() {
+    use vl15::packet::consts::ATTR_SM_INFO;
+    use vl15::qp0::Ah;
+    let mut net = Net::new(
+        Topology::parse(RQ, Path::new("rq")).unwrap(),
+        NetOptions::default(),
+    )
+    .unwrap();
+    let a = net.dev_index("A").unwrap();
+    let b = net.dev_index("B").unwrap();
+    let c = net.dev_index("C").unwrap();
+    let get = |tid: u64, path: &[u8]| mad::dr_request(METHOD_GET, ATTR_NODE_INFO, 0, tid, path);
+    let (to_s, b_to_a, a_to_b, a_to_c) = ([1u8].as_slice(), [1u8, 1], [1u8, 2], [1u8, 3]);
+    net.attach_sm(a, 1).unwrap();
+    net.attach_sm(b, 1).unwrap(); // B takes every MAD (never posts)
+    net.post_recv(a, 0).unwrap(); // A: counted receives, none posted
+    net.run_until_idle(10_000).unwrap();
+    assert_eq!(net.recv_posted(a), Some(0));
+    assert_eq!(net.recv_posted(b), None);
+    assert_eq!(net.vl15_dropped().unwrap(), 0);
+
+    // None posted: each response for A's SM is dropped and counted once,
+    // and B's request for A's SMA that follows it is answered.
+    for k in 1..=3u64 {
+        net.post_send(a, &Ah::dr(), &get(0x100 + k, to_s), 0)
+            .unwrap();
+        net.run_until_idle(200_000).unwrap();
+        assert_eq!(vl15_dropped_at(&mut net, a), k as u32, "response {k}");
+        assert!(received_tids(&mut net, a).is_empty(), "response {k}");
+        net.post_send(b, &Ah::dr(), &get(0x200 + k, &b_to_a), 0)
+            .unwrap();
+        net.run_until_idle(200_000).unwrap();
+        assert_eq!(received_tids(&mut net, b), [0x200 + k], "A's SMA, {k}");
+    }
+    // Both at once: A's response and B's request meet in A's VL15 buffer.
+    net.post_send(a, &Ah::dr(), &get(0x104, to_s), 0).unwrap();
+    net.post_send(b, &Ah::dr(), &get(0x204, &b_to_a), 0)
+        .unwrap();
+    net.run_until_idle(200_000).unwrap();
+    assert_eq!(vl15_dropped_at(&mut net, a), 4);
+    assert!(received_tids(&mut net, a).is_empty());
+    assert_eq!(received_tids(&mut net, b), [0x204]);
+
+    // One WQE: of two responses exactly one is delivered, the other is
+    // dropped and counted; the next one is dropped too.
+    net.post_recv(a, 1).unwrap();
+    net.post_send(a, &Ah::dr(), &get(0x110, to_s), 0).unwrap();
+    net.post_send(a, &Ah::dr(), &get(0x111, &a_to_b), 0)
+        .unwrap();
+    net.run_until_idle(200_000).unwrap();
+    let got = received_tids(&mut net, a);
+    assert_eq!(got.len(), 1, "{got:x?}");
+    assert!(got[0] == 0x110 || got[0] == 0x111, "{got:x?}");
+    assert_eq!(vl15_dropped_at(&mut net, a), 5);
+    assert_eq!(net.recv_posted(a), Some(0));
+    net.post_send(a, &Ah::dr(), &get(0x112, to_s), 0).unwrap();
+    net.run_until_idle(200_000).unwrap();
+    assert!(received_tids(&mut net, a).is_empty());
+    assert_eq!(vl15_dropped_at(&mut net, a), 6);
+    // Two WQEs: two responses, both delivered; nothing more dropped.
+    net.post_recv(a, 2).unwrap();
+    net.post_send(a, &Ah::dr(), &get(0x113, to_s), 0).unwrap();
+    net.post_send(a, &Ah::dr(), &get(0x114, &a_to_c), 0)
+        .unwrap();
+    net.run_until_idle(200_000).unwrap();
+    let mut got = received_tids(&mut net, a);
+    got.sort_unstable();
+    assert_eq!(got, [0x113, 0x114]);
+    assert_eq!(vl15_dropped_at(&mut net, a), 6);
+
+    // C never had an SM: SubnGet(SMInfo) is for the SM (docs/arch.md,
+    // smi_rq), so C's RTL drops it and counts it; C's SMA still answers
+    // (A's response to that arrives on a posted WQE).
+    let sminfo = mad::dr_request(METHOD_GET, ATTR_SM_INFO, 0, 0x120, &a_to_c);
+    net.post_send(a, &Ah::dr(), &sminfo, 0).unwrap();
+    net.run_until_idle(200_000).unwrap();
+    assert_eq!(vl15_dropped_at(&mut net, c), 1, "SMInfo at C with no SM");
+    net.post_recv(a, 1).unwrap();
+    net.post_send(a, &Ah::dr(), &get(0x121, &a_to_c), 0)
+        .unwrap();
+    net.run_until_idle(200_000).unwrap();
+    assert_eq!(received_tids(&mut net, a), [0x121], "C's SMA");
+
+    // B's SM goes away (killed): its WQEs are withdrawn, so B's "take
+    // everything" ends; SMInfo at B is dropped and counted, B's SMA answers.
+    net.detach_sm(b).unwrap();
+    assert_eq!(net.recv_posted(b), Some(0));
+    let sminfo = mad::dr_request(METHOD_GET, ATTR_SM_INFO, 0, 0x130, &a_to_b);
+    net.post_send(a, &Ah::dr(), &sminfo, 0).unwrap();
+    net.run_until_idle(200_000).unwrap();
+    assert_eq!(vl15_dropped_at(&mut net, b), 1, "SMInfo at B after detach");
+    net.post_recv(a, 1).unwrap();
+    net.post_send(a, &Ah::dr(), &get(0x131, &a_to_b), 0)
+        .unwrap();
+    net.run_until_idle(200_000).unwrap();
+    assert_eq!(received_tids(&mut net, a), [0x131], "B's SMA after detach");
+
+    // Every drop above was one the RTL counted, and nothing else was lost.
+    assert_eq!(net.vl15_dropped().unwrap(), 6 + 1 + 1);
+    assert_eq!(net.recv_posted(a), Some(0));
+}

@@ -69,6 +69,14 @@ mod ffi {
     struct DevIn {
         sma_rx_tready: bool,
         sm_rx_tready: bool,
+        /// SM receive-queue doorbell (CA only): add `sm_rq_post_n` receive
+        /// WQEs to port `sm_rq_port`'s queue.
+        sm_rq_post: bool,
+        sm_rq_post_n: u8,
+        /// Withdraw every WQE of port `sm_rq_port`'s queue first (CA only).
+        sm_rq_clr: bool,
+        /// Port tag of the doorbell (CA only).
+        sm_rq_port: u8,
         sma_tx_tdata: [u64; 2],
         sma_tx_tvalid: bool,
         sma_tx_tlast: bool,

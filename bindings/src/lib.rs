@@ -57,6 +57,11 @@ mod ffi {
         // SMA / SM RX readies
         sma_rx_tready: bool,
         sm_rx_tready: bool,
+        /// SM receive-queue doorbell: add `sm_rq_post_n` receive WQEs
+        sm_rq_post: bool,
+        sm_rq_post_n: u8,
+        /// withdraw every posted receive WQE (before this cycle's post)
+        sm_rq_clr: bool,
         // SMA TX
         sma_tx_tdata: [u64; 2],
         sma_tx_tvalid: bool,

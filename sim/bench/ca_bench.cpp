@@ -98,6 +98,9 @@ int main(int argc, char** argv) {
   m->dtx_tlast_i = 0;
   m->sma_rx_tready_i = 0;
   m->sm_rx_tready_i = 0;
+  m->sm_rq_post_i = 0;  // no SM receive WQEs: the workload has no MAD for the SM
+  m->sm_rq_post_n_i = 0;
+  m->sm_rq_clr_i = 0;
   put_data(m->sma_tx_tdata_i, zero);
   m->sma_tx_tvalid_i = 0;
   m->sma_tx_tlast_i = 0;

@@ -43,6 +43,116 @@ pub struct AddressHandle {
     pub path_bits: u8,
 }
 
+/// Receive WQEs the "take everything" mode keeps posted in the RTL. A port's
+/// VL15 RX buffer holds a few MADs and one WQE is posted again per MAD
+/// received, so the RTL's count never comes near 0.
+pub const TAKE_ALL_WQES: u64 = 1024;
+
+/// Most WQEs one doorbell can post (`sm_rq_post_n_i` is 8 bits).
+const DOORBELL_MAX: u64 = 255;
+
+/// One cycle's inputs of the SM receive-queue doorbell (`sm_rq_post_i`,
+/// `sm_rq_post_n_i`, `sm_rq_clr_i`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Doorbell {
+    pub post: bool,
+    pub n: u8,
+    pub clr: bool,
+}
+
+/// The host side of the SM's receive queue, whose count lives in the RTL
+/// (`ib_ca_top`'s `sm_rq_*` doorbell): the RTL uses one WQE per MAD it
+/// delivers on `sm_rx_*` and, with none posted, discards a MAD for the SM and
+/// counts it in VL15Dropped (project issue 4). The host keeps its own view of
+/// what is posted, and rings the doorbell once per clocked cycle with at most
+/// 255 WQEs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecvQueue {
+    /// WQEs posted and not yet used by a received MAD; None: "take
+    /// everything" (tools that only collect): the RTL's count is kept
+    /// topped up.
+    posted: Option<u64>,
+    /// WQEs still to be posted through the doorbell.
+    ring: u64,
+    /// A clear still to be rung (it withdraws what the RTL holds).
+    clear: bool,
+}
+
+impl RecvQueue {
+    /// No WQE posted: the RTL's state after reset.
+    pub fn empty() -> Self {
+        RecvQueue {
+            posted: Some(0),
+            ring: 0,
+            clear: false,
+        }
+    }
+
+    /// Take everything: [`TAKE_ALL_WQES`] posted (after a clear), and one
+    /// posted again for every MAD received.
+    pub fn take_all() -> Self {
+        RecvQueue {
+            posted: None,
+            ring: TAKE_ALL_WQES,
+            clear: true,
+        }
+    }
+
+    /// Post `n` WQEs. The first post in "take everything" mode ends it: the
+    /// WQEs that mode kept in the RTL are withdrawn (a clear), so from then
+    /// on exactly what is posted is delivered.
+    pub fn post(&mut self, n: u64) {
+        match self.posted.as_mut() {
+            Some(p) => {
+                *p = p.saturating_add(n);
+                self.ring = self.ring.saturating_add(n);
+            }
+            None => {
+                self.posted = Some(n);
+                self.ring = n;
+                self.clear = true;
+            }
+        }
+    }
+
+    /// Withdraw every posted WQE (the QP is reset or destroyed).
+    pub fn flush(&mut self) {
+        self.posted = Some(0);
+        self.ring = 0;
+        self.clear = true;
+    }
+
+    /// A MAD was delivered: it used one WQE ("take everything": one more is
+    /// posted).
+    pub fn used(&mut self) {
+        match self.posted.as_mut() {
+            Some(p) => *p = p.saturating_sub(1),
+            None => self.ring = self.ring.saturating_add(1),
+        }
+    }
+
+    /// WQEs posted and not yet used (None: "take everything").
+    pub fn posted(&self) -> Option<u64> {
+        self.posted
+    }
+
+    /// The doorbell still has something to ring.
+    pub fn pending(&self) -> bool {
+        self.clear || self.ring > 0
+    }
+
+    /// This cycle's doorbell inputs (call once per clocked cycle).
+    pub fn doorbell(&mut self) -> Doorbell {
+        let n = self.ring.min(DOORBELL_MAX);
+        self.ring -= n;
+        Doorbell {
+            post: n > 0,
+            n: n as u8,
+            clr: std::mem::take(&mut self.clear),
+        }
+    }
+}
+
 /// Register word addresses and counter indices, mirroring `rtl/ib_pkg.sv`.
 pub mod reg {
     pub const ID: u8 = 0x00;
@@ -127,6 +237,9 @@ pub struct CaPort {
     pub dtx: Source<()>,
     pub sma_rx: Sink<SmiMeta>,
     pub sm_rx: Sink<SmiMeta>,
+    /// The SM's receive queue (its doorbell is rung in `step`); "take
+    /// everything" from `new`.
+    pub sm_rq: RecvQueue,
     pub sma_tx: Source<SmiMeta>,
     pub sm_tx: Source<AddressHandle>,
     pub trap_tx: Source<()>,
@@ -163,6 +276,7 @@ impl CaPort {
             dtx: Source::new(data_w, Pattern::Always),
             sma_rx: Sink::new(Pattern::Always),
             sm_rx: Sink::new(Pattern::Always),
+            sm_rq: RecvQueue::take_all(),
             sma_tx: Source::new(data_w, Pattern::Always),
             sm_tx: Source::new(data_w, Pattern::Always),
             trap_tx: Source::new(data_w, Pattern::Always),
@@ -239,6 +353,10 @@ impl CaPort {
         i.tx_tready = self.wire_tx.ready();
         i.sma_rx_tready = self.sma_rx.ready();
         i.sm_rx_tready = self.sm_rx.ready();
+        let db = self.sm_rq.doorbell();
+        i.sm_rq_post = db.post;
+        i.sm_rq_post_n = db.n;
+        i.sm_rq_clr = db.clr;
         self.drx.always();
         if let Some((addr, value)) = self.reg_writes.pop_front() {
             i.reg_we = true;
@@ -302,8 +420,12 @@ impl CaPort {
             hop_cnt: o.sm_rx_hop_cnt,
         };
         let b = full(o.sm_rx_tdata, o.sm_rx_tlast);
+        let received = self.sm_rx.packets.len();
         self.sm_rx
             .observe(o.sm_rx_tvalid, b, false, cyc, || sm_meta);
+        if self.sm_rx.packets.len() > received {
+            self.sm_rq.used();
+        }
 
         if o.sq_tx_beat {
             if self.sq_beats % sq_packet_beats(self.data_w) == 0 {
@@ -324,6 +446,7 @@ impl CaPort {
             && self.sm_tx.idle()
             && self.trap_tx.idle()
             && self.reg_writes.is_empty()
+            && !self.sm_rq.pending()
     }
 }
 
@@ -338,5 +461,77 @@ fn keep_mask(data_w: u32) -> u16 {
         0xFFFF
     } else {
         (1u16 << n) - 1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ring_all(q: &mut RecvQueue) -> Vec<Doorbell> {
+        let mut v = Vec::new();
+        while q.pending() {
+            v.push(q.doorbell());
+        }
+        v
+    }
+
+    #[test]
+    fn recv_queue_doorbells() {
+        // Take everything: a clear, then TAKE_ALL_WQES in rings of at most 255.
+        let mut q = RecvQueue::take_all();
+        let v = ring_all(&mut q);
+        assert!(v[0].clr && v[1..].iter().all(|d| !d.clr));
+        assert!(v.iter().all(|d| d.post && d.n > 0));
+        let total: u64 = v.iter().map(|d| u64::from(d.n)).sum();
+        assert_eq!(total, TAKE_ALL_WQES);
+        assert_eq!(q.posted(), None);
+        // One posted again per MAD received.
+        q.used();
+        assert_eq!(
+            ring_all(&mut q),
+            [Doorbell {
+                post: true,
+                n: 1,
+                clr: false
+            }]
+        );
+        // The first post withdraws what "take everything" holds.
+        q.post(600);
+        assert_eq!(q.posted(), Some(600));
+        let v = ring_all(&mut q);
+        let n: Vec<u8> = v.iter().map(|d| d.n).collect();
+        assert_eq!(n, [255, 255, 90]);
+        assert!(v[0].clr && !v[1].clr && !v[2].clr);
+        // Counted: used ones are not posted again, and never below 0.
+        for _ in 0..601 {
+            q.used();
+        }
+        assert!(!q.pending());
+        assert_eq!(q.posted(), Some(0));
+        q.post(2);
+        assert_eq!(q.posted(), Some(2));
+        assert_eq!(
+            ring_all(&mut q),
+            [Doorbell {
+                post: true,
+                n: 2,
+                clr: false
+            }]
+        );
+        // A flush: a clear, nothing posted.
+        q.flush();
+        assert_eq!(q.posted(), Some(0));
+        assert_eq!(
+            ring_all(&mut q),
+            [Doorbell {
+                post: false,
+                n: 0,
+                clr: true
+            }]
+        );
+        // Nothing to ring: the doorbell is idle.
+        assert_eq!(q.doorbell(), Doorbell::default());
+        assert_eq!(RecvQueue::empty().doorbell(), Doorbell::default());
     }
 }

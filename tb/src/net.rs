@@ -17,7 +17,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use anyhow::{anyhow, bail, Context, Result};
 use vl15_bindings::{Dev, DevIn, DevKind, DevOut, PortIn, PortOut};
 
-use crate::device::{AddressHandle, SmiMeta};
+use crate::device::{AddressHandle, RecvQueue, SmiMeta};
 use crate::fabric::TraceEntry;
 use crate::mad::{self, Mad};
 use crate::node_sma::{HwWrite, NodeHw, NodeIdentity, NodeSma};
@@ -157,7 +157,8 @@ impl Link {
 
 /// The SM side of a device's QP0: requests go out through `sm_tx_*`; what
 /// arrives on `sm_rx_*` becomes a receive completion in `cq` (the verbs
-/// calls are in [`crate::qp0`]).
+/// calls are in [`crate::qp0`]). Its receive WQEs are those of its port's
+/// queue in the device's `sm_rq`, counted by the RTL.
 pub struct SmHost {
     /// Port tag of this SM's requests (the CA port it sits on).
     pub port: u8,
@@ -169,9 +170,6 @@ pub struct SmHost {
     /// Posted sends not yet completed, in order: the wr_id of a verbs
     /// send (completion wanted), None for [`Net::sm_post`].
     pub(crate) send_wr: VecDeque<Option<u64>>,
-    /// Receive WQEs posted (None: every MAD is taken, for tools that only
-    /// collect).
-    pub(crate) recv_wqes: Option<u64>,
     pub sent: u64,
 }
 
@@ -184,7 +182,6 @@ impl SmHost {
             next_tid: 0x7a00_0000_0000_0001,
             cq: VecDeque::new(),
             send_wr: VecDeque::new(),
-            recv_wqes: None,
             sent: 0,
         }
     }
@@ -248,6 +245,12 @@ pub struct Device {
     /// Responses waiting for their service latency: (due, MAD, meta).
     sma_pending: VecDeque<(u64, Mad, SmiMeta)>,
     pub sm: Option<SmHost>,
+    /// The SM receive queues of the CA's ports (port p at index p−1; the
+    /// RTL keeps one count per port): the SM's port "takes everything" from
+    /// `attach_sm` until its first `post_recv`. Where no SM is, nothing is
+    /// posted, so a MAD for the SM is discarded by the RTL and counted
+    /// (VL15Dropped), never blocking the port.
+    pub(crate) sm_rq: Vec<RecvQueue>,
     /// Traps to the SM (`trap_tx_*`), and the one not yet repressed:
     /// (MAD, cycle it is sent again).
     trap_tx: Source<u8>,
@@ -280,6 +283,7 @@ impl Device {
             || self.data_tx.iter().any(|s| !s.idle())
             || self.data_rx.iter().any(|s| s.in_packet())
             || self.read.is_some()
+            || self.sm_rq.iter().any(RecvQueue::pending)
             || self
                 .sm
                 .as_ref()
@@ -456,6 +460,7 @@ impl Net {
                 sma_tx: Source::new(DATA_W, Pattern::Always),
                 sma_pending: VecDeque::new(),
                 sm: None,
+                sm_rq: vec![RecvQueue::empty(); np],
                 trap_tx: Source::new(DATA_W, Pattern::Always),
                 trap_pending: None,
                 last_states: Vec::new(),
@@ -562,16 +567,53 @@ impl Net {
         self.active_list.is_empty() && self.wake.is_empty()
     }
 
-    /// Put an SM on CA `d`'s port `port` (the SM's requests carry that port tag).
+    /// Put an SM on CA `d`'s port `port` (the SM's requests carry that port
+    /// tag; its receive WQEs go to that port's queue). It takes every MAD
+    /// (the RTL's WQE count is kept topped up) until its first
+    /// [`Net::post_recv`].
     pub fn attach_sm(&mut self, d: usize, port: u8) -> Result<()> {
-        let dev = &mut self.devs[d];
+        let dev = self
+            .devs
+            .get_mut(d)
+            .ok_or_else(|| anyhow!("no device {d}"))?;
         if dev.is_switch {
             bail!("{}: the SM runs on a CA port in this fabric", dev.name);
         }
         if port == 0 || port > dev.nports {
             bail!("{}: no port {port}", dev.name);
         }
+        let p = usize::from(port) - 1;
+        if p >= dev.sm_rq.len() {
+            bail!("{}: no port {port} in the model", dev.name);
+        }
+        if let Some(old) = dev.sm.as_ref().filter(|sm| sm.port != port) {
+            let q = usize::from(old.port) - 1;
+            if let Some(rq) = dev.sm_rq.get_mut(q) {
+                rq.flush();
+            }
+        }
         dev.sm = Some(SmHost::new(port));
+        dev.sm_rq[p] = RecvQueue::take_all();
+        self.activate(d);
+        Ok(())
+    }
+
+    /// Take the SM off CA `d` (it was killed: its QP is gone). Its receive
+    /// WQEs are withdrawn from the RTL, so from then on every MAD for the
+    /// SM arriving there is discarded and counted (VL15Dropped); a MAD
+    /// already being delivered is taken and thrown away. Completions not
+    /// yet polled are lost.
+    pub fn detach_sm(&mut self, d: usize) -> Result<()> {
+        let dev = self
+            .devs
+            .get_mut(d)
+            .ok_or_else(|| anyhow!("no device {d}"))?;
+        if let Some(sm) = dev.sm.take() {
+            if let Some(rq) = dev.sm_rq.get_mut(usize::from(sm.port) - 1) {
+                rq.flush();
+            }
+            self.activate(d);
+        }
         Ok(())
     }
 
@@ -960,10 +1002,21 @@ impl Net {
                 i.trap_tx_tlast = b.last;
                 i.trap_tx_port = port;
             }
+            // The SM's receive WQEs: the RTL counts them and discards a MAD
+            // for the SM when none is posted; sm_rx_tready is only the
+            // stream's backpressure. With no SM attached the host throws
+            // away what reaches sm_rx (only a MAD that started before a
+            // detach can).
+            // One doorbell a cycle: the first port with something to ring.
+            if let Some(p) = dev.sm_rq.iter().position(RecvQueue::pending) {
+                let db = dev.sm_rq[p].doorbell();
+                i.sm_rq_post = db.post;
+                i.sm_rq_post_n = db.n;
+                i.sm_rq_clr = db.clr;
+                i.sm_rq_port = p as u8 + 1;
+            }
+            i.sm_rx_tready = true;
             if let Some(sm) = dev.sm.as_mut() {
-                // No receive WQE: the host takes nothing (a packet already
-                // started is finished).
-                sm.rx.hold = sm.recv_wqes == Some(0) && !sm.rx.in_packet();
                 i.sm_rx_tready = sm.rx.ready();
                 if let Some((b, (ah, port))) = sm.tx.present() {
                     i.sm_tx_tdata = b.data;
@@ -1097,8 +1150,12 @@ impl Net {
                             r.bytes.len()
                         )
                     })?;
-                    if let Some(n) = sm.recv_wqes.as_mut() {
-                        *n = n.saturating_sub(1);
+                    // It used a WQE of the queue of the port it came in on.
+                    if let Some(rq) = usize::from(r.meta.port)
+                        .checked_sub(1)
+                        .and_then(|p| dev.sm_rq.get_mut(p))
+                    {
+                        rq.used();
                     }
                     sm.cq.push_back(crate::qp0::Wc {
                         wr_id: 0,

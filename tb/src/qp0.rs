@@ -4,10 +4,12 @@
 //! - [`Net::post_send`] hands a MAD and an address handle to the RTL's SM
 //!   send interface (`sm_tx_*`); its send completion comes when the RTL has
 //!   taken the last beat.
-//! - [`Net::post_recv`] posts receive WQEs. Every MAD the RTL delivers on
-//!   `sm_rx_*` consumes one; while none is posted the host does not take
-//!   MADs, so the RTL's buffers fill and the next SMPs are dropped at the
-//!   link and counted (VL15Dropped), as on hardware.
+//! - [`Net::post_recv`] posts receive WQEs: it rings the RTL's receive-queue
+//!   doorbell (`sm_rq_*`), and the RTL keeps the count. Every MAD the RTL
+//!   delivers on `sm_rx_*` consumes one; a MAD for the SM that arrives while
+//!   none is posted is discarded by the RTL and counted (VL15Dropped), as
+//!   hardware does (project issue 4), and never holds up the MADs behind it
+//!   (requests for the node's SMA included).
 //! - [`Net::poll_cq`] returns the completions in the order they happened.
 //!
 //! [`Transactions`] keeps the SM's requests: a TID unique among its
@@ -95,19 +97,32 @@ impl Net {
         Ok(())
     }
 
-    /// Post `n` receive WQEs on CA `d`'s SM port. The first call turns the
-    /// port from "takes everything" (tools that only collect) to counted
-    /// receives.
+    /// Post `n` receive WQEs on CA `d`'s SM port (through the RTL's
+    /// doorbell, at most 255 per cycle, starting in the next simulated
+    /// cycle). The first call turns the port from "takes everything" (tools
+    /// that only collect) to counted receives: the WQEs that mode kept
+    /// posted are withdrawn, so exactly `n` MADs are delivered until the
+    /// next post.
     pub fn post_recv(&mut self, d: usize, n: u64) -> Result<()> {
-        let sm = self.sm_host_mut(d)?;
-        sm.recv_wqes = Some(sm.recv_wqes.unwrap_or(0) + n);
+        let p = usize::from(self.sm_host_mut(d)?.port) - 1;
+        let dev = &mut self.devs[d];
+        let rq = dev
+            .sm_rq
+            .get_mut(p)
+            .ok_or_else(|| anyhow!("{}: no port {}", dev.name, p + 1))?;
+        rq.post(n);
         self.wake_dev(d);
         Ok(())
     }
 
-    /// Receive WQEs still posted (None: the port takes everything).
+    /// Receive WQEs still posted on CA `d`'s SM port, as the host counts
+    /// them (None: the port takes everything; Some(0) with no SM attached).
     pub fn recv_posted(&self, d: usize) -> Option<u64> {
-        self.devs[d].sm.as_ref().and_then(|s| s.recv_wqes)
+        let dev = self.devs.get(d)?;
+        match &dev.sm {
+            Some(sm) => dev.sm_rq.get(usize::from(sm.port) - 1)?.posted(),
+            None => Some(0),
+        }
     }
 
     /// Up to `max` completions of CA `d`'s SM port, oldest first.

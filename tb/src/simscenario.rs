@@ -132,11 +132,13 @@ pub fn run(path: &Path) -> Result<(String, bool)> {
             let _ = write!(r, "+{} {line}: {out}", e.after);
         }
         if let Some(node) = &e.kill_sm {
-            let before = sms.len();
-            sms.retain(|s| &s.name != node);
-            if sms.len() == before {
+            let Some(i) = sms.iter().position(|s| &s.name == node) else {
                 bail!("event at +{}: no SM on {node:?}", e.after);
-            }
+            };
+            // Its QP goes with it: the CA's receive WQEs are withdrawn, so
+            // MADs for the SM there are dropped and counted from now on.
+            let dev = sms.remove(i).dev;
+            net.detach_sm(dev)?;
             let _ = writeln!(r, "+{} SM on {node} killed", e.after);
         }
     }
