@@ -231,9 +231,11 @@ fn sim_runs_a_scenario_file() {
         "{stdout}{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    let end = stdout.lines().last().unwrap();
+    let end = stdout.lines().find(|l| l.starts_with("end")).unwrap();
     assert!(end.contains("ports Active 12 of 12 linked"), "{stdout}");
-    assert!(end.contains("traps 4"), "{stdout}");
+    let sm = stdout.lines().find(|l| l.contains("SM Hca1")).unwrap();
+    assert!(sm.contains("Master"), "{stdout}");
+    assert!(sm.contains("traps 4,"), "{stdout}");
 }
 
 #[test]
@@ -246,12 +248,24 @@ fn bad_scenario_files_are_refused_with_the_reason() {
             "unknown field `bogus`",
         ),
         (
-            format!("topology = {topo:?}\n[[sm]]\nnode = \"Hca1\"\n[[sm]]\nnode = \"Hca2\"\n"),
-            "election",
+            format!("topology = {topo:?}\n[[sm]]\nnode = \"Hca1\"\n[[sm]]\nnode = \"Hca1\"\n"),
+            "an SM runs there already",
+        ),
+        (
+            format!("topology = {topo:?}\n[[sm]]\nnode = \"Hca1\"\npriority = 16\n"),
+            "priority 16 > 15",
         ),
         (
             format!("topology = {topo:?}\n[[event]]\nafter = 5\n"),
-            "exactly one of console, kill_sm",
+            "exactly one of console, kill_sm, start_sm",
+        ),
+        (
+            format!("topology = {topo:?}\n[[event]]\nafter = 5\nconsole = 'Unlink \"Switch1\"[5]'\npriority = 2\n"),
+            "port and priority belong to start_sm",
+        ),
+        (
+            format!("topology = {topo:?}\n[[event]]\nafter = 5\nkill_sm = \"Hca3\"\n"),
+            "no SM on \"Hca3\"",
         ),
         (
             format!(

@@ -276,6 +276,46 @@ fn a_link_that_goes_down_is_routed_around_and_used_again_when_it_returns() {
     assert_eq!(lids(&up), lids(&before));
 }
 
+/// A CA leaves (every cable of it down) and comes back: while it is gone the
+/// others still route and keep their LIDs; back, it gets its old LID again
+/// (the SM remembers LIDs by port GUID) and every pair routes again.
+#[test]
+fn a_node_that_leaves_and_returns_keeps_its_lid() {
+    use vl15::subnet_sm::run_for;
+    let path = topo("net.2sw2path4hca");
+    let opts = SimOptions::default();
+    let interval = opts.sm.sweep_interval;
+    let (mut net, sm, _) = bring_up(&path, &opts).unwrap();
+    let mut sms = vec![sm];
+    let before = dump_state(&mut net).unwrap();
+    let hca3 = |d: &StateDump| d.nodes.iter().find(|n| n.id == "Hca3").unwrap().ports[0].clone();
+    let lid3 = hca3(&before).lid.unwrap();
+
+    net.console(r#"Unlink "Hca3""#).unwrap();
+    run_for(&mut net, &mut sms, 3 * interval).unwrap();
+    let gone = dump_state(&mut net).unwrap();
+    assert!(hca3(&gone).neighbour.is_none());
+    assert_eq!(
+        sms[0].subnet.nodes.len(),
+        before.nodes.len() - 1,
+        "{:#?}",
+        sms[0].log
+    );
+    check_subnet("Hca3 gone", &gone, 0);
+    let mut others = lids(&before);
+    others.retain(|(g, _), _| *g != hca3(&before).guid);
+    let mut now = lids(&gone);
+    now.retain(|(g, _), _| *g != hca3(&before).guid);
+    assert_eq!(now, others, "no other LID changed");
+
+    net.console(r#"ReLink "Hca3""#).unwrap();
+    run_for(&mut net, &mut sms, 3 * interval).unwrap();
+    let back = dump_state(&mut net).unwrap();
+    check_subnet("Hca3 back", &back, 0);
+    assert_eq!(hca3(&back).lid, Some(lid3));
+    assert_eq!(lids(&back), lids(&before));
+}
+
 #[test]
 fn a_link_down_raises_trap_128_which_is_repressed_and_answered_by_a_sweep() {
     use vl15::subnet_sm::run_for;

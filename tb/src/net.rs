@@ -252,9 +252,10 @@ pub struct Device {
     /// (VL15Dropped), never blocking the port.
     pub(crate) sm_rq: Vec<RecvQueue>,
     /// Traps to the SM (`trap_tx_*`), and the one not yet repressed:
-    /// (MAD, cycle it is sent again).
+    /// (MAD, port it leaves by, cycle it is sent again). A new trap
+    /// replaces one not yet repressed.
     trap_tx: Source<u8>,
-    trap_pending: Option<(Mad, u64)>,
+    trap_pending: Option<(Mad, u8, u64)>,
     /// PortState of every external port at the last tick (link edges).
     last_states: Vec<u8>,
     /// `link_up_i` of every port at the last tick.
@@ -595,14 +596,15 @@ impl Net {
         dev.sm = Some(SmHost::new(port));
         dev.sm_rq[p] = RecvQueue::take_all();
         self.activate(d);
+        self.set_is_sm(d, port, true);
         Ok(())
     }
 
-    /// Take the SM off CA `d` (it was killed: its QP is gone). Its receive
-    /// WQEs are withdrawn from the RTL, so from then on every MAD for the
-    /// SM arriving there is discarded and counted (VL15Dropped); a MAD
-    /// already being delivered is taken and thrown away. Completions not
-    /// yet polled are lost.
+    /// Take the SM off CA `d` (it was killed: its QP is gone). Its port
+    /// loses IsSM (Trap 144 to the master). Its receive WQEs are withdrawn
+    /// from the RTL, so from then on every MAD for the SM arriving there is
+    /// discarded and counted (VL15Dropped); a MAD already being delivered
+    /// is taken and thrown away. Completions not yet polled are lost.
     pub fn detach_sm(&mut self, d: usize) -> Result<()> {
         let dev = self
             .devs
@@ -613,8 +615,22 @@ impl Net {
                 rq.flush();
             }
             self.activate(d);
+            self.set_is_sm(d, sm.port, false);
         }
         Ok(())
+    }
+
+    /// Set or clear PortInfo.CapabilityMask IsSM of CA `d`'s `port`; a
+    /// change sends Trap 144 to the port's MasterSMLID (when it has a LID
+    /// and one), repeated until repressed.
+    fn set_is_sm(&mut self, d: usize, port: u8, on: bool) {
+        let now = self.cycle;
+        let dev = &mut self.devs[d];
+        let tid = TRAP_TID_BASE | dev.traps_sent;
+        if let Some(m) = dev.sma.set_is_sm(port, on, tid) {
+            dev.trap_pending = Some((m, port, now));
+            self.activate(d);
+        }
     }
 
     /// Queue an SM request on device `d` (which must have an SM).
@@ -1062,11 +1078,9 @@ impl Net {
             if link_changed {
                 rewake = true;
             }
-            if dev.is_switch {
-                let edge = Self::link_edge(dev);
-                if let Some(due) = Self::service_trap(dev, edge, now, self.opts.trap_interval) {
-                    self.wake.push(Reverse((due, d)));
-                }
+            let edge = dev.is_switch && Self::link_edge(dev);
+            if let Some(due) = Self::service_trap(dev, edge, now, self.opts.trap_interval) {
+                self.wake.push(Reverse((due, d)));
             }
             let dev = &mut self.devs[d];
             if !dev.is_switch {
@@ -1235,23 +1249,25 @@ impl Net {
         edge
     }
 
-    /// A switch's Trap 128: a new one on a link edge (replacing one not yet
-    /// repressed), sent again every `interval` cycles until the SM's
-    /// TrapRepress arrives. Returns when the device must wake for a repeat.
+    /// The device's pending trap: a switch's Trap 128 is made on a link
+    /// edge, a CA's Trap 144 by [`Net::set_is_sm`]; either replaces one not
+    /// yet repressed and is sent again every `interval` cycles until the
+    /// SM's TrapRepress arrives. Returns when the device must wake for a
+    /// repeat.
     fn service_trap(dev: &mut Device, edge: bool, now: u64, interval: u64) -> Option<u64> {
         if edge {
             dev.trap_pending = None;
             let tid = TRAP_TID_BASE | dev.traps_sent;
             if let Some(m) = dev.sma.trap128(tid) {
-                dev.trap_pending = Some((m, now));
+                dev.trap_pending = Some((m, 0, now));
             }
         }
-        let (m, due) = dev.trap_pending.as_mut()?;
+        let (m, port, due) = dev.trap_pending.as_mut()?;
         if *due > now {
             return None;
         }
         if dev.trap_tx.idle() {
-            dev.trap_tx.push(&m[..], 0);
+            dev.trap_tx.push(&m[..], *port);
             dev.traps_sent += 1;
         }
         *due = now + interval.max(1);
@@ -1263,7 +1279,7 @@ impl Net {
         if mad::method(&m) == crate::packet::consts::METHOD_TRAP_REPRESS {
             // The SM saw the trap: stop repeating it (TID and attribute match).
             let dev = &mut self.devs[d];
-            if dev.trap_pending.as_ref().is_some_and(|(t, _)| {
+            if dev.trap_pending.as_ref().is_some_and(|(t, _, _)| {
                 mad::tid(t) == mad::tid(&m) && mad::attr_id(t) == mad::attr_id(&m)
             }) {
                 dev.trap_pending = None;

@@ -107,6 +107,9 @@ pub enum IbsimVersion {
     V0_12,
 }
 
+/// PortInfo.CapabilityMask IsSM (bit 1): an SM runs on the port.
+pub const CAP_IS_SM: u32 = 1 << 1;
+
 /// NodeInfo.Revision of every ibsim node (`swnodeinfo`/`hcanodeinfo`
 /// bytes 32..35; observed 0x000000a1).
 pub const IBSIM_REVISION: u32 = 0xA1;
@@ -524,6 +527,8 @@ struct PortSoft {
     hoq_life: u8,
     op_vls: u8,
     gid_prefix: u64,
+    /// An SM runs on this port: PortInfo.CapabilityMask IsSM (bit 1).
+    is_sm: bool,
     link: PortLink,
     /// P_Keys in wire order, 2 bytes each.
     pkeys: Vec<u8>,
@@ -564,6 +569,7 @@ impl PortSoft {
             // ibsim keeps its own subnet prefix, 0 until set (observed
             // GidPrefix 0 on every port).
             gid_prefix: 0,
+            is_sm: false,
             link,
             pkeys,
             sl2vl: vec![DEFAULT_SL2VL; sl2vl_tables],
@@ -696,6 +702,50 @@ impl NodeSma {
         d[4..6].copy_from_slice(&128u16.to_be_bytes());
         d[6..8].copy_from_slice(&lid.to_be_bytes()); // IssuerLID
         d[10..12].copy_from_slice(&lid.to_be_bytes()); // LIDADDR
+        Some(m)
+    }
+
+    /// Mark `port` as carrying an SM (PortInfo.CapabilityMask IsSM) or not,
+    /// as opening/closing the issm device does. Returns Trap 144 (with TID
+    /// `tid`) when the bit changed and the port may send traps (a LID and a
+    /// MasterSMLID): ibsim sends it on every IsSM change.
+    pub fn set_is_sm(&mut self, port: u8, on: bool, tid: u64) -> Option<Mad> {
+        let lid_port = self.lid_ports().contains(&port);
+        let ps = self.ports.get_mut(usize::from(port)).filter(|_| lid_port)?;
+        if ps.is_sm == on {
+            return None;
+        }
+        ps.is_sm = on;
+        self.trap144(port, tid)
+    }
+
+    /// Whether `port` carries an SM (IsSM).
+    pub fn is_sm(&self, port: u8) -> bool {
+        self.ports.get(usize::from(port)).is_some_and(|p| p.is_sm)
+    }
+
+    /// Trap 144 (capability change; ibspec §8 Notice) of `port`: a
+    /// LID-routed SubnTrap(Notice) with the port's new CapabilityMask and
+    /// CapabilityMask2, issued by the port's LID. None while the port has
+    /// no LID or no MasterSMLID.
+    pub fn trap144(&self, port: u8, tid: u64) -> Option<Mad> {
+        let lid = self.port_lid(port).filter(|&l| l != 0)?;
+        self.master_sm_lid(port).filter(|&l| l != 0)?;
+        let mut pi = PortInfo::decode(&self.port_template(port, true)).ok()?;
+        if self.is_sm(port) {
+            pi.capability_mask |= CAP_IS_SM;
+        }
+        let mut m = mad::request(CLASS_SUBN_LID, METHOD_TRAP, ATTR_NOTICE, 0, tid);
+        let d = mad::data_mut(&mut m);
+        d[0] = 0x80 | 4; // IsGeneric, Type 4 (informational)
+        let producer: u8 = if self.id.is_switch() { 2 } else { 1 };
+        d[1..4].copy_from_slice(&[0, 0, producer]);
+        d[4..6].copy_from_slice(&144u16.to_be_bytes());
+        d[6..8].copy_from_slice(&lid.to_be_bytes()); // IssuerLID
+        d[12..14].copy_from_slice(&lid.to_be_bytes());
+        d[16..20].copy_from_slice(&pi.capability_mask.to_be_bytes());
+        // Change flags 20–21: none of LSE/LWE/NodeDesc (a CapabilityMask change).
+        d[22..24].copy_from_slice(&pi.capability_mask2.to_be_bytes());
         Some(m)
     }
 
@@ -988,6 +1038,28 @@ impl NodeSma {
         Ok(state)
     }
 
+    /// ibsim's PortInfo template of `port` with the link up or down.
+    fn port_template(&self, port: u8, up: bool) -> [u8; 64] {
+        let sw = self.id.is_switch();
+        let port0 = sw && port == 0;
+        let mut t = match (sw, port0, up || port0) {
+            (true, true, _) => SMAPORT,
+            (true, false, true) => SWPORT,
+            (true, false, false) => SWPORT_DOWN,
+            (false, _, true) => HCAPORT,
+            (false, _, false) => HCAPORT_DOWN,
+        };
+        if self.id.ibsim == IbsimVersion::V0_10 {
+            if !sw && up {
+                // 0.10: IsVendorClassSupported (bit 20) still set on CAs.
+                t[21] |= 0x10;
+            }
+            // 0.10: no IsLinkSpeedNDRSupported in CapabilityMask2.
+            t[60] &= !0x04;
+        }
+        t
+    }
+
     /// PortInfo of `port` as ibsim's `update_portinfo` + `do_portinfo`
     /// build it.
     fn port_info_bytes(
@@ -998,24 +1070,9 @@ impl NodeSma {
         state: Option<u8>,
     ) -> [u8; 64] {
         let sw = self.id.is_switch();
-        let port0 = sw && port == 0;
-        let up = port0 || hw.link_up(port);
+        let up = (sw && port == 0) || hw.link_up(port);
         let v10 = self.id.ibsim == IbsimVersion::V0_10;
-        let mut t = match (sw, port0, up) {
-            (true, true, _) => SMAPORT,
-            (true, false, true) => SWPORT,
-            (true, false, false) => SWPORT_DOWN,
-            (false, _, true) => HCAPORT,
-            (false, _, false) => HCAPORT_DOWN,
-        };
-        if v10 {
-            if !sw && up {
-                // 0.10: IsVendorClassSupported (bit 20) still set on CAs.
-                t[21] |= 0x10;
-            }
-            // 0.10: no IsLinkSpeedNDRSupported in CapabilityMask2.
-            t[60] &= !0x04;
-        }
+        let t = self.port_template(port, up);
         let default_soft;
         let ps = match self.ports.get(usize::from(port)) {
             Some(p) => p,
@@ -1039,6 +1096,9 @@ impl NodeSma {
         pi.link_speed_supported = LINK_SPEED_SUPPORTED;
         pi.link_speed_active = ps.link.speed_active;
         pi.lmc = ps.lmc;
+        if ps.is_sm {
+            pi.capability_mask |= CAP_IS_SM;
+        }
         pi.master_sm_sl = ps.master_sm_sl;
         pi.hoq_life = ps.hoq_life;
         pi.port_phys_state = if up {
@@ -2257,5 +2317,37 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn is_sm_shows_in_capability_mask_and_raises_trap_144() {
+        let (mut ca, mut hw) = hca1();
+        // No LID and no MasterSMLID yet: the bit changes, no trap (ibsim).
+        assert!(ca.set_is_sm(1, true, 7).is_none());
+        let d = pi(&mut ca, &mut hw, 1, 1);
+        assert_eq!(d[23] & 0x02, 0x02, "IsSM (CapabilityMask bit 1)");
+        assert!(ca.set_is_sm(1, false, 7).is_none());
+        assert_eq!(pi(&mut ca, &mut hw, 1, 1)[23] & 0x02, 0);
+        // LID 2, MasterSMLID 1: a change sends Trap 144; no change, none.
+        let mut d = with_state(pi(&mut ca, &mut hw, 1, 1), PORT_STATE_NO_CHANGE);
+        d[16..20].copy_from_slice(&[0, 2, 0, 1]);
+        assert_eq!(ask(&mut ca, &mut hw, &set(ATTR_PORT_INFO, 1, &d), 1).0, 0);
+        let t = ca.set_is_sm(1, true, 0x1234).expect("Trap 144");
+        assert!(ca.set_is_sm(1, true, 0x1235).is_none());
+        // ibspec §8: LID-routed SubnTrap(Notice); generic, type 4 (info),
+        // producer CA (1), trap 144, IssuerLID 2; 12–13 LID, 16–19 the new
+        // CapabilityMask (IsSM set), 22–23 CapabilityMask2.
+        assert_eq!(mad::class(&t), CLASS_SUBN_LID);
+        assert_eq!(mad::method(&t), METHOD_TRAP);
+        assert_eq!(mad::attr_id(&t), ATTR_NOTICE);
+        assert_eq!(mad::tid(&t), 0x1234);
+        let n = mad::data(&t);
+        let now = pi(&mut ca, &mut hw, 1, 1);
+        assert_eq!(&n[0..8], &[0x84, 0, 0, 1, 0, 144, 0, 2]);
+        assert_eq!(&n[12..14], &[0, 2]);
+        assert_eq!(&n[16..20], &now[20..24]);
+        assert_eq!(n[19] & 0x02, 0x02);
+        assert_eq!(&n[20..22], &[0, 0]);
+        assert_eq!(&n[22..24], &now[60..62]);
     }
 }

@@ -191,6 +191,16 @@ struct Outstanding<C> {
     ctx: C,
     deadline: u64,
     tries: u32,
+    timeout: u64,
+    retries: u32,
+}
+
+struct Queued<C> {
+    ah: Ah,
+    req: Box<Mad>,
+    ctx: C,
+    timeout: u64,
+    retries: u32,
 }
 
 /// Counters of a [`Transactions`].
@@ -214,7 +224,7 @@ pub struct Transactions<C> {
     /// High 32 bits of every TID (tells this SM's MADs from others').
     tid_base: u64,
     tid_seq: u32,
-    queue: VecDeque<(Ah, Box<Mad>, C)>,
+    queue: VecDeque<Queued<C>>,
     outstanding: BTreeMap<u64, Outstanding<C>>,
     pub stats: TxStats,
 }
@@ -235,7 +245,20 @@ impl<C> Transactions<C> {
 
     /// Queue a request; its TID is assigned when it goes out.
     pub fn submit(&mut self, ah: Ah, req: Mad, ctx: C) {
-        self.queue.push_back((ah, Box::new(req), ctx));
+        let (timeout, retries) = (self.opts.timeout, self.opts.retries);
+        self.submit_with(ah, req, ctx, timeout, retries);
+    }
+
+    /// Queue a request with its own timeout and retry count (a Standby's
+    /// poll: one try, answered before the next poll or counted missing).
+    pub fn submit_with(&mut self, ah: Ah, req: Mad, ctx: C, timeout: u64, retries: u32) {
+        self.queue.push_back(Queued {
+            ah,
+            req: Box::new(req),
+            ctx,
+            timeout: timeout.max(1),
+            retries,
+        });
     }
 
     /// Send a MAD now, outside the transaction accounting (responses the SM
@@ -309,7 +332,7 @@ impl<C> Transactions<C> {
             .collect();
         for tid in due {
             let mut o = self.outstanding.remove(&tid).expect("present");
-            if o.tries > self.opts.retries {
+            if o.tries > o.retries {
                 self.stats.timeouts += 1;
                 events.push(Event::Timeout {
                     ctx: o.ctx,
@@ -322,7 +345,7 @@ impl<C> Transactions<C> {
             let tid = self.next_tid();
             o.req[mad::off::TID..mad::off::TID + 8].copy_from_slice(&tid.to_be_bytes());
             o.tries += 1;
-            o.deadline = now + self.opts.timeout;
+            o.deadline = now + o.timeout;
             self.stats.retries += 1;
             self.stats.sent += 1;
             net.post_send(self.dev, &o.ah, &o.req, tid)?;
@@ -330,7 +353,14 @@ impl<C> Transactions<C> {
         }
         // New requests.
         while self.outstanding.len() < self.opts.max_outstanding.max(1) {
-            let Some((ah, mut req, ctx)) = self.queue.pop_front() else {
+            let Some(Queued {
+                ah,
+                mut req,
+                ctx,
+                timeout,
+                retries,
+            }) = self.queue.pop_front()
+            else {
                 break;
             };
             let tid = self.next_tid();
@@ -363,8 +393,10 @@ impl<C> Transactions<C> {
                     ah,
                     req,
                     ctx,
-                    deadline: now + self.opts.timeout,
+                    deadline: now + timeout,
                     tries: 1,
+                    timeout,
+                    retries,
                 },
             );
         }

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use crate::device::reg;
 use crate::net::{mpreg, swreg, Net, NetOptions};
-use crate::subnet_sm::{run_until_settled, SmOptions, SubnetManager};
+use crate::subnet_sm::{run_until_settled, SmOptions, SmState, SubnetManager};
 use crate::topology::Topology;
 
 /// What `vl15 sim` was asked to do.
@@ -61,6 +61,8 @@ pub struct Summary {
     pub device_evaluations: u64,
     pub build_s: f64,
     pub bring_up_s: f64,
+    /// With several SMs: each one's node, priority and SMState.
+    pub sms: Vec<String>,
 }
 
 impl Summary {
@@ -87,48 +89,122 @@ impl Summary {
             "simulated cycles {} ({} device evaluations); wall: build {:.2} s, bring-up {:.2} s",
             self.cycles, self.device_evaluations, self.build_s, self.bring_up_s
         );
+        if self.sms.len() > 1 {
+            let _ = writeln!(s, "SMs: {}", self.sms.join(", "));
+        }
         s
     }
 }
 
+/// Where one SM runs, and its priority.
+#[derive(Debug, Clone, Default)]
+pub struct SmSpec {
+    /// Node id of the CA (None: the file's first CA).
+    pub node: Option<String>,
+    pub port: u8,
+    pub priority: u8,
+}
+
 /// Build the fabric of `topology` and bring it up with one SM.
 pub fn bring_up(topology: &Path, opts: &SimOptions) -> Result<(Net, SubnetManager, Summary)> {
+    let spec = SmSpec {
+        node: opts.sm_node.clone(),
+        port: opts.sm_port,
+        priority: opts.sm.priority,
+    };
+    let (net, mut sms, summary) = bring_up_sms(topology, opts, &[spec])?;
+    Ok((net, sms.remove(0), summary))
+}
+
+/// Start SM `index` as `spec` says (options from `opts.sm`).
+pub fn start_sm(
+    net: &mut Net,
+    topology: &Path,
+    opts: &SimOptions,
+    spec: &SmSpec,
+    index: u32,
+) -> Result<SubnetManager> {
+    let d = net.sm_device(spec.node.as_deref(), topology)?;
+    if net.devs[d].sm.is_some() {
+        anyhow::bail!("{}: an SM runs there already", net.devs[d].name);
+    }
+    let mut o = opts.sm;
+    o.priority = spec.priority;
+    SubnetManager::new(net, d, spec.port, index, o)
+}
+
+/// Build the fabric of `topology`, start the SMs of `specs` (all at cycle
+/// 0) and run until they have settled: one of them Master, the others
+/// Standby.
+pub fn bring_up_sms(
+    topology: &Path,
+    opts: &SimOptions,
+    specs: &[SmSpec],
+) -> Result<(Net, Vec<SubnetManager>, Summary)> {
     let t0 = Instant::now();
     let topo = Topology::load(topology)?;
     let mut net = Net::new(topo, opts.net.clone())?;
     let build_s = t0.elapsed().as_secs_f64();
-    let d = net.sm_device(opts.sm_node.as_deref(), topology)?;
-    let mut sm = SubnetManager::new(&mut net, d, opts.sm_port, 0, opts.sm)?;
+    let mut sms = Vec::with_capacity(specs.len());
+    for (i, spec) in specs.iter().enumerate() {
+        sms.push(start_sm(&mut net, topology, opts, spec, i as u32)?);
+    }
     let c0 = net.cycle;
     let k0 = net.stats.ticks;
     let t1 = Instant::now();
-    run_until_settled(&mut net, std::slice::from_mut(&mut sm), opts.max_cycles)
-        .context("bring-up")?;
+    run_until_settled(&mut net, &mut sms, opts.max_cycles).context("bring-up")?;
     let bring_up_s = t1.elapsed().as_secs_f64();
-    let cycles = net.cycle - c0;
-    let ticks = net.stats.ticks - k0;
-    let (linked, active) = port_counts(&net);
-    let tx = sm.tx_stats();
-    let summary = Summary {
+    let mut summary = summarize(&mut net, &sms)?;
+    summary.cycles = net.cycle - c0;
+    summary.device_evaluations = net.stats.ticks - k0;
+    summary.build_s = build_s;
+    summary.bring_up_s = bring_up_s;
+    Ok((net, sms, summary))
+}
+
+/// The master among `sms` (the first SM when none is Master).
+pub fn master(sms: &[SubnetManager]) -> Option<&SubnetManager> {
+    sms.iter()
+        .find(|s| s.state == SmState::Master)
+        .or(sms.first())
+}
+
+/// The fabric's counts and the SMs' counters (SMPs summed over the SMs;
+/// LIDs and LFT blocks as the master has them). Cycles and times are left 0.
+pub fn summarize(net: &mut Net, sms: &[SubnetManager]) -> Result<Summary> {
+    let (linked, active) = port_counts(net);
+    let mut s = Summary {
         nodes: net.devs.len(),
         switches: net.devs.iter().filter(|d| d.is_switch).count(),
         cas: net.devs.iter().filter(|d| !d.is_switch).count(),
         linked_ports: linked,
         active_ports: active,
-        lids: sm.subnet.lids().len(),
-        smps_sent: tx.sent,
-        smps_local: tx.local,
-        retries: tx.retries,
-        timeouts: tx.timeouts,
-        sm_errors: sm.stats.errors,
-        lft_blocks_set: sm.stats.lft_blocks_set,
+        lids: master(sms).map_or(0, |m| m.subnet.lids().len()),
+        smps_sent: 0,
+        smps_local: 0,
+        retries: 0,
+        timeouts: 0,
+        sm_errors: 0,
+        lft_blocks_set: master(sms).map_or(0, |m| m.stats.lft_blocks_set),
         vl15_dropped: net.vl15_dropped()?,
-        cycles,
-        device_evaluations: ticks,
-        build_s,
-        bring_up_s,
+        cycles: 0,
+        device_evaluations: 0,
+        build_s: 0.0,
+        bring_up_s: 0.0,
+        sms: sms
+            .iter()
+            .map(|m| format!("{} {:?} (priority {})", m.name, m.state, m.opts.priority))
+            .collect(),
     };
-    Ok((net, sm, summary))
+    for m in sms {
+        let tx = m.tx_stats();
+        s.smps_sent += tx.sent;
+        s.smps_local += tx.local;
+        s.retries += tx.retries;
+        s.timeouts += tx.timeouts;
+        s.sm_errors += m.stats.errors;
+    }
+    Ok(s)
 }
 
 /// (port ends with an up cable, of which Active in the RTL).
@@ -157,6 +233,8 @@ pub struct PortDump {
     /// have none).
     pub lid: Option<u16>,
     pub lmc: Option<u8>,
+    /// MasterSMLID (the same ports as `lid`).
+    pub master_sm_lid: Option<u16>,
     /// PortState as the RTL shows it (1 Down, 2 Init, 3 Armed, 4 Active).
     pub state: u8,
     pub neighbour: Option<Neighbour>,
@@ -206,15 +284,20 @@ pub fn dump_state(net: &mut Net) -> Result<StateDump> {
         let mut ports = Vec::new();
         let first = if is_switch { 0 } else { 1 };
         for p in first..=nports {
-            let (lid, lmc) = if is_switch && p == 0 {
-                (Some(net.read_reg(d, swreg::PORT0_LID)? as u16), Some(0))
+            let (lid, lmc, sm_lid) = if is_switch && p == 0 {
+                (
+                    Some(net.read_reg(d, swreg::PORT0_LID)? as u16),
+                    Some(0),
+                    Some(net.read_reg(d, swreg::MASTER_SM_LID)? as u16),
+                )
             } else if !is_switch {
                 (
                     Some(net.read_reg(d, mpreg::port(p, reg::PORT_LID))? as u16),
                     Some(net.read_reg(d, mpreg::port(p, reg::PORT_LMC))? as u8),
+                    Some(net.read_reg(d, mpreg::port(p, reg::MASTER_SM_LID))? as u16),
                 )
             } else {
-                (None, None)
+                (None, None, None)
             };
             let neighbour = net.link_at(d, p).and_then(|l| {
                 let link = &net.links[l];
@@ -236,6 +319,7 @@ pub fn dump_state(net: &mut Net) -> Result<StateDump> {
                 guid: hex(id.port_guid(p)),
                 lid,
                 lmc,
+                master_sm_lid: sm_lid,
                 state: net.devs[d].port_state(p),
                 neighbour,
             });

@@ -1,6 +1,7 @@
-//! Scenario files for `vl15 sim --scenario FILE` (TOML): a topology, the SM,
-//! and timed events — cables going down and up (ibsim's console words) and
-//! the SM being killed — run against the RTL fabric.
+//! Scenario files for `vl15 sim --scenario FILE` (TOML): a topology, the
+//! SMs with their priorities, and timed events — cables going down and up
+//! (ibsim's console words), SMs killed and SMs joining — run against the
+//! RTL fabric.
 //!
 //! ```toml
 //! topology = "net.2sw2path4hca"   # relative to the scenario file
@@ -12,6 +13,13 @@
 //! port = 1
 //! priority = 0
 //!
+//! [[sm]]                          # a second SM: election (ibspec §9)
+//! node = "Hca2"
+//! priority = 5
+//!
+//! poll_interval = 500000          # a Standby's SMInfo polls (cycles)
+//! poll_retries = 4
+//!
 //! [[event]]
 //! after = 3000000                 # cycles after bring-up
 //! console = 'Unlink "Switch1"[5]'
@@ -19,11 +27,22 @@
 //! [[event]]
 //! after = 9000000
 //! console = 'ReLink "Switch1"[5]'
+//!
+//! [[event]]
+//! after = 12000000
+//! kill_sm = "Hca2"                # the SM process on Hca2 dies
+//!
+//! [[event]]
+//! after = 20000000
+//! start_sm = "Hca3"               # an SM joins (port, priority below)
+//! priority = 9
 //! ```
 //!
-//! After the last event the fabric runs until the SM has settled, and the
-//! result must have every cabled port Active. Several `[[sm]]` entries are
-//! refused for now: master/standby election is not implemented yet.
+//! `after` counts from the end of the first bring-up. After the last event
+//! the fabric runs until every SM has settled; the scenario passes when
+//! every cabled port is Active, exactly one live SM is Master, every other
+//! is Standby (or NotActive), and every LID port (read from the RTL) has
+//! MasterSMLID = the master's LID.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -31,8 +50,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, ensure, Context, Result};
 use serde::Deserialize;
 
-use crate::simrun::{bring_up, port_counts, SimOptions};
-use crate::subnet_sm::{run_for, run_until_settled};
+use crate::simrun::{bring_up_sms, dump_state, port_counts, start_sm, SimOptions, SmSpec};
+use crate::subnet_sm::{run_for, run_until_settled, SmState, SubnetManager};
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -41,6 +60,8 @@ pub struct ScenarioFile {
     #[serde(default)]
     pub lmc: u8,
     pub sweep_interval: Option<u64>,
+    pub poll_interval: Option<u64>,
+    pub poll_retries: Option<u32>,
     #[serde(default)]
     pub sm: Vec<SmEntry>,
     #[serde(default)]
@@ -68,8 +89,13 @@ pub struct EventEntry {
     pub after: u64,
     /// An ibsim console word: Link, Unlink, ReLink.
     pub console: Option<String>,
-    /// Stop the SM on this node (it no longer answers or sweeps).
+    /// Stop the SM on this node (it no longer answers or sweeps; its port
+    /// loses IsSM).
     pub kill_sm: Option<String>,
+    /// Start an SM on this CA (with `port` and `priority`).
+    pub start_sm: Option<String>,
+    pub port: Option<u8>,
+    pub priority: Option<u8>,
 }
 
 impl ScenarioFile {
@@ -82,26 +108,38 @@ impl ScenarioFile {
             let base = path.parent().unwrap_or(Path::new("."));
             s.topology = base.join(&s.topology);
         }
-        ensure!(
-            s.sm.len() <= 1,
-            "{}: {} SMs: several SMs need master/standby election, which is not implemented yet",
-            path.display(),
-            s.sm.len()
-        );
         for (i, e) in s.event.iter().enumerate() {
+            let kinds = [
+                e.console.is_some(),
+                e.kill_sm.is_some(),
+                e.start_sm.is_some(),
+            ];
             ensure!(
-                e.console.is_some() != e.kill_sm.is_some(),
-                "{}: event {}: give exactly one of console, kill_sm",
+                kinds.iter().filter(|&&k| k).count() == 1,
+                "{}: event {}: give exactly one of console, kill_sm, start_sm",
                 path.display(),
                 i + 1
             );
+            ensure!(
+                e.start_sm.is_some() || (e.port.is_none() && e.priority.is_none()),
+                "{}: event {}: port and priority belong to start_sm",
+                path.display(),
+                i + 1
+            );
+        }
+        let priorities = s.sm.iter().map(|m| Some(m.priority));
+        for p in priorities
+            .chain(s.event.iter().map(|e| e.priority))
+            .flatten()
+        {
+            ensure!(p <= 15, "{}: SM priority {p} > 15", path.display());
         }
         Ok(s)
     }
 }
 
 /// Run the scenario: the report (one line per event and the summaries)
-/// and whether every cabled port ended Active.
+/// and whether it passed (see the module documentation).
 pub fn run(path: &Path) -> Result<(String, bool)> {
     let sc = ScenarioFile::load(path)?;
     let mut opts = SimOptions::default();
@@ -109,16 +147,33 @@ pub fn run(path: &Path) -> Result<(String, bool)> {
     if let Some(i) = sc.sweep_interval {
         opts.sm.sweep_interval = i;
     }
-    if let Some(sm) = sc.sm.first() {
-        opts.sm_node = sm.node.clone();
-        opts.sm_port = sm.port;
-        opts.sm.priority = sm.priority;
+    if let Some(i) = sc.poll_interval {
+        opts.sm.poll_interval = i;
     }
-    let (mut net, sm, summary) = bring_up(&sc.topology, &opts)?;
+    if let Some(n) = sc.poll_retries {
+        opts.sm.poll_retries = n;
+    }
+    let mut specs: Vec<SmSpec> = sc
+        .sm
+        .iter()
+        .map(|m| SmSpec {
+            node: m.node.clone(),
+            port: m.port,
+            priority: m.priority,
+        })
+        .collect();
+    if specs.is_empty() {
+        specs.push(SmSpec {
+            node: None,
+            port: 1,
+            priority: 0,
+        });
+    }
+    let (mut net, mut sms, summary) = bring_up_sms(&sc.topology, &opts, &specs)?;
     let mut r = String::new();
     let _ = write!(r, "bring-up:\n{}", summary.text());
-    let mut sms = vec![sm];
     let start = net.cycle;
+    let mut next_index = sms.len() as u32;
     let mut events = sc.event.clone();
     events.sort_by_key(|e| e.after);
     for e in &events {
@@ -137,22 +192,91 @@ pub fn run(path: &Path) -> Result<(String, bool)> {
             };
             // Its QP goes with it: the CA's receive WQEs are withdrawn, so
             // MADs for the SM there are dropped and counted from now on.
-            let dev = sms.remove(i).dev;
-            net.detach_sm(dev)?;
-            let _ = writeln!(r, "+{} SM on {node} killed", e.after);
+            let sm = sms.remove(i);
+            net.detach_sm(sm.dev)?;
+            let _ = writeln!(r, "+{} SM on {node} ({:?}) killed", e.after, sm.state);
+        }
+        if let Some(node) = &e.start_sm {
+            let spec = SmSpec {
+                node: Some(node.clone()),
+                port: e.port.unwrap_or(1),
+                priority: e.priority.unwrap_or(0),
+            };
+            let sm = start_sm(&mut net, &sc.topology, &opts, &spec, next_index)
+                .with_context(|| format!("event at +{}", e.after))?;
+            next_index += 1;
+            sms.push(sm);
+            let _ = writeln!(
+                r,
+                "+{} SM on {node} started (priority {})",
+                e.after, spec.priority
+            );
         }
     }
     if !sms.is_empty() {
         run_until_settled(&mut net, &mut sms, opts.max_cycles)?;
     }
     let (linked, active) = port_counts(&net);
+    let masters: Vec<&SubnetManager> = sms.iter().filter(|s| s.state == SmState::Master).collect();
+    let others_ok = sms.iter().all(|s| {
+        matches!(
+            s.state,
+            SmState::Master | SmState::Standby | SmState::NotActive
+        )
+    });
+    let mut ok = active == linked && others_ok && (sms.is_empty() || masters.len() == 1);
     let _ = writeln!(
         r,
-        "end (cycle {}): ports Active {active} of {linked} linked; heavy sweeps {}, light sweeps {}, traps {}",
-        net.cycle - start,
-        sms.first().map_or(0, |s| s.stats.heavy_sweeps),
-        sms.first().map_or(0, |s| s.stats.light_sweeps),
-        sms.first().map_or(0, |s| s.stats.traps)
+        "end (cycle {}): ports Active {active} of {linked} linked",
+        net.cycle - start
     );
-    Ok((r, active == linked))
+    for s in &sms {
+        let _ = writeln!(
+            r,
+            "  SM {} priority {}: {:?}{}, heavy sweeps {}, light sweeps {}, traps {}, polls {} ({} answered), handovers sent {} taken {}",
+            s.name,
+            s.opts.priority,
+            s.state,
+            s.following
+                .as_ref()
+                .filter(|_| s.state == SmState::Standby)
+                .map_or(String::new(), |f| format!(" following {:#x}", f.info.guid)),
+            s.stats.heavy_sweeps,
+            s.stats.light_sweeps,
+            s.stats.traps,
+            s.stats.polls,
+            s.stats.polls_answered,
+            s.stats.handovers_sent,
+            s.stats.handovers_taken
+        );
+    }
+    if let [m] = masters[..] {
+        let lid = m.lid();
+        let dump = dump_state(&mut net)?;
+        let wrong: Vec<String> = dump
+            .nodes
+            .iter()
+            .flat_map(|n| {
+                n.ports
+                    .iter()
+                    .filter(|p| p.master_sm_lid.is_some_and(|l| l != lid))
+                    .filter(|p| p.state == 4)
+                    .map(move |p| format!("{}[{}]", n.id, p.port))
+            })
+            .collect();
+        let _ = writeln!(
+            r,
+            "  master {} LID {lid}; Active LID ports with another MasterSMLID: {}",
+            m.name,
+            if wrong.is_empty() {
+                "none".to_string()
+            } else {
+                wrong.join(" ")
+            }
+        );
+        ok &= wrong.is_empty();
+    } else if !sms.is_empty() {
+        let _ = writeln!(r, "  {} Masters among the live SMs", masters.len());
+    }
+    Ok((r, ok))
 }

@@ -27,10 +27,47 @@
 //! # Afterwards
 //!
 //! Every `sweep_interval` cycles a **light sweep** reads SwitchInfo of every
-//! switch: a set PortStateChange or a switch that does not answer starts a
-//! heavy sweep (discovery again from scratch; LIDs of ports seen before stay
+//! switch and NodeInfo of every other CA: a set PortStateChange, a NodeInfo
+//! that is not the node found before (GUID, ports, type) or a node that
+//! does not answer starts a heavy sweep (discovery again from scratch; LIDs of ports seen before stay
 //! the same). A Trap from an SMA is answered with TrapRepress and starts a
 //! heavy sweep.
+//!
+//! # Several SMs (ibspec §9)
+//!
+//! Every SM starts **Discovering**. Its discovery reads PortInfo of every
+//! CA port; a port other than its own with CapabilityMask IsSM gets a
+//! SubnGet(SMInfo). At the end of discovery (before anything is written):
+//! a Master found, or a Discovering/Standby SM that is *higher* (greater
+//! priority, or equal priority and lower GUID), makes this SM **Standby**;
+//! otherwise it becomes (or stays) **Master** and configures the subnet.
+//! A Master that is itself higher than a Master it finds stays Master.
+//!
+//! A Standby polls the SM it follows with SubnGet(SMInfo) every
+//! `poll_interval` cycles. An answer with SMState Master resets the miss
+//! count (the master's ActCount is recorded; [`SmStats::act_count_rises`]
+//! counts the polls that saw it grow). When more than `poll_retries`
+//! polls in a row go unanswered (or answered by a non-Master), the master is
+//! declared dead and the Standby sweeps again as Discovering — with no
+//! higher SM left it becomes Master. Bound: a master that dies is replaced
+//! after at most `(poll_retries + 2) · poll_interval` cycles plus one
+//! discovery.
+//!
+//! A Master that finds a higher SM in Standby or Discovering sends it
+//! SubnSet(SMInfo, HANDOVER) once its sweep is done. The receiver answers,
+//! sends SubnSet(SMInfo, ACKNOWLEDGE) back (its SMInfo still Standby, as
+//! the legality rule wants), becomes Master and sweeps. The old master, on
+//! the ACKNOWLEDGE, becomes Standby and polls the new one.
+//!
+//! SubnSet(SMInfo) control codes accepted: HANDOVER (in Standby or
+//! Discovering), ACKNOWLEDGE (in Master, from the SM a HANDOVER went to),
+//! DISABLE (Standby/Discovering → NotActive: polling stops), STANDBY
+//! (NotActive → Standby: polling of the last master resumes, or a
+//! discovery when there is none), DISCOVER (→ Discovering: a discovery,
+//! then the decision above). ACKNOWLEDGE must carry SMState Standby, the
+//! others SMState Master (OpenSM's `smi_rcv_check_set_req_legality`); an
+//! illegal code or sender state is answered with status 0x001C (invalid
+//! attribute value; OpenSM sends a raw 7, ibspec §12) and changes nothing.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -40,10 +77,76 @@ use serde::Serialize;
 use crate::device::SmiMeta;
 use crate::mad::{self, Mad};
 use crate::net::Net;
+use crate::node_sma::CAP_IS_SM;
 use crate::packet::consts::*;
 use crate::packet::{NodeInfo, PortInfo};
 use crate::qp0::{Ah, Event, Transactions, TxOptions, TxStats};
 use crate::routing::{self, RNode, NO_ROUTE};
+
+/// SMInfo.SMState (ibspec §9).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum SmState {
+    NotActive = 0,
+    Discovering = 1,
+    Standby = 2,
+    Master = 3,
+}
+
+/// SubnSet(SMInfo) AttributeModifier control codes (ibspec §9).
+pub mod control {
+    pub const HANDOVER: u32 = 1;
+    pub const ACKNOWLEDGE: u32 = 2;
+    pub const DISABLE: u32 = 3;
+    pub const STANDBY: u32 = 4;
+    pub const DISCOVER: u32 = 5;
+}
+
+/// Status "invalid attribute or modifier value" (ibspec §7).
+const STATUS_INVALID_VALUE: u16 = 0x001C;
+
+/// SMInfo as carried in the SMP data (ibspec §8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct SmInfo {
+    pub guid: u64,
+    pub sm_key: u64,
+    pub act_count: u32,
+    pub priority: u8,
+    pub state: u8,
+}
+
+impl SmInfo {
+    pub fn decode(d: &[u8]) -> SmInfo {
+        let u64_at = |o: usize| u64::from_be_bytes(d[o..o + 8].try_into().unwrap_or([0; 8]));
+        SmInfo {
+            guid: u64_at(0),
+            sm_key: u64_at(8),
+            act_count: u32::from_be_bytes(d[16..20].try_into().unwrap_or([0; 4])),
+            priority: d[20] >> 4,
+            state: d[20] & 0x0F,
+        }
+    }
+    pub fn encode(&self) -> [u8; 64] {
+        let mut d = [0u8; 64];
+        d[0..8].copy_from_slice(&self.guid.to_be_bytes());
+        d[8..16].copy_from_slice(&self.sm_key.to_be_bytes());
+        d[16..20].copy_from_slice(&self.act_count.to_be_bytes());
+        d[20] = (self.priority & 0x0F) << 4 | (self.state & 0x0F);
+        d
+    }
+    /// Whether the SM `self` describes is higher than `(priority, guid)`
+    /// (ibspec §9: greater priority, or equal priority and lower GUID).
+    pub fn higher_than(&self, priority: u8, guid: u64) -> bool {
+        self.priority > priority || (self.priority == priority && self.guid < guid)
+    }
+}
+
+/// Another SM as this one knows it: its SMInfo and a directed route to
+/// its port.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PeerSm {
+    pub info: SmInfo,
+    pub path: Vec<u8>,
+}
 
 /// PortState encodings (ibspec §8).
 pub mod state {
@@ -66,6 +169,11 @@ pub struct SmOptions {
     pub subnet_prefix: u64,
     /// Cycles between light sweeps.
     pub sweep_interval: u64,
+    /// Cycles between a Standby's polls of the master (OpenSM: 10 s).
+    pub poll_interval: u64,
+    /// Unanswered polls in a row tolerated before the master is declared
+    /// dead (OpenSM `polling_retry_number`, 4).
+    pub poll_retries: u32,
     pub tx: TxOptions,
 }
 
@@ -76,6 +184,8 @@ impl Default for SmOptions {
             priority: 0,
             subnet_prefix: DEFAULT_SUBNET_PREFIX,
             sweep_interval: 2_000_000,
+            poll_interval: 1_000_000,
+            poll_retries: 4,
             tx: TxOptions::default(),
         }
     }
@@ -162,6 +272,14 @@ enum Ctx {
     SetLft(usize, u16),
     SetSwitchInfo(usize),
     LightSwitchInfo(usize),
+    /// Light sweep: NodeInfo of a CA, expected to be the same node.
+    LightNodeInfo(usize),
+    /// SubnGet(SMInfo) of an IsSM port found in discovery.
+    PeerSmInfo(Vec<u8>),
+    /// A Standby's poll of the SM it follows.
+    Poll,
+    /// SubnSet(SMInfo) with a control code, to the SM at this path.
+    SmControl(u32),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -186,6 +304,16 @@ pub struct SmStats {
     pub lft_blocks_set: u64,
     /// Cycle the first bring-up finished.
     pub up_cycle: Option<u64>,
+    /// Polls sent as Standby, and those the master answered as Master.
+    pub polls: u64,
+    pub polls_answered: u64,
+    /// Answered polls whose ActCount was greater than the one before.
+    pub act_count_rises: u64,
+    /// Cycle this SM last became Master.
+    pub master_since: Option<u64>,
+    /// HANDOVERs sent and taken.
+    pub handovers_sent: u64,
+    pub handovers_taken: u64,
 }
 
 /// One SM on CA `dev`, port `port`.
@@ -197,7 +325,18 @@ pub struct SubnetManager {
     /// GUID of the SM's port (SMInfo.GUID).
     pub port_guid: u64,
     pub phase: Phase,
+    pub state: SmState,
     pub subnet: Subnet,
+    /// Other SMs the current heavy sweep found.
+    pub peers: Vec<PeerSm>,
+    /// Standby: the SM polled; NotActive: the one to poll again on STANDBY.
+    pub following: Option<PeerSm>,
+    /// Polls in a row without a Master answer.
+    poll_misses: u32,
+    next_poll: u64,
+    last_act_count: Option<u32>,
+    /// Master: the higher SM a HANDOVER went to, until its ACKNOWLEDGE.
+    handover_to: Option<PeerSm>,
     tx: Transactions<Ctx>,
     /// LID of every port GUID ever assigned.
     guid_lid: BTreeMap<u64, u16>,
@@ -235,7 +374,14 @@ impl SubnetManager {
             port,
             opts,
             phase: Phase::Up,
+            state: SmState::Discovering,
             subnet: Subnet::default(),
+            peers: Vec::new(),
+            following: None,
+            poll_misses: 0,
+            next_poll: 0,
+            last_act_count: None,
+            handover_to: None,
             tx: Transactions::new(dev, port, 0x5600 + index, opts.tx),
             guid_lid: BTreeMap::new(),
             written: HashMap::new(),
@@ -251,14 +397,19 @@ impl SubnetManager {
         self.tx.stats
     }
 
-    /// SMInfo.SMState (ibspec §9): Discovering (1) until the first
-    /// bring-up is done, then Master (3). This SM does not yet take part in
-    /// an election: it is master of whatever it brings up.
+    /// SMInfo.SMState (ibspec §9).
     pub fn sm_state(&self) -> u8 {
-        if self.stats.up_cycle.is_some() {
-            3
-        } else {
-            1
+        self.state as u8
+    }
+
+    /// This SM's SMInfo (ActCount = QP0 MADs sent, as OpenSM fills it).
+    pub fn sm_info(&self) -> SmInfo {
+        SmInfo {
+            guid: self.port_guid,
+            sm_key: 0,
+            act_count: self.tx.stats.sent as u32,
+            priority: self.opts.priority & 0x0F,
+            state: self.sm_state(),
         }
     }
 
@@ -280,11 +431,13 @@ impl SubnetManager {
     /// The next cycle at which the SM has something to do with an idle
     /// fabric (a timeout or a sweep), if any.
     pub fn next_wake(&self) -> Option<u64> {
-        let sweep = (self.phase == Phase::Up).then_some(self.next_sweep);
-        match (self.tx.next_deadline(), sweep) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let up = self.phase == Phase::Up;
+        let sweep = (up && self.state == SmState::Master).then_some(self.next_sweep);
+        let poll = (up && self.state == SmState::Standby).then_some(self.next_poll);
+        [self.tx.next_deadline(), sweep, poll]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     fn note(&mut self, now: u64, s: String) {
@@ -319,8 +472,12 @@ impl SubnetManager {
                 Phase::Up => {
                     if self.dirty {
                         self.start_heavy();
-                    } else if now >= self.next_sweep {
-                        self.start_light();
+                    } else {
+                        match self.state {
+                            SmState::Master if now >= self.next_sweep => self.start_light(),
+                            SmState::Standby if now >= self.next_poll => self.poll(now),
+                            _ => {}
+                        }
                     }
                     return Ok(());
                 }
@@ -335,7 +492,13 @@ impl SubnetManager {
                     }
                 }
                 Phase::Discover => {
+                    if !self.elect(now) {
+                        // Standby: nothing of the subnet is written.
+                        self.phase = Phase::Up;
+                        return Ok(());
+                    }
                     self.phase = Phase::Lids;
+                    self.clear_port_state_change();
                     self.assign_lids()?;
                 }
                 Phase::Lids => {
@@ -366,6 +529,7 @@ impl SubnetManager {
                             active
                         ),
                     );
+                    self.offer_handover(now);
                     if !self.dirty {
                         return Ok(());
                     }
@@ -392,6 +556,7 @@ impl SubnetManager {
         self.stats.heavy_sweeps += 1;
         self.phase = Phase::Discover;
         self.subnet = Subnet::default();
+        self.peers.clear();
         self.tx.submit(
             Ah::dr(),
             dr(METHOD_GET, ATTR_NODE_INFO, 0, &[], None),
@@ -413,6 +578,12 @@ impl SubnetManager {
                     dr(METHOD_GET, ATTR_SWITCH_INFO, 0, &node.path, None),
                     Ctx::LightSwitchInfo(n),
                 );
+            } else if n != 0 {
+                self.tx.submit(
+                    Ah::dr(),
+                    dr(METHOD_GET, ATTR_NODE_INFO, 0, &node.path, None),
+                    Ctx::LightNodeInfo(n),
+                );
             }
         }
     }
@@ -432,8 +603,10 @@ impl SubnetManager {
                             mad::attr_mod(&req)
                         ),
                     );
-                    if let Ctx::LightSwitchInfo(_) = ctx {
-                        self.light_failed = true;
+                    match ctx {
+                        Ctx::LightSwitchInfo(_) | Ctx::LightNodeInfo(_) => self.light_failed = true,
+                        Ctx::SmControl(control::HANDOVER) => self.handover_to = None,
+                        _ => {}
                     }
                     return Ok(());
                 }
@@ -450,7 +623,16 @@ impl SubnetManager {
                     ),
                 );
                 match ctx {
-                    Ctx::LightSwitchInfo(_) => self.light_failed = true,
+                    Ctx::LightSwitchInfo(_) | Ctx::LightNodeInfo(_) => self.light_failed = true,
+                    // An IsSM port whose SM does not answer is no SM; an
+                    // unanswered poll is a miss already counted.
+                    Ctx::PeerSmInfo(_) | Ctx::Poll => {}
+                    Ctx::SmControl(code) => {
+                        if code == control::HANDOVER {
+                            // Offered again after the next heavy sweep.
+                            self.handover_to = None;
+                        }
+                    }
                     // Something vanished mid-sweep: sweep again afterwards.
                     _ => self.dirty = true,
                 }
@@ -476,27 +658,55 @@ impl SubnetManager {
             let mut r = *m;
             r[mad::off::METHOD] = METHOD_TRAP_REPRESS;
             self.tx.send_untracked(net, Ah::lid(meta.slid), &r)?;
-            self.dirty = true;
+            if self.state == SmState::Master {
+                self.dirty = true;
+            }
             return Ok(());
         }
-        if mad::attr_id(m) == ATTR_SM_INFO && mad::method(m) == METHOD_GET {
-            // Another SM (or `sminfo`) asks about this one: answer with our
-            // SMInfo (ibspec §8: GUID, SM_Key, ActCount, Priority/SMState).
-            // The RTL delivered the request with the receive rules applied;
-            // its send rules turn the D=1 response around.
+        let method = mad::method(m);
+        if mad::attr_id(m) == ATTR_SM_INFO && (method == METHOD_GET || method == METHOD_SET) {
+            // Another SM (or `sminfo`) asks about this one, or tells it
+            // what to do: answer with our SMInfo (ibspec §8: GUID, SM_Key,
+            // ActCount, Priority/SMState). The RTL delivered the request
+            // with the receive rules applied; its send rules turn the D=1
+            // response around.
+            let mut status = 0;
+            let mut action = None;
+            if method == METHOD_SET {
+                let code = mad::attr_mod(m);
+                let sender = SmInfo::decode(mad::data(m));
+                let want = if code == control::ACKNOWLEDGE {
+                    SmState::Standby
+                } else {
+                    SmState::Master
+                };
+                if (control::HANDOVER..=control::DISCOVER).contains(&code)
+                    && sender.state == want as u8
+                {
+                    action = Some((code, sender));
+                } else {
+                    status = STATUS_INVALID_VALUE;
+                    self.note(
+                        now,
+                        format!(
+                            "illegal SubnSet(SMInfo) code {code} from {:#x} in state {}",
+                            sender.guid, sender.state
+                        ),
+                    );
+                }
+            }
             let mut r = *m;
-            mad::make_response(&mut r, 0);
-            let d = mad::data_mut(&mut r);
-            d.fill(0);
-            d[0..8].copy_from_slice(&self.port_guid.to_be_bytes());
-            d[16..20].copy_from_slice(&(self.tx.stats.sent as u32).to_be_bytes());
-            d[20] = (self.opts.priority & 0x0F) << 4 | self.sm_state();
+            mad::make_response(&mut r, status);
+            mad::data_mut(&mut r).copy_from_slice(&self.sm_info().encode());
             let ah = if mad::is_dr(m) {
                 Ah::dr()
             } else {
                 Ah::lid(meta.slid)
             };
             self.tx.send_untracked(net, ah, &r)?;
+            if let Some((code, sender)) = action {
+                self.control(now, code, sender);
+            }
             return Ok(());
         }
         self.note(
@@ -510,6 +720,198 @@ impl SubnetManager {
             ),
         );
         Ok(())
+    }
+
+    /// A legal SubnSet(SMInfo) control code from the SM `sender`.
+    fn control(&mut self, now: u64, code: u32, sender: SmInfo) {
+        use SmState::*;
+        self.note(
+            now,
+            format!(
+                "SMInfo control {code} from {:#x} in state {:?}",
+                sender.guid, self.state
+            ),
+        );
+        match (code, self.state) {
+            (control::HANDOVER, Standby | Discovering) => {
+                self.stats.handovers_taken += 1;
+                // ACKNOWLEDGE to the old master while still Standby, then
+                // take over with a full sweep.
+                let old = self.following.take().filter(|f| f.info.guid == sender.guid);
+                match old {
+                    Some(f) => self.send_control(control::ACKNOWLEDGE, &f.path),
+                    None => self.note(now, "no route to the old master: no ACKNOWLEDGE".into()),
+                }
+                self.become_master(now);
+            }
+            (control::ACKNOWLEDGE, Master) => {
+                let ours = self.handover_to.as_ref().map(|h| h.info.guid) == Some(sender.guid);
+                if ours {
+                    if let Some(to) = self.handover_to.take() {
+                        self.become_standby(now, to);
+                    }
+                }
+            }
+            (control::DISABLE, Standby | Discovering) => {
+                self.state = NotActive;
+                self.dirty = false;
+            }
+            (control::STANDBY, NotActive) => match self.following.clone() {
+                Some(f) => self.become_standby(now, f),
+                None => {
+                    self.state = Discovering;
+                    self.dirty = true;
+                }
+            },
+            (control::DISCOVER, _) => {
+                self.state = Discovering;
+                self.dirty = true;
+            }
+            _ => self.note(
+                now,
+                format!("control {code} ignored in state {:?}", self.state),
+            ),
+        }
+    }
+
+    /// Send SubnSet(SMInfo) with control `code` (and this SM's SMInfo) to
+    /// the SM at directed route `path`.
+    pub fn send_control(&mut self, code: u32, path: &[u8]) {
+        let info = self.sm_info().encode();
+        self.tx.submit(
+            Ah::dr(),
+            dr(METHOD_SET, ATTR_SM_INFO, code, path, Some(&info)),
+            Ctx::SmControl(code),
+        );
+    }
+
+    fn become_master(&mut self, now: u64) {
+        self.state = SmState::Master;
+        self.following = None;
+        self.stats.master_since = Some(now);
+        self.dirty = true;
+        self.note(now, "Master".into());
+    }
+
+    fn become_standby(&mut self, now: u64, master: PeerSm) {
+        self.note(now, format!("Standby, polling {:#x}", master.info.guid));
+        self.state = SmState::Standby;
+        self.following = Some(master);
+        self.handover_to = None;
+        self.poll_misses = 0;
+        self.last_act_count = None;
+        self.next_poll = now;
+    }
+
+    /// The end of discovery: Master (true) or Standby (false), ibspec §9.
+    fn elect(&mut self, now: u64) -> bool {
+        let (prio, guid) = (self.opts.priority & 0x0F, self.port_guid);
+        let master = SmState::Master as u8;
+        let follow = match self.state {
+            SmState::Master => self
+                .peers
+                .iter()
+                .find(|p| p.info.state == master && p.info.higher_than(prio, guid)),
+            _ => self
+                .peers
+                .iter()
+                .find(|p| p.info.state == master)
+                .or_else(|| {
+                    self.peers.iter().find(|p| {
+                        (p.info.state == SmState::Discovering as u8
+                            || p.info.state == SmState::Standby as u8)
+                            && p.info.higher_than(prio, guid)
+                    })
+                }),
+        };
+        if let Some(f) = follow.cloned() {
+            self.become_standby(now, f);
+            return false;
+        }
+        if self.state != SmState::Master {
+            self.state = SmState::Master;
+            self.stats.master_since = Some(now);
+            self.note(now, "Master".into());
+        }
+        true
+    }
+
+    /// Master, after a sweep: HANDOVER to a higher SM found Standby or
+    /// Discovering (one at a time).
+    fn offer_handover(&mut self, now: u64) {
+        if self.state != SmState::Master || self.handover_to.is_some() {
+            return;
+        }
+        let (prio, guid) = (self.opts.priority & 0x0F, self.port_guid);
+        let Some(to) = self
+            .peers
+            .iter()
+            .filter(|p| {
+                (p.info.state == SmState::Standby as u8
+                    || p.info.state == SmState::Discovering as u8)
+                    && p.info.higher_than(prio, guid)
+            })
+            .min_by_key(|p| (std::cmp::Reverse(p.info.priority), p.info.guid))
+            .cloned()
+        else {
+            return;
+        };
+        self.note(now, format!("HANDOVER to {:#x}", to.info.guid));
+        self.stats.handovers_sent += 1;
+        self.send_control(control::HANDOVER, &to.path);
+        self.handover_to = Some(to);
+    }
+
+    /// Standby: poll the master, or declare it dead.
+    fn poll(&mut self, now: u64) {
+        let Some(f) = self.following.clone() else {
+            self.state = SmState::Discovering;
+            self.dirty = true;
+            return;
+        };
+        if self.poll_misses > self.opts.poll_retries {
+            self.note(
+                now,
+                format!(
+                    "master {:#x} silent for {} polls: Discovering",
+                    f.info.guid, self.poll_misses
+                ),
+            );
+            self.following = None;
+            self.state = SmState::Discovering;
+            self.dirty = true;
+            self.start_heavy();
+            return;
+        }
+        self.poll_misses += 1;
+        self.stats.polls += 1;
+        self.next_poll = now + self.opts.poll_interval;
+        // One try, answered before the next poll or counted as a miss.
+        self.tx.submit_with(
+            Ah::dr(),
+            dr(METHOD_GET, ATTR_SM_INFO, 0, &f.path, None),
+            Ctx::Poll,
+            self.opts.poll_interval.saturating_sub(1),
+            0,
+        );
+    }
+
+    /// Master: clear SwitchInfo.PortStateChange (write 1 to clear) where
+    /// discovery saw it set.
+    fn clear_port_state_change(&mut self) {
+        let mut clears = Vec::new();
+        for (n, node) in self.subnet.nodes.iter().enumerate() {
+            if let Some(si) = node.switch_info.filter(|si| si[11] & 0x04 != 0) {
+                clears.push((n, node.path.clone(), si));
+            }
+        }
+        for (n, path, si) in clears {
+            self.tx.submit(
+                Ah::dr(),
+                dr(METHOD_SET, ATTR_SWITCH_INFO, 0, &path, Some(&si)),
+                Ctx::ClearPsc(n),
+            );
+        }
     }
 
     fn response(&mut self, ctx: Ctx, resp: &Mad, now: u64) -> Result<()> {
@@ -527,15 +929,35 @@ impl SubnetManager {
                 let mut si = [0u8; 64];
                 si.copy_from_slice(data);
                 self.subnet.nodes[n].switch_info = Some(si);
-                if si[11] & 0x04 != 0 {
-                    // PortStateChange is write-1-to-clear.
-                    let path = self.subnet.nodes[n].path.clone();
-                    self.tx.submit(
-                        Ah::dr(),
-                        dr(METHOD_SET, ATTR_SWITCH_INFO, 0, &path, Some(&si)),
-                        Ctx::ClearPsc(n),
-                    );
+            }
+            Ctx::PeerSmInfo(path) => {
+                let info = SmInfo::decode(data);
+                if info.guid != self.port_guid {
+                    self.peers.push(PeerSm { info, path });
                 }
+            }
+            Ctx::Poll => {
+                let info = SmInfo::decode(data);
+                if info.state == SmState::Master as u8 {
+                    self.poll_misses = 0;
+                    self.stats.polls_answered += 1;
+                    if self.last_act_count.is_some_and(|a| info.act_count > a) {
+                        self.stats.act_count_rises += 1;
+                    }
+                    self.last_act_count = Some(info.act_count);
+                }
+                if let Some(f) = self.following.as_mut() {
+                    f.info = info;
+                }
+            }
+            Ctx::SmControl(code) => {
+                self.note(
+                    now,
+                    format!(
+                        "SMInfo control {code} taken by {:#x}",
+                        SmInfo::decode(data).guid
+                    ),
+                );
             }
             Ctx::ClearPsc(n) => {
                 if let Some(si) = self.subnet.nodes[n].switch_info.as_mut() {
@@ -557,6 +979,21 @@ impl SubnetManager {
                 let mut si = [0u8; 64];
                 si.copy_from_slice(data);
                 self.subnet.nodes[n].switch_info = Some(si);
+            }
+            Ctx::LightNodeInfo(n) => {
+                let ni = NodeInfo::decode(data).map_err(|e| anyhow!("NodeInfo: {e}"))?;
+                let node = &self.subnet.nodes[n];
+                if ni.node_guid != node.guid
+                    || ni.num_ports != node.nports
+                    || (ni.node_type == 2) != node.switch
+                {
+                    let msg = format!(
+                        "light sweep: {:#x} is now {:#x} ({} ports, type {})",
+                        node.guid, ni.node_guid, ni.num_ports, ni.node_type
+                    );
+                    self.note(now, msg);
+                    self.light_failed = true;
+                }
             }
             Ctx::LightSwitchInfo(n) => {
                 if data[11] & 0x04 != 0 {
@@ -639,6 +1076,22 @@ impl SubnetManager {
             return;
         };
         port.info = Some(pi);
+        if explore
+            && !node.switch
+            && pi.capability_mask & CAP_IS_SM != 0
+            && !(n == 0 && p == self.port)
+        {
+            // Another SM's port: ask for its SMInfo.
+            if let Some(path) = port.path.clone() {
+                self.tx.submit(
+                    Ah::dr(),
+                    dr(METHOD_GET, ATTR_SM_INFO, 0, &path, None),
+                    Ctx::PeerSmInfo(path),
+                );
+            }
+        }
+        let node = &mut self.subnet.nodes[n];
+        let port = &mut node.ports[usize::from(p)];
         if !explore || p == 0 || !port.linked() || port.remote.is_some() {
             return;
         }
