@@ -492,8 +492,8 @@ impl SubnetManager {
                     }
                 }
                 Phase::Discover => {
-                    if !self.elect(now) {
-                        // Standby: nothing of the subnet is written.
+                    if self.state == SmState::NotActive || !self.elect(now) {
+                        // Standby or NotActive: nothing of the subnet is written.
                         self.phase = Phase::Up;
                         return Ok(());
                     }
@@ -958,6 +958,12 @@ impl SubnetManager {
                         SmInfo::decode(data).guid
                     ),
                 );
+                if code == control::HANDOVER {
+                    // An SM that takes over without ACKNOWLEDGE (OpenSM
+                    // never sends one) is found Master by the next
+                    // discovery, and this SM steps down then.
+                    self.dirty = true;
+                }
             }
             Ctx::ClearPsc(n) => {
                 if let Some(si) = self.subnet.nodes[n].switch_info.as_mut() {
