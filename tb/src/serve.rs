@@ -462,7 +462,11 @@ impl Server {
                     p if p > nports => port,
                     p => p,
                 };
-                out = self.local_get(dev, p, ATTR_PORT_INFO, u32::from(p))?;
+                // Asked on the attached port, as a local Get(PortInfo, p).
+                // (ibsim 0.10 answers port p - 1 of a CA here, an
+                // off-by-one; port 0 and out-of-range mean the attached
+                // port in both.)
+                out = self.local_get(dev, port, ATTR_PORT_INFO, u32::from(p))?;
             }
             ctl::SET_ISSM => {
                 let on = i32::from_ne_bytes([c.data[0], c.data[1], c.data[2], c.data[3]]) != 0;
