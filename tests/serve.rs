@@ -205,9 +205,10 @@ impl Raw {
 
     /// Send raw bytes to `<base>:ctl`; the reply, if one comes.
     fn ctl_raw(&self, bytes: &[u8]) -> Option<Vec<u8>> {
+        // Not bound (yet): no reply.
         self.ctl
             .send_to_addr(bytes, &abstract_name(&format!("{}:ctl", self.base)))
-            .unwrap();
+            .ok()?;
         let mut buf = [0u8; 512];
         self.ctl.recv(&mut buf).ok().map(|n| buf[..n].to_vec())
     }
@@ -479,4 +480,83 @@ fn bad_input_is_refused_or_dropped_and_the_server_keeps_serving() {
     let r = again.dr_nodeinfo(&[1], 1);
     assert_eq!(r.status, 0);
     assert_eq!(mad::tid(&r.mad) >> 48, u64::from(i));
+}
+
+/// utime + stime of process `pid`, in clock ticks (/proc/<pid>/stat).
+fn cpu_ticks(pid: u32) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("/proc/<pid>/stat");
+    // Fields after the ")" of the command name: state is field 3; utime and
+    // stime are fields 14 and 15.
+    let rest = &s[s.rfind(')').expect("comm") + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap()
+}
+
+/// Kills the child on drop (a failed assertion must not leave it running).
+struct Child(std::process::Child);
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn the_cli_serves_ibnetdiscover_and_sleeps_when_idle() {
+    let sockname = unique_sockname();
+    let mut child = Child(
+        Command::new(env!("CARGO_BIN_EXE_vl15"))
+            .args(["serve", "--topology"])
+            .arg(topo(FILE))
+            .args(["--sockname", &sockname])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("starting vl15 serve"),
+    );
+    // Ready when the control socket answers (a CONNECT to an unknown node
+    // is refused with SIM_CTL_ERROR).
+    let probe = Raw::new(&sockname);
+    let mut ready = false;
+    for _ in 0..100 {
+        let m = SimCtl::new(ctl::GET_PORT, 0, &[]).unwrap().encode();
+        if probe.ctl_raw(&m).is_some() {
+            ready = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(
+            child.0.try_wait().unwrap().is_none(),
+            "vl15 serve exited early"
+        );
+    }
+    assert!(ready, "vl15 serve did not answer on @{sockname}:ctl");
+    let exe = ibnetdiscover_path().unwrap_or_else(|e| panic!("{e:#}"));
+    let text = run_tool(umad2sim_command(&sockname, &exe, Some("Hca2")).unwrap());
+    assert_eq!(parse(&text).nodes.len(), 6, "{text}");
+
+    // Idle: blocked on its sockets, not spinning (< 10% of one core).
+    let pid = child.0.id();
+    let before = cpu_ticks(pid);
+    std::thread::sleep(Duration::from_secs(1));
+    let used = cpu_ticks(pid) - before;
+    assert!(
+        used <= 10,
+        "vl15 serve used {used} ticks of CPU in 1 s idle"
+    );
+    // Its log names the client that attached.
+    child.0.kill().unwrap();
+    child.0.wait().unwrap();
+    let mut log = String::new();
+    use std::io::Read;
+    child
+        .0
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut log)
+        .unwrap();
+    assert!(log.contains("attached to \"Hca2\""), "{log}");
 }
