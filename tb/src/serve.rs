@@ -207,6 +207,10 @@ impl Server {
             match self.rx.recv_timeout(self.opts.idle_wait) {
                 Ok(m) => self.handle(m)?,
                 Err(mpsc::RecvTimeoutError::Timeout) => return Ok(()),
+                // The readers end when the stop flag is set.
+                Err(mpsc::RecvTimeoutError::Disconnected) if self.stop.load(Ordering::Relaxed) => {
+                    return Ok(())
+                }
                 Err(mpsc::RecvTimeoutError::Disconnected) => {
                     bail!("the socket reader threads ended")
                 }
