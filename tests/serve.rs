@@ -594,3 +594,67 @@ fn the_cli_serves_ibnetdiscover_and_sleeps_when_idle() {
         .unwrap();
     assert!(log.contains("attached to \"Hca2\""), "{log}");
 }
+
+/// A running OpenSM (not `-o`) at `sm` on the server `sockname`, once its
+/// log says SUBNET UP; killed on drop. Its files go in `dir`.
+fn opensm_daemon(sockname: &str, sm: &str, dir: &Path) -> Child {
+    let log = dir.join("osm.log");
+    let mut cmd = umad2sim_command(sockname, &sbin("opensm"), Some(sm)).unwrap();
+    let child = Child(
+        cmd.current_dir(dir)
+            .env("OSM_CACHE_DIR", dir)
+            .env("OSM_TMP_DIR", dir)
+            // -d2: flush the log after every message (it is polled).
+            .args(["-d2", "-f"])
+            .arg(&log)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("starting opensm"),
+    );
+    for _ in 0..200 {
+        if std::fs::read_to_string(&log).is_ok_and(|t| t.contains("SUBNET UP")) {
+            return child;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("opensm on @{sockname} did not reach SUBNET UP in 10 s");
+}
+
+#[test]
+fn a_running_opensm_answers_sminfo_and_routes_as_on_ibsim() {
+    let (_, ibsim, ours) = side_by_side(FILE);
+    let (d1, d2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let _sm_ibsim = opensm_daemon(ibsim.sockname(), "Hca1", d1.path());
+    let _sm_ours = opensm_daemon(&ours.sockname, "Hca1", d2.path());
+    // Diagnostics from another CA: SMInfo is answered by OpenSM itself (the
+    // request crosses the RTL to Hca1's queue, goes to the SM client, and
+    // its response crosses back); LFTs and paths as OpenSM wrote them.
+    // Each tool under `timeout 20` (a lost MAD must fail the test, not hang it).
+    let run = |sockname: &str, tool: &str, args: &[&str]| -> String {
+        let mut c =
+            umad2sim_command(sockname, Path::new("/usr/bin/timeout"), Some("Hca2")).unwrap();
+        c.arg("20").arg(sbin(tool)).args(args);
+        run_tool(c)
+    };
+    // "sm lid 1 sm guid 0x100001, activity count N priority 0 state 3
+    // SMINFO_MASTER": OpenSM on Hca1 (LID 1 on ibsim too, below) answers.
+    let sminfo = run(&ours.sockname, "sminfo", &[]);
+    assert!(
+        sminfo.starts_with("sminfo: sm lid 1 sm guid 0x100001,")
+            && sminfo.contains("SMINFO_MASTER"),
+        "{sminfo}"
+    );
+    for args in [&["2"][..], &["3"], &["2", "4", "6"]] {
+        let want = run(ibsim.sockname(), "ibroute", args);
+        assert_eq!(
+            run(&ours.sockname, "ibroute", args),
+            want,
+            "ibroute {args:?}"
+        );
+    }
+    for (from, to) in [("4", "1"), ("4", "6"), ("5", "3")] {
+        let want = run(ibsim.sockname(), "ibtracert", &[from, to]);
+        assert_eq!(run(&ours.sockname, "ibtracert", &[from, to]), want);
+    }
+}

@@ -5,7 +5,8 @@
 //! * Sockets: `<base>:ctl` and `<base>:out<i>` (i = 0..10) in the abstract
 //!   AF_UNIX namespace, names with the trailing NUL, as ibsim binds them.
 //!   Nothing else is bound or listened on.
-//! * Control (`struct sim_ctl`): CONNECT (by `SIM_HOST` = topology node id;
+//! * Control (`struct sim_ctl`): CONNECT (by `SIM_HOST` = topology node id
+//!   or NodeDescription;
 //!   a CA, attached at port 1), DISCONNECT, GET_PORT, GET_VENDOR, GET_GID,
 //!   GET_GUID, GET_NODEINFO, GET_PORTINFO, SET_ISSM, GET_PKEYS, answered from
 //!   the node's own SMA in the same byte layouts as ibsim 0.10.
@@ -324,8 +325,14 @@ impl Server {
                 .dev_index(name)
                 .ok_or_else(|| anyhow!("no device for node {name:?}"))?
         } else {
+            // A topology node id, else a NodeDescription (as ibsim matches).
+            let by_desc = || {
+                let n = self.net.topo.nodes.iter().find(|n| n.description == want)?;
+                self.net.dev_index(&n.id)
+            };
             self.net
                 .dev_index(want)
+                .or_else(by_desc)
                 .ok_or_else(|| anyhow!("client id {id}: unknown node {want:?} (SIM_HOST)"))?
         };
         let node = self.net.devs[dev].name.clone();
@@ -645,6 +652,11 @@ impl Server {
                         .filter(|c| c.dev == d)
                         .map(|_| i)
                 } else {
+                    // A request for the SM client (SMInfo, a trap): its
+                    // answer now depends on that client, not on the fabric,
+                    // so it leaves the server's cycle-deadline tracking (as
+                    // ibsim forwards and forgets; the requester times out).
+                    self.inflight.remove(&tid);
                     self.issm_client(d)
                 };
                 match to {
