@@ -1,18 +1,25 @@
 //! `vl15 serve` (issue 5): the ibsim wire protocol (ibspec §10) in front of
 //! the RTL fabric, checked against the real ibsim on the same topology file.
 //!
-//! - The control replies a client gets at start-up (GET_VENDOR, GET_NODEINFO,
+//! - The control replies a client gets (GET_VENDOR, GET_NODEINFO,
 //!   GET_PORTINFO, GET_PKEYS, GET_PORT, GET_GID, GET_GUID) are byte for byte
-//!   those of the real ibsim.
+//!   those of the real ibsim, except where ibsim's control layer disagrees
+//!   with its own SMA (port GUIDs, GET_PORTINFO of port 2): there they are
+//!   what ibsim's SMA answers.
 //! - The real `ibnetdiscover` (through libumad2sim) finds the same nodes,
-//!   ports, links and GUIDs on vl15 serve as on ibsim (parsed, not text).
-//! - The real `opensm -o` reaches SUBNET UP on vl15 serve; afterwards
-//!   ibnetdiscover shows the same LIDs as after OpenSM on ibsim, and
-//!   `smpquery nodeinfo|portinfo <lid>` answer with them.
+//!   ports, links and GUIDs on vl15 serve as on ibsim (parsed, not text), on
+//!   every ibsim example and an 8-port fat tree, from two CAs.
+//! - The real `opensm -o` reaches SUBNET UP on vl15 serve on the same files;
+//!   afterwards ibnetdiscover shows the LIDs OpenSM gives on ibsim, and
+//!   `smpquery nodeinfo|portinfo <lid>` answer every one of them.
+//! - With a running OpenSM: `sminfo` from another CA is answered by OpenSM
+//!   through the server; `ibroute` and `ibtracert` print what they print on
+//!   ibsim.
 //! - Bad input (raw datagrams): wrong magic, wrong sizes, unknown type,
 //!   unknown or switch SIM_HOST, an eleventh client, a second SM client on
 //!   one node, a client gone mid-transaction: error replies or drops, and the
 //!   server keeps serving.
+//! - The `vl15 serve` binary serves ibnetdiscover and idles without spinning.
 //!
 //! Needs ibsim-utils, libumad2sim0, infiniband-diags and opensm (`make deps`).
 
@@ -341,16 +348,15 @@ fn control_replies_are_those_of_the_real_ibsim() {
 }
 
 /// ibnetdiscover, the real ibsim and vl15 serve on [`FILE`].
-fn side_by_side(file: &str) -> (PathBuf, IbsimServer, Served) {
-    let path = topo(file);
+fn side_by_side(path: &Path) -> (PathBuf, IbsimServer, Served) {
     let exe = ibnetdiscover_path().unwrap_or_else(|e| panic!("{e:#}"));
-    let ibsim = IbsimServer::start(&path).unwrap_or_else(|e| panic!("{e:#}"));
-    (exe, ibsim, Served::start(&path))
+    let ibsim = IbsimServer::start(path).unwrap_or_else(|e| panic!("{e:#}"));
+    (exe, ibsim, Served::start(path))
 }
 
 /// The CAs of `file` (ids), in file order.
-fn cas(file: &str) -> Vec<String> {
-    let t = Topology::load(topo(file)).unwrap_or_else(|e| panic!("{e}"));
+fn cas(path: &Path) -> Vec<String> {
+    let t = Topology::load(path).unwrap_or_else(|e| panic!("{e}"));
     t.nodes
         .iter()
         .filter(|n| n.kind != NodeKind::Switch)
@@ -358,13 +364,24 @@ fn cas(file: &str) -> Vec<String> {
         .collect()
 }
 
+/// A two-level fat tree of 8-port switches (`vl15 fattree --ports 8`: 12
+/// switches, 32 CAs) in a temp dir.
+fn fat_tree() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fattree8");
+    std::fs::write(&path, vl15::fattree::two_level(8).unwrap()).unwrap();
+    (dir, path)
+}
+
 #[test]
 fn ibnetdiscover_finds_the_same_fabric_as_on_ibsim() {
-    for file in EXAMPLES {
-        let (exe, ibsim, ours) = side_by_side(file);
-        let n = Topology::load(topo(file)).unwrap().nodes.len();
+    let (_dir, fat) = fat_tree();
+    for path in EXAMPLES.iter().map(|f| topo(f)).chain([fat]) {
+        let file = path.display();
+        let (exe, ibsim, ours) = side_by_side(&path);
+        let n = Topology::load(&path).unwrap().nodes.len();
         // From the first and the last CA of the file.
-        let cas = cas(file);
+        let cas = cas(&path);
         for node in [&cas[0], &cas[cas.len() - 1]] {
             let want = ibnetdiscover(ibsim.umad2sim_command(&exe, Some(node)).unwrap());
             let got = ibnetdiscover(ours.cmd(&exe, node));
@@ -381,16 +398,18 @@ fn ibnetdiscover_finds_the_same_fabric_as_on_ibsim() {
 
 #[test]
 fn opensm_brings_the_rtl_fabric_up_with_the_lids_it_gives_on_ibsim() {
-    for file in EXAMPLES {
-        opensm_case(file);
+    let (_dir, fat) = fat_tree();
+    for path in EXAMPLES.iter().map(|f| topo(f)).chain([fat]) {
+        opensm_case(&path);
     }
 }
 
 /// `opensm -o` at the file's first CA on ibsim and on vl15 serve; the LIDs
 /// ibnetdiscover shows afterwards; smpquery by LID on vl15.
-fn opensm_case(file: &str) {
-    let (exe, ibsim, ours) = side_by_side(file);
-    let sm = &cas(file)[0];
+fn opensm_case(path: &Path) {
+    let file = path.display();
+    let (exe, ibsim, ours) = side_by_side(path);
+    let sm = &cas(path)[0];
     let t_ibsim = vl15::netbench::opensm_once(ibsim.sockname(), sm)
         .unwrap_or_else(|e| panic!("{file} on ibsim: {e:#}"));
     let t_ours = vl15::netbench::opensm_once(&ours.sockname, sm)
@@ -414,11 +433,7 @@ fn opensm_case(file: &str) {
             .map(|v| v.trim_start_matches('.').trim().to_string())
             .unwrap_or_else(|| panic!("no {name} in\n{text}"))
     };
-    let sm_guid = Topology::load(topo(file))
-        .unwrap()
-        .node(sm)
-        .unwrap()
-        .node_guid;
+    let sm_guid = Topology::load(path).unwrap().node(sm).unwrap().node_guid;
     let sm_lid = want
         .lids
         .iter()
@@ -623,7 +638,7 @@ fn opensm_daemon(sockname: &str, sm: &str, dir: &Path) -> Child {
 
 #[test]
 fn a_running_opensm_answers_sminfo_and_routes_as_on_ibsim() {
-    let (_, ibsim, ours) = side_by_side(FILE);
+    let (_, ibsim, ours) = side_by_side(&topo(FILE));
     let (d1, d2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let _sm_ibsim = opensm_daemon(ibsim.sockname(), "Hca1", d1.path());
     let _sm_ours = opensm_daemon(&ours.sockname, "Hca1", d2.path());
