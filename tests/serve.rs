@@ -612,9 +612,15 @@ fn the_cli_serves_ibnetdiscover_and_sleeps_when_idle() {
 
 /// A running OpenSM (not `-o`) at `sm` on the server `sockname`, once its
 /// log says SUBNET UP; killed on drop. Its files go in `dir`.
-fn opensm_daemon(sockname: &str, sm: &str, dir: &Path) -> Child {
+fn opensm_daemon(sockname: &str, sm: &str, dir: &Path, args: &[&str]) -> Child {
+    opensm_until(sockname, sm, dir, args, "SUBNET UP")
+}
+
+/// A running OpenSM (as [`opensm_daemon`]) once its log contains `what`.
+fn opensm_until(sockname: &str, sm: &str, dir: &Path, args: &[&str], what: &str) -> Child {
     let log = dir.join("osm.log");
     let mut cmd = umad2sim_command(sockname, &sbin("opensm"), Some(sm)).unwrap();
+    cmd.args(args);
     let child = Child(
         cmd.current_dir(dir)
             .env("OSM_CACHE_DIR", dir)
@@ -628,30 +634,32 @@ fn opensm_daemon(sockname: &str, sm: &str, dir: &Path) -> Child {
             .expect("starting opensm"),
     );
     for _ in 0..200 {
-        if std::fs::read_to_string(&log).is_ok_and(|t| t.contains("SUBNET UP")) {
+        if std::fs::read_to_string(&log).is_ok_and(|t| t.contains(what)) {
             return child;
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    panic!("opensm on @{sockname} did not reach SUBNET UP in 10 s");
+    panic!("opensm on @{sockname} did not log {what:?} within 10 s");
+}
+
+/// An infiniband-diags `tool` at `node` of server `sockname`, under
+/// `timeout 20` (a lost MAD must fail the test, not hang it); its stdout.
+fn diag(sockname: &str, node: &str, tool: &str, args: &[&str]) -> String {
+    let mut c = umad2sim_command(sockname, Path::new("/usr/bin/timeout"), Some(node)).unwrap();
+    c.arg("20").arg(sbin(tool)).args(args);
+    run_tool(c)
 }
 
 #[test]
 fn a_running_opensm_answers_sminfo_and_routes_as_on_ibsim() {
     let (_, ibsim, ours) = side_by_side(&topo(FILE));
     let (d1, d2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let _sm_ibsim = opensm_daemon(ibsim.sockname(), "Hca1", d1.path());
-    let _sm_ours = opensm_daemon(&ours.sockname, "Hca1", d2.path());
+    let _sm_ibsim = opensm_daemon(ibsim.sockname(), "Hca1", d1.path(), &[]);
+    let _sm_ours = opensm_daemon(&ours.sockname, "Hca1", d2.path(), &[]);
     // Diagnostics from another CA: SMInfo is answered by OpenSM itself (the
     // request crosses the RTL to Hca1's queue, goes to the SM client, and
     // its response crosses back); LFTs and paths as OpenSM wrote them.
-    // Each tool under `timeout 20` (a lost MAD must fail the test, not hang it).
-    let run = |sockname: &str, tool: &str, args: &[&str]| -> String {
-        let mut c =
-            umad2sim_command(sockname, Path::new("/usr/bin/timeout"), Some("Hca2")).unwrap();
-        c.arg("20").arg(sbin(tool)).args(args);
-        run_tool(c)
-    };
+    let run = |sockname: &str, tool: &str, args: &[&str]| diag(sockname, "Hca2", tool, args);
     // "sm lid 1 sm guid 0x100001, activity count N priority 0 state 3
     // SMINFO_MASTER": OpenSM on Hca1 (LID 1 on ibsim too, below) answers.
     let sminfo = run(&ours.sockname, "sminfo", &[]);
@@ -672,4 +680,45 @@ fn a_running_opensm_answers_sminfo_and_routes_as_on_ibsim() {
         let want = run(ibsim.sockname(), "ibtracert", &[from, to]);
         assert_eq!(run(&ours.sockname, "ibtracert", &[from, to]), want);
     }
+}
+
+#[test]
+fn two_opensms_elect_the_higher_priority_master_through_the_rtl() {
+    let ours = Served::start(&topo(FILE));
+    let (d1, d2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    // Priority 10 on Hca1 comes up master; priority 1 on Hca2 then finds it
+    // (SMInfo Get/Set between the two clients, across the RTL) and stays
+    // Standby (ibspec §9: higher priority wins).
+    let _master = opensm_daemon(&ours.sockname, "Hca1", d1.path(), &["-p", "10"]);
+    let _standby = opensm_until(
+        &ours.sockname,
+        "Hca2",
+        d2.path(),
+        &["-p", "1"],
+        "Entering STANDBY state",
+    );
+    let sminfo = |args: &[&str]| diag(&ours.sockname, "Hca3", "sminfo", args);
+    let m = sminfo(&[]);
+    assert!(
+        m.contains("sm guid 0x100001,") && m.contains("priority 10 state 3 SMINFO_MASTER"),
+        "{m}"
+    );
+    // The standby on Hca2, asked at its LID (read by a DR PortInfo from
+    // Hca3: out port 1, Switch1 port 3, Switch2 port 1).
+    let pi = diag(
+        &ours.sockname,
+        "Hca3",
+        "smpquery",
+        &["-D", "portinfo", "0,1,3,1"],
+    );
+    let lid = pi
+        .lines()
+        .find_map(|l| l.strip_prefix("Lid:"))
+        .map(|v| v.trim_start_matches('.').trim().to_string())
+        .unwrap_or_else(|| panic!("no Lid in {pi}"));
+    let s = sminfo(&[&lid]);
+    assert!(
+        s.contains("sm guid 0x100004,") && s.contains("priority 1 state 2 SMINFO_STANDBY"),
+        "{s}"
+    );
 }
