@@ -683,18 +683,27 @@ fn a_running_opensm_answers_sminfo_and_routes_as_on_ibsim() {
 }
 
 #[test]
-fn two_opensms_elect_the_higher_priority_master_through_the_rtl() {
+fn two_opensms_elect_a_master_and_the_standby_takes_over_when_it_dies() {
     let ours = Served::start(&topo(FILE));
     let (d1, d2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    // The standby polls the master every 500 ms and gives up after 2
+    // missed polls (OpenSM's defaults: 10 s, 4).
+    let conf = d1.path().join("fast.conf");
+    std::fs::write(
+        &conf,
+        "sminfo_polling_timeout 500\npolling_retry_number 2\n",
+    )
+    .unwrap();
+    let conf = conf.to_str().unwrap();
     // Priority 10 on Hca1 comes up master; priority 1 on Hca2 then finds it
     // (SMInfo Get/Set between the two clients, across the RTL) and stays
     // Standby (ibspec §9: higher priority wins).
-    let _master = opensm_daemon(&ours.sockname, "Hca1", d1.path(), &["-p", "10"]);
+    let master = opensm_daemon(&ours.sockname, "Hca1", d1.path(), &["-F", conf, "-p", "10"]);
     let _standby = opensm_until(
         &ours.sockname,
         "Hca2",
         d2.path(),
-        &["-p", "1"],
+        &["-F", conf, "-p", "1"],
         "Entering STANDBY state",
     );
     let sminfo = |args: &[&str]| diag(&ours.sockname, "Hca3", "sminfo", args);
@@ -720,5 +729,29 @@ fn two_opensms_elect_the_higher_priority_master_through_the_rtl() {
     assert!(
         s.contains("sm guid 0x100004,") && s.contains("priority 1 state 2 SMINFO_STANDBY"),
         "{s}"
+    );
+
+    // Stop the master (SIGTERM, as `kill <pid>`: OpenSM exits and its
+    // umad2sim client disconnects): the standby's polls go unanswered (Hca1
+    // drops SM-bound MADs once its SM client is gone) and it takes over.
+    let st = Command::new("kill")
+        .arg(master.0.id().to_string())
+        .status()
+        .expect("kill");
+    assert!(st.success());
+    let log = d2.path().join("osm.log");
+    let mut took_over = false;
+    for _ in 0..300 {
+        if std::fs::read_to_string(&log).is_ok_and(|t| t.contains("Entering MASTER state")) {
+            took_over = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(took_over, "the standby did not take over within 15 s");
+    let m = sminfo(&[]);
+    assert!(
+        m.contains("sm guid 0x100004,") && m.contains("priority 1 state 3 SMINFO_MASTER"),
+        "{m}"
     );
 }
