@@ -110,7 +110,7 @@ pub fn umad2sim_path() -> Result<PathBuf> {
 
 /// An abstract-namespace address as ibsim names them: `<name>` plus one
 /// trailing NUL (ibspec §10: without it ibsim's sockets are not found).
-fn abstract_addr(name: &str) -> Result<SocketAddr> {
+pub(crate) fn abstract_addr(name: &str) -> Result<SocketAddr> {
     let mut bytes = name.as_bytes().to_vec();
     bytes.push(0);
     SocketAddr::from_abstract_name(&bytes)
@@ -118,7 +118,7 @@ fn abstract_addr(name: &str) -> Result<SocketAddr> {
 }
 
 /// A unique `IBSIM_SOCKNAME` for this process.
-fn unique_sockname() -> String {
+pub fn unique_sockname() -> String {
     static N: AtomicU32 = AtomicU32::new(0);
     format!(
         "vl15-{}-{}",
@@ -328,19 +328,26 @@ impl IbsimServer {
     /// creates `./sys-<pid>` in the working directory, so callers should set
     /// `current_dir` to a scratch directory.
     pub fn umad2sim_command(&self, program: &Path, node: Option<&str>) -> Result<Command> {
-        let lib = umad2sim_path()?;
-        let mut cmd = Command::new(program);
-        cmd.env("LD_PRELOAD", lib)
-            .env("IBSIM_SOCKNAME", &self.sockname)
-            .env_remove("IBSIM_SERVER_NAME")
-            .env_remove("SIM_SET_ISSM")
-            .stdin(Stdio::null());
-        match node {
-            Some(n) => cmd.env("SIM_HOST", n),
-            None => cmd.env_remove("SIM_HOST"),
-        };
-        Ok(cmd)
+        umad2sim_command(&self.sockname, program, node)
     }
+}
+
+/// A command for `program` (a libibumad tool) talking to the ibsim-protocol
+/// server `sockname` (the real ibsim or `vl15 serve`) through
+/// `LD_PRELOAD=libumad2sim.so`; see [`IbsimServer::umad2sim_command`].
+pub fn umad2sim_command(sockname: &str, program: &Path, node: Option<&str>) -> Result<Command> {
+    let lib = umad2sim_path()?;
+    let mut cmd = Command::new(program);
+    cmd.env("LD_PRELOAD", lib)
+        .env("IBSIM_SOCKNAME", sockname)
+        .env_remove("IBSIM_SERVER_NAME")
+        .env_remove("SIM_SET_ISSM")
+        .stdin(Stdio::null());
+    match node {
+        Some(n) => cmd.env("SIM_HOST", n),
+        None => cmd.env_remove("SIM_HOST"),
+    };
+    Ok(cmd)
 }
 
 impl Drop for IbsimServer {

@@ -28,6 +28,7 @@ pub mod qp0;
 pub mod replay;
 pub mod routing;
 pub mod scenario;
+pub mod serve;
 pub mod simrun;
 pub mod simscenario;
 pub mod sm;

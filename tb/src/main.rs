@@ -161,6 +161,28 @@ enum Cmd {
         #[arg(long, value_name = "COMMAND")]
         console: Vec<String>,
     },
+    /// Serve a fabric of RTL devices over ibsim's wire protocol.
+    ///
+    /// Binds ibsim's abstract unix sockets (`<base>:ctl`, `<base>:out0..9`),
+    /// so unmodified OpenSM and infiniband-diags run against the RTL with
+    /// `LD_PRELOAD=libumad2sim.so IBSIM_SOCKNAME=<base> SIM_HOST=<CA>`: every
+    /// SMP they send crosses the Verilated devices hop by hop. Clients attach
+    /// to CAs (port 1); QP0 only. Runs until killed.
+    Serve {
+        /// Topology file (ibsim / ibnetdiscover format)
+        #[arg(long)]
+        topology: PathBuf,
+        /// Socket base name (default: $IBSIM_SOCKNAME, else "sim")
+        #[arg(long)]
+        sockname: Option<String>,
+        /// Link latency in cycles
+        #[arg(long, default_value_t = 4)]
+        link_latency: u64,
+        /// Simulated cycles before a request with no response is returned
+        /// to its client with status 110 (ETIMEDOUT)
+        #[arg(long, default_value_t = 2_000_000)]
+        timeout_cycles: u64,
+    },
     /// Bring a fabric of RTL switches and CAs up with the built-in SM.
     ///
     /// The SM runs on one CA port and talks only through that CA's QP0 in the
@@ -354,6 +376,13 @@ fn main() -> ExitCode {
                     Err(e) => Err(e),
                 }
             }
+            Cmd::Serve {
+                topology,
+                sockname,
+                link_latency,
+                timeout_cycles,
+            } => vl15::serve::serve_file(&topology, sockname, link_latency, timeout_cycles)
+                .map(|()| true),
             Cmd::Discover {
                 topology,
                 from,

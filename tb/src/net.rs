@@ -573,6 +573,14 @@ impl Net {
     /// (the RTL's WQE count is kept topped up) until its first
     /// [`Net::post_recv`].
     pub fn attach_sm(&mut self, d: usize, port: u8) -> Result<()> {
+        self.attach_host(d, port, true)
+    }
+
+    /// Open the host side of QP0 on CA `d`'s port `port` as
+    /// [`Net::attach_sm`] does, with PortInfo IsSM set only when `is_sm`
+    /// (a diagnostic tool such as `smpquery` sends SMPs without being an
+    /// SM; `vl15 serve` sets IsSM on SET_ISSM).
+    pub fn attach_host(&mut self, d: usize, port: u8, is_sm: bool) -> Result<()> {
         let dev = self
             .devs
             .get_mut(d)
@@ -596,8 +604,27 @@ impl Net {
         dev.sm = Some(SmHost::new(port));
         dev.sm_rq[p] = RecvQueue::take_all();
         self.activate(d);
-        self.set_is_sm(d, port, true);
+        if is_sm {
+            self.set_is_sm(d, port, true);
+        }
         Ok(())
+    }
+
+    /// Set or clear IsSM on the port of CA `d`'s attached host (Trap 144
+    /// on a change, as [`Net::attach_sm`]).
+    pub fn set_host_is_sm(&mut self, d: usize, on: bool) -> Result<()> {
+        let port = self.sm_host_port(d)?;
+        self.set_is_sm(d, port, on);
+        Ok(())
+    }
+
+    /// The port of CA `d`'s attached host.
+    pub fn sm_host_port(&self, d: usize) -> Result<u8> {
+        let dev = self.devs.get(d).ok_or_else(|| anyhow!("no device {d}"))?;
+        dev.sm
+            .as_ref()
+            .map(|s| s.port)
+            .ok_or_else(|| anyhow!("{}: no host attached", dev.name))
     }
 
     /// Take the SM off CA `d` (it was killed: its QP is gone). Its port

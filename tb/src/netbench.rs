@@ -286,15 +286,22 @@ pub fn run() -> Result<String> {
 /// Wall time of `opensm -o` (one sweep, then exit) bringing up `topology`
 /// on the real ibsim, OpenSM attached at the file's first CA.
 pub fn opensm_on_ibsim(topology: &Path, first_ca: &str) -> Result<f64> {
+    let server = crate::ibsim::IbsimServer::start(topology)?;
+    opensm_once(server.sockname(), first_ca)
+}
+
+/// Wall time of `opensm -o` against the ibsim-protocol server `sockname`
+/// (the real ibsim or `vl15 serve`), attached at node `ca`; an error unless
+/// it exits 0 with "SUBNET UP" in its log. Its files go in a temp dir.
+pub fn opensm_once(sockname: &str, ca: &str) -> Result<f64> {
     let opensm = ["/usr/sbin/opensm", "/usr/bin/opensm"]
         .iter()
         .map(Path::new)
         .find(|p| p.exists())
         .ok_or_else(|| anyhow!("opensm not found (Debian package opensm)"))?;
-    let server = crate::ibsim::IbsimServer::start(topology)?;
     let scratch = tempfile::tempdir()?;
     let log = scratch.path().join("opensm.log");
-    let mut cmd = server.umad2sim_command(opensm, Some(first_ca))?;
+    let mut cmd = crate::ibsim::umad2sim_command(sockname, opensm, Some(ca))?;
     cmd.current_dir(scratch.path())
         .env("OSM_CACHE_DIR", scratch.path())
         .env("OSM_TMP_DIR", scratch.path())
@@ -309,8 +316,8 @@ pub fn opensm_on_ibsim(topology: &Path, first_ca: &str) -> Result<f64> {
     let text = std::fs::read_to_string(&log).unwrap_or_default();
     ensure!(
         status.success() && text.contains("SUBNET UP"),
-        "opensm -o on ibsim did not reach SUBNET UP ({status}); log {}",
-        log.display()
+        "opensm -o on @{sockname} did not reach SUBNET UP ({status}); log:\n{}",
+        text.lines().rev().take(20).collect::<Vec<_>>().join("\n")
     );
     Ok(secs)
 }

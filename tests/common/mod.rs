@@ -29,19 +29,27 @@ pub fn topo(name: &str) -> PathBuf {
 /// The real ibnetdiscover run against `server`, attached at `node`.
 pub fn real_ibnetdiscover(server: &IbsimServer, node: Option<&str>) -> String {
     let exe = ibnetdiscover_path().unwrap_or_else(|e| panic!("{e:#}"));
+    run_tool(
+        server
+            .umad2sim_command(&exe, node)
+            .unwrap_or_else(|e| panic!("{e:#}")),
+    )
+}
+
+/// Run a umad2sim tool (a command from `umad2sim_command`) in a scratch
+/// directory (umad2sim writes `./sys-<pid>` there); its stdout. Panics
+/// unless it exits 0.
+pub fn run_tool(mut cmd: std::process::Command) -> String {
     let scratch = tempfile::tempdir().unwrap();
-    let out = server
-        .umad2sim_command(&exe, node)
-        .unwrap_or_else(|e| panic!("{e:#}"))
+    let out = cmd
         .current_dir(scratch.path())
         .output()
-        .expect("running ibnetdiscover");
+        .unwrap_or_else(|e| panic!("running {cmd:?}: {e}"));
     assert!(
         out.status.success(),
-        "ibnetdiscover failed on {} ({}): {}",
-        server.topology().display(),
+        "{cmd:?} failed ({}): {}",
         out.status,
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8(out.stdout).expect("ibnetdiscover output is UTF-8")
+    String::from_utf8(out.stdout).expect("the tool's output is UTF-8")
 }

@@ -1,0 +1,757 @@
+//! `vl15 serve` (issue 5): the ibsim wire protocol (ibspec §10) in front of
+//! the RTL fabric, checked against the real ibsim on the same topology file.
+//!
+//! - The control replies a client gets (GET_VENDOR, GET_NODEINFO,
+//!   GET_PORTINFO, GET_PKEYS, GET_PORT, GET_GID, GET_GUID) are byte for byte
+//!   those of the real ibsim, except where ibsim's control layer disagrees
+//!   with its own SMA (port GUIDs, GET_PORTINFO of port 2): there they are
+//!   what ibsim's SMA answers.
+//! - The real `ibnetdiscover` (through libumad2sim) finds the same nodes,
+//!   ports, links and GUIDs on vl15 serve as on ibsim (parsed, not text), on
+//!   every ibsim example and an 8-port fat tree, from two CAs.
+//! - The real `opensm -o` reaches SUBNET UP on vl15 serve on the same files;
+//!   afterwards ibnetdiscover shows the LIDs OpenSM gives on ibsim, and
+//!   `smpquery nodeinfo|portinfo <lid>` answer every one of them.
+//! - With a running OpenSM: `sminfo` from another CA is answered by OpenSM
+//!   through the server; `ibroute` and `ibtracert` print what they print on
+//!   ibsim.
+//! - Bad input (raw datagrams): wrong magic, wrong sizes, unknown type,
+//!   unknown or switch SIM_HOST, an eleventh client, a second SM client on
+//!   one node, a client gone mid-transaction: error replies or drops, and the
+//!   server keeps serving.
+//! - The `vl15 serve` binary serves ibnetdiscover and idles without spinning.
+//!
+//! Needs ibsim-utils, libumad2sim0, infiniband-diags and opensm (`make deps`).
+
+mod common;
+use common::*;
+
+use std::collections::BTreeSet;
+use std::os::unix::net::UnixDatagram;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{mpsc, Arc};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use vl15::ibsim::{
+    ctl, ibnetdiscover_path, umad2sim_command, unique_sockname, IbsimServer, SimCtl, SimRequest,
+    MAX_CLIENTS, SIM_CTL_BYTES, SIM_REQUEST_BYTES,
+};
+use vl15::mad;
+use vl15::net::{Net, NetOptions};
+use vl15::packet::consts::{
+    ATTR_NODE_INFO, ATTR_PORT_INFO, METHOD_GET, METHOD_GET_RESP, PERMISSIVE_LID,
+};
+use vl15::serve::{ServeOptions, Server};
+use vl15::topology::{NodeKind, Topology};
+
+const FILE: &str = "net.2sw2path4hca";
+
+/// `vl15 serve` in a thread of this test (the fabric is built in it).
+struct Served {
+    sockname: String,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Served {
+    fn start(topology: &Path) -> Served {
+        let sockname = unique_sockname();
+        let (tx, rx) = mpsc::channel();
+        let (path, name) = (topology.to_path_buf(), sockname.clone());
+        let thread = std::thread::spawn(move || {
+            let r = (|| {
+                let net = Net::new(Topology::load(&path)?, NetOptions::default())?;
+                Server::bind(
+                    net,
+                    ServeOptions {
+                        sockname: name,
+                        ..ServeOptions::default()
+                    },
+                )
+            })();
+            match r {
+                Ok(mut s) => {
+                    tx.send(Ok(s.stop_flag())).unwrap();
+                    if let Err(e) = s.run() {
+                        panic!("vl15 serve failed: {e:#}");
+                    }
+                }
+                Err(e) => tx.send(Err(format!("{e:#}"))).unwrap(),
+            }
+        });
+        let stop = rx
+            .recv()
+            .expect("server thread")
+            .unwrap_or_else(|e| panic!("{e}"));
+        Served {
+            sockname,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    fn cmd(&self, program: &Path, node: &str) -> Command {
+        umad2sim_command(&self.sockname, program, Some(node)).unwrap_or_else(|e| panic!("{e:#}"))
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let r = t.join();
+            if !std::thread::panicking() {
+                r.expect("the server thread panicked");
+            }
+        }
+    }
+}
+
+fn sbin(name: &str) -> PathBuf {
+    ["/usr/sbin", "/usr/bin", "/sbin"]
+        .iter()
+        .map(|d| Path::new(d).join(name))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("{name} not found: run `make deps`"))
+}
+
+/// What ibnetdiscover describes, independent of order and of its node
+/// names: nodes (kind, ports, GUID, description), links between (GUID,
+/// port) pairs, and the LIDs (CA ports, switch port 0).
+#[derive(Debug, PartialEq, Eq)]
+struct Fabric {
+    nodes: BTreeSet<(String, u8, u64, String)>,
+    links: BTreeSet<((u64, u8), (u64, u8))>,
+    lids: BTreeSet<(u64, u8, Option<u16>)>,
+}
+
+fn parse(text: &str) -> Fabric {
+    let t = Topology::parse(text, Path::new("ibnetdiscover-output"))
+        .unwrap_or_else(|e| panic!("parsing ibnetdiscover output: {e}\n{text}"));
+    let nodes = t
+        .nodes
+        .iter()
+        .map(|n| {
+            (
+                format!("{:?}", n.kind),
+                n.nports,
+                n.node_guid,
+                n.description.clone(),
+            )
+        })
+        .collect();
+    let links = t
+        .links
+        .iter()
+        .map(|l| {
+            let a = (t.nodes[l.a.0].node_guid, l.a.1);
+            let b = (t.nodes[l.b.0].node_guid, l.b.1);
+            (a.min(b), a.max(b))
+        })
+        .collect();
+    let mut lids = BTreeSet::new();
+    for n in &t.nodes {
+        match n.kind {
+            NodeKind::Switch => {
+                lids.insert((n.node_guid, 0, n.port0.and_then(|p| p.lid)));
+            }
+            _ => {
+                for p in n.ports.iter().filter(|p| p.remote.is_some()) {
+                    lids.insert((n.node_guid, p.num, p.lid));
+                }
+            }
+        }
+    }
+    Fabric { nodes, links, lids }
+}
+
+fn ibnetdiscover(cmd: Command) -> Fabric {
+    parse(&run_tool(cmd))
+}
+
+// ---------------------------------------------------------------------------
+// A raw client: the datagrams sim_client.c sends, and wrong ones.
+
+static RAW_ID: AtomicU32 = AtomicU32::new(1);
+
+struct Raw {
+    base: String,
+    id: u32,
+    ctl: UnixDatagram,
+    data: UnixDatagram,
+}
+
+fn abstract_name(name: &str) -> std::os::unix::net::SocketAddr {
+    use std::os::linux::net::SocketAddrExt;
+    let mut b = name.as_bytes().to_vec();
+    b.push(0);
+    std::os::unix::net::SocketAddr::from_abstract_name(&b).unwrap()
+}
+
+impl Raw {
+    fn new(base: &str) -> Raw {
+        // Ids unlike any pid of this process's other clients.
+        let id = 0x4000_0000
+            | ((std::process::id() & 0xFFFF) << 8)
+            | RAW_ID.fetch_add(1, Ordering::Relaxed);
+        let ctl = UnixDatagram::bind_addr(&abstract_name(&format!("{base}:ctl{id}"))).unwrap();
+        let data = UnixDatagram::bind_addr(&abstract_name(&format!("{base}:in{id}"))).unwrap();
+        ctl.set_read_timeout(Some(Duration::from_millis(500)))
+            .unwrap();
+        data.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        Raw {
+            base: base.to_string(),
+            id,
+            ctl,
+            data,
+        }
+    }
+
+    /// Send raw bytes to `<base>:ctl`; the reply, if one comes.
+    fn ctl_raw(&self, bytes: &[u8]) -> Option<Vec<u8>> {
+        // Not bound (yet): no reply.
+        self.ctl
+            .send_to_addr(bytes, &abstract_name(&format!("{}:ctl", self.base)))
+            .ok()?;
+        let mut buf = [0u8; 512];
+        self.ctl.recv(&mut buf).ok().map(|n| buf[..n].to_vec())
+    }
+
+    fn ctl(&self, kind: u32, clientid: u32, data: &[u8]) -> SimCtl {
+        let m = SimCtl::new(kind, clientid, data).unwrap();
+        let r = self
+            .ctl_raw(&m.encode())
+            .unwrap_or_else(|| panic!("no reply to sim_ctl type {kind}"));
+        SimCtl::decode(&r).unwrap()
+    }
+
+    /// CONNECT at `node`; Some(client index) or None when refused.
+    fn connect(&self, node: &str, issm: bool) -> Option<u32> {
+        let mut info = [0u8; 44];
+        info[0..4].copy_from_slice(&self.id.to_ne_bytes());
+        info[8..12].copy_from_slice(&u32::from(issm).to_ne_bytes());
+        info[12..12 + node.len()].copy_from_slice(node.as_bytes());
+        let r = self.ctl(ctl::CONNECT, 0, &info);
+        if r.kind != ctl::CONNECT {
+            return None;
+        }
+        let i = u32::from_ne_bytes(r.data[0..4].try_into().unwrap());
+        self.data
+            .connect_addr(&abstract_name(&format!("{}:out{i}", self.base)))
+            .unwrap();
+        Some(i)
+    }
+
+    /// DR Get(NodeInfo) along `path`; the response's sim_request.
+    fn dr_nodeinfo(&self, path: &[u8], tid: u64) -> SimRequest {
+        let m = mad::dr_request(METHOD_GET, ATTR_NODE_INFO, 0, tid, path);
+        self.send(&m);
+        self.recv()
+    }
+
+    fn send(&self, m: &mad::Mad) {
+        let r = SimRequest {
+            dlid: PERMISSIVE_LID,
+            slid: PERMISSIVE_LID,
+            dqp: 0,
+            sqp: 0,
+            status: 0,
+            length: 256,
+            mad: *m,
+        };
+        self.data.send(&r.encode()).unwrap();
+    }
+
+    fn recv(&self) -> SimRequest {
+        let mut buf = [0u8; 1024];
+        let n = self.data.recv(&mut buf).expect("a data message");
+        SimRequest::decode(&buf[..n]).unwrap()
+    }
+}
+
+/// The control replies of sim_client.c's start-up and the GET_PORT,
+/// GET_GID, GET_GUID and GET_PORTINFO(port 2) replies.
+fn startup_replies(base: &str, node: &str) -> Vec<(u32, u32, Vec<u8>)> {
+    let c = Raw::new(base);
+    let i = c.connect(node, false).expect("connect");
+    let mut out = Vec::new();
+    for (kind, data) in [
+        (ctl::GET_VENDOR, vec![]),
+        (ctl::GET_NODEINFO, vec![]),
+        (ctl::GET_PORTINFO, vec![0u8]),
+        (ctl::GET_PORTINFO, vec![2u8]),
+        (ctl::GET_PKEYS, vec![]),
+        (ctl::GET_PORT, vec![]),
+        (ctl::GET_GID, vec![]),
+        (ctl::GET_GUID, vec![]),
+    ] {
+        let r = c.ctl(kind, i, &data);
+        out.push((kind, r.kind, r.data.to_vec()));
+    }
+    c.ctl(ctl::DISCONNECT, i, &[]);
+    out
+}
+
+/// What ibsim's own SMA answers to a local (hop count 0) DR Get.
+fn ibsim_local_get(ibsim: &IbsimServer, node: &str, attr: u16, modifier: u32) -> Vec<u8> {
+    let mut c = ibsim
+        .connect(Some(node))
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    let req = mad::dr_request(METHOD_GET, attr, modifier, 0x77, &[]);
+    let resp = c
+        .smp(&req, PERMISSIVE_LID)
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    mad::data(&resp)[..64].to_vec()
+}
+
+#[test]
+fn control_replies_are_those_of_the_real_ibsim() {
+    let path = topo(FILE);
+    let ibsim = IbsimServer::start(&path).unwrap_or_else(|e| panic!("{e:#}"));
+    let ours = Served::start(&path);
+    for node in ["Hca1", "Hca4"] {
+        let mut want = startup_replies(ibsim.sockname(), node);
+        let got = startup_replies(&ours.sockname, node);
+        // Where ibsim's control layer differs from its own SMA, vl15 serve
+        // gives what the SMA answers (the port's real identity):
+        // - GET_NODEINFO: ibsim's stored NodeInfo has PortGUID = NodeGUID for
+        //   a CA; the SMA answers the arrival port's GUID (NodeGUID + 1).
+        let ni = ibsim_local_get(&ibsim, node, ATTR_NODE_INFO, 0);
+        want[1].2[20..28].copy_from_slice(&ni[20..28]);
+        // - GET_PORTINFO(2): ibsim answers port 1 (`port_num - 1` for CAs);
+        //   the SMA's Get(PortInfo, 2) on the attached port is wanted.
+        want[3].2 = ibsim_local_get(&ibsim, node, ATTR_PORT_INFO, 2);
+        // - GET_GID, GET_GUID: the port GUID (host order, as ibsim copies
+        //   it) and PortInfo.GidPrefix; ibsim gives the NodeGUID and a
+        //   prefix that is sometimes 0.
+        let guid: [u8; 8] = u64::from_be_bytes(ni[20..28].try_into().unwrap()).to_ne_bytes();
+        let pi = ibsim_local_get(&ibsim, node, ATTR_PORT_INFO, 0);
+        want[6].2[..8].copy_from_slice(&pi[8..16]);
+        want[6].2[8..16].copy_from_slice(&guid);
+        want[7].2[..8].copy_from_slice(&guid);
+        let diff: Vec<String> = want
+            .iter()
+            .zip(&got)
+            .filter(|(w, g)| w != g)
+            .map(|(w, g)| format!("type {}: want {:02x?}\n        vl15 {:02x?}", w.0, w.2, g.2))
+            .collect();
+        assert!(
+            diff.is_empty(),
+            "{node}: control replies differ:\n{}",
+            diff.join("\n")
+        );
+        assert_eq!(got.len(), 8);
+    }
+}
+
+/// ibnetdiscover, the real ibsim and vl15 serve on [`FILE`].
+fn side_by_side(path: &Path) -> (PathBuf, IbsimServer, Served) {
+    let exe = ibnetdiscover_path().unwrap_or_else(|e| panic!("{e:#}"));
+    let ibsim = IbsimServer::start(path).unwrap_or_else(|e| panic!("{e:#}"));
+    (exe, ibsim, Served::start(path))
+}
+
+/// The CAs of `file` (ids), in file order.
+fn cas(path: &Path) -> Vec<String> {
+    let t = Topology::load(path).unwrap_or_else(|e| panic!("{e}"));
+    t.nodes
+        .iter()
+        .filter(|n| n.kind != NodeKind::Switch)
+        .map(|n| n.id.clone())
+        .collect()
+}
+
+/// A two-level fat tree of 8-port switches (`vl15 fattree --ports 8`: 12
+/// switches, 32 CAs) in a temp dir.
+fn fat_tree() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fattree8");
+    std::fs::write(&path, vl15::fattree::two_level(8).unwrap()).unwrap();
+    (dir, path)
+}
+
+#[test]
+fn ibnetdiscover_finds_the_same_fabric_as_on_ibsim() {
+    let (_dir, fat) = fat_tree();
+    for path in EXAMPLES.iter().map(|f| topo(f)).chain([fat]) {
+        let file = path.display();
+        let (exe, ibsim, ours) = side_by_side(&path);
+        let n = Topology::load(&path).unwrap().nodes.len();
+        // From the first and the last CA of the file.
+        let cas = cas(&path);
+        for node in [&cas[0], &cas[cas.len() - 1]] {
+            let want = ibnetdiscover(ibsim.umad2sim_command(&exe, Some(node)).unwrap());
+            let got = ibnetdiscover(ours.cmd(&exe, node));
+            // ibsim attaches a CA client at port 1 even when only port 2 is
+            // cabled (Hca2 of `net`): then it sees just its own node.
+            assert!(want.nodes.len() == n || want.nodes.len() == 1, "{file}");
+            assert_eq!(
+                got, want,
+                "{file}: ibnetdiscover from {node}: vl15 serve vs ibsim"
+            );
+        }
+    }
+}
+
+#[test]
+fn opensm_brings_the_rtl_fabric_up_with_the_lids_it_gives_on_ibsim() {
+    let (_dir, fat) = fat_tree();
+    for path in EXAMPLES.iter().map(|f| topo(f)).chain([fat]) {
+        opensm_case(&path);
+    }
+}
+
+/// `opensm -o` at the file's first CA on ibsim and on vl15 serve; the LIDs
+/// ibnetdiscover shows afterwards; smpquery by LID on vl15.
+fn opensm_case(path: &Path) {
+    let file = path.display();
+    let (exe, ibsim, ours) = side_by_side(path);
+    let sm = &cas(path)[0];
+    let t_ibsim = vl15::netbench::opensm_once(ibsim.sockname(), sm)
+        .unwrap_or_else(|e| panic!("{file} on ibsim: {e:#}"));
+    let t_ours = vl15::netbench::opensm_once(&ours.sockname, sm)
+        .unwrap_or_else(|e| panic!("{file} on vl15 serve: {e:#}"));
+    eprintln!("opensm -o on {file}: ibsim {t_ibsim:.3} s, vl15 serve {t_ours:.3} s");
+
+    let want = ibnetdiscover(ibsim.umad2sim_command(&exe, Some(sm)).unwrap());
+    let got = ibnetdiscover(ours.cmd(&exe, sm));
+    assert!(
+        want.lids.iter().all(|&(_, _, l)| l.is_some_and(|l| l != 0)),
+        "OpenSM gave every port a LID on ibsim: {:?}",
+        want.lids
+    );
+    assert_eq!(got, want, "{file}: after opensm -o: vl15 serve vs ibsim");
+
+    // smpquery, LID-routed through the RTL switches' LFTs that OpenSM wrote.
+    let smpquery = sbin("smpquery");
+    let field = |text: &str, name: &str| -> String {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .map(|v| v.trim_start_matches('.').trim().to_string())
+            .unwrap_or_else(|| panic!("no {name} in\n{text}"))
+    };
+    let sm_guid = Topology::load(path).unwrap().node(sm).unwrap().node_guid;
+    let sm_lid = want
+        .lids
+        .iter()
+        .find(|&&(g, p, _)| g == sm_guid && p == 1)
+        .and_then(|&(_, _, l)| l)
+        .unwrap_or_else(|| panic!("{file}: {sm} port 1 has a LID"));
+    for &(guid, port, lid) in &want.lids {
+        let lid = lid.unwrap().to_string();
+        let mut c = ours.cmd(&smpquery, sm);
+        c.args(["nodeinfo", &lid]);
+        let ni = run_tool(c);
+        assert_eq!(field(&ni, "Guid:"), format!("{guid:#018x}"), "{ni}");
+        let mut c = ours.cmd(&smpquery, sm);
+        c.args(["portinfo", &lid]);
+        let pi = run_tool(c);
+        assert_eq!(field(&pi, "Lid:"), lid, "port {port} of {guid:#x}: {pi}");
+        assert_eq!(field(&pi, "SMLid:"), sm_lid.to_string(), "{pi}");
+        assert_eq!(field(&pi, "LinkState:"), "Active", "{pi}");
+    }
+}
+
+#[test]
+fn bad_input_is_refused_or_dropped_and_the_server_keeps_serving() {
+    let ours = Served::start(&topo(FILE));
+    let base = ours.sockname.as_str();
+    let c = Raw::new(base);
+
+    // Wrong sizes and magic: dropped (ibsim drops them too), no reply.
+    let good = SimCtl::new(ctl::GET_PORT, 0, &[]).unwrap().encode();
+    assert_eq!(c.ctl_raw(&good[..SIM_CTL_BYTES - 1]), None, "short sim_ctl");
+    let mut long = good.to_vec();
+    long.extend_from_slice(&[0; 100]);
+    assert_eq!(c.ctl_raw(&long), None, "oversized sim_ctl");
+    let mut bad = good;
+    bad[0] ^= 0xFF;
+    assert_eq!(c.ctl_raw(&bad), None, "wrong magic");
+    assert_eq!(c.ctl_raw(&[]), None, "empty datagram");
+
+    // Unknown type, unknown node, a switch, no such client: SIM_CTL_ERROR.
+    assert_eq!(c.ctl(99, 0, &[]).kind, ctl::ERROR, "unknown type");
+    assert_eq!(c.ctl(ctl::GET_PORT, 7, &[]).kind, ctl::ERROR, "no client 7");
+    assert_eq!(c.ctl(ctl::GET_PORT, 1 << 30, &[]).kind, ctl::ERROR);
+    assert_eq!(c.connect("NoSuchNode", false), None, "unknown SIM_HOST");
+    assert_eq!(
+        c.connect("Switch1", false),
+        None,
+        "switch (no host interface)"
+    );
+
+    // Ten clients, then the eleventh is refused; one SM client per node.
+    let clients: Vec<Raw> = (0..MAX_CLIENTS).map(|_| Raw::new(base)).collect();
+    let nodes = ["Hca1", "Hca2", "Hca3", "Hca4"];
+    let idx: Vec<u32> = clients
+        .iter()
+        .enumerate()
+        .map(|(k, r)| r.connect(nodes[k % 4], k < 4).expect("a free slot"))
+        .collect();
+    let sorted: BTreeSet<u32> = idx.iter().copied().collect();
+    assert_eq!(sorted, (0..MAX_CLIENTS).collect(), "indices 0..10");
+    assert_eq!(
+        Raw::new(base).connect("Hca1", false),
+        None,
+        "eleventh client"
+    );
+    // Client 4 is on Hca1, where client 0 is the SM: SET_ISSM refused.
+    let r = clients[4].ctl(ctl::SET_ISSM, idx[4], &1i32.to_ne_bytes());
+    assert_eq!(r.kind, ctl::ERROR, "second SM client on Hca1");
+
+    // Data: wrong sizes dropped; the client is still served afterwards.
+    let k = &clients[5];
+    k.data.send(&[0u8; 100]).unwrap();
+    k.data.send(&[0u8; SIM_REQUEST_BYTES + 8]).unwrap();
+    let r = k.dr_nodeinfo(&[1], 0x1234);
+    assert_eq!(r.status, 0);
+    assert_eq!(mad::method(&r.mad), METHOD_GET_RESP);
+    // TID bits 63:48 carry the client index, as ibsim sets them.
+    assert_eq!(mad::tid(&r.mad), 0x1234 | (u64::from(idx[5]) << 48));
+
+    // A client that vanishes with a request in flight: its response cannot
+    // be delivered (the slot is freed then, with a log line); everyone else
+    // is still served, and a freed slot takes a new client.
+    let mut clients = clients;
+    let gone = clients.remove(6);
+    gone.send(&mad::dr_request(METHOD_GET, ATTR_NODE_INFO, 0, 9, &[1, 3]));
+    drop(gone);
+    std::thread::sleep(Duration::from_millis(300));
+    let r = clients[5].dr_nodeinfo(&[1, 3], 2);
+    assert_eq!((r.status, mad::method(&r.mad)), (0, METHOD_GET_RESP));
+    let r = clients[7].ctl(ctl::DISCONNECT, idx[8], &[]);
+    assert_eq!(r.kind, ctl::DISCONNECT);
+    let again = Raw::new(base);
+    let i = again.connect("Hca2", false).expect("a freed slot");
+    let r = again.dr_nodeinfo(&[1], 1);
+    assert_eq!(r.status, 0);
+    assert_eq!(mad::tid(&r.mad) >> 48, u64::from(i));
+}
+
+/// utime + stime of process `pid`, in clock ticks (/proc/<pid>/stat).
+fn cpu_ticks(pid: u32) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("/proc/<pid>/stat");
+    // Fields after the ")" of the command name: state is field 3; utime and
+    // stime are fields 14 and 15.
+    let rest = &s[s.rfind(')').expect("comm") + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap()
+}
+
+/// Kills the child on drop (a failed assertion must not leave it running).
+struct Child(std::process::Child);
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn the_cli_serves_ibnetdiscover_and_sleeps_when_idle() {
+    let sockname = unique_sockname();
+    let mut child = Child(
+        Command::new(env!("CARGO_BIN_EXE_vl15"))
+            .args(["serve", "--topology"])
+            .arg(topo(FILE))
+            .args(["--sockname", &sockname])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("starting vl15 serve"),
+    );
+    // Ready when the control socket answers (a CONNECT to an unknown node
+    // is refused with SIM_CTL_ERROR).
+    let probe = Raw::new(&sockname);
+    let mut ready = false;
+    for _ in 0..100 {
+        let m = SimCtl::new(ctl::GET_PORT, 0, &[]).unwrap().encode();
+        if probe.ctl_raw(&m).is_some() {
+            ready = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(
+            child.0.try_wait().unwrap().is_none(),
+            "vl15 serve exited early"
+        );
+    }
+    assert!(ready, "vl15 serve did not answer on @{sockname}:ctl");
+    let exe = ibnetdiscover_path().unwrap_or_else(|e| panic!("{e:#}"));
+    let text = run_tool(umad2sim_command(&sockname, &exe, Some("Hca2")).unwrap());
+    assert_eq!(parse(&text).nodes.len(), 6, "{text}");
+
+    // Idle: blocked on its sockets, not spinning (< 10% of one core).
+    let pid = child.0.id();
+    let before = cpu_ticks(pid);
+    std::thread::sleep(Duration::from_secs(1));
+    let used = cpu_ticks(pid) - before;
+    assert!(
+        used <= 10,
+        "vl15 serve used {used} ticks of CPU in 1 s idle"
+    );
+    // Its log names the client that attached.
+    child.0.kill().unwrap();
+    child.0.wait().unwrap();
+    let mut log = String::new();
+    use std::io::Read;
+    child
+        .0
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut log)
+        .unwrap();
+    assert!(log.contains("attached to \"Hca2\""), "{log}");
+}
+
+/// A running OpenSM (not `-o`) at `sm` on the server `sockname`, once its
+/// log says SUBNET UP; killed on drop. Its files go in `dir`.
+fn opensm_daemon(sockname: &str, sm: &str, dir: &Path, args: &[&str]) -> Child {
+    opensm_until(sockname, sm, dir, args, "SUBNET UP")
+}
+
+/// A running OpenSM (as [`opensm_daemon`]) once its log contains `what`.
+fn opensm_until(sockname: &str, sm: &str, dir: &Path, args: &[&str], what: &str) -> Child {
+    let log = dir.join("osm.log");
+    let mut cmd = umad2sim_command(sockname, &sbin("opensm"), Some(sm)).unwrap();
+    cmd.args(args);
+    let child = Child(
+        cmd.current_dir(dir)
+            .env("OSM_CACHE_DIR", dir)
+            .env("OSM_TMP_DIR", dir)
+            // -d2: flush the log after every message (it is polled).
+            .args(["-d2", "-f"])
+            .arg(&log)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("starting opensm"),
+    );
+    for _ in 0..200 {
+        if std::fs::read_to_string(&log).is_ok_and(|t| t.contains(what)) {
+            return child;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("opensm on @{sockname} did not log {what:?} within 10 s");
+}
+
+/// An infiniband-diags `tool` at `node` of server `sockname`, under
+/// `timeout 20` (a lost MAD must fail the test, not hang it); its stdout.
+fn diag(sockname: &str, node: &str, tool: &str, args: &[&str]) -> String {
+    let mut c = umad2sim_command(sockname, Path::new("/usr/bin/timeout"), Some(node)).unwrap();
+    c.arg("20").arg(sbin(tool)).args(args);
+    run_tool(c)
+}
+
+#[test]
+fn a_running_opensm_answers_sminfo_and_routes_as_on_ibsim() {
+    let (_, ibsim, ours) = side_by_side(&topo(FILE));
+    let (d1, d2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let _sm_ibsim = opensm_daemon(ibsim.sockname(), "Hca1", d1.path(), &[]);
+    let _sm_ours = opensm_daemon(&ours.sockname, "Hca1", d2.path(), &[]);
+    // Diagnostics from another CA: SMInfo is answered by OpenSM itself (the
+    // request crosses the RTL to Hca1's queue, goes to the SM client, and
+    // its response crosses back); LFTs and paths as OpenSM wrote them.
+    let run = |sockname: &str, tool: &str, args: &[&str]| diag(sockname, "Hca2", tool, args);
+    // "sm lid 1 sm guid 0x100001, activity count N priority 0 state 3
+    // SMINFO_MASTER": OpenSM on Hca1 (LID 1 on ibsim too, below) answers.
+    let sminfo = run(&ours.sockname, "sminfo", &[]);
+    assert!(
+        sminfo.starts_with("sminfo: sm lid 1 sm guid 0x100001,")
+            && sminfo.contains("SMINFO_MASTER"),
+        "{sminfo}"
+    );
+    for args in [&["2"][..], &["3"], &["2", "4", "6"]] {
+        let want = run(ibsim.sockname(), "ibroute", args);
+        assert_eq!(
+            run(&ours.sockname, "ibroute", args),
+            want,
+            "ibroute {args:?}"
+        );
+    }
+    for (from, to) in [("4", "1"), ("4", "6"), ("5", "3")] {
+        let want = run(ibsim.sockname(), "ibtracert", &[from, to]);
+        assert_eq!(run(&ours.sockname, "ibtracert", &[from, to]), want);
+    }
+}
+
+#[test]
+fn two_opensms_elect_a_master_and_the_standby_takes_over_when_it_dies() {
+    let ours = Served::start(&topo(FILE));
+    let (d1, d2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    // The standby polls the master every 500 ms and gives up after 2
+    // missed polls (OpenSM's defaults: 10 s, 4).
+    let conf = d1.path().join("fast.conf");
+    std::fs::write(
+        &conf,
+        "sminfo_polling_timeout 500\npolling_retry_number 2\n",
+    )
+    .unwrap();
+    let conf = conf.to_str().unwrap();
+    // Priority 10 on Hca1 comes up master; priority 1 on Hca2 then finds it
+    // (SMInfo Get/Set between the two clients, across the RTL) and stays
+    // Standby (ibspec §9: higher priority wins).
+    let master = opensm_daemon(&ours.sockname, "Hca1", d1.path(), &["-F", conf, "-p", "10"]);
+    let _standby = opensm_until(
+        &ours.sockname,
+        "Hca2",
+        d2.path(),
+        &["-F", conf, "-p", "1"],
+        "Entering STANDBY state",
+    );
+    let sminfo = |args: &[&str]| diag(&ours.sockname, "Hca3", "sminfo", args);
+    let m = sminfo(&[]);
+    assert!(
+        m.contains("sm guid 0x100001,") && m.contains("priority 10 state 3 SMINFO_MASTER"),
+        "{m}"
+    );
+    // The standby on Hca2, asked at its LID (read by a DR PortInfo from
+    // Hca3: out port 1, Switch1 port 3, Switch2 port 1).
+    let pi = diag(
+        &ours.sockname,
+        "Hca3",
+        "smpquery",
+        &["-D", "portinfo", "0,1,3,1"],
+    );
+    let lid = pi
+        .lines()
+        .find_map(|l| l.strip_prefix("Lid:"))
+        .map(|v| v.trim_start_matches('.').trim().to_string())
+        .unwrap_or_else(|| panic!("no Lid in {pi}"));
+    let s = sminfo(&[&lid]);
+    assert!(
+        s.contains("sm guid 0x100004,") && s.contains("priority 1 state 2 SMINFO_STANDBY"),
+        "{s}"
+    );
+
+    // Stop the master (SIGTERM, as `kill <pid>`: OpenSM exits and its
+    // umad2sim client disconnects): the standby's polls go unanswered (Hca1
+    // drops SM-bound MADs once its SM client is gone) and it takes over.
+    let st = Command::new("kill")
+        .arg(master.0.id().to_string())
+        .status()
+        .expect("kill");
+    assert!(st.success());
+    let log = d2.path().join("osm.log");
+    let mut took_over = false;
+    for _ in 0..300 {
+        if std::fs::read_to_string(&log).is_ok_and(|t| t.contains("Entering MASTER state")) {
+            took_over = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(took_over, "the standby did not take over within 15 s");
+    let m = sminfo(&[]);
+    assert!(
+        m.contains("sm guid 0x100004,") && m.contains("priority 1 state 3 SMINFO_MASTER"),
+        "{m}"
+    );
+}
