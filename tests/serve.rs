@@ -731,11 +731,12 @@ fn two_opensms_elect_a_master_and_the_standby_takes_over_when_it_dies() {
         "{s}"
     );
 
-    // Stop the master (SIGTERM, as `kill <pid>`: OpenSM exits and its
-    // umad2sim client disconnects): the standby's polls go unanswered (Hca1
-    // drops SM-bound MADs once its SM client is gone) and it takes over.
+    // Kill the master (SIGKILL: no DISCONNECT; the server finds the
+    // client gone when a send to it fails): the standby's polls come back
+    // with status 110 (umad2sim has no timer of its own, so the server
+    // must answer them) and it takes over.
     let st = Command::new("kill")
-        .arg(master.0.id().to_string())
+        .args(["-9", &master.0.id().to_string()])
         .status()
         .expect("kill");
     assert!(st.success());

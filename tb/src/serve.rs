@@ -605,12 +605,17 @@ impl Server {
         Ok(())
     }
 
-    fn send(&mut self, i: usize, r: &SimRequest) {
+    /// Send `r` to client `i`; false (and the slot freed) when it is gone.
+    fn send(&mut self, i: usize, r: &SimRequest) -> bool {
         match self.outs[i].send(&r.encode()) {
-            Ok(_) => self.stats.to_clients += 1,
+            Ok(_) => {
+                self.stats.to_clients += 1;
+                true
+            }
             Err(e) => {
                 self.stats.dropped += 1;
                 self.disconnect(i, &format!("is gone ({e}); slot freed"));
+                false
             }
         }
     }
@@ -643,6 +648,7 @@ impl Server {
                     mad: *m,
                 };
                 let tid = mad::tid(&m);
+                let mut asked = None;
                 let to = if mad::method(&m) & METHOD_RESP_BIT != 0 {
                     self.inflight.remove(&tid);
                     let i = (tid >> 48) as usize;
@@ -655,12 +661,23 @@ impl Server {
                     // A request for the SM client (SMInfo, a trap): its
                     // answer now depends on that client, not on the fabric,
                     // so it leaves the server's cycle-deadline tracking (as
-                    // ibsim forwards and forgets; the requester times out).
-                    self.inflight.remove(&tid);
+                    // ibsim forwards and forgets). If there is no SM client,
+                    // or it is gone, a requester of ours gets status 110:
+                    // umad2sim has no timer of its own.
+                    asked = self.inflight.remove(&tid);
                     self.issm_client(d)
                 };
-                match to {
+                let sent = match to {
                     Some(i) => self.send(i, &r),
+                    None => false,
+                };
+                if !sent {
+                    if let Some(f) = asked {
+                        self.not_delivered(f.client, f.req, true)?;
+                    }
+                }
+                match to {
+                    Some(_) => {}
                     None => {
                         self.stats.dropped += 1;
                         slog!(
