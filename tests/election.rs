@@ -10,7 +10,7 @@ mod common;
 use common::*;
 
 use vl15::net::Net;
-use vl15::simrun::{bring_up_sms, dump_state, start_sm, SimOptions, SmSpec};
+use vl15::simrun::{bring_up_sms, dump_state, start_sm, SimOptions, SmSpec, Summary};
 use vl15::subnet_sm::{control, run_for, run_until_settled, SmState, SubnetManager};
 
 const POLL: u64 = 200_000;
@@ -28,6 +28,16 @@ fn spec(node: &str, priority: u8) -> SmSpec {
         port: 1,
         priority,
     }
+}
+
+/// net.2sw2path4hca brought up by SMs on Hca1 (priority 0) and Hca2 (5).
+fn hca2_over_hca1(o: &SimOptions) -> (Net, Vec<SubnetManager>, Summary) {
+    bring_up_sms(
+        &topo("net.2sw2path4hca"),
+        o,
+        &[spec("Hca1", 0), spec("Hca2", 5)],
+    )
+    .unwrap_or_else(|e| panic!("{e:#}"))
 }
 
 fn port_guid(net: &Net, sm: &SubnetManager) -> u64 {
@@ -67,12 +77,7 @@ fn check_master_everywhere(net: &mut Net, sms: &[SubnetManager], master: usize) 
 #[test]
 fn the_higher_priority_sm_is_master_and_the_other_polls_it() {
     let o = opts();
-    let (mut net, mut sms, summary) = bring_up_sms(
-        &topo("net.2sw2path4hca"),
-        &o,
-        &[spec("Hca1", 0), spec("Hca2", 5)],
-    )
-    .unwrap_or_else(|e| panic!("{e:#}"));
+    let (mut net, mut sms, summary) = hca2_over_hca1(&o);
     assert_eq!(summary.active_ports, summary.linked_ports);
     check_master_everywhere(&mut net, &sms, 1);
     assert_eq!(sms[0].state, SmState::Standby);
@@ -151,9 +156,7 @@ fn a_higher_sm_that_joins_gets_the_handover() {
 #[test]
 fn a_dead_master_is_replaced_within_the_polling_bound() {
     let o = opts();
-    let path = topo("net.2sw2path4hca");
-    let (mut net, mut sms, summary) = bring_up_sms(&path, &o, &[spec("Hca1", 0), spec("Hca2", 5)])
-        .unwrap_or_else(|e| panic!("{e:#}"));
+    let (mut net, mut sms, summary) = hca2_over_hca1(&o);
     assert_eq!(sms[1].state, SmState::Master);
     run_for(&mut net, &mut sms, 3 * POLL).unwrap();
     let killed = sms.remove(1);
@@ -190,12 +193,7 @@ fn a_dead_master_is_replaced_within_the_polling_bound() {
 #[test]
 fn disable_standby_and_discover_move_a_standby_as_the_spec_says() {
     let o = opts();
-    let (mut net, mut sms, _) = bring_up_sms(
-        &topo("net.2sw2path4hca"),
-        &o,
-        &[spec("Hca1", 0), spec("Hca2", 5)],
-    )
-    .unwrap_or_else(|e| panic!("{e:#}"));
+    let (mut net, mut sms, _) = hca2_over_hca1(&o);
     let standby_path = sms[1].peers[0].path.clone();
     assert_eq!(sms[1].peers[0].info.guid, port_guid(&net, &sms[0]));
     // DISABLE: Standby → NotActive, polling stops.
@@ -225,12 +223,7 @@ fn disable_standby_and_discover_move_a_standby_as_the_spec_says() {
 
 #[test]
 fn a_control_code_from_the_wrong_state_is_refused_and_changes_nothing() {
-    let (mut net, mut sms, _) = bring_up_sms(
-        &topo("net.2sw2path4hca"),
-        &opts(),
-        &[spec("Hca1", 0), spec("Hca2", 5)],
-    )
-    .unwrap_or_else(|e| panic!("{e:#}"));
+    let (mut net, mut sms, _) = hca2_over_hca1(&opts());
     // The Standby (its SMInfo says Standby) tells the Master to HAND OVER
     // and to DISABLE: only a Master may send those (ibspec §9).
     let to_master = sms[0].following.clone().unwrap().path;

@@ -246,15 +246,24 @@ fn inter_switch_ports_used(d: &StateDump) -> Vec<u8> {
     used
 }
 
+/// net.2sw2path4hca brought up by the default SM: the fabric, the SM, the
+/// state dump right after, and the light-sweep interval.
+fn up_with_default_sm() -> (
+    vl15::net::Net,
+    Vec<vl15::subnet_sm::SubnetManager>,
+    StateDump,
+    u64,
+) {
+    let opts = SimOptions::default();
+    let (mut net, sm, _) = bring_up(&topo("net.2sw2path4hca"), &opts).unwrap();
+    let before = dump_state(&mut net).unwrap();
+    (net, vec![sm], before, opts.sm.sweep_interval)
+}
+
 #[test]
 fn a_link_that_goes_down_is_routed_around_and_used_again_when_it_returns() {
     use vl15::subnet_sm::run_for;
-    let path = topo("net.2sw2path4hca");
-    let opts = SimOptions::default();
-    let interval = opts.sm.sweep_interval;
-    let (mut net, sm, _) = bring_up(&path, &opts).unwrap();
-    let mut sms = vec![sm];
-    let before = dump_state(&mut net).unwrap();
+    let (mut net, mut sms, before, interval) = up_with_default_sm();
     assert_eq!(inter_switch_ports_used(&before), vec![3, 5]);
 
     net.console(r#"Unlink "Switch1"[5]"#).unwrap();
@@ -282,12 +291,7 @@ fn a_link_that_goes_down_is_routed_around_and_used_again_when_it_returns() {
 #[test]
 fn a_node_that_leaves_and_returns_keeps_its_lid() {
     use vl15::subnet_sm::run_for;
-    let path = topo("net.2sw2path4hca");
-    let opts = SimOptions::default();
-    let interval = opts.sm.sweep_interval;
-    let (mut net, sm, _) = bring_up(&path, &opts).unwrap();
-    let mut sms = vec![sm];
-    let before = dump_state(&mut net).unwrap();
+    let (mut net, mut sms, before, interval) = up_with_default_sm();
     let hca3 = |d: &StateDump| d.nodes.iter().find(|n| n.id == "Hca3").unwrap().ports[0].clone();
     let lid3 = hca3(&before).lid.unwrap();
 

@@ -101,9 +101,6 @@ pub mod control {
     pub const DISCOVER: u32 = 5;
 }
 
-/// Status "invalid attribute or modifier value" (ibspec §7).
-const STATUS_INVALID_VALUE: u16 = 0x001C;
-
 /// SMInfo as carried in the SMP data (ibspec §8).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct SmInfo {
@@ -685,7 +682,7 @@ impl SubnetManager {
                 {
                     action = Some((code, sender));
                 } else {
-                    status = STATUS_INVALID_VALUE;
+                    status = STATUS_INVALID_FIELD;
                     self.note(
                         now,
                         format!(
@@ -803,26 +800,31 @@ impl SubnetManager {
         self.next_poll = now;
     }
 
+    /// Whether `p` outranks this SM (ibspec §9).
+    fn outranked_by(&self, p: &PeerSm) -> bool {
+        p.info
+            .higher_than(self.opts.priority & 0x0F, self.port_guid)
+    }
+
+    /// A higher SM that is Discovering or Standby (not yet anyone's master).
+    fn higher_contender(&self, p: &PeerSm) -> bool {
+        (p.info.state == SmState::Discovering as u8 || p.info.state == SmState::Standby as u8)
+            && self.outranked_by(p)
+    }
+
     /// The end of discovery: Master (true) or Standby (false), ibspec §9.
     fn elect(&mut self, now: u64) -> bool {
-        let (prio, guid) = (self.opts.priority & 0x0F, self.port_guid);
         let master = SmState::Master as u8;
         let follow = match self.state {
             SmState::Master => self
                 .peers
                 .iter()
-                .find(|p| p.info.state == master && p.info.higher_than(prio, guid)),
+                .find(|p| p.info.state == master && self.outranked_by(p)),
             _ => self
                 .peers
                 .iter()
                 .find(|p| p.info.state == master)
-                .or_else(|| {
-                    self.peers.iter().find(|p| {
-                        (p.info.state == SmState::Discovering as u8
-                            || p.info.state == SmState::Standby as u8)
-                            && p.info.higher_than(prio, guid)
-                    })
-                }),
+                .or_else(|| self.peers.iter().find(|p| self.higher_contender(p))),
         };
         if let Some(f) = follow.cloned() {
             self.become_standby(now, f);
@@ -842,15 +844,10 @@ impl SubnetManager {
         if self.state != SmState::Master || self.handover_to.is_some() {
             return;
         }
-        let (prio, guid) = (self.opts.priority & 0x0F, self.port_guid);
         let Some(to) = self
             .peers
             .iter()
-            .filter(|p| {
-                (p.info.state == SmState::Standby as u8
-                    || p.info.state == SmState::Discovering as u8)
-                    && p.info.higher_than(prio, guid)
-            })
+            .filter(|p| self.higher_contender(p))
             .min_by_key(|p| (std::cmp::Reverse(p.info.priority), p.info.guid))
             .cloned()
         else {
