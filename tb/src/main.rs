@@ -229,6 +229,11 @@ enum Cmd {
         /// Ports per switch (even, 2..36)
         #[arg(long, default_value_t = 36)]
         ports: u8,
+        /// Leaf switches (even, dividing --ports; default --ports): fewer
+        /// leaves, leaves/2 spines joined by --ports/leaves parallel links
+        /// (36 ports, 18 leaves: 351 nodes)
+        #[arg(long)]
+        leaves: Option<u8>,
         /// Output file (default: stdout)
         #[arg(short, long)]
         output: Option<PathBuf>,
@@ -241,6 +246,14 @@ enum Cmd {
         /// Leave out the fabric benchmarks (702-node fat tree, idle cost, memory)
         #[arg(long)]
         skip_fabric: bool,
+        /// Leave out `opensm -o` on vl15 serve vs ibsim (351- and 702-node
+        /// fat trees, minutes)
+        #[arg(long)]
+        skip_serve: bool,
+        /// Leaf counts of the 36-port fat trees for the serve benchmark
+        /// (18: 351 nodes, 36: 702 nodes)
+        #[arg(long, value_delimiter = ',', default_value = "18,36")]
+        serve_leaves: Vec<u8>,
     },
 }
 
@@ -455,7 +468,11 @@ fn main() -> ExitCode {
                 })
             }
             Cmd::Sim { .. } => Err(anyhow::anyhow!("give --topology or --scenario")),
-            Cmd::Fattree { ports, output } => vl15::fattree::two_level(ports).and_then(|t| {
+            Cmd::Fattree {
+                ports,
+                leaves,
+                output,
+            } => vl15::fattree::two_level_leaves(ports, leaves.unwrap_or(ports)).and_then(|t| {
                 match output {
                     Some(p) => std::fs::write(&p, &t)
                         .with_context(|| format!("writing {}", p.display()))?,
@@ -474,10 +491,18 @@ fn main() -> ExitCode {
             Cmd::Bench {
                 cycles,
                 skip_fabric,
+                skip_serve,
+                serve_leaves,
             } => bench::run(cycles).and_then(|r| {
                 out!("{r}");
                 if !skip_fabric {
                     out!("\n== fabric (issue 3) ==\n{}", vl15::netbench::run()?);
+                }
+                if !skip_serve {
+                    out!(
+                        "\n== opensm -o on vl15 serve vs ibsim (issue 5) ==\n{}",
+                        vl15::netbench::serve_report(&serve_leaves)?
+                    );
                 }
                 Ok(true)
             }),

@@ -1,6 +1,8 @@
 //! Fabric benchmarks (`make bench`, issue 3): a 702-node fat tree built and
 //! swept with DR Get(NodeInfo) through the RTL, the cost of idle devices,
-//! and the resident memory of the fabric.
+//! and the resident memory of the fabric; and (issue 5) `opensm -o` on
+//! `vl15 serve` against the real ibsim on 351- and 702-node fat trees, with
+//! a perf profile of the server thread.
 
 use std::collections::VecDeque;
 use std::fmt::Write as _;
@@ -363,4 +365,295 @@ pub fn bring_up_report(text: &str, k: u8) -> Result<String> {
         }
     }
     Ok(r)
+}
+
+/// One `opensm -o` run against `vl15 serve` (in this process, its own
+/// thread) and what the server did meanwhile.
+#[derive(Debug, Clone, Default)]
+pub struct ServeRun {
+    /// Wall time of `opensm -o`, start to exit.
+    pub wall_s: f64,
+    /// CPU time of the server thread over its whole life (bind, serve,
+    /// stop; `/proc/thread-self/stat`), if readable.
+    pub server_cpu_s: Option<f64>,
+    /// Simulated cycles, device evaluations, MADs into the RTL.
+    pub cycles: u64,
+    pub evals: u64,
+    pub to_rtl: u64,
+    /// `perf` profile of the server thread during the run, if perf works.
+    pub profile: Option<Profile>,
+}
+
+/// Where the server thread's samples fell.
+#[derive(Debug, Clone, Default)]
+pub struct Profile {
+    pub samples: u64,
+    /// Share of the samples in the Verilated switch models (`Vsw*`), the CA
+    /// models (`Vca*`), and the rest (testbench, runtime, kernel).
+    pub switch_pct: f64,
+    pub ca_pct: f64,
+    pub other_pct: f64,
+    /// The hottest symbols, "pct symbol".
+    pub top: Vec<(f64, String)>,
+}
+
+/// This thread's user + system CPU seconds (fields 14 and 15 of
+/// /proc/thread-self/stat, in clock ticks of 1/100 s on Linux).
+fn thread_cpu_s() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
+    // Fields after "(comm)": state is field 3, so utime is index 11 here.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+    Some(ticks as f64 / 100.0)
+}
+
+/// This thread's kernel id (the last component of /proc/thread-self).
+fn thread_id() -> Option<u32> {
+    std::fs::read_link("/proc/thread-self")
+        .ok()?
+        .file_name()?
+        .to_str()?
+        .parse()
+        .ok()
+}
+
+/// `perf` symbols by share: `perf report --stdio --sort symbol` lines
+/// "  12.34%  [.] name".
+fn parse_perf_report(text: &str, samples: u64) -> Profile {
+    let mut p = Profile {
+        samples,
+        ..Profile::default()
+    };
+    let mut rows = Vec::new();
+    for line in text.lines() {
+        let l = line.trim();
+        let Some((pct, sym)) = l.split_once('%') else {
+            continue;
+        };
+        let Ok(pct) = pct.trim().parse::<f64>() else {
+            continue;
+        };
+        // "[.] name", then (some perf versions) padding columns.
+        let sym = sym
+            .trim()
+            .trim_start_matches("[.]")
+            .trim_start_matches("[k]")
+            .split_whitespace()
+            .next()
+            .unwrap_or("");
+        if sym.starts_with("Vsw") {
+            p.switch_pct += pct;
+        } else if sym.starts_with("Vca") {
+            p.ca_pct += pct;
+        } else {
+            p.other_pct += pct;
+        }
+        rows.push((pct, sym.to_string()));
+    }
+    rows.sort_by(|a, b| b.0.total_cmp(&a.0));
+    rows.truncate(6);
+    p.top = rows;
+    p
+}
+
+/// Profile thread `tid` with `perf record` while `f` runs; `None` (and
+/// `f` still runs) when perf is missing or not allowed here.
+fn with_perf<T>(tid: Option<u32>, f: impl FnOnce() -> T) -> (T, Option<Profile>) {
+    let dir = tempfile::tempdir().ok();
+    let perf = ["/usr/bin/perf", "/usr/local/bin/perf"]
+        .iter()
+        .map(Path::new)
+        .find(|p| p.exists());
+    let (Some(tid), Some(perf), Some(dir)) = (tid, perf, dir) else {
+        return (f(), None);
+    };
+    let data = dir.path().join("perf.data");
+    let rec = std::process::Command::new(perf)
+        .args(["record", "-q", "-F", "499", "-t", &tid.to_string(), "-o"])
+        .arg(&data)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    let Ok(mut rec) = rec else {
+        return (f(), None);
+    };
+    let out = f();
+    // perf writes its file on SIGINT.
+    let _ = std::process::Command::new("kill")
+        .args(["-INT", &rec.id().to_string()])
+        .status();
+    let _ = rec.wait();
+    let report = std::process::Command::new(perf)
+        .args([
+            "report",
+            "--stdio",
+            "--no-children",
+            "--sort",
+            "symbol",
+            "-i",
+        ])
+        .arg(&data)
+        .stderr(std::process::Stdio::null())
+        .output();
+    let profile = report.ok().filter(|o| o.status.success()).map(|o| {
+        let text = String::from_utf8_lossy(&o.stdout);
+        let samples = text
+            .lines()
+            .find_map(|l| l.strip_prefix("# Samples: "))
+            .and_then(|s| s.split_whitespace().next())
+            .and_then(|s| {
+                let (n, k) = s.strip_suffix('K').map_or((s, 1), |n| (n, 1000));
+                n.parse::<u64>().ok().map(|n| n * k)
+            })
+            .unwrap_or(0);
+        parse_perf_report(&text, samples)
+    });
+    (out, profile.filter(|p| !p.top.is_empty()))
+}
+
+/// `opensm -o` attached at `ca` bringing up `topology` served by `vl15
+/// serve` (in a thread of this process), with a perf profile of the server
+/// thread when `profile` and perf is usable.
+pub fn opensm_on_serve(topology: &Path, ca: &str, profile: bool) -> Result<ServeRun> {
+    use crate::serve::{ServeOptions, Server};
+    use std::sync::mpsc;
+    let topo = Topology::load(topology)?;
+    let sockname = crate::ibsim::unique_sockname();
+    let (tx, rx) = mpsc::channel();
+    let name = sockname.clone();
+    let server = std::thread::spawn(
+        move || -> Result<(crate::serve::ServeStats, u64, u64, Option<f64>)> {
+            let net = Net::new(topo, NetOptions::default())?;
+            let mut s = Server::bind(
+                net,
+                ServeOptions {
+                    sockname: name,
+                    ..ServeOptions::default()
+                },
+            );
+            let s = match s.as_mut() {
+                Ok(s) => s,
+                Err(e) => {
+                    let _ = tx.send(None);
+                    return Err(anyhow!("{e:#}"));
+                }
+            };
+            let _ = tx.send(Some((s.stop_flag(), thread_id())));
+            s.run()?;
+            Ok((s.stats, s.net.cycle, s.net.stats.ticks, thread_cpu_s()))
+        },
+    );
+    let Ok(Some((stop, tid))) = rx.recv() else {
+        return Err(server
+            .join()
+            .map_err(|_| anyhow!("the server thread panicked"))?
+            .err()
+            .unwrap_or_else(|| anyhow!("the server thread ended")));
+    };
+    let tid = if profile { tid } else { None };
+    let (wall, prof) = with_perf(tid, || opensm_once(&sockname, ca));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let (stats, cycles, evals, cpu) = server
+        .join()
+        .map_err(|_| anyhow!("the server thread panicked"))??;
+    Ok(ServeRun {
+        wall_s: wall?,
+        server_cpu_s: cpu,
+        cycles,
+        evals,
+        to_rtl: stats.to_rtl,
+        profile: prof,
+    })
+}
+
+/// Issue 5's benchmark: `opensm -o` on two-level fat trees of 36-port
+/// switches with `leaves` leaves (18: 351 nodes, 36: 702 nodes), on the
+/// real ibsim and on `vl15 serve`, side by side, with the server's profile.
+pub fn serve_report(leaves: &[u8]) -> Result<String> {
+    let mut r = String::new();
+    for &l in leaves {
+        let text = crate::fattree::two_level_leaves(36, l)?;
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join(format!("fattree36x{l}"));
+        std::fs::write(&path, &text)?;
+        let topo = Topology::parse(&text, &path)?;
+        let ca = topo
+            .nodes
+            .iter()
+            .find(|n| n.kind == NodeKind::Ca)
+            .ok_or_else(|| anyhow!("no CA"))?
+            .id
+            .clone();
+        let nodes = topo.nodes.len();
+        let ibsim = opensm_on_ibsim(&path, &ca)
+            .with_context(|| format!("opensm -o on ibsim, {nodes}-node fat tree"))?;
+        let ours = opensm_on_serve(&path, &ca, true)
+            .with_context(|| format!("opensm -o on vl15 serve, {nodes}-node fat tree"))?;
+        let _ = writeln!(
+            r,
+            "opensm -o, {nodes}-node fat tree ({l} leaves, {} spine(s), 36-port switches), OpenSM at {ca}:",
+            l / 2
+        );
+        let _ = writeln!(
+            r,
+            "  ibsim {:.2} s; vl15 serve {:.2} s; vl15/ibsim = {:.1}x (target <= 1.5)",
+            ibsim,
+            ours.wall_s,
+            ours.wall_s / ibsim
+        );
+        let cpu = ours
+            .server_cpu_s
+            .map_or("not readable".to_string(), |c| format!("{c:.2} s"));
+        let _ = writeln!(
+            r,
+            "  server: {} MADs into the RTL, {} cycles, {} device evaluations ({:.1} µs each over the run), thread CPU {cpu}",
+            ours.to_rtl,
+            ours.cycles,
+            ours.evals,
+            ours.wall_s * 1e6 / ours.evals.max(1) as f64
+        );
+        match &ours.profile {
+            Some(p) => {
+                let _ = writeln!(
+                    r,
+                    "  profile of the server thread (perf, {} samples): switch RTL models {:.1}%, CA RTL models {:.1}%, testbench/runtime/kernel {:.1}%",
+                    p.samples, p.switch_pct, p.ca_pct, p.other_pct
+                );
+                for (pct, sym) in &p.top {
+                    let _ = writeln!(r, "    {pct:5.1}% {sym}");
+                }
+            }
+            None => {
+                let _ = writeln!(r, "  profile: perf not available here");
+            }
+        }
+    }
+    Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn perf_report_lines_are_classified_by_model() {
+        // The shape of `perf report --stdio --no-children --sort symbol`.
+        let text = "# Samples: 7K of event 'cpu-clock:ppp'\n\
+                    #\n\
+                    # Overhead  Symbol\n\
+                    \n\
+                    \x20   50.00%  [.] Vsw36___024root___nba_sequent__TOP__5   -   -\n\
+                    \x20   30.00%  [.] Vcamp1___024root___eval\n\
+                    \x20   15.00%  [.] vl15::net::Net::step\n\
+                    \x20    5.00%  [k] __softirqentry_text_start\n";
+        let p = parse_perf_report(text, 7000);
+        assert_eq!(p.samples, 7000);
+        assert_eq!((p.switch_pct, p.ca_pct, p.other_pct), (50.0, 30.0, 20.0));
+        assert_eq!(
+            p.top[0],
+            (50.0, "Vsw36___024root___nba_sequent__TOP__5".to_string())
+        );
+        assert_eq!(p.top.len(), 4);
+    }
 }
