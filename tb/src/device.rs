@@ -164,12 +164,15 @@ pub mod reg {
     pub const PORT_NUM: u8 = 0x06;
     pub const CAPS: u8 = 0x07;
     pub const RX_DEPTH: u8 = 0x08;
+    /// Write-only: clears counter i for every set bit i of the written word.
+    pub const CTR_CLEAR_SEL: u8 = 0x0E;
+    /// Write-only: any write clears every counter.
     pub const CTR_CLEAR: u8 = 0x0F;
     pub const CTR_BASE: u8 = 0x10;
     pub const ID_VALUE: u32 = 0x564C_3135;
 
     /// Counter names in `ib_pkg::ctr_e` order.
-    pub const COUNTERS: [&str; 19] = [
+    pub const COUNTERS: [&str; 24] = [
         "rx_pkts",
         "rx_vcrc_err",
         "rx_lver_err",
@@ -189,6 +192,14 @@ pub mod reg {
         "sq_pkts",
         "tx_vl15_pkts",
         "tx_data_pkts",
+        // GSI receive checks on the data VLs (gsi_rx_check); these packets
+        // are also counted in rx_data_pkts
+        "data_icrc_err",
+        "gsi_bad_hdr",
+        "gsi_gmps",
+        // IBA PortRcvData / PortXmitData: sums of LRH.PktLen (4-byte words)
+        "rx_words",
+        "tx_words",
     ];
 }
 
