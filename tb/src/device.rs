@@ -479,6 +479,52 @@ fn keep_mask(data_w: u32) -> u16 {
 mod tests {
     use super::*;
 
+    /// `reg` mirrors `rtl/ib_pkg.sv`: every `ctr_e` member (CamelCase after
+    /// `Ctr`, as snake_case) at its index, and the register addresses.
+    #[test]
+    fn register_map_mirrors_ib_pkg() {
+        let pkg = include_str!("../../rtl/ib_pkg.sv");
+        let mut ctrs: Vec<(usize, String)> = Vec::new();
+        let mut regs: Vec<(String, u8)> = Vec::new();
+        for line in pkg.lines() {
+            let t = line.trim_start();
+            let code = t.split("//").next().unwrap_or("");
+            if let Some(rest) = code.strip_prefix("Ctr") {
+                if let Some((name, val)) = rest.split_once('=') {
+                    if let Some(v) = val.trim().trim_end_matches(',').strip_prefix("5'd") {
+                        let mut snake = String::new();
+                        for (i, ch) in name.trim().chars().enumerate() {
+                            if ch.is_ascii_uppercase() && i > 0 {
+                                snake.push('_');
+                            }
+                            snake.push(ch.to_ascii_lowercase());
+                        }
+                        ctrs.push((v.trim().parse().unwrap(), snake));
+                    }
+                }
+            }
+            if let Some(rest) = code.strip_prefix("localparam logic [7:0] Reg") {
+                if let Some((name, val)) = rest.split_once('=') {
+                    if let Some(h) = val.trim().trim_end_matches(';').strip_prefix("8'h") {
+                        regs.push((name.trim().to_string(), u8::from_str_radix(h, 16).unwrap()));
+                    }
+                }
+            }
+        }
+        assert_eq!(ctrs.len(), reg::COUNTERS.len(), "{ctrs:?}");
+        for (i, name) in &ctrs {
+            assert_eq!(reg::COUNTERS[*i], name, "counter {i}");
+        }
+        let addr = |n: &str| regs.iter().find(|(k, _)| k == n).map(|(_, a)| *a);
+        assert_eq!(addr("CtrClearSel"), Some(reg::CTR_CLEAR_SEL));
+        assert_eq!(addr("CtrClear"), Some(reg::CTR_CLEAR));
+        assert_eq!(addr("CtrBase"), Some(reg::CTR_BASE));
+        assert_eq!(addr("RxDepth"), Some(reg::RX_DEPTH));
+        assert_eq!(addr("PortState"), Some(reg::PORT_STATE));
+        // the counters end below the board's registers (0xC0)
+        assert!(usize::from(reg::CTR_BASE) + reg::COUNTERS.len() <= 0xC0);
+    }
+
     fn ring_all(q: &mut RecvQueue) -> Vec<Doorbell> {
         let mut v = Vec::new();
         while q.pending() {
