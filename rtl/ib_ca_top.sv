@@ -1,6 +1,7 @@
 // ib_ca_top: one InfiniBand CA port's VL15/SMI datapath with flat ports (top
 // of the simulation model). Wire RX -> ib_link_rx -> smi_rq -> VL15 RX ib_pkt_fifo ->
-// smi_rx_dispatch -> SMA RX / SM RX; SMA/SM/trap TX -> smi_sq -> VL15 TX
+// smi_rx_dispatch -> SMA RX / SM RX; data VLs: ib_link_rx -> gsi_rx_check
+// (ICRC, QP0/QP1 GMP checks) -> data RX; SMA/SM/trap TX -> smi_sq -> VL15 TX
 // ib_pkt_fifo -> ib_link_tx -> wire TX (data VLs pass beside it); the port
 // registers and event counters in ib_port_regs; ib_axis_checker on every
 // stream (simulation only). The physical link (link_up_i) drives PortState
@@ -129,6 +130,7 @@ module ib_ca_top
   // ---------------------------------------------------------------------------
   logic [NumCtrs-1:0] ev;
   logic [NumCtrs-1:0] ev2;       // a second event of the same counter
+  logic [NumCtrs-1:0][CtrAddW-1:0] ctr_add;  // amounts (the word counters)
   logic [15:0]        port_lid;
   logic [2:0]         port_lmc;
   logic [15:0]        master_sm_lid;
@@ -151,6 +153,7 @@ module ib_ca_top
     .reg_rdata_o,
     .ev_i           (ev),
     .ev2_i          (ev2),
+    .add_i          (ctr_add),
     .port_lid_o     (port_lid),
     .port_lmc_o     (port_lmc),
     .master_sm_lid_o(master_sm_lid),
@@ -173,6 +176,12 @@ module ib_ca_top
   logic             vl15_rx_tuser;
   logic             ev_rx_pkt, ev_rx_data_pkt, ev_rx_len_err, ev_rx_lver_err;
   logic             ev_rx_lnh_err, ev_rx_vcrc_err;
+  // ib_link_rx's data-VL output, into gsi_rx_check
+  logic [DataW-1:0] ldrx_tdata;
+  logic [DataB-1:0] ldrx_tkeep;
+  logic             ldrx_tvalid;
+  logic             ldrx_tlast;
+  logic             ldrx_tuser;
 
   ib_link_rx #(.DataW(DataW)) u_link_rx (
     .clk_i,
@@ -186,17 +195,38 @@ module ib_ca_top
     .vl15_tvalid_o(vl15_rx_tvalid),
     .vl15_tlast_o (vl15_rx_tlast),
     .vl15_tuser_o (vl15_rx_tuser),
-    .data_tdata_o (drx_tdata_o),
-    .data_tkeep_o (drx_tkeep_o),
-    .data_tvalid_o(drx_tvalid_o),
-    .data_tlast_o (drx_tlast_o),
-    .data_tuser_o (drx_tuser_o),
+    .data_tdata_o (ldrx_tdata),
+    .data_tkeep_o (ldrx_tkeep),
+    .data_tvalid_o(ldrx_tvalid),
+    .data_tlast_o (ldrx_tlast),
+    .data_tuser_o (ldrx_tuser),
     .ev_pkt_o     (ev_rx_pkt),
     .ev_data_pkt_o(ev_rx_data_pkt),
     .ev_len_err_o (ev_rx_len_err),
     .ev_lver_err_o(ev_rx_lver_err),
     .ev_lnh_err_o (ev_rx_lnh_err),
     .ev_vcrc_err_o(ev_rx_vcrc_err)
+  );
+
+  // GSI receive checks on the data VLs (one cycle of latency)
+  logic ev_gsi_icrc_err, ev_gsi_bad_hdr, ev_gsi_gmp;
+
+  gsi_rx_check #(.DataW(DataW)) u_gsi_rx (
+    .clk_i,
+    .rst_ni,
+    .in_tdata_i   (ldrx_tdata),
+    .in_tkeep_i   (ldrx_tkeep),
+    .in_tvalid_i  (ldrx_tvalid),
+    .in_tlast_i   (ldrx_tlast),
+    .in_tuser_i   (ldrx_tuser),
+    .out_tdata_o  (drx_tdata_o),
+    .out_tkeep_o  (drx_tkeep_o),
+    .out_tvalid_o (drx_tvalid_o),
+    .out_tlast_o  (drx_tlast_o),
+    .out_tuser_o  (drx_tuser_o),
+    .ev_icrc_err_o(ev_gsi_icrc_err),
+    .ev_bad_hdr_o (ev_gsi_bad_hdr),
+    .ev_gmp_o     (ev_gsi_gmp)
   );
 
   logic             rxf_wr_valid;
@@ -534,7 +564,7 @@ module ib_ca_top
     end
   end
 
-  assign idle_o = !rx_pkt_q && !vl15_rx_tvalid && !drx_tvalid_o &&
+  assign idle_o = !rx_pkt_q && !vl15_rx_tvalid && !ldrx_tvalid && !drx_tvalid_o &&
                   (rx_cnt_q == '0) && !sq_pkt_q && (tx_cnt_q == '0) &&
                   !lt_tvalid && !wire_pkt_q && !drop_q && (link_q == link_up_i);
 
@@ -542,6 +572,61 @@ module ib_ca_top
   // only needed by writers that must not drop, and the TX meta is a dummy.
   logic unused;
   assign unused = ^{rxf_slot_free, txf_drop_full, txf_rd_meta};
+
+  // ---------------------------------------------------------------------------
+  // Word counters (IBA PortRcvData / PortXmitData): LRH.PktLen of each packet
+  // that passed ib_link_rx's checks (its output, VL15 and data: one register,
+  // so at most one beat a cycle), and of each packet that left on the wire
+  // (tx_* handshakes, after the link gate). PktLen (packet bytes 4..5) lies
+  // in beat PktLenBeat; it is taken from that beat, or registered from it
+  // when the tlast beat is a later one.
+  // ---------------------------------------------------------------------------
+  localparam int unsigned PktLenBeat = PbLrhPktLen / DataB;
+  localparam int unsigned PktLenLane = PbLrhPktLen % DataB;
+
+  logic             lrx_valid, lrx_last, lrx_user;
+  logic [10:0]      lrx_pktlen;              // PktLen field of the current ib_link_rx beat
+  logic [10:0]      tx_pktlen;               // ... of the current wire TX beat
+  logic [1:0]       rxw_beat_q, txw_beat_q;  // beat of the packet, saturating at 2
+  logic [10:0]      rxw_len_q, txw_len_q;
+  logic [10:0]      rxw_len, txw_len;        // PktLen of the current packet
+  logic             tx_hs;
+
+  // ib_link_rx's VL15 and data outputs come from one register
+  assign lrx_valid  = vl15_rx_tvalid || ldrx_tvalid;
+  assign lrx_pktlen = vl15_rx_tvalid
+      ? {vl15_rx_tdata[8*PktLenLane +: 3], vl15_rx_tdata[8*(PktLenLane+1) +: 8]}
+      : {ldrx_tdata[8*PktLenLane +: 3], ldrx_tdata[8*(PktLenLane+1) +: 8]};
+  assign tx_pktlen = {tx_tdata_o[8*PktLenLane +: 3], tx_tdata_o[8*(PktLenLane+1) +: 8]};
+  assign lrx_last  = vl15_rx_tvalid ? vl15_rx_tlast : ldrx_tlast;
+  assign lrx_user  = vl15_rx_tvalid ? vl15_rx_tuser : ldrx_tuser;
+  assign rxw_len   = (32'(rxw_beat_q) == PktLenBeat) ? lrx_pktlen : rxw_len_q;
+  assign tx_hs     = tx_tvalid_o && tx_tready_i;
+  assign txw_len   = (32'(txw_beat_q) == PktLenBeat) ? tx_pktlen : txw_len_q;
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      rxw_beat_q <= '0;
+      txw_beat_q <= '0;
+      rxw_len_q  <= '0;
+      txw_len_q  <= '0;
+    end else begin
+      if (lrx_valid) begin
+        rxw_beat_q <= lrx_last ? 2'd0 : (rxw_beat_q == 2'd2 ? 2'd2 : rxw_beat_q + 2'd1);
+        rxw_len_q  <= rxw_len;
+      end
+      if (tx_hs) begin
+        txw_beat_q <= tx_tlast_o ? 2'd0 : (txw_beat_q == 2'd2 ? 2'd2 : txw_beat_q + 2'd1);
+        txw_len_q  <= txw_len;
+      end
+    end
+  end
+
+  always_comb begin
+    ctr_add             = '0;
+    ctr_add[CtrRxWords] = (lrx_valid && lrx_last && !lrx_user) ? rxw_len : '0;
+    ctr_add[CtrTxWords] = (tx_hs && tx_tlast_o) ? txw_len : '0;
+  end
 
   // ---------------------------------------------------------------------------
   // Counter events (index = ib_pkg::ctr_e)
@@ -572,6 +657,9 @@ module ib_ca_top
     ev[CtrSqPkts]       = ev_sq_pkt;
     ev[CtrTxVl15Pkts]   = ev_tx_vl15_pkt && gate_pass;  // on the wire, not discarded
     ev[CtrTxDataPkts]   = ev_tx_data_pkt && gate_pass;
+    ev[CtrDataIcrcErr]  = ev_gsi_icrc_err;
+    ev[CtrGsiBadHdr]    = ev_gsi_bad_hdr;
+    ev[CtrGsiGmps]      = ev_gsi_gmp;
   end
 
   // ---------------------------------------------------------------------------

@@ -40,6 +40,16 @@ package ib_pkg;
   localparam int unsigned PbDethQkey    = 20;  // 4 bytes
   localparam int unsigned PbDethSrcQp   = 25;  // 3 bytes
 
+  // Global Route Header (LNH 3, 40 bytes after the LRH) [§1, §3.1]: the
+  // transport headers and the MAD move by GrhBytes.
+  localparam int unsigned GrhBytes      = 40;
+  localparam int unsigned PbGrhVerTc    = 8;   // IPVer[7:4] TClass[7:4] in [3:0]
+  localparam int unsigned PbGrhTcFlow   = 9;   // TClass[3:0] in [7:4], FlowLabel[19:16]
+  localparam int unsigned PbGrhFlow     = 10;  // FlowLabel[15:0], 2 bytes
+  localparam int unsigned PbGrhNxtHdr   = 14;  // must be 0x1B (IBA transport)
+  localparam int unsigned PbGrhHopLmt   = 15;
+  localparam logic [7:0]  GrhNxtHdrIba  = 8'h1B;
+
   // ---------------------------------------------------------------------------
   // Header constants [§1, §2]
   // ---------------------------------------------------------------------------
@@ -119,6 +129,11 @@ package ib_pkg;
   localparam logic [31:0] Crc32Init    = 32'hFFFF_FFFF;
   localparam logic [31:0] Crc32PolyRef = 32'hEDB8_8320;
   localparam logic [31:0] Crc32XorOut  = 32'hFFFF_FFFF;
+  // CRC-32 register (no final XOR) after the covered bytes followed by their
+  // ICRC, least-significant byte first: the same for every good packet, so a
+  // receiver checks the ICRC without locating it (zlib.crc32 of the same
+  // bytes = 0x2144DF1C = ~Crc32Residue, ibspec §3.1 "Residue check").
+  localparam logic [31:0] Crc32Residue = 32'hDEBB_20E3;
   // VCRC: CRC-16, polynomial 0x100B processed reflected (0xD008), init 0xFFFF,
   // final XOR 0xFFFF. Covers LRH..ICRC, unmasked.
   localparam logic [15:0] Crc16Init    = 16'hFFFF;
@@ -253,9 +268,10 @@ package ib_pkg;
   localparam logic [7:0] RegPortNum      = 8'h06;  // RO
   localparam logic [7:0] RegCaps         = 8'h07;  // RO [7:0] DataW/8, [15:8] RX depth, [23:16] TX depth
   localparam logic [7:0] RegRxDepth      = 8'h08;  // RW VL15 RX slots in use, 1..Vl15RxDepth
+  localparam logic [7:0] RegCtrClearSel  = 8'h0E;  // WO: clears counter i for every set bit i
   localparam logic [7:0] RegCtrClear     = 8'h0F;  // WO: any write clears every counter
 
-  localparam int unsigned NumCtrs = 19;
+  localparam int unsigned NumCtrs = 24;
   typedef enum logic [4:0] {
     CtrRxPkts       = 5'd0,   // every packet seen on the wire (tlast)
     CtrRxVcrcErr    = 5'd1,   // VCRC mismatch
@@ -275,9 +291,22 @@ package ib_pkg;
     CtrSqLocal      = 5'd15,  // DR SMP with hop count 0: local, never on the wire
     CtrSqPkts       = 5'd16,  // SMPs the SMI send engine put into the VL15 TX buffer
     CtrTxVl15Pkts   = 5'd17,  // VL15 packets sent on the wire
-    CtrTxDataPkts   = 5'd18   // data-VL packets sent on the wire
+    CtrTxDataPkts   = 5'd18,  // data-VL packets sent on the wire
+    // GSI receive checks on the data VLs (gsi_rx_check); the packets they
+    // count are also in CtrRxDataPkts (which counts the link layer's verdict)
+    CtrDataIcrcErr  = 5'd19,  // data-VL packet with an ICRC mismatch
+    CtrGsiBadHdr    = 5'd20,  // data-VL packet: DestQP 0, or a QP1 GMP failing validation
+    CtrGsiGmps      = 5'd21,  // good GMPs (QP1) delivered to the host
+    // IBA PortRcvData / PortXmitData: 4-byte words (LRH.PktLen, LRH..ICRC)
+    CtrRxWords      = 5'd22,  // every packet that passed ib_link_rx's checks, VL15 and data
+    CtrTxWords      = 5'd23   // every packet sent on the wire (not those the link gate discarded)
   } ctr_e;
   localparam logic [7:0] RegCtrBase = 8'h10;  // counter i at RegCtrBase + i, RO
+  // The counters must fit below the board's registers (0xC0..0xFF, ib_ca_board)
+  // and a RegCtrClearSel word must name every one of them.
+  localparam int unsigned RegCtrEnd = 32'(RegCtrBase) + NumCtrs;  // first address after them
+  // Width of a counter's add amount (ib_port_regs add_i): one PktLen.
+  localparam int unsigned CtrAddW   = 11;
 
   localparam logic [31:0] RegIdValue = 32'h564C_3135;
 

@@ -1,8 +1,10 @@
 // ib_port_regs: the port register file (map in ib_pkg: LID, LMC, MasterSMLID,
 // MasterSMSL, PortState, VL15 RX depth, read-only ID/PortNum/Caps) and the
-// 32-bit wrapping event counters (one per ctr_e, +1 per ev_i pulse and +1
-// per ev2_i pulse, so +2 when both fire; all cleared by a write to
-// RegCtrClear). Reads are combinational. PortState
+// 32-bit wrapping counters (one per ctr_e: +1 per ev_i pulse, +1 per ev2_i
+// pulse, so +2 when both fire, plus add_i, an amount added every cycle, for
+// the word counters; all cleared by a write to RegCtrClear, counter i by a
+// write to RegCtrClearSel with bit i set; a clear wins over an event in the
+// same cycle). Reads are combinational. PortState
 // also follows the physical link: it resets to Init if link_up_i is 1, else
 // Down; link_up_i falling sets Down, rising sets Init (a link edge wins over
 // a PortState write in the same cycle).
@@ -25,6 +27,8 @@ module ib_port_regs
   // same counter in the same cycle (a counter with two sources)
   input  logic [NumCtrs-1:0] ev_i,
   input  logic [NumCtrs-1:0] ev2_i,
+  // amounts added to the counters every cycle (0 = none; the word counters)
+  input  logic [NumCtrs-1:0][CtrAddW-1:0] add_i,
   // configuration out
   output logic [15:0]        port_lid_o,
   output logic [2:0]         port_lmc_o,
@@ -49,6 +53,12 @@ module ib_port_regs
   if (PortNum < 1 || PortNum > 254) begin : gen_port_num_check
     $fatal(1, "%m: PortNum must be 1..254, got %0d", PortNum);
   end
+  // The counters end below the board's registers (0xC0, ib_ca_board) and one
+  // RegCtrClearSel word names each of them.
+  if (RegCtrEnd > 32'hC0 || NumCtrs > 32 || RegCtrClearSel >= RegCtrBase ||
+      RegCtrClear >= RegCtrBase) begin : gen_ctr_map_check
+    $fatal(1, "%m: counter map does not fit: %0d counters at 0x%0h", NumCtrs, RegCtrBase);
+  end
 
   localparam logic [31:0] CapsValue = {8'h00, 8'(Vl15TxDepth), 8'(Vl15RxDepth), 8'(DataW / 8)};
 
@@ -62,12 +72,14 @@ module ib_port_regs
   logic [31:0] ctr_q [NumCtrs];
 
   logic        wr_clear;
+  logic [NumCtrs-1:0] wr_clear_sel;  // counters cleared by a RegCtrClearSel write
   logic [7:0]  rx_depth_wr;  // written RX depth, clamped to 1..Vl15RxDepth
   logic [7:0]  ctr_off;      // reg_addr_i - RegCtrBase
 
   assign ctr_off = reg_addr_i - RegCtrBase;
 
-  assign wr_clear = reg_we_i && (reg_addr_i == RegCtrClear);
+  assign wr_clear     = reg_we_i && (reg_addr_i == RegCtrClear);
+  assign wr_clear_sel = (reg_we_i && (reg_addr_i == RegCtrClearSel)) ? reg_wdata_i[NumCtrs-1:0] : '0;
 
   always_comb begin
     if (reg_wdata_i == 32'd0) begin
@@ -113,10 +125,10 @@ module ib_port_regs
   // Counters: a clear wins over an event in the same cycle.
   for (genvar i = 0; i < NumCtrs; i++) begin : gen_ctr
     always_ff @(posedge clk_i) begin
-      if (!rst_ni || wr_clear) begin
+      if (!rst_ni || wr_clear || wr_clear_sel[i]) begin
         ctr_q[i] <= '0;
-      end else if (ev_i[i] || ev2_i[i]) begin
-        ctr_q[i] <= ctr_q[i] + 32'(ev_i[i]) + 32'(ev2_i[i]);
+      end else if (ev_i[i] || ev2_i[i] || add_i[i] != '0) begin
+        ctr_q[i] <= ctr_q[i] + 32'(ev_i[i]) + 32'(ev2_i[i]) + 32'(add_i[i]);
       end
     end
   end

@@ -9,6 +9,7 @@ rtl/ib_link_tx.sv
 rtl/ib_pkt_fifo.sv
 rtl/ib_port_regs.sv
 rtl/smi_rq.sv
+rtl/gsi_rx_check.sv
 rtl/smi_rx_dispatch.sv
 rtl/smi_sq.sv
 rtl/ib_ca_top.sv

@@ -70,6 +70,12 @@ fn status_codes() {
 fn vl15_priority() {
     check("vl15_priority");
 }
+
+#[test]
+fn gsi_checks() {
+    check("gsi_checks");
+}
+
 #[test]
 fn data_vl() {
     check("data_vl");
@@ -93,6 +99,7 @@ fn testplan_covered() {
         "status_codes",
         "vl15_priority",
         "data_vl",
+        "gsi_checks",
     ];
     let plan: Vec<&str> = SCENARIOS.iter().map(|s| s.name).collect();
     assert_eq!(plan, tested);
@@ -204,12 +211,20 @@ fn every_packet_accounted_once() {
             "DATA_W {w}: packets not accounted once: {}",
             c.nonzero()
         );
-        // Good data-VL packets reach the host unflagged; bad ones flagged.
+        // Data-VL packets the link passed reach the host unflagged unless
+        // the GSI checks discard them (each counted once: ICRC, then the
+        // header); every good GMP among them is counted.
         let drx = &r.fab.nodes[CA].port.drx.packets;
+        let unflagged = drx.iter().filter(|p| !p.bad).count() as u32;
         assert_eq!(
-            drx.iter().filter(|p| !p.bad).count() as u32,
-            c.get("rx_data_pkts")
+            unflagged,
+            c.get("rx_data_pkts") - c.get("data_icrc_err") - c.get("gsi_bad_hdr"),
+            "DATA_W {w}: {}",
+            c.nonzero()
         );
+        assert!(c.get("gsi_gmps") <= unflagged && c.get("gsi_gmps") > 0);
+        // The words received: every packet that passed the link checks.
+        assert_eq!(c.get("rx_words"), r.expected_words(CA).0);
         // Still alive: V1 in, its NodeInfo GetResp out (PSN differs from V2).
         let before = r.wire("ca>sm").len();
         r.inject(vectors::V1);

@@ -164,12 +164,15 @@ pub mod reg {
     pub const PORT_NUM: u8 = 0x06;
     pub const CAPS: u8 = 0x07;
     pub const RX_DEPTH: u8 = 0x08;
+    /// Write-only: clears counter i for every set bit i of the written word.
+    pub const CTR_CLEAR_SEL: u8 = 0x0E;
+    /// Write-only: any write clears every counter.
     pub const CTR_CLEAR: u8 = 0x0F;
     pub const CTR_BASE: u8 = 0x10;
     pub const ID_VALUE: u32 = 0x564C_3135;
 
     /// Counter names in `ib_pkg::ctr_e` order.
-    pub const COUNTERS: [&str; 19] = [
+    pub const COUNTERS: [&str; 24] = [
         "rx_pkts",
         "rx_vcrc_err",
         "rx_lver_err",
@@ -189,6 +192,14 @@ pub mod reg {
         "sq_pkts",
         "tx_vl15_pkts",
         "tx_data_pkts",
+        // GSI receive checks on the data VLs (gsi_rx_check); these packets
+        // are also counted in rx_data_pkts
+        "data_icrc_err",
+        "gsi_bad_hdr",
+        "gsi_gmps",
+        // IBA PortRcvData / PortXmitData: sums of LRH.PktLen (4-byte words)
+        "rx_words",
+        "tx_words",
     ];
 }
 
@@ -467,6 +478,52 @@ fn keep_mask(data_w: u32) -> u16 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `reg` mirrors `rtl/ib_pkg.sv`: every `ctr_e` member (CamelCase after
+    /// `Ctr`, as snake_case) at its index, and the register addresses.
+    #[test]
+    fn register_map_mirrors_ib_pkg() {
+        let pkg = include_str!("../../rtl/ib_pkg.sv");
+        let mut ctrs: Vec<(usize, String)> = Vec::new();
+        let mut regs: Vec<(String, u8)> = Vec::new();
+        for line in pkg.lines() {
+            let t = line.trim_start();
+            let code = t.split("//").next().unwrap_or("");
+            if let Some(rest) = code.strip_prefix("Ctr") {
+                if let Some((name, val)) = rest.split_once('=') {
+                    if let Some(v) = val.trim().trim_end_matches(',').strip_prefix("5'd") {
+                        let mut snake = String::new();
+                        for (i, ch) in name.trim().chars().enumerate() {
+                            if ch.is_ascii_uppercase() && i > 0 {
+                                snake.push('_');
+                            }
+                            snake.push(ch.to_ascii_lowercase());
+                        }
+                        ctrs.push((v.trim().parse().unwrap(), snake));
+                    }
+                }
+            }
+            if let Some(rest) = code.strip_prefix("localparam logic [7:0] Reg") {
+                if let Some((name, val)) = rest.split_once('=') {
+                    if let Some(h) = val.trim().trim_end_matches(';').strip_prefix("8'h") {
+                        regs.push((name.trim().to_string(), u8::from_str_radix(h, 16).unwrap()));
+                    }
+                }
+            }
+        }
+        assert_eq!(ctrs.len(), reg::COUNTERS.len(), "{ctrs:?}");
+        for (i, name) in &ctrs {
+            assert_eq!(reg::COUNTERS[*i], name, "counter {i}");
+        }
+        let addr = |n: &str| regs.iter().find(|(k, _)| k == n).map(|(_, a)| *a);
+        assert_eq!(addr("CtrClearSel"), Some(reg::CTR_CLEAR_SEL));
+        assert_eq!(addr("CtrClear"), Some(reg::CTR_CLEAR));
+        assert_eq!(addr("CtrBase"), Some(reg::CTR_BASE));
+        assert_eq!(addr("RxDepth"), Some(reg::RX_DEPTH));
+        assert_eq!(addr("PortState"), Some(reg::PORT_STATE));
+        // the counters end below the board's registers (0xC0)
+        assert!(usize::from(reg::CTR_BASE) + reg::COUNTERS.len() <= 0xC0);
+    }
 
     fn ring_all(q: &mut RecvQueue) -> Vec<Doorbell> {
         let mut v = Vec::new();

@@ -134,6 +134,11 @@ pub const SCENARIOS: &[Scenario] = &[
         proves: "GMPs on VL0/VL3 (V3, V4) pass the link checks and reach the data RX port; VL15 responses still leave",
         run: data_vl,
     },
+    Scenario {
+        name: "gsi_checks",
+        proves: "data-VL packets reach the data RX port whole; a bad ICRC, DestQP 0, an SMP class or a wrong Q_Key on QP1 are flagged discard and counted, QP 2 passes; word counters = sum of PktLen; RegCtrClearSel clears only the selected counters",
+        run: gsi_checks,
+    },
 ];
 
 impl Scenario {
@@ -224,6 +229,44 @@ impl Run {
         self.fab.counters(n)
     }
 
+    /// The word counters of node `n` as IBA defines them (PortRcvData,
+    /// PortXmitData: LRH.PktLen, 4-byte words LRH..ICRC), from the wire
+    /// trace: (every packet into `n` that passes the link checks, every
+    /// packet out of `n`).
+    pub fn expected_words(&self, n: usize) -> (u32, u32) {
+        let name = &self.fab.nodes[n].name;
+        let (into, from) = (format!(">{name}"), format!("{name}>"));
+        let rx = self
+            .fab
+            .trace
+            .iter()
+            .filter(|t| t.dir.ends_with(&into))
+            .filter_map(|t| link_pktlen(&t.bytes))
+            .sum();
+        let tx = self
+            .fab
+            .trace
+            .iter()
+            .filter(|t| t.dir.starts_with(&from) && t.bytes.len() >= 6)
+            .map(|t| u32::from(t.bytes[4] & 7) << 8 | u32::from(t.bytes[5]))
+            .sum();
+        (rx, tx)
+    }
+
+    /// `expect_counters` on node `n`'s counters; `rx_words` and `tx_words`,
+    /// unless named, must equal `expected_words(n)`.
+    pub fn expect_counters(&mut self, n: usize, expect: &[(&str, u32)]) -> Result<()> {
+        let c = self.counters(n)?;
+        let (rx, tx) = self.expected_words(n);
+        let mut e = expect.to_vec();
+        for (name, v) in [("rx_words", rx), ("tx_words", tx)] {
+            if !e.iter().any(|(k, _)| *k == name) {
+                e.push((name, v));
+            }
+        }
+        expect_counters(&c, &e)
+    }
+
     /// Wire packets that left node `from` towards the other node.
     pub fn wire(&self, dir: &str) -> Vec<&TraceEntry> {
         self.fab.trace.iter().filter(|t| t.dir == dir).collect()
@@ -260,6 +303,22 @@ impl Run {
             self.tx_latency = Some(tx.cycle - start);
         }
     }
+}
+
+/// PktLen of a wire packet (LRH..VCRC) that passes the link layer's checks
+/// (ibspec §1, §3.2: length 4·PktLen + 2, PktLen ≥ 6, LVer 0, LNH 2 or 3,
+/// VCRC good), else `None`.
+pub fn link_pktlen(b: &[u8]) -> Option<u32> {
+    if b.len() < 8 {
+        return None;
+    }
+    let pl = u32::from(b[4] & 7) << 8 | u32::from(b[5]);
+    let ok = pl >= 6
+        && b.len() == 4 * pl as usize + 2
+        && b[0] & 0x0F == 0
+        && b[1] & 3 >= 2
+        && crate::crc::check_wire(b).is_some_and(|(_, vcrc)| vcrc);
+    ok.then_some(pl)
 }
 
 /// Expect `counters` to be zero except the named ones, which must have the
@@ -406,8 +465,8 @@ fn dr_get_nodeinfo(r: &mut Run) -> Result<()> {
         "hop pointer at the SM = {}",
         resp[mad::off::HOP_PTR]
     );
-    expect_counters(
-        &r.counters(CA)?,
+    r.expect_counters(
+        CA,
         &[
             ("rx_pkts", 1),
             ("smi_to_sma", 1),
@@ -415,8 +474,8 @@ fn dr_get_nodeinfo(r: &mut Run) -> Result<()> {
             ("tx_vl15_pkts", 1),
         ],
     )?;
-    expect_counters(
-        &r.counters(SM)?,
+    r.expect_counters(
+        SM,
         &[
             ("rx_pkts", 1),
             ("smi_to_sm", 1),
@@ -551,7 +610,7 @@ fn bad_vcrc(r: &mut Run) -> Result<()> {
         r.wire("ca>sm").is_empty(),
         "the CA answered a packet with a bad VCRC"
     );
-    expect_counters(&r.counters(CA)?, &[("rx_pkts", 1), ("rx_vcrc_err", 1)])
+    r.expect_counters(CA, &[("rx_pkts", 1), ("rx_vcrc_err", 1)])
 }
 
 fn bad_icrc(r: &mut Run) -> Result<()> {
@@ -562,7 +621,7 @@ fn bad_icrc(r: &mut Run) -> Result<()> {
         r.wire("ca>sm").is_empty(),
         "the CA answered a packet with a bad ICRC"
     );
-    expect_counters(&r.counters(CA)?, &[("rx_pkts", 1), ("smi_icrc_err", 1)])
+    r.expect_counters(CA, &[("rx_pkts", 1), ("smi_icrc_err", 1)])
 }
 
 fn wrong_dlid(r: &mut Run) -> Result<()> {
@@ -577,7 +636,7 @@ fn wrong_dlid(r: &mut Run) -> Result<()> {
         r.sm().response(tid).is_none(),
         "answered a SMP to another LID"
     );
-    expect_counters(&r.counters(CA)?, &[("rx_pkts", 1), ("smi_lid_err", 1)])
+    r.expect_counters(CA, &[("rx_pkts", 1), ("smi_lid_err", 1)])
 }
 
 /// A LID-routed SMP on the wire from the SM's LID to the CA's, built by the
@@ -613,8 +672,8 @@ fn vl15_overflow(r: &mut Run) -> Result<()> {
         answered == tids[..depth],
         "answered TIDs {answered:x?}, expected the first {depth} of {tids:x?}"
     );
-    expect_counters(
-        &r.counters(CA)?,
+    r.expect_counters(
+        CA,
         &[
             ("rx_pkts", n as u32),
             ("vl15_dropped", 3),
@@ -641,7 +700,7 @@ fn trap_repress(r: &mut Run) -> Result<()> {
         "SMA saw {:x?}",
         r.sma(CA).repressed
     );
-    expect_counters(&r.counters(CA)?, &[("rx_pkts", 1), ("smi_to_sma", 1)])
+    r.expect_counters(CA, &[("rx_pkts", 1), ("smi_to_sma", 1)])
 }
 
 fn unsupported_attr(r: &mut Run) -> Result<()> {
@@ -846,8 +905,8 @@ fn vl15_priority(r: &mut Run) -> Result<()> {
         back[0].bytes == vectors::V3 && back[2].bytes == vectors::V3,
         "data packets changed (VCRC appended?)"
     );
-    expect_counters(
-        &r.counters(CA)?,
+    r.expect_counters(
+        CA,
         &[
             ("rx_pkts", 1),
             ("smi_to_sma", 1),
@@ -884,14 +943,97 @@ fn data_vl(r: &mut Run) -> Result<()> {
         back.len() == 1 && back[0].bytes == vectors::V2,
         "V1 among GMPs was not answered with V2"
     );
-    expect_counters(
-        &r.counters(CA)?,
+    // V3 and V4 are good GMPs (gsi_rx_check); three 72-word packets in, the
+    // 72-word response out.
+    r.expect_counters(
+        CA,
         &[
             ("rx_pkts", 3),
             ("rx_data_pkts", 2),
+            ("gsi_gmps", 2),
             ("smi_to_sma", 1),
             ("sq_pkts", 1),
             ("tx_vl15_pkts", 1),
+            ("rx_words", 3 * 72),
+            ("tx_words", 72),
+        ],
+    )
+}
+
+fn gsi_checks(r: &mut Run) -> Result<()> {
+    use crate::crc::{append_crcs, append_vcrc};
+    // V3 with its header/MAD changed and both CRCs recomputed.
+    let v3_with = |f: &dyn Fn(&mut Vec<u8>)| {
+        let mut p = vectors::V3[..284].to_vec();
+        f(&mut p);
+        append_crcs(&mut p);
+        p
+    };
+    let mut bad_icrc = vectors::V3[..288].to_vec();
+    bad_icrc[100] ^= 0x40;
+    append_vcrc(&mut bad_icrc);
+    let sent: Vec<(Vec<u8>, bool)> = vec![
+        (vectors::V3.to_vec(), false),          // good GMP
+        (bad_icrc, true),                       // ICRC mismatch
+        (v3_with(&|p| p[15] = 0), true),        // DestQP 0 on VL0
+        (v3_with(&|p| p[28 + 1] = 0x81), true), // SMP class on QP1
+        (v3_with(&|p| p[21] = 0x00), true),     // Q_Key 0x80000000
+        (v3_with(&|p| p[15] = 2), false),       // QP 2: ICRC only
+    ];
+    for (p, _) in &sent {
+        r.inject(p);
+    }
+    r.inject(vectors::V1);
+    r.idle()?;
+    let got: Vec<(Vec<u8>, bool)> = r.fab.nodes[CA]
+        .port
+        .drx
+        .packets
+        .iter()
+        .map(|p| (p.bytes.clone(), p.bad))
+        .collect();
+    ensure!(
+        got == sent,
+        "data RX got {:?}, expected the sent packets with discard {:?}",
+        got.iter().map(|(_, b)| *b).collect::<Vec<_>>(),
+        sent.iter().map(|(_, b)| *b).collect::<Vec<_>>()
+    );
+    ensure!(
+        r.wire("ca>sm").len() == 1,
+        "V1 among the data packets was not answered"
+    );
+    r.expect_counters(
+        CA,
+        &[
+            ("rx_pkts", 7),
+            ("rx_data_pkts", 6),
+            ("gsi_gmps", 1),
+            ("data_icrc_err", 1),
+            ("gsi_bad_hdr", 3),
+            ("smi_to_sma", 1),
+            ("sq_pkts", 1),
+            ("tx_vl15_pkts", 1),
+            ("rx_words", 7 * 72),
+            ("tx_words", 72),
+        ],
+    )?;
+    // PerfMgt Set(PortCounters) style: clear only the GSI counters and the
+    // received words.
+    let sel = ["data_icrc_err", "gsi_bad_hdr", "gsi_gmps", "rx_words"]
+        .iter()
+        .map(|n| reg::COUNTERS.iter().position(|c| c == n).expect("counter"))
+        .fold(0u32, |a, i| a | 1 << i);
+    r.fab.nodes[CA].port.write_reg(reg::CTR_CLEAR_SEL, sel);
+    let c = r.counters(CA)?;
+    expect_counters(
+        &c,
+        &[
+            ("rx_pkts", 7),
+            ("rx_data_pkts", 6),
+            ("smi_to_sma", 1),
+            ("sq_pkts", 1),
+            ("tx_vl15_pkts", 1),
+            ("tx_words", 72),
         ],
     )
 }

@@ -26,6 +26,7 @@
 #include <memory>
 
 #include "Vib_ca_top.h"
+#include "gsi_model.h"
 #include "tb_util.h"
 #include "verilated.h"
 
@@ -40,18 +41,22 @@ enum : uint8_t {
   kRegMasterSmSl = 0x04,
   kRegPortState = 0x05,
   kRegRxDepth = 0x08,
+  kRegCtrClearSel = 0x0E,
   kRegCtrClear = 0x0F,
   kRegCtrBase = 0x10,
 };
 enum Ctr {
   CtrRxPkts, CtrRxVcrcErr, CtrRxLverErr, CtrRxLnhErr, CtrRxLenErr, CtrRxDataPkts, CtrVl15Dropped,
   CtrSmiIcrcErr, CtrSmiBadHdr, CtrSmiLidErr, CtrSmiDrDiscard, CtrSmiPortDown, CtrSmiToSma, CtrSmiToSm,
-  CtrSqDrDiscard, CtrSqLocal, CtrSqPkts, CtrTxVl15Pkts, CtrTxDataPkts, NumCtrs
+  CtrSqDrDiscard, CtrSqLocal, CtrSqPkts, CtrTxVl15Pkts, CtrTxDataPkts, CtrDataIcrcErr, CtrGsiBadHdr,
+  CtrGsiGmps, CtrRxWords, CtrTxWords, NumCtrs
 };
 static const char* kCtrName[] = {"RxPkts", "RxVcrcErr", "RxLverErr", "RxLnhErr", "RxLenErr", "RxDataPkts",
                                  "Vl15Dropped", "SmiIcrcErr", "SmiBadHdr", "SmiLidErr", "SmiDrDiscard",
                                  "SmiPortDown", "SmiToSma", "SmiToSm", "SqDrDiscard", "SqLocal", "SqPkts",
-                                 "TxVl15Pkts", "TxDataPkts"};
+                                 "TxVl15Pkts", "TxDataPkts", "DataIcrcErr", "GsiBadHdr", "GsiGmps",
+                                 "RxWords", "TxWords"};
+static_assert(sizeof(kCtrName) / sizeof(kCtrName[0]) == NumCtrs, "counter names");
 static constexpr int kMad = 28;         // packet byte of MAD byte 0
 static constexpr int kMadBeats = 256 / kDataB;
 
@@ -95,6 +100,11 @@ struct TxMad {
   uint8_t sl, pb;     // SM: path bits
 };
 
+// The word counters as the spec defines them: the sum of PktLen of every
+// packet the harness sent into wire RX that passes the link checks
+// (gsi_model.h link_good), and of every packet that left on the wire;
+// zeroed by reset and by the counter clears.
+static uint64_t mw_rx = 0, mw_tx = 0;
 // wire RX driver
 static std::deque<Bytes> rx_q;
 static Bytes rx_cur;
@@ -213,7 +223,10 @@ static void tick() {
     top->rx_tvalid_i = 1;
     rx_last_beat = top->rx_tlast_i;
     rx_off += n;
-    if (rx_off == rx_cur.size()) rx_cur.clear();
+    if (rx_off == rx_cur.size()) {
+      if (link_good(rx_cur)) mw_rx += pktlen_of(rx_cur);  // IBA PortRcvData
+      rx_cur.clear();
+    }
   }
   put_bytes(top->rx_tdata_i, b, kDataB);
 
@@ -314,6 +327,7 @@ static void tick() {
     int n = popcount(top->tx_tkeep_o);
     wire_cur.insert(wire_cur.end(), o, o + n);
     if (top->tx_tlast_o) {
+      mw_tx += pktlen_of(wire_cur);  // IBA PortXmitData
       wire_out.push_back(wire_cur);
       wire_cur.clear();
     }
@@ -383,6 +397,8 @@ static uint32_t reg_read(uint8_t a) {
   return top->reg_rdata_o;
 }
 static void reg_write(uint8_t a, uint32_t v) {
+  if (a == kRegCtrClear || (a == kRegCtrClearSel && (v >> CtrRxWords & 1))) mw_rx = 0;
+  if (a == kRegCtrClear || (a == kRegCtrClearSel && (v >> CtrTxWords & 1))) mw_tx = 0;
   top->reg_we_i = 1;
   top->reg_addr_i = a;
   top->reg_wdata_i = v;
@@ -393,6 +409,7 @@ static void reg_write(uint8_t a, uint32_t v) {
 // test the receive queue take every MAD).
 static void reset(uint32_t wqes = 4096) {
   top->rst_ni = 0;
+  mw_rx = mw_tx = 0;
   rq_bells.clear();
   rq_wqes = 0;
   sm_open = false;
@@ -444,10 +461,12 @@ static void settle() {
   run_until([] { return quiet() && top->idle_o; }, 20000);
   run(300);
 }
+// Every counter against `want`, but the word counters against mw_rx/mw_tx.
 static void expect_ctrs(const uint32_t (&want)[NumCtrs], const char* step) {
   for (int i = 0; i < NumCtrs; i++) {
     uint32_t got = reg_read(kRegCtrBase + i);
-    CHECK(got == want[i], "%s: counter %s = %u, expected %u", step, kCtrName[i], got, want[i]);
+    uint32_t w = i == CtrRxWords ? uint32_t(mw_rx) : i == CtrTxWords ? uint32_t(mw_tx) : want[i];
+    CHECK(got == w, "%s: counter %s = %u, expected %u", step, kCtrName[i], got, w);
   }
 }
 static void check_mad(const RxMad& m, const Bytes& want, uint16_t slid, uint16_t dlid, uint8_t cls, uint8_t hp,
@@ -543,7 +562,8 @@ int main(int argc, char** argv) {
   settle();
   CHECK(drx_out.size() == 1 && drx_out[0].first == V3 && !drx_out[0].second, "V3 on the data RX port");
   drx_out.clear();
-  c[CtrRxPkts]++, c[CtrRxDataPkts]++;
+  c[CtrRxPkts]++, c[CtrRxDataPkts]++, c[CtrGsiGmps]++;
+  CHECK(mw_rx == 3 * 72 && mw_tx == 72, "word model: rx %lu tx %lu", mw_rx, mw_tx);
 
   // Bad VCRC (a MAD byte flipped, CRCs not fixed): link drops it.
   {
@@ -1148,6 +1168,185 @@ int main(int argc, char** argv) {
     CHECK(reg_read(kRegCtrBase + CtrVl15Dropped) == dropped_r + 1, "random: the last MAD was not discarded");
     std::printf("ib_ca_top DataW=%d: receive queue: %u of %d SM MADs delivered, %u dropped, %u WQEs left\n",
                 DATAW, to_sm, n_sm, dropped_r, m);
+  }
+
+  // ---- Phase 7: GSI receive checks, word counters, RegCtrClearSel ---------
+  // Data-VL packets (good GMPs V3/V4, each bad field alone, QP 2 with good
+  // and bad ICRC, a GRH GMP, a packet the link rejects) mixed with SMPs,
+  // spaced and back to back: each reaches drx whole, with tuser on tlast =
+  // the spec's discard (gsi_model.h), and is counted once in the spec's
+  // counter. Then data TX packets of random lengths beside VL15 responses
+  // under wire backpressure: TxWords = sum of PktLen on the wire. Then
+  // RegCtrClearSel clears exactly the selected counters.
+  {
+    reset();
+    std::fill(std::begin(c), std::end(c), 0u);
+    std::vector<Bytes> dp;  // data-VL packets
+    auto mod = [&](auto f) {
+      Bytes p = V3;
+      f(p);
+      finish_pkt(p);
+      dp.push_back(p);
+    };
+    dp.push_back(V3);
+    dp.push_back(vec[3]);  // V4
+    mod([](Bytes& p) { p[15] = 0; });                  // DestQP 0 on VL0
+    mod([](Bytes& p) { p[8] = 0x65; });                // opcode
+    mod([](Bytes& p) { p.erase(p.end() - 6, p.end() - 2); });  // payload 252
+    mod([](Bytes& p) { p.insert(p.end() - 6, 4, 0); });        // payload 260
+    mod([](Bytes& p) { p[21] = 0; });                  // Q_Key 0x80000000
+    mod([](Bytes& p) { p[28] = 2; });                  // BaseVersion 2
+    mod([](Bytes& p) { p[29] = 0x01; });               // MgmtClass 0x01
+    mod([](Bytes& p) { p[29] = 0x81; });               // MgmtClass 0x81
+    mod([](Bytes& p) { p[15] = 2; });                  // QP 2, good ICRC
+    {
+      Bytes p = V3;
+      p[15] = 2;
+      finish_pkt(p);
+      p[77] ^= 0x21;
+      fix_vcrc(p);
+      dp.push_back(p);                                 // QP 2, bad ICRC
+      p = V3;
+      p[200] ^= 0x08;
+      fix_vcrc(p);
+      dp.push_back(p);                                 // GMP, bad ICRC
+      p = V3;
+      p[100] ^= 0x08;
+      dp.push_back(p);                                 // bad VCRC: the link discards it
+      // the same GMP with a GRH (LNH 3, NxtHdr 0x1B)
+      Bytes g(V3.begin(), V3.begin() + 8);
+      g[1] |= 3;
+      Bytes grh(40, 0);
+      grh[0] = 0x60, grh[6] = 0x1B, grh[7] = 64;
+      g.insert(g.end(), grh.begin(), grh.end());
+      g.insert(g.end(), V3.begin() + 8, V3.end());
+      finish_pkt(g);
+      dp.push_back(g);
+    }
+    std::vector<std::pair<Bytes, bool>> want_drx;
+    uint64_t words = 0;
+    for (int round = 0; round < 3; round++) {
+      rx_gap = round == 0 ? 0 : round == 1 ? 30 : 80;
+      sma_ready_pct = round == 1 ? 20 : 90;
+      std::vector<Bytes> order = dp;
+      for (size_t i = order.size(); i > 1; i--) std::swap(order[i - 1], order[urand(i)]);
+      for (auto& p : order) {
+        rx_q.push_back(p);
+        c[CtrRxPkts]++;
+        bool lg = link_good(p);
+        Want w = lg ? model(p, false) : Want{true, EvNone};
+        want_drx.push_back({p, w.discard});
+        if (!lg) {
+          c[CtrRxVcrcErr]++;
+          continue;
+        }
+        words += pktlen_of(p);
+        c[CtrRxDataPkts]++;
+        if (w.ev == EvIcrc) c[CtrDataIcrcErr]++;
+        if (w.ev == EvHdr) c[CtrGsiBadHdr]++;
+        if (w.ev == EvGmp) c[CtrGsiGmps]++;
+        if (urand(3) == 0) {  // an SMP in between
+          rx_q.push_back(V1);
+          c[CtrRxPkts]++, c[CtrSmiToSma]++;
+          words += 72;
+        }
+      }
+      settle();
+    }
+    CHECK(drx_out.size() == want_drx.size(), "GSI: %zu packets on drx, expected %zu", drx_out.size(),
+          want_drx.size());
+    for (size_t i = 0; i < drx_out.size() && i < want_drx.size(); i++) {
+      CHECK(drx_out[i].first == want_drx[i].first, "GSI: drx packet %zu differs", i);
+      CHECK(drx_out[i].second == want_drx[i].second, "GSI: drx packet %zu tuser %u, expected %u", i,
+            drx_out[i].second, want_drx[i].second);
+    }
+    CHECK(c[CtrGsiGmps] == 3 * 3 && c[CtrDataIcrcErr] == 3 * 2 && c[CtrGsiBadHdr] == 3 * 8,
+          "GSI: case list changed (%u GMPs, %u ICRC, %u bad header)", c[CtrGsiGmps], c[CtrDataIcrcErr],
+          c[CtrGsiBadHdr]);
+    CHECK(words == mw_rx, "GSI: words %lu, model %lu", words, mw_rx);
+    drx_out.clear();
+    sma_out.clear();
+    expect_ctrs(c, "GSI checks");
+
+    // data TX under backpressure beside VL15 responses
+    sma_echo = true;
+    echo_mad = mad_of(V2);
+    std::vector<Bytes> dtx_sent;
+    uint64_t tx_words = 0;
+    int n_req = 0;
+    for (int round = 0; round < 3; round++) {
+      tx_ready_pct = round == 0 ? 100 : round == 1 ? 40 : 10;
+      dtx_gap = round == 2 ? 60 : 0;
+      rx_gap = 20;
+      for (int i = 0; i < 12; i++) {
+        int pl = 6 + int(urand(120));
+        Bytes d(size_t(pl) * 4);
+        for (auto& b : d) b = urand(256);
+        d[0] = urand(15) << 4;
+        d[1] = (d[1] & 0xF0) | 2;
+        d[4] = (pl >> 8) & 7, d[5] = pl & 0xFF;
+        dtx_q.push_back(d);
+        dtx_sent.push_back(d);
+        tx_words += pl;
+        c[CtrTxDataPkts]++;
+        if (i % 3 == 0) {
+          rx_q.push_back(V1);
+          n_req++;
+          c[CtrRxPkts]++, c[CtrSmiToSma]++, c[CtrSqPkts]++, c[CtrTxVl15Pkts]++;
+          tx_words += 72;
+        }
+      }
+      settle();
+    }
+    sma_echo = false;
+    tx_ready_pct = 60, dtx_gap = 20, rx_gap = 30;
+    std::vector<Bytes> data_wire;
+    int n_vl15 = 0;
+    for (auto& w : wire_out) {
+      if ((w[0] >> 4) == 15) {
+        n_vl15++;
+      } else {
+        data_wire.push_back(w);
+      }
+    }
+    CHECK(n_vl15 == n_req && data_wire.size() == dtx_sent.size(), "DTX: %d VL15 and %zu data packets on the wire",
+          n_vl15, data_wire.size());
+    for (size_t i = 0; i < data_wire.size() && i < dtx_sent.size(); i++) {
+      Bytes want = dtx_sent[i];
+      want.resize(want.size() + 2);
+      fix_vcrc(want);
+      CHECK(data_wire[i] == want, "DTX: data packet %zu differs on the wire", i);
+    }
+    CHECK(tx_words == mw_tx, "DTX: words %lu, model %lu", tx_words, mw_tx);
+    wire_out.clear();
+    sma_out.clear();
+    expect_ctrs(c, "data TX words");
+
+    // RegCtrClearSel: exactly the selected counters, the others unchanged
+    for (uint32_t sel : {0u, (1u << CtrRxWords) | (1u << CtrGsiGmps), (1u << CtrTxWords) | 1u,
+                         static_cast<uint32_t>(rng()()) | (1u << CtrDataIcrcErr), 0xFFFFFFFFu}) {
+      uint32_t before[NumCtrs];
+      for (int i = 0; i < NumCtrs; i++) before[i] = reg_read(kRegCtrBase + i);
+      reg_write(kRegCtrClearSel, sel);
+      for (int i = 0; i < NumCtrs; i++) {
+        uint32_t got = reg_read(kRegCtrBase + i);
+        uint32_t w = (sel >> i & 1) ? 0 : before[i];
+        CHECK(got == w, "RegCtrClearSel %08x: counter %s = %u, expected %u", sel, kCtrName[i], got, w);
+        if (sel >> i & 1) c[i] = 0;
+      }
+      expect_ctrs(c, "RegCtrClearSel");
+      // more traffic so that the next selection has counts to clear
+      rx_q.push_back(V3);
+      rx_q.push_back(V1);
+      dtx_q.push_back(Bytes(V3.begin(), V3.end() - 2));
+      settle();
+      c[CtrRxPkts] += 2, c[CtrRxDataPkts]++, c[CtrGsiGmps]++, c[CtrSmiToSma]++, c[CtrTxDataPkts]++;
+      sma_out.clear(), drx_out.clear(), wire_out.clear();
+      expect_ctrs(c, "traffic after RegCtrClearSel");
+    }
+    std::printf("ib_ca_top DataW=%d: GSI 9 GMPs, 6 ICRC errors, 24 bad headers, 3 link errors on drx; "
+                "%lu RX words, %lu TX words (%d VL15 + %zu data packets)\n",
+                DATAW, words, tx_words, n_vl15, data_wire.size());
   }
 
   top->final();

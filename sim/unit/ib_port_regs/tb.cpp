@@ -1,7 +1,10 @@
 // Unit harness for ib_port_regs: reset values, read/write of every RW
 // register, read-only registers, RX depth clamping, counters (+1 per pulse
-// of ev_i, +1 per pulse of ev2_i, +2 when both fire in one cycle, independent,
-// cleared by RegCtrClear) against the map in ib_pkg; PortState
+// of ev_i, +1 per pulse of ev2_i, +2 when both fire in one cycle, + add_i
+// every cycle (the word counters, up to 2047 = the largest PktLen),
+// independent, cleared all by RegCtrClear, counter i by a
+// RegCtrClearSel write with bit i set, a clear beating a same-cycle event)
+// against the map in ib_pkg; PortState
 // against link_up_i (reset value, falling -> Down, rising -> Init, a link
 // edge beats a same-cycle write; docs/arch.md ib_port_regs).
 #include <memory>
@@ -17,13 +20,25 @@
 // Register map (rtl/ib_pkg.sv)
 enum : uint8_t {
   RegId = 0x00, RegPortLid = 0x01, RegPortLmc = 0x02, RegMasterSmLid = 0x03, RegMasterSmSl = 0x04,
-  RegPortState = 0x05, RegPortNum = 0x06, RegCaps = 0x07, RegRxDepth = 0x08, RegCtrClear = 0x0F,
-  RegCtrBase = 0x10
+  RegPortState = 0x05, RegPortNum = 0x06, RegCaps = 0x07, RegRxDepth = 0x08, RegCtrClearSel = 0x0E,
+  RegCtrClear = 0x0F, RegCtrBase = 0x10
 };
-static constexpr int kNumCtrs = 19;
+static constexpr int kNumCtrs = 24;
+static constexpr int kAddW = 11;  // add_i: one PktLen per counter
 
 static std::unique_ptr<Vib_port_regs> top;
 
+// add_i[i] (packed [NumCtrs][CtrAddW]: counter i at bits 11i..11i+10)
+static void set_add(int i, uint32_t v) {
+  for (int b = 0; b < kAddW; b++) {
+    int bit = kAddW * i + b;
+    uint32_t& w = top->add_i[bit / 32];
+    w = (w & ~(1u << (bit % 32))) | (((v >> b) & 1u) << (bit % 32));
+  }
+}
+static void clear_add() {
+  for (int i = 0; i < kNumCtrs; i++) set_add(i, 0);
+}
 static void tick() {
   top->clk_i = 0;
   top->eval();
@@ -32,6 +47,7 @@ static void tick() {
   top->reg_we_i = 0;
   top->ev_i = 0;
   top->ev2_i = 0;
+  clear_add();
   top->clk_i = 0;
   top->eval();
 }
@@ -54,6 +70,7 @@ int main(int argc, char** argv) {
   top->reg_we_i = 0;
   top->ev_i = 0;
   top->ev2_i = 0;
+  clear_add();
   top->link_up_i = 1;
   top->rst_ni = 0;
   for (int i = 0; i < 3; i++) tick();
@@ -124,6 +141,66 @@ int main(int argc, char** argv) {
   wr(RegCtrClear, 0);
   for (int i = 0; i < kNumCtrs; i++) CHECK(rd(RegCtrBase + i) == 0, "counter %d not cleared", i);
   CHECK(rd(RegPortLid) == 0x1234, "clear touched a config register");
+
+  // add_i: amounts, alone and with both event inputs, on every counter at
+  // once; the harness keeps the expected values (mod 2^32).
+  {
+    uint32_t want[kNumCtrs] = {};
+    auto expect_all = [&](const char* what) {
+      for (int i = 0; i < kNumCtrs; i++)
+        CHECK(rd(RegCtrBase + i) == want[i], "%s: counter %d = %u, expected %u", what, i, rd(RegCtrBase + i),
+              want[i]);
+    };
+    for (int t = 0; t < 400; t++) {
+      uint32_t ev = 0, ev2 = 0;
+      for (int i = 0; i < kNumCtrs; i++) {
+        uint32_t a = t < 4 ? (t == 0 ? 2047u : t == 1 ? 1u : t == 2 ? 72u : 0u) : urand(2048);
+        if (chance(30)) a = 0;
+        bool e = chance(40), e2 = chance(20);
+        set_add(i, a);
+        ev |= uint32_t(e) << i;
+        ev2 |= uint32_t(e2) << i;
+        want[i] += a + e + e2;
+      }
+      top->ev_i = ev;
+      top->ev2_i = ev2;
+      tick();
+    }
+    expect_all("add_i");
+    // RegCtrClearSel: exactly the selected counters, while every counter has
+    // an event in the same cycle (the clear wins for the selected ones).
+    for (int t = 0; t < 60; t++) {
+      uint32_t sel = t == 0 ? 0u : t == 1 ? (1u << kNumCtrs) - 1 : t == 2 ? 0xFFFFFFFFu
+                   : t < 2 + kNumCtrs + 1 ? 1u << (t - 3) : static_cast<uint32_t>(rng()());
+      bool with_events = t % 2;
+      for (int i = 0; i < kNumCtrs; i++) {
+        if (with_events) set_add(i, 5);
+        if (sel >> i & 1) {
+          want[i] = 0;
+        } else if (with_events) {
+          want[i] += 1 + 5;
+        }
+      }
+      if (with_events) top->ev_i = (1u << kNumCtrs) - 1;
+      top->reg_we_i = 1;
+      top->reg_addr_i = RegCtrClearSel;
+      top->reg_wdata_i = sel;
+      tick();
+      expect_all("RegCtrClearSel");
+      // refill some so that the next clear has something to clear
+      for (int i = 0; i < kNumCtrs; i++) {
+        uint32_t a = urand(2048);
+        set_add(i, a);
+        want[i] += a;
+      }
+      tick();
+    }
+    CHECK(rd(RegCtrClearSel) == 0 && rd(RegCtrClear) == 0, "clear registers read non-zero");
+    wr(RegCtrClear, 0);
+    for (int i = 0; i < kNumCtrs; i++) want[i] = 0;
+    expect_all("RegCtrClear after adds");
+    CHECK(rd(RegPortLid) == 0x1234, "clear-select touched a config register");
+  }
 
   // PortState follows the physical link (ibspec §8, docs/fabric.md):
   // falling -> Down (1), rising -> Init (2); a link edge wins over a write in
