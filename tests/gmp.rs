@@ -99,7 +99,13 @@ fn gmps_cross_the_rtl_and_the_pma_reports_the_rtl_counters() {
     // and XmitPkts/RcvPkts grow by exactly one per round trip.
     let mut last: Option<PortCounters> = None;
     for _ in 0..3 {
+        let (t0, e0) = (net.cycle, net.stats.ticks);
         let v = cl.port_counters(&mut net, &mut gsi, lb, 1).unwrap();
+        eprintln!(
+            "Get(PortCounters) Hca2 -> Hca3 -> Hca2: {} cycles, {} device evaluations",
+            net.cycle - t0,
+            net.stats.ticks - e0
+        );
         let mut now = from_registers(&mut net, b, 1);
         now.xmit_pkts -= 1; // B's answer left after the snapshot
         assert_eq!(v, now);
