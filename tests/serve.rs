@@ -802,18 +802,26 @@ fn field(f: &[(String, u64)], name: &str) -> u64 {
 /// `vl15::gmp::PortCounters`).
 fn rtl_counters(net: &mut Net, d: usize, p: u8) -> [u64; 4] {
     use vl15::device::reg;
+    // A counter the RTL does not have (yet) reads 0.
     let mut c = |name: &str| {
-        let i = reg::COUNTERS.iter().position(|c| *c == name).unwrap() as u8;
-        u64::from(
-            net.read_reg(d, vl15::net::mpreg::port(p, reg::CTR_BASE + i))
-                .unwrap(),
-        )
+        reg::COUNTERS
+            .iter()
+            .position(|c| *c == name)
+            .map_or(0, |i| {
+                let a = vl15::net::mpreg::port(p, reg::CTR_BASE + i as u8);
+                u64::from(net.read_reg(d, a).unwrap())
+            })
     };
     [
         c("tx_vl15_pkts") + c("tx_data_pkts"),
         c("rx_pkts"),
         c("vl15_dropped"),
-        c("rx_vcrc_err") + c("rx_lver_err") + c("rx_lnh_err") + c("rx_len_err") + c("smi_icrc_err"),
+        c("rx_vcrc_err")
+            + c("rx_lver_err")
+            + c("rx_lnh_err")
+            + c("rx_len_err")
+            + c("smi_icrc_err")
+            + c("data_icrc_err"),
     ]
 }
 
