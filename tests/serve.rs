@@ -44,7 +44,7 @@ use vl15::net::{Net, NetOptions};
 use vl15::packet::consts::{
     ATTR_NODE_INFO, ATTR_PORT_INFO, METHOD_GET, METHOD_GET_RESP, PERMISSIVE_LID,
 };
-use vl15::serve::{ServeOptions, Server};
+use vl15::serve::{Prober, ServeOptions, Server};
 use vl15::topology::{NodeKind, Topology};
 
 const FILE: &str = "net.2sw2path4hca";
@@ -53,6 +53,8 @@ const FILE: &str = "net.2sw2path4hca";
 struct Served {
     sockname: String,
     stop: Arc<AtomicBool>,
+    /// Reads the fabric in the server's thread (RTL registers).
+    probe: Prober,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -74,7 +76,7 @@ impl Served {
             })();
             match r {
                 Ok(mut s) => {
-                    tx.send(Ok(s.stop_flag())).unwrap();
+                    tx.send(Ok((s.stop_flag(), s.prober()))).unwrap();
                     if let Err(e) = s.run() {
                         panic!("vl15 serve failed: {e:#}");
                     }
@@ -82,13 +84,14 @@ impl Served {
                 Err(e) => tx.send(Err(format!("{e:#}"))).unwrap(),
             }
         });
-        let stop = rx
+        let (stop, probe) = rx
             .recv()
             .expect("server thread")
             .unwrap_or_else(|e| panic!("{e}"));
         Served {
             sockname,
             stop,
+            probe,
             thread: Some(thread),
         }
     }
@@ -764,4 +767,201 @@ fn two_opensms_elect_a_master_and_the_standby_takes_over_when_it_dies() {
         m.contains("sm guid 0x100004,") && m.contains("priority 1 state 3 SMINFO_MASTER"),
         "{m}"
     );
+}
+
+// ---------------------------------------------------------------------------
+// QP1: perfquery (the PMA on each CA port), saquery (OpenSM's SA), through
+// the RTL.
+
+/// perfquery's `Name:.....value` lines, values as numbers (hex for the
+/// CounterSelect fields).
+fn perf_fields(text: &str) -> Vec<(String, u64)> {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            let v = v.trim_start_matches('.').trim();
+            let n = match v.strip_prefix("0x") {
+                Some(h) => u64::from_str_radix(h, 16).ok()?,
+                None => v.parse().ok()?,
+            };
+            Some((k.trim().to_string(), n))
+        })
+        .collect()
+}
+
+fn field(f: &[(String, u64)], name: &str) -> u64 {
+    f.iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| *v)
+        .unwrap_or_else(|| panic!("no {name} in {f:?}"))
+}
+
+/// The IBA PortCounters of CA `d` port `p` from its RTL registers
+/// (XmitPkts, RcvPkts, VL15Dropped, RcvErrors; mapping in
+/// `vl15::gmp::PortCounters`).
+fn rtl_counters(net: &mut Net, d: usize, p: u8) -> [u64; 4] {
+    use vl15::device::reg;
+    // A counter the RTL does not have (yet) reads 0.
+    let mut c = |name: &str| {
+        reg::COUNTERS
+            .iter()
+            .position(|c| *c == name)
+            .map_or(0, |i| {
+                let a = vl15::net::mpreg::port(p, reg::CTR_BASE + i as u8);
+                u64::from(net.read_reg(d, a).unwrap())
+            })
+    };
+    [
+        c("tx_vl15_pkts") + c("tx_data_pkts"),
+        c("rx_pkts"),
+        c("vl15_dropped"),
+        c("rx_vcrc_err")
+            + c("rx_lver_err")
+            + c("rx_lnh_err")
+            + c("rx_len_err")
+            + c("smi_icrc_err")
+            + c("data_icrc_err"),
+    ]
+}
+
+/// The base LID of `node`'s port 1 (a CA) or port 0 (a switch), from its
+/// SMA in the served fabric.
+fn served_lid(s: &Served, node: &str) -> u16 {
+    let node = node.to_string();
+    s.probe
+        .run(move |net| {
+            let d = net.dev_index(&node).unwrap();
+            let p = u8::from(!net.devs[d].is_switch);
+            net.devs[d].sma.port_lid(p).unwrap()
+        })
+        .unwrap()
+}
+
+fn served_counters(s: &Served, node: &str) -> [u64; 4] {
+    let node = node.to_string();
+    s.probe
+        .run(move |net| {
+            let d = net.dev_index(&node).unwrap();
+            rtl_counters(net, d, 1)
+        })
+        .unwrap()
+}
+
+#[test]
+fn perfquery_reads_the_rtl_counters_of_ca_ports() {
+    let (_, ibsim, ours) = side_by_side(&topo(FILE));
+    for s in [ibsim.sockname(), ours.sockname.as_str()] {
+        vl15::netbench::opensm_once(s, "Hca1").unwrap_or_else(|e| panic!("{s}: {e:#}"));
+    }
+    let l3 = served_lid(&ours, "Hca3").to_string();
+    // The same report as from ibsim's PMA (field names, in order).
+    let names = |t: &str| -> Vec<String> { perf_fields(t).into_iter().map(|(k, _)| k).collect() };
+    let want = diag(ibsim.sockname(), "Hca2", "perfquery", &[&l3, "1"]);
+    let text = diag(&ours.sockname, "Hca2", "perfquery", &[&l3, "1"]);
+    assert_eq!(names(&text), names(&want), "{text}\nibsim:\n{want}");
+    // The values are Hca3's RTL counters when its PMA answered: its answer
+    // left afterwards (one more packet sent), nothing else moved.
+    let [tx, rx, vl15, err] = served_counters(&ours, "Hca3");
+    let f = perf_fields(&text);
+    assert_eq!(field(&f, "PortXmitPkts"), tx - 1, "{text}");
+    assert_eq!(field(&f, "PortRcvPkts"), rx, "{text}");
+    assert_eq!(field(&f, "VL15Dropped"), vl15, "{text}");
+    assert_eq!(field(&f, "PortRcvErrors"), err, "{text}");
+    assert!(
+        tx > 10 && rx > 10,
+        "OpenSM's sweep crossed the port: {tx} {rx}"
+    );
+    for zero in [
+        "SymbolErrorCounter",
+        "LinkDownedCounter",
+        "PortXmitDiscards",
+    ] {
+        assert_eq!(field(&f, zero), 0, "{text}");
+    }
+
+    // perfquery -x: PortCountersExtended, 64-bit, same counters.
+    let text = diag(&ours.sockname, "Hca2", "perfquery", &["-x", &l3, "1"]);
+    let [tx, rx, _, _] = served_counters(&ours, "Hca3");
+    let f = perf_fields(&text);
+    assert_eq!(field(&f, "PortXmitPkts"), tx - 1, "{text}");
+    assert_eq!(field(&f, "PortRcvPkts"), rx, "{text}");
+
+    // perfquery -R resets them (ClassPortInfo Get, then Set with every
+    // CounterSelect bit). Since then: the Set's answer and the
+    // ClassPortInfo answer went out; the ClassPortInfo Get and the
+    // PortCounters Get came in.
+    diag(&ours.sockname, "Hca2", "perfquery", &["-R", &l3, "1"]);
+    let text = diag(&ours.sockname, "Hca2", "perfquery", &[&l3, "1"]);
+    let f = perf_fields(&text);
+    assert_eq!(field(&f, "PortXmitPkts"), 2, "{text}");
+    assert_eq!(field(&f, "PortRcvPkts"), 2, "{text}");
+    assert_eq!(field(&f, "VL15Dropped"), 0, "{text}");
+    assert_eq!(field(&f, "PortRcvErrors"), 0, "{text}");
+
+    // The local port (no LID given): looped back by the host, nothing on
+    // the wire, so exactly Hca2's registers.
+    let text = diag(&ours.sockname, "Hca2", "perfquery", &[]);
+    let [tx, rx, vl15, _] = served_counters(&ours, "Hca2");
+    let f = perf_fields(&text);
+    assert_eq!(
+        (field(&f, "PortXmitPkts"), field(&f, "PortRcvPkts")),
+        (tx, rx),
+        "{text}"
+    );
+    assert_eq!(field(&f, "VL15Dropped"), vl15, "{text}");
+
+    // A switch has no GMP port in this fabric yet: the request dies in the
+    // switch RTL and perfquery gets status 110.
+    let sw = served_lid(&ours, "Switch1").to_string();
+    let mut c =
+        umad2sim_command(&ours.sockname, Path::new("/usr/bin/timeout"), Some("Hca2")).unwrap();
+    c.arg("20").arg(sbin("perfquery")).args([sw.as_str(), "1"]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = c.current_dir(dir.path()).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(255),
+        "perfquery of a switch: {out:?}"
+    );
+}
+
+/// saquery's `key....value` lines.
+fn records(text: &str) -> Vec<(String, String)> {
+    text.lines()
+        .map(|l| match l.trim().split_once("..") {
+            Some((k, v)) => (k.to_string(), v.trim_start_matches('.').to_string()),
+            None => (l.trim().to_string(), String::new()),
+        })
+        .collect()
+}
+
+#[test]
+fn saquery_is_answered_by_opensm_through_the_rtl_as_on_ibsim() {
+    let (_, ibsim, ours) = side_by_side(&topo(FILE));
+    let (d1, d2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let _sm_ibsim = opensm_daemon(ibsim.sockname(), "Hca1", d1.path(), &[]);
+    let _sm_ours = opensm_daemon(&ours.sockname, "Hca1", d2.path(), &[]);
+    let before = served_counters(&ours, "Hca1");
+    // From another CA (across the RTL to OpenSM's node and back) and from
+    // OpenSM's own node (looped back by its host).
+    for node in ["Hca4", "Hca1"] {
+        for args in [&[][..], &["-s"], &["-N"], &["PortInfoRecord"]] {
+            let want = diag(ibsim.sockname(), node, "saquery", args);
+            let got = diag(&ours.sockname, node, "saquery", args);
+            assert!(
+                want.lines().count() > 3,
+                "saquery {args:?} on ibsim: {want}"
+            );
+            assert_eq!(
+                records(&got),
+                records(&want),
+                "saquery {args:?} from {node}:\n{got}\nibsim:\n{want}"
+            );
+        }
+    }
+    // The SA queries from Hca4 reached OpenSM's node through its data RX
+    // (4 queries, each one GMP in and one GMP out).
+    let after = served_counters(&ours, "Hca1");
+    assert!(after[1] >= before[1] + 4, "{before:?} -> {after:?}");
 }

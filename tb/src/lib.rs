@@ -17,6 +17,7 @@ pub mod device;
 pub mod discover;
 pub mod fabric;
 pub mod fattree;
+pub mod gmp;
 pub mod ibsim;
 pub mod mad;
 pub mod net;

@@ -167,7 +167,10 @@ enum Cmd {
     /// so unmodified OpenSM and infiniband-diags run against the RTL with
     /// `LD_PRELOAD=libumad2sim.so IBSIM_SOCKNAME=<base> SIM_HOST=<CA>`: every
     /// SMP they send crosses the Verilated devices hop by hop. Clients attach
-    /// to CAs (port 1); QP0 only. Runs until killed.
+    /// to CAs (port 1). QP1 GMPs cross the RTL on a data VL: PerfMgt
+    /// (perfquery) is answered by each CA's PMA from its RTL counters, SA and
+    /// other classes by the destination node's SM client (saquery against a
+    /// running OpenSM); GMPs to switches get status 110. Runs until killed.
     Serve {
         /// Topology file (ibsim / ibnetdiscover format)
         #[arg(long)]

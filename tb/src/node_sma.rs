@@ -680,6 +680,29 @@ impl NodeSma {
         self.ports.get(usize::from(port)).map(|p| p.lid)
     }
 
+    /// LMC stored for `port`.
+    pub fn port_lmc(&self, port: u8) -> Option<u8> {
+        self.ports.get(usize::from(port)).map(|p| p.lmc)
+    }
+
+    /// The VL a CA port's SL2VL table gives `sl` (the table the SM
+    /// programs; ibsim's default maps SL n to VL n). Switch ports: the
+    /// table to port 0.
+    pub fn sl_to_vl(&self, port: u8, sl: u8) -> u8 {
+        let table = self
+            .ports
+            .get(usize::from(port))
+            .and_then(|p| p.sl2vl.first())
+            .copied()
+            .unwrap_or(DEFAULT_SL2VL);
+        let b = table[usize::from(sl & 0xF) / 2];
+        if sl & 1 == 0 {
+            b >> 4
+        } else {
+            b & 0xF
+        }
+    }
+
     /// MasterSMLID stored for `port`.
     pub fn master_sm_lid(&self, port: u8) -> Option<u16> {
         self.ports.get(usize::from(port)).map(|p| p.master_sm_lid)

@@ -17,15 +17,28 @@
 //!   own SMA on the host side, as the kernel does. What the RTL delivers to
 //!   the CA's receive queue goes back to the client named by TID bits 63:48
 //!   (responses) or to the node's issm client (requests, traps).
+//! * QP1 ([`crate::gmp`]): a GMP from client i (dqp 1, TID bits 63:48 = i)
+//!   is built by the CA's host as a whole UD packet (LRH VL from the
+//!   port's SL2VL, BTH 0x64, P_Key 0xFFFF, DETH Q_Key 0x80010000, ICRC) and
+//!   enters the RTL through the CA port's data TX stream; RTL switches
+//!   forward it LID-routed on its data VL; the destination CA's data RX
+//!   stream delivers it to that host's GSI. PerfMgt requests are answered
+//!   there by the node's PMA from the port's RTL counters, and the answer
+//!   crosses the RTL back. SA (class 0x03) and every other GMP request goes
+//!   to the node's SM client (as ibsim does), whose response crosses back
+//!   the same way; responses go to the client named by TID bits 63:48. A
+//!   request nobody can take (no SM client there, a switch LID: the switch
+//!   has no GMP port yet) comes back with status 110. A client's MAD to a
+//!   QP > 1 is refused with 110 (`sim_request` has no Q_Key field).
 //! * A request with no response within [`ServeOptions::timeout_cycles`]
 //!   simulated cycles is returned to its client with status 110
 //!   (ETIMEDOUT), as ibsim returns what it cannot deliver.
 //! * The fabric is clocked only while a client's request is in flight or a
 //!   device has work; otherwise the server blocks on its sockets.
 //!
-//! Not modelled (yet): QP1 (SA, PMA, other GMPs; answered with status 110),
-//! clients on switch port 0 (the switch model has no host interface here),
-//! inet (remote) mode.
+//! Not modelled (yet): GMPs to switches (no GMP port on the switch model
+//! in this fabric: status 110 after the timeout), clients on switch port 0
+//! (the switch model has no host interface here), inet (remote) mode.
 //!
 //! Bad input (wrong magic, wrong sizes, unknown types or nodes, a twelfth
 //! client, a client gone mid-transaction) is answered with SIM_CTL_ERROR or
@@ -42,12 +55,13 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 
+use crate::gmp::{received_mad_len, rmpp_send_header, GmpDest, GmpRecv, Gsi};
 use crate::ibsim::{abstract_addr, ctl, SimCtl, SimRequest, MAX_CLIENTS, SIM_STATUS_ETIMEDOUT};
 use crate::mad;
 use crate::net::Net;
 use crate::packet::consts::{
     ATTR_NODE_INFO, ATTR_PORT_INFO, ATTR_P_KEY_TABLE, METHOD_GET, METHOD_RESP_BIT, METHOD_TRAP,
-    METHOD_TRAP_REPRESS, PERMISSIVE_LID,
+    METHOD_TRAP_REPRESS, PERMISSIVE_LID, QP0, QP1,
 };
 use crate::qp0::Ah;
 
@@ -93,7 +107,8 @@ pub struct ServeStats {
     pub local: u64,
     /// MADs from the RTL handed to clients.
     pub to_clients: u64,
-    /// Requests returned with status 110 (timeout, QP1, unroutable).
+    /// Requests returned with status 110 (timeout, unroutable, nobody to
+    /// take them).
     pub not_delivered: u64,
     /// Datagrams dropped (bad size, magic, client).
     pub dropped: u64,
@@ -116,11 +131,37 @@ struct InFlight {
 enum Msg {
     Ctl(Vec<u8>, SocketAddr),
     Data(usize, Vec<u8>),
+    Probe(Box<dyn FnOnce(&mut Net) + Send>),
+}
+
+/// Runs closures on a running server's fabric, in the server's thread,
+/// between two turns (what a test uses to read RTL registers while clients
+/// are served).
+#[derive(Clone)]
+pub struct Prober(mpsc::Sender<Msg>);
+
+impl Prober {
+    /// Run `f` on the fabric and return its result.
+    pub fn run<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Net) -> T + Send + 'static,
+    ) -> Result<T> {
+        let (tx, rx) = mpsc::channel();
+        self.0
+            .send(Msg::Probe(Box::new(move |net| {
+                let _ = tx.send(f(net));
+            })))
+            .map_err(|_| anyhow!("the server is gone"))?;
+        rx.recv()
+            .map_err(|_| anyhow!("the server dropped the probe"))
+    }
 }
 
 /// One `vl15 serve` instance on one fabric.
 pub struct Server {
     pub net: Net,
+    /// QP1 of every CA port: GMP transport and the PMAs.
+    pub gsi: Gsi,
     pub opts: ServeOptions,
     pub stats: ServeStats,
     ctl: UnixDatagram,
@@ -128,6 +169,8 @@ pub struct Server {
     clients: Vec<Option<Client>>,
     inflight: HashMap<u64, InFlight>,
     rx: mpsc::Receiver<Msg>,
+    /// For [`Server::prober`].
+    tx: mpsc::Sender<Msg>,
     stop: Arc<AtomicBool>,
     readers: Vec<JoinHandle<()>>,
 }
@@ -169,6 +212,7 @@ impl Server {
             readers.push(spawn_reader(slot, sock, tx.clone(), stop.clone())?);
         }
         Ok(Server {
+            gsi: Gsi::new(&net),
             net,
             opts,
             stats: ServeStats::default(),
@@ -177,9 +221,15 @@ impl Server {
             clients: (0..MAX_CLIENTS).map(|_| None).collect(),
             inflight: HashMap::new(),
             rx,
+            tx,
             stop,
             readers,
         })
+    }
+
+    /// A handle that runs closures on this server's fabric.
+    pub fn prober(&self) -> Prober {
+        Prober(self.tx.clone())
     }
 
     /// A flag that ends [`Server::run`] when set.
@@ -197,7 +247,7 @@ impl Server {
     }
 
     fn busy(&self) -> bool {
-        !self.inflight.is_empty() || !self.net.quiet()
+        !self.inflight.is_empty() || !self.net.quiet() || !self.gsi.idle()
     }
 
     /// One turn of the loop: take what the sockets have, then simulate a
@@ -219,6 +269,10 @@ impl Server {
         }
         while let Ok(m) = self.rx.try_recv() {
             self.handle(m)?;
+        }
+        if !self.gsi.idle() {
+            // GMPs a host looped back (to its own LID) need no cycle.
+            self.deliver_gmps()?;
         }
         for _ in 0..self.opts.batch {
             if !self.busy() {
@@ -249,6 +303,10 @@ impl Server {
                 Ok(())
             }
             Msg::Data(i, b) => self.data(i, &b),
+            Msg::Probe(f) => {
+                f(&mut self.net);
+                Ok(())
+            }
         }
     }
 
@@ -519,15 +577,6 @@ impl Server {
         };
         let method = mad::method(&req.mad);
         let is_request = method & METHOD_RESP_BIT == 0 && method != METHOD_TRAP_REPRESS;
-        if req.dqp != 0 {
-            slog!(
-                self,
-                "client {i}: MAD class {:#04x} to QP{} not delivered (only QP0 is modelled)",
-                mad::class(&req.mad),
-                req.dqp
-            );
-            return self.not_delivered(i, req, is_request);
-        }
         if req.dlid == 0 {
             slog!(self, "client {i}: MAD to DLID 0 not delivered");
             return self.not_delivered(i, req, is_request);
@@ -535,6 +584,9 @@ impl Server {
         if is_request {
             let tid = (mad::tid(&req.mad) & 0xFFFF_FFFF_FFFF) | ((i as u64) << 48);
             req.mad[mad::off::TID..mad::off::TID + 8].copy_from_slice(&tid.to_be_bytes());
+        }
+        if req.dqp != QP0 {
+            return self.data_gmp(i, dev, req, is_request);
         }
         let dr = req.dlid == PERMISSIVE_LID;
         let port = self.net.sm_host_port(dev)?;
@@ -594,6 +646,138 @@ impl Server {
         Ok(())
     }
 
+    /// A GMP from client `i` on CA `dev`: through the CA's data TX stream
+    /// into the RTL (QP1 only: umad2sim's `sim_request` carries no Q_Key,
+    /// so a client's MAD to a QP > 1 cannot be addressed).
+    fn data_gmp(
+        &mut self,
+        i: usize,
+        dev: usize,
+        mut req: SimRequest,
+        is_request: bool,
+    ) -> Result<()> {
+        if req.dqp != QP1 {
+            slog!(
+                self,
+                "client {i}: MAD class {:#04x} to QP {:#x} not delivered (sim_request carries no Q_Key; only QP0 and QP1 are addressed)",
+                mad::class(&req.mad),
+                req.dqp
+            );
+            return self.not_delivered(i, req, is_request);
+        }
+        if req.dlid == PERMISSIVE_LID {
+            slog!(
+                self,
+                "client {i}: GMP to the permissive LID not delivered (GMPs are LID-routed)"
+            );
+            return self.not_delivered(i, req, is_request);
+        }
+        // The kernel's RMPP sender fills the RMPP header (one segment).
+        rmpp_send_header(&mut req.mad, req.length);
+        let port = self.net.sm_host_port(dev)?;
+        if let Err(e) = self.gsi.send(
+            &mut self.net,
+            dev,
+            port,
+            &GmpDest::qp1(req.dlid),
+            QP1,
+            &req.mad,
+        ) {
+            slog!(self, "client {i}: {e:#}");
+            return self.not_delivered(i, req, is_request);
+        }
+        self.stats.to_rtl += 1;
+        if is_request && mad::method(&req.mad) != METHOD_TRAP {
+            let tid = mad::tid(&req.mad);
+            let deadline = self.net.cycle + self.opts.timeout_cycles;
+            self.inflight.insert(
+                tid,
+                InFlight {
+                    client: i,
+                    deadline,
+                    req,
+                },
+            );
+        }
+        Ok(())
+    }
+
+    /// Hand the GMPs the CA hosts received (and no PMA consumed) to the
+    /// clients: responses to the client named by TID bits 63:48 (it must be
+    /// attached to the receiving CA); requests (SA and every other class)
+    /// to the node's SM client, as ibsim does; a request with nobody to take
+    /// it goes back to its requester with status 110.
+    fn deliver_gmps(&mut self) -> Result<()> {
+        self.gsi.poll(&mut self.net)?;
+        while let Some(g) = self.gsi.inbox.pop_front() {
+            self.deliver_gmp(g)?;
+        }
+        Ok(())
+    }
+
+    fn deliver_gmp(&mut self, g: GmpRecv) -> Result<()> {
+        let tid = mad::tid(&g.mad);
+        let r = SimRequest {
+            dlid: g.dlid,
+            slid: g.slid,
+            dqp: g.dest_qp,
+            sqp: g.src_qp,
+            status: 0,
+            length: received_mad_len(&g.mad),
+            mad: g.mad,
+        };
+        let name = self.net.devs[g.dev].name.clone();
+        if g.is_response() {
+            self.inflight.remove(&tid);
+            let i = (tid >> 48) as usize;
+            let to = self
+                .clients
+                .get(i)
+                .and_then(Option::as_ref)
+                .filter(|c| c.dev == g.dev)
+                .map(|_| i);
+            match to {
+                Some(i) => {
+                    self.send(i, &r);
+                }
+                None => {
+                    self.stats.dropped += 1;
+                    slog!(
+                        self,
+                        "{name}: dropped a GMP response (class {:#04x} TID {tid:#x}): no client {i} on this node",
+                        mad::class(&g.mad)
+                    );
+                }
+            }
+            return Ok(());
+        }
+        // A request: its answer now depends on the SM client (see deliver).
+        let asked = self.inflight.remove(&tid);
+        let to = if g.dest_qp == QP1 {
+            self.issm_client(g.dev)
+        } else {
+            None
+        };
+        let sent = match to {
+            Some(i) => self.send(i, &r),
+            None => false,
+        };
+        if !sent {
+            self.stats.dropped += 1;
+            slog!(
+                self,
+                "{name}: GMP request class {:#04x} attr {:#06x} to QP {:#x} not delivered: no SM client here",
+                mad::class(&g.mad),
+                mad::attr_id(&g.mad),
+                g.dest_qp
+            );
+            if let Some(f) = asked {
+                self.not_delivered(f.client, f.req, true)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Return `req` to client `i` with status 110, as ibsim does with what it
     /// cannot deliver (requests only; responses are dropped).
     fn not_delivered(&mut self, i: usize, mut req: SimRequest, is_request: bool) -> Result<()> {
@@ -622,6 +806,7 @@ impl Server {
 
     /// Hand what the RTL delivered to the attached CAs to their clients.
     fn deliver(&mut self) -> Result<()> {
+        self.deliver_gmps()?;
         let devs: Vec<usize> = {
             let mut v: Vec<usize> = self.clients.iter().flatten().map(|c| c.dev).collect();
             v.sort_unstable();

@@ -1,0 +1,1037 @@
+//! QP1 (the GSI) on the host side of every CA port of a [`Net`]: general
+//! management packets (GMPs) as UD datagrams on a data VL, a performance
+//! management agent (PMA) per CA port answering from the RTL's own
+//! counters, and a GMP client that follows one GSA redirect.
+//!
+//! * Sending ([`Gsi::send`]): the host builds the whole packet, LRH..ICRC
+//!   (ibspec §1-§3): LRH VL = the port's SL2VL entry for the SL (VL 0 for
+//!   SL 0 with the default and the SM's tables), LNH 2, DLID, SLID = the
+//!   port's base LID; BTH UD SEND Only (0x64), P_Key 0xFFFF, DestQP; DETH
+//!   Q_Key (0x80010000 for QP1, [ib_types] `IB_QP1_WELL_KNOWN_Q_KEY`),
+//!   SrcQP; ICRC ([`crate::crc`]) — and hands it to the CA port's data TX
+//!   stream (`dtx`, [`Net::data_send`]). The port appends the VCRC; the RTL
+//!   switches forward it LID-routed on its data VL. A GMP to one of the
+//!   port's own LIDs never reaches the wire: the host loops it back, as an
+//!   HCA does.
+//! * Receiving ([`Gsi::poll`]): what the CA ports deliver on `drx`. A packet
+//!   that comes with `tuser` on its last beat was discarded by the RTL and
+//!   is dropped whole. The rest is checked as the kernel and the HCA driver
+//!   check a UD receive (ibspec §6: [qib_ud] `qib_ud_rcv`, [mad.c]
+//!   `validate_mad`): structure (LNH 2, UD SEND Only, 256-byte MAD), ICRC,
+//!   VL ≠ 15, DLID one of the port's LIDs, BaseVersion 1, no SM class on a
+//!   GSI QP, Q_Key 0x80010000 on QP1 (else dropped and counted in
+//!   [`GsiStats`]). PerfMgt requests for a PMA are answered here; every other
+//!   GMP (responses, SA and other classes, QPs > 1 no agent owns) goes to
+//!   [`Gsi::inbox`] for the layer above (`vl15 serve`, [`GmpClient`]).
+//!   When the RTL's GSI check (`gsi_rx_check`, ibspec §6) is in the CA, the
+//!   bad GMPs it flags arrive with `tuser` set; the host checks then only
+//!   repeat what the RTL did.
+//! * The PMA ([`Pma`]): PerfMgt (class 0x04, ClassVersion 1)
+//!   Get(ClassPortInfo), Get/Set(PortCounters), Get/Set
+//!   (PortCountersExtended), read through the register interface from the
+//!   port's RTL counters (see [`PortCounters`] for the mapping and its
+//!   sources). Set(PortCounters) resets the counters its CounterSelect names
+//!   by keeping the raw values as a baseline, as the qib driver does
+//!   ("Since the HW doesn't support clearing counters, we save the current
+//!   count and subtract it from future responses", Linux
+//!   `drivers/infiniband/hw/qib/qib_mad.c` `pma_set_portcounters`); the RTL
+//!   counters themselves run on. Unsupported methods and attributes get the
+//!   IBA status (ibspec §7): 0x0004 bad class version, 0x0008 method
+//!   unsupported, 0x000C method/attribute unsupported, 0x001C invalid field.
+//!   A PMA may be configured to redirect ([`Redirect`]): then it answers
+//!   every QP1 request with status 0x0002 and a ClassPortInfo naming the
+//!   redirect target, and serves on the redirect QP instead (with that QP's
+//!   own Q_Key; QP > 1 packets pass the RTL with the ICRC check only).
+//! * The client ([`GmpClient`]) sends a request and runs the fabric until
+//!   its response; on status Redirect it re-sends once to the ClassPortInfo
+//!   target (RedirectLID/QP/Q_Key/SL, as libibmad `mad_rpc`/`redirect_port`
+//!   do) and refuses a second redirect (a loop).
+//!
+//! Switches have no host-side GMP port in this fabric yet: a GMP to a
+//! switch LID dies in the switch RTL (data to port 0 is NoRoute) and its
+//! requester sees no answer.
+//!
+//! Nothing here panics on what arrives from the wire.
+
+use std::collections::VecDeque;
+
+use anyhow::{anyhow, bail, Context, Result};
+
+use crate::device::reg;
+use crate::mad::{self, Mad};
+use crate::net::{mpreg, Net};
+use crate::packet::consts::*;
+use crate::packet::{Bth, Deth, Lrh, Packet};
+
+/// ClassVersion of the PerfMgt class (IBA 1.2: 1).
+pub const PMA_CLASS_VERSION: u8 = 1;
+/// PerfMgt attributes ([ib_pma.h] `IB_PMA_PORT_COUNTERS`, `..._EXT`).
+pub const ATTR_PORT_COUNTERS: u16 = 0x0012;
+pub const ATTR_PORT_COUNTERS_EXT: u16 = 0x001D;
+/// PerfMgt ClassPortInfo CapabilityMask bit 9: PortCountersExtended
+/// supported; bit 10: ... without the unicast/multicast counters
+/// (Linux `include/rdma/ib_pma.h` `IB_PMA_CLASS_CAP_EXT_WIDTH`,
+/// `IB_PMA_CLASS_CAP_EXT_WIDTH_NOIETF`; perfquery tests both).
+pub const PMA_CAP_EXT_WIDTH_NOIETF: u16 = 1 << 10;
+/// ClassPortInfo RespTimeValue the PMA reports (the qib driver's 18).
+pub const PMA_RESP_TIME_VALUE: u8 = 18;
+/// Offset of the GMP data area in a MAD (libibmad `IB_PC_DATA_OFFS` 64).
+pub const GMP_DATA: usize = 64;
+
+/// Where a GMP goes: the address handle and remote QP/Q_Key of a UD send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GmpDest {
+    pub dlid: u16,
+    pub sl: u8,
+    pub qp: u32,
+    pub qkey: u32,
+    pub pkey: u16,
+}
+
+impl GmpDest {
+    /// QP1 of the port at `dlid` (SL 0, default P_Key, the GSI Q_Key).
+    pub fn qp1(dlid: u16) -> GmpDest {
+        GmpDest {
+            dlid,
+            sl: 0,
+            qp: QP1,
+            qkey: QP1_Q_KEY,
+            pkey: DEFAULT_P_KEY,
+        }
+    }
+}
+
+/// A GMP a CA port's host received and that no agent here consumed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GmpRecv {
+    /// Receiving device and port.
+    pub dev: usize,
+    pub port: u8,
+    pub slid: u16,
+    pub dlid: u16,
+    pub sl: u8,
+    pub src_qp: u32,
+    pub dest_qp: u32,
+    pub qkey: u32,
+    pub mad: Mad,
+    pub cycle: u64,
+}
+
+impl GmpRecv {
+    pub fn is_response(&self) -> bool {
+        mad::method(&self.mad) & METHOD_RESP_BIT != 0
+    }
+}
+
+/// What the host GSI counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct GsiStats {
+    /// GMPs handed to a port's data TX stream.
+    pub sent: u64,
+    /// GMPs to the sending port's own LID, looped back by the host.
+    pub looped: u64,
+    /// Packets taken from the ports' data RX streams.
+    pub received: u64,
+    /// Delivered with `tuser`: the RTL discarded them.
+    pub rtl_discarded: u64,
+    /// Not a local UD SEND Only packet with a 256-byte MAD.
+    pub malformed: u64,
+    pub icrc_err: u64,
+    /// VL 15 on a data VL, DestQP 0, BaseVersion ≠ 1, an SM class on a GSI
+    /// QP.
+    pub bad_hdr: u64,
+    /// DLID not one of the receiving port's LIDs.
+    pub lid_err: u64,
+    /// Q_Key not the one of the destination QP.
+    pub qkey_err: u64,
+    /// Requests a PMA answered (redirects included).
+    pub pma_answers: u64,
+    /// GMPs left in the inbox for the layer above.
+    pub to_inbox: u64,
+}
+
+/// Where a redirecting PMA sends its requesters (ClassPortInfo
+/// RedirectLID/SL/P_Key/QP/Q_Key).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Redirect {
+    /// 0: the port's own base LID (written into the ClassPortInfo, since
+    /// libibmad refuses RedirectLID 0, "GID-based redirection").
+    pub lid: u16,
+    pub sl: u8,
+    pub qp: u32,
+    pub qkey: u32,
+    pub pkey: u16,
+}
+
+/// The RTL counters of one CA port, as the PMA maps them to PortCounters.
+///
+/// The field layout is libibmad's (linux-rdma/rdma-core `libibmad/fields.c`,
+/// `IB_PC_*_F`, offsets from the start of the GMP data area, MAD byte 64):
+/// PortSelect `BITSOFFS(8,8)` → byte 1, CounterSelect `BITSOFFS(16,16)` →
+/// 2..3, SymbolErrorCounter 4..5, LinkErrorRecoveryCounter 6,
+/// LinkDownedCounter 7, PortRcvErrors `BITSOFFS(64,16)` → 8..9,
+/// PortRcvRemotePhysicalErrors 10..11, PortRcvSwitchRelayErrors 12..13,
+/// PortXmitDiscards 14..15, PortXmitConstraintErrors 16,
+/// PortRcvConstraintErrors 17, CounterSelect2 18, LocalLinkIntegrityErrors
+/// byte 19 bits 7:4, ExcessiveBufferOverrunErrors byte 19 bits 3:0,
+/// VL15Dropped `BITSOFFS(176,16)` → 22..23, PortXmitData `{192,32}` →
+/// 24..27, PortRcvData 28..31, PortXmitPkts 32..35, PortRcvPkts 36..39,
+/// PortXmitWait 40..43. CounterSelect bits (Linux `include/rdma/ib_pma.h`
+/// `IB_PMA_SEL_*`): 0x0008 PortRcvErrors, 0x0800 VL15Dropped, 0x1000
+/// PortXmitData, 0x2000 PortRcvData, 0x4000 PortXmitPkts, 0x8000
+/// PortRcvPkts.
+///
+/// Mapping to the RTL counters (`ib_pkg::ctr_e`, [`reg::COUNTERS`]):
+/// - PortRcvErrors: packets received with an error, which the IBA counts
+///   as local physical errors (ICRC, VCRC), malformed packets (LVer,
+///   length, LNH) and buffer overruns — the qib driver sums the same kinds
+///   (`qib_get_counters`: RXDROPPKT, RCVOVFL, ERR_RLEN, INVALIDRLEN,
+///   ERRLINK, ERRICRC, ERRVCRC, ERRLPCRC, BADFORMAT, RXLOCALPHYERR,
+///   RXVLERR) = `rx_vcrc_err + rx_lver_err + rx_lnh_err + rx_len_err +
+///   smi_icrc_err` (+ `data_icrc_err` once the RTL counts data-VL ICRC
+///   errors). SMP/GMP header validation failures are not link errors and
+///   are not in it (the SMI/GSI discard them silently, ibspec §6).
+/// - VL15Dropped: `vl15_dropped` (ibspec §11: an SMP dropped for want of a
+///   VL15 buffer; the RTL also counts a MAD for the SM with no receive WQE).
+/// - PortXmitPkts: every packet sent, `tx_vl15_pkts + tx_data_pkts`;
+///   PortRcvPkts: every packet received, errors included, `rx_pkts` (IBA:
+///   "including packets containing errors").
+/// - PortXmitData / PortRcvData (words of 4 bytes): `tx_words` /
+///   `rx_words` once the RTL has them; 0 until then.
+/// - Every other field: 0 (the RTL models no PHY, no flow control, no
+///   constraint checks).
+///
+/// IBA PortCounters fields saturate at their width (16/8/4 bits; the 32-bit
+/// ones at 2^32 − 1); the RTL counters are 32-bit and wrap, so the PMA
+/// reports min(value, field maximum). A 32-bit field cannot show that its
+/// counter wrapped.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PortCounters {
+    pub rcv_errors: u64,
+    pub vl15_dropped: u64,
+    pub xmit_data: u64,
+    pub rcv_data: u64,
+    pub xmit_pkts: u64,
+    pub rcv_pkts: u64,
+}
+
+/// (CounterSelect bit, RTL counter names) of every PortCounters field the
+/// RTL feeds. Names not (yet) in [`reg::COUNTERS`] read as 0.
+const FIELDS: [(u16, &[&str]); 6] = [
+    (
+        0x0008,
+        &[
+            "rx_vcrc_err",
+            "rx_lver_err",
+            "rx_lnh_err",
+            "rx_len_err",
+            "smi_icrc_err",
+            "data_icrc_err",
+        ],
+    ),
+    (0x0800, &["vl15_dropped"]),
+    (0x1000, &["tx_words"]),
+    (0x2000, &["rx_words"]),
+    (0x4000, &["tx_vl15_pkts", "tx_data_pkts"]),
+    (0x8000, &["rx_pkts"]),
+];
+
+/// PortCountersExtended CounterSelect bits (`IB_PMA_SELX_*`) onto the
+/// PortCounters bits of the same counters.
+const EXT_SELECT: [(u16, u16); 4] = [
+    (0x0001, 0x1000),
+    (0x0002, 0x2000),
+    (0x0004, 0x4000),
+    (0x0008, 0x8000),
+];
+
+fn counter_index(name: &str) -> Option<u8> {
+    reg::COUNTERS
+        .iter()
+        .position(|c| *c == name)
+        .map(|i| i as u8)
+}
+
+/// The PMA of one CA port.
+#[derive(Debug, Clone, Default)]
+pub struct Pma {
+    pub redirect: Option<Redirect>,
+    /// Raw RTL counter values at the last reset, by counter index.
+    baseline: Vec<u32>,
+}
+
+impl Pma {
+    /// The PortCounters of CA `d` port `p` as this PMA reports them (raw
+    /// minus baseline, unsaturated). Reads registers: simulates cycles.
+    pub fn counters(&self, net: &mut Net, d: usize, p: u8) -> Result<PortCounters> {
+        let mut v = [0u64; 6];
+        for (k, (_, names)) in FIELDS.iter().enumerate() {
+            for name in names.iter() {
+                let Some(i) = counter_index(name) else {
+                    continue;
+                };
+                let raw = net.read_reg(d, mpreg::port(p, reg::CTR_BASE + i))?;
+                let base = self.baseline.get(usize::from(i)).copied().unwrap_or(0);
+                v[k] += u64::from(raw.wrapping_sub(base));
+            }
+        }
+        Ok(PortCounters {
+            rcv_errors: v[0],
+            vl15_dropped: v[1],
+            xmit_data: v[2],
+            rcv_data: v[3],
+            xmit_pkts: v[4],
+            rcv_pkts: v[5],
+        })
+    }
+
+    /// Reset the PortCounters fields whose CounterSelect bits are set.
+    pub fn reset(&mut self, net: &mut Net, d: usize, p: u8, select: u16) -> Result<()> {
+        for (bit, names) in FIELDS {
+            if select & bit == 0 {
+                continue;
+            }
+            for name in names {
+                let Some(i) = counter_index(name) else {
+                    continue;
+                };
+                let raw = net.read_reg(d, mpreg::port(p, reg::CTR_BASE + i))?;
+                let i = usize::from(i);
+                if self.baseline.len() <= i {
+                    self.baseline.resize(i + 1, 0);
+                }
+                self.baseline[i] = raw;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn put16(b: &mut [u8], off: usize, v: u16) {
+    b[off..off + 2].copy_from_slice(&v.to_be_bytes());
+}
+fn put32(b: &mut [u8], off: usize, v: u32) {
+    b[off..off + 4].copy_from_slice(&v.to_be_bytes());
+}
+fn sat(v: u64, bits: u32) -> u64 {
+    v.min((1u64 << bits) - 1)
+}
+
+/// PortCounters data (192 bytes from MAD byte 64), saturated per field.
+pub fn encode_port_counters(port_select: u8, c: &PortCounters) -> [u8; 192] {
+    let mut d = [0u8; 192];
+    d[1] = port_select;
+    put16(&mut d, 8, sat(c.rcv_errors, 16) as u16);
+    put16(&mut d, 22, sat(c.vl15_dropped, 16) as u16);
+    put32(&mut d, 24, sat(c.xmit_data, 32) as u32);
+    put32(&mut d, 28, sat(c.rcv_data, 32) as u32);
+    put32(&mut d, 32, sat(c.xmit_pkts, 32) as u32);
+    put32(&mut d, 36, sat(c.rcv_pkts, 32) as u32);
+    d
+}
+
+/// PortCountersExtended data: PortSelect byte 1, PortXmitData 8..15,
+/// PortRcvData 16..23, PortXmitPkts 24..31, PortRcvPkts 32..39 (fields.c
+/// `IB_PC_EXT_*`: `{64,64}`, `{128,64}`, `{192,64}`, `{256,64}`).
+pub fn encode_port_counters_ext(port_select: u8, c: &PortCounters) -> [u8; 192] {
+    let mut d = [0u8; 192];
+    d[1] = port_select;
+    for (off, v) in [
+        (8, c.xmit_data),
+        (16, c.rcv_data),
+        (24, c.xmit_pkts),
+        (32, c.rcv_pkts),
+    ] {
+        d[off..off + 8].copy_from_slice(&v.to_be_bytes());
+    }
+    d
+}
+
+/// PortCounters as a requester reads them from a response's data area.
+pub fn decode_port_counters(m: &Mad) -> PortCounters {
+    let d = &m[GMP_DATA..];
+    let g16 = |o: usize| u64::from(u16::from_be_bytes([d[o], d[o + 1]]));
+    let g32 = |o: usize| u64::from(u32::from_be_bytes([d[o], d[o + 1], d[o + 2], d[o + 3]]));
+    PortCounters {
+        rcv_errors: g16(8),
+        vl15_dropped: g16(22),
+        xmit_data: g32(24),
+        rcv_data: g32(28),
+        xmit_pkts: g32(32),
+        rcv_pkts: g32(36),
+    }
+}
+
+/// ClassPortInfo (72 bytes at MAD byte 64). Layout: rdma-core
+/// `libibmad/fields.c` `IB_CPI_*_F` / Linux `struct ib_class_port_info`
+/// (`include/rdma/ib_mad.h`): 0 BaseVersion, 1 ClassVersion, 2..3
+/// CapabilityMask, 4..7 CapabilityMask2 (27 bits) | RespTimeValue (5 bits),
+/// 8..23 RedirectGID, 24 RedirectTC, 25 bits 7:4 RedirectSL, 25..27
+/// RedirectFL (20 bits), 28..29 RedirectLID, 30..31 RedirectP_Key, 33..35
+/// RedirectQP, 36..39 RedirectQ_Key, then the trap address (40..71).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ClassPortInfo {
+    pub base_version: u8,
+    pub class_version: u8,
+    pub cap_mask: u16,
+    pub resp_time_value: u8,
+    pub redirect_sl: u8,
+    pub redirect_lid: u16,
+    pub redirect_pkey: u16,
+    pub redirect_qp: u32,
+    pub redirect_qkey: u32,
+}
+
+impl ClassPortInfo {
+    pub fn encode(&self) -> [u8; 72] {
+        let mut d = [0u8; 72];
+        d[0] = self.base_version;
+        d[1] = self.class_version;
+        put16(&mut d, 2, self.cap_mask);
+        put32(&mut d, 4, u32::from(self.resp_time_value & 0x1F));
+        d[25] = (self.redirect_sl & 0xF) << 4;
+        put16(&mut d, 28, self.redirect_lid);
+        put16(&mut d, 30, self.redirect_pkey);
+        put32(&mut d, 32, self.redirect_qp & 0xFF_FFFF);
+        put32(&mut d, 36, self.redirect_qkey);
+        d
+    }
+
+    /// From a MAD's data area (MAD byte 64 on).
+    pub fn decode(m: &Mad) -> ClassPortInfo {
+        let d = &m[GMP_DATA..GMP_DATA + 72];
+        ClassPortInfo {
+            base_version: d[0],
+            class_version: d[1],
+            cap_mask: u16::from_be_bytes([d[2], d[3]]),
+            resp_time_value: d[7] & 0x1F,
+            redirect_sl: d[25] >> 4,
+            redirect_lid: u16::from_be_bytes([d[28], d[29]]),
+            redirect_pkey: u16::from_be_bytes([d[30], d[31]]),
+            redirect_qp: u32::from_be_bytes([0, d[33], d[34], d[35]]),
+            redirect_qkey: u32::from_be_bytes([d[36], d[37], d[38], d[39]]),
+        }
+    }
+}
+
+/// The host side of QP1 on every CA port of a fabric. See the module
+/// documentation.
+pub struct Gsi {
+    /// The PMA of each CA port: device index → port p at index p − 1
+    /// (empty for switches).
+    pub pma: Vec<Vec<Pma>>,
+    /// GMPs no agent here consumed, oldest first.
+    pub inbox: VecDeque<GmpRecv>,
+    /// Packets looped back by a host: (device, port, LRH..ICRC).
+    loopback: VecDeque<(usize, u8, Vec<u8>)>,
+    psn: u32,
+    pub stats: GsiStats,
+}
+
+impl Gsi {
+    pub fn new(net: &Net) -> Gsi {
+        let pma = net
+            .devs
+            .iter()
+            .map(|d| {
+                if d.is_switch {
+                    Vec::new()
+                } else {
+                    vec![Pma::default(); usize::from(d.nports)]
+                }
+            })
+            .collect();
+        Gsi {
+            pma,
+            inbox: VecDeque::new(),
+            loopback: VecDeque::new(),
+            psn: 0,
+            stats: GsiStats::default(),
+        }
+    }
+
+    /// Nothing looped back waits to be received.
+    pub fn idle(&self) -> bool {
+        self.loopback.is_empty()
+    }
+
+    /// The PMA of CA `d` port `p`.
+    pub fn pma_mut(&mut self, d: usize, p: u8) -> Result<&mut Pma> {
+        usize::from(p)
+            .checked_sub(1)
+            .and_then(|i| self.pma.get_mut(d)?.get_mut(i))
+            .ok_or_else(|| anyhow!("device {d} has no CA port {p}"))
+    }
+
+    /// (base LID, LMC) of CA `d` port `p`, None while it has no LID.
+    fn port_lids(net: &Net, d: usize, p: u8) -> Option<(u16, u8)> {
+        let sma = &net.devs.get(d)?.sma;
+        let lid = sma.port_lid(p).filter(|&l| l != 0)?;
+        Some((lid, sma.port_lmc(p).unwrap_or(0)))
+    }
+
+    fn owns(net: &Net, d: usize, p: u8, dlid: u16) -> bool {
+        Self::port_lids(net, d, p)
+            .is_some_and(|(lid, lmc)| u32::from(dlid).wrapping_sub(u32::from(lid)) < (1 << lmc))
+    }
+
+    /// Send `m` from QP `src_qp` of CA `d` port `p` to `to`: the packet
+    /// (LRH..ICRC) goes to the port's data TX stream, or back to the port
+    /// itself when `to.dlid` is one of its own LIDs.
+    pub fn send(
+        &mut self,
+        net: &mut Net,
+        d: usize,
+        p: u8,
+        to: &GmpDest,
+        src_qp: u32,
+        m: &Mad,
+    ) -> Result<()> {
+        let dev = net.devs.get(d).ok_or_else(|| anyhow!("no device {d}"))?;
+        if dev.is_switch {
+            bail!("{}: switches have no GMP port in this fabric", dev.name);
+        }
+        let (slid, _) = Self::port_lids(net, d, p)
+            .ok_or_else(|| anyhow!("{} port {p} has no LID: it cannot send GMPs", dev.name))?;
+        if to.dlid == 0 || to.dlid >= MULTICAST_LID_BASE {
+            bail!(
+                "{}: DLID {:#x} is not a unicast LID (a GMP is LID-routed)",
+                dev.name,
+                to.dlid
+            );
+        }
+        let vl = dev.sma.sl_to_vl(p, to.sl);
+        if vl == VL15 {
+            bail!(
+                "{} port {p}: SL {} maps to VL 15, which carries only SMPs",
+                dev.name,
+                to.sl
+            );
+        }
+        let psn = self.psn;
+        self.psn = (self.psn + 1) & 0xFF_FFFF;
+        let mut bth = Bth::ud_send(to.qp & 0xFF_FFFF, psn);
+        bth.p_key = to.pkey;
+        let pkt = Packet::new(
+            Lrh::local(vl, to.sl, to.dlid, slid),
+            bth,
+            Deth::new(to.qkey, src_qp & 0xFF_FFFF),
+            *m,
+        );
+        let mut bytes = pkt.header_and_mad();
+        crate::crc::append_icrc(&mut bytes);
+        if Self::owns(net, d, p, to.dlid) {
+            self.stats.looped += 1;
+            self.loopback.push_back((d, p, bytes));
+            return Ok(());
+        }
+        net.data_send(d, p, &bytes)?;
+        self.stats.sent += 1;
+        Ok(())
+    }
+
+    /// Take what the CA ports received: check it, let the PMAs answer
+    /// theirs, put the rest in [`Gsi::inbox`]. Returns how many GMPs went
+    /// to the inbox. PMA answers read registers (simulate cycles); packets
+    /// that arrive meanwhile wait for the next call.
+    pub fn poll(&mut self, net: &mut Net) -> Result<usize> {
+        let mut got: Vec<(usize, u8, Vec<u8>, bool)> = Vec::new();
+        for (d, dev) in net.devs.iter_mut().enumerate() {
+            if dev.is_switch {
+                continue;
+            }
+            for (i, rx) in dev.data_rx.iter_mut().enumerate() {
+                while let Some(r) = rx.packets.pop_front() {
+                    got.push((d, i as u8 + 1, r.bytes, r.bad));
+                }
+            }
+        }
+        while let Some((d, p, mut b)) = self.loopback.pop_front() {
+            // The VCRC a port would append: the receive side parses whole
+            // wire packets.
+            crate::crc::append_vcrc(&mut b);
+            got.push((d, p, b, false));
+        }
+        let before = self.inbox.len();
+        for (d, p, bytes, bad) in got {
+            self.stats.received += 1;
+            if bad {
+                self.stats.rtl_discarded += 1;
+                continue;
+            }
+            let Some(g) = self.check(net, d, p, &bytes) else {
+                continue;
+            };
+            self.dispatch(net, g)?;
+        }
+        Ok(self.inbox.len() - before)
+    }
+
+    /// The receive checks of a UD GMP (ibspec §6); None = dropped (counted).
+    fn check(&mut self, net: &Net, d: usize, p: u8, bytes: &[u8]) -> Option<GmpRecv> {
+        let pkt = match Packet::parse(bytes) {
+            Ok(pkt) => pkt,
+            Err(_) => {
+                self.stats.malformed += 1;
+                return None;
+            }
+        };
+        if !pkt.icrc_ok() {
+            self.stats.icrc_err += 1;
+            return None;
+        }
+        let class = pkt.mad[mad::off::MGMT_CLASS];
+        if pkt.lrh.vl == VL15
+            || pkt.bth.dest_qp == QP0
+            || pkt.mad[mad::off::BASE_VERSION] != BASE_VERSION
+            || class == CLASS_SUBN_LID
+            || class == CLASS_SUBN_DR
+        {
+            self.stats.bad_hdr += 1;
+            return None;
+        }
+        if !Self::owns(net, d, p, pkt.lrh.dlid) {
+            self.stats.lid_err += 1;
+            return None;
+        }
+        if pkt.bth.dest_qp == QP1 && pkt.deth.q_key != QP1_Q_KEY {
+            self.stats.qkey_err += 1;
+            return None;
+        }
+        Some(GmpRecv {
+            dev: d,
+            port: p,
+            slid: pkt.lrh.slid,
+            dlid: pkt.lrh.dlid,
+            sl: pkt.lrh.sl,
+            src_qp: pkt.deth.src_qp,
+            dest_qp: pkt.bth.dest_qp,
+            qkey: pkt.deth.q_key,
+            mad: pkt.mad,
+            cycle: net.cycle,
+        })
+    }
+
+    fn dispatch(&mut self, net: &mut Net, g: GmpRecv) -> Result<()> {
+        let Some(pma) = usize::from(g.port)
+            .checked_sub(1)
+            .and_then(|i| self.pma.get(g.dev)?.get(i))
+        else {
+            self.inbox.push_back(g);
+            self.stats.to_inbox += 1;
+            return Ok(());
+        };
+        let redirect = pma.redirect;
+        let for_pma = if g.dest_qp == QP1 {
+            mad::class(&g.mad) == CLASS_PERF && !g.is_response()
+        } else if let Some(r) = redirect.filter(|r| r.qp == g.dest_qp) {
+            if g.qkey != r.qkey {
+                self.stats.qkey_err += 1;
+                return Ok(());
+            }
+            mad::class(&g.mad) == CLASS_PERF && !g.is_response()
+        } else {
+            false
+        };
+        if !for_pma {
+            self.inbox.push_back(g);
+            self.stats.to_inbox += 1;
+            return Ok(());
+        }
+        // Requests that expect no response (TrapRepress) get none.
+        if mad::method(&g.mad) == METHOD_TRAP_REPRESS {
+            return Ok(());
+        }
+        let resp = self.pma_answer(net, &g)?;
+        self.stats.pma_answers += 1;
+        let to = GmpDest {
+            dlid: g.slid,
+            sl: g.sl,
+            qp: g.src_qp,
+            qkey: if g.src_qp == QP1 { QP1_Q_KEY } else { g.qkey },
+            pkey: DEFAULT_P_KEY,
+        };
+        if let Err(e) = self.send(net, g.dev, g.port, &to, g.dest_qp, &resp) {
+            // The requester's address is not usable (e.g. SLID 0): drop.
+            eprintln!(
+                "vl15 gsi: {} port {}: PMA response not sent: {e:#}",
+                net.devs[g.dev].name, g.port
+            );
+        }
+        Ok(())
+    }
+
+    /// The PMA's response to request `g`.
+    fn pma_answer(&mut self, net: &mut Net, g: &GmpRecv) -> Result<Mad> {
+        let (d, p) = (g.dev, g.port);
+        let mut r = g.mad;
+        r[mad::off::METHOD] = METHOD_GET_RESP;
+        r[GMP_DATA..].fill(0);
+        let pma_idx = usize::from(p) - 1;
+        let redirect = self.pma[d][pma_idx].redirect;
+        let nports = net.devs[d].nports;
+        let status = |r: &mut Mad, s: u16| put16(r, mad::off::STATUS, s);
+        if g.dest_qp == QP1 {
+            if let Some(rd) = redirect {
+                let lid = if rd.lid == 0 {
+                    Self::port_lids(net, d, p).map_or(0, |(l, _)| l)
+                } else {
+                    rd.lid
+                };
+                let cpi = ClassPortInfo {
+                    base_version: BASE_VERSION,
+                    class_version: PMA_CLASS_VERSION,
+                    cap_mask: PMA_CAP_EXT_WIDTH_NOIETF,
+                    resp_time_value: PMA_RESP_TIME_VALUE,
+                    redirect_sl: rd.sl,
+                    redirect_lid: lid,
+                    redirect_pkey: rd.pkey,
+                    redirect_qp: rd.qp,
+                    redirect_qkey: rd.qkey,
+                };
+                r[GMP_DATA..GMP_DATA + 72].copy_from_slice(&cpi.encode());
+                status(&mut r, STATUS_REDIRECT);
+                return Ok(r);
+            }
+        }
+        if g.mad[mad::off::CLASS_VERSION] != PMA_CLASS_VERSION {
+            status(&mut r, STATUS_BAD_VERSION);
+            return Ok(r);
+        }
+        let method = mad::method(&g.mad);
+        if method != METHOD_GET && method != METHOD_SET {
+            status(&mut r, STATUS_METHOD_UNSUPPORTED);
+            return Ok(r);
+        }
+        let set = method == METHOD_SET;
+        match mad::attr_id(&g.mad) {
+            ATTR_CLASS_PORT_INFO if !set => {
+                let cpi = ClassPortInfo {
+                    base_version: BASE_VERSION,
+                    class_version: PMA_CLASS_VERSION,
+                    cap_mask: PMA_CAP_EXT_WIDTH_NOIETF,
+                    resp_time_value: PMA_RESP_TIME_VALUE,
+                    ..ClassPortInfo::default()
+                };
+                r[GMP_DATA..GMP_DATA + 72].copy_from_slice(&cpi.encode());
+            }
+            a @ (ATTR_PORT_COUNTERS | ATTR_PORT_COUNTERS_EXT) => {
+                let ext = a == ATTR_PORT_COUNTERS_EXT;
+                let port_select = g.mad[GMP_DATA + 1];
+                // A CA's PMA serves every port of its node; AllPortSelect
+                // (0xFF) is not supported (ClassPortInfo bit 8 clear).
+                if port_select == 0 || port_select > nports {
+                    r[GMP_DATA + 1] = port_select;
+                    status(&mut r, STATUS_INVALID_FIELD);
+                    return Ok(r);
+                }
+                let sel = usize::from(port_select) - 1;
+                if set {
+                    let cs = u16::from_be_bytes([g.mad[GMP_DATA + 2], g.mad[GMP_DATA + 3]]);
+                    let select = if ext {
+                        EXT_SELECT
+                            .iter()
+                            .filter(|(x, _)| cs & x != 0)
+                            .fold(0, |a, (_, b)| a | b)
+                    } else {
+                        cs
+                    };
+                    let mut pma = std::mem::take(&mut self.pma[d][sel]);
+                    let r2 = pma.reset(net, d, port_select, select);
+                    self.pma[d][sel] = pma;
+                    r2?;
+                }
+                let c = self.pma[d][sel].counters(net, d, port_select)?;
+                let data = if ext {
+                    encode_port_counters_ext(port_select, &c)
+                } else {
+                    encode_port_counters(port_select, &c)
+                };
+                r[GMP_DATA..].copy_from_slice(&data);
+                // The response echoes the request's CounterSelect.
+                r[GMP_DATA + 2..GMP_DATA + 4].copy_from_slice(&g.mad[GMP_DATA + 2..GMP_DATA + 4]);
+            }
+            _ => status(&mut r, STATUS_ATTR_UNSUPPORTED),
+        }
+        Ok(r)
+    }
+
+    /// Take the response to TID `tid` that reached CA `d` port `p`.
+    pub fn take_response(&mut self, d: usize, p: u8, tid: u64) -> Option<GmpRecv> {
+        let i = self.inbox.iter().position(|g| {
+            g.dev == d && g.port == p && g.is_response() && mad::tid(&g.mad) == tid
+        })?;
+        self.inbox.remove(i)
+    }
+}
+
+/// Why a [`GmpClient`] request failed.
+#[derive(Debug, thiserror::Error)]
+pub enum GmpError {
+    #[error("no response from LID {lid} QP {qp:#x} within {cycles} cycles{via}")]
+    Timeout {
+        lid: u16,
+        qp: u32,
+        cycles: u64,
+        /// ", redirected by LID x QP y" when the request followed a redirect.
+        via: String,
+    },
+    #[error("LID {lid} QP {qp:#x} redirected again (to LID {to_lid} QP {to_qp:#x}) after a redirect: refusing a redirect loop")]
+    RedirectLoop {
+        lid: u16,
+        qp: u32,
+        to_lid: u16,
+        to_qp: u32,
+    },
+    #[error("LID {lid} QP {qp:#x} redirected with RedirectLID 0 (GID-based redirection is not supported)")]
+    RedirectGid { lid: u16, qp: u32 },
+}
+
+/// A GMP requester on QP1 of one CA port (what tests and tools use): one
+/// request at a time, following at most one GSA redirect.
+pub struct GmpClient {
+    pub dev: usize,
+    pub port: u8,
+    /// Cycles one request (each leg of a redirect) may take.
+    pub max_cycles: u64,
+    next_tid: u64,
+    /// Redirects followed.
+    pub redirects: u64,
+}
+
+impl GmpClient {
+    pub fn new(dev: usize, port: u8) -> GmpClient {
+        GmpClient {
+            dev,
+            port,
+            max_cycles: 200_000,
+            next_tid: 0x6d70_0000_0000_0001,
+            redirects: 0,
+        }
+    }
+
+    pub fn tid(&mut self) -> u64 {
+        let t = self.next_tid;
+        self.next_tid += 1;
+        t
+    }
+
+    /// Send one request and wait for its response (any status).
+    fn once(&mut self, net: &mut Net, gsi: &mut Gsi, to: &GmpDest, req: &Mad) -> Result<Mad> {
+        let tid = mad::tid(req);
+        gsi.send(net, self.dev, self.port, to, QP1, req)?;
+        let deadline = net.cycle + self.max_cycles;
+        loop {
+            gsi.poll(net)?;
+            if let Some(g) = gsi.take_response(self.dev, self.port, tid) {
+                return Ok(g.mad);
+            }
+            if net.cycle >= deadline {
+                break;
+            }
+            if net.idle() && gsi.idle() {
+                // Nothing is in flight anywhere: no response can come.
+                net.cycle = deadline;
+                break;
+            }
+            if net.quiet() {
+                if let Some(w) = net.next_wake() {
+                    net.cycle = net.cycle.max(w.min(deadline));
+                }
+            }
+            net.step()?;
+        }
+        Err(GmpError::Timeout {
+            lid: to.dlid,
+            qp: to.qp,
+            cycles: self.max_cycles,
+            via: String::new(),
+        }
+        .into())
+    }
+
+    /// Send request `req` (its TID is replaced) to `to`; follow one
+    /// Redirect. The response MAD (any other status is the caller's).
+    pub fn rpc(&mut self, net: &mut Net, gsi: &mut Gsi, to: GmpDest, req: &Mad) -> Result<Mad> {
+        let mut m = *req;
+        let tid = self.tid();
+        m[mad::off::TID..mad::off::TID + 8].copy_from_slice(&tid.to_be_bytes());
+        let r = self.once(net, gsi, &to, &m)?;
+        if mad::status(&r) != STATUS_REDIRECT {
+            return Ok(r);
+        }
+        let cpi = ClassPortInfo::decode(&r);
+        if cpi.redirect_lid == 0 {
+            return Err(GmpError::RedirectGid {
+                lid: to.dlid,
+                qp: to.qp,
+            }
+            .into());
+        }
+        let next = GmpDest {
+            dlid: cpi.redirect_lid,
+            sl: cpi.redirect_sl,
+            qp: cpi.redirect_qp,
+            qkey: cpi.redirect_qkey,
+            pkey: if cpi.redirect_pkey == 0 {
+                to.pkey
+            } else {
+                cpi.redirect_pkey
+            },
+        };
+        self.redirects += 1;
+        let tid = self.tid();
+        m[mad::off::TID..mad::off::TID + 8].copy_from_slice(&tid.to_be_bytes());
+        let r = self
+            .once(net, gsi, &next, &m)
+            .map_err(|e| match e.downcast::<GmpError>() {
+                Ok(GmpError::Timeout {
+                    lid, qp, cycles, ..
+                }) => GmpError::Timeout {
+                    lid,
+                    qp,
+                    cycles,
+                    via: format!(", redirected by LID {} QP {:#x}", to.dlid, to.qp),
+                }
+                .into(),
+                Ok(other) => other.into(),
+                Err(e) => e,
+            })?;
+        if mad::status(&r) == STATUS_REDIRECT {
+            let again = ClassPortInfo::decode(&r);
+            return Err(GmpError::RedirectLoop {
+                lid: next.dlid,
+                qp: next.qp,
+                to_lid: again.redirect_lid,
+                to_qp: again.redirect_qp,
+            }
+            .into());
+        }
+        Ok(r)
+    }
+
+    /// Get(PortCounters) of port `port_select` at LID `lid`.
+    pub fn port_counters(
+        &mut self,
+        net: &mut Net,
+        gsi: &mut Gsi,
+        lid: u16,
+        port_select: u8,
+    ) -> Result<PortCounters> {
+        let mut req = pma_request(METHOD_GET, ATTR_PORT_COUNTERS);
+        req[GMP_DATA + 1] = port_select;
+        let r = self
+            .rpc(net, gsi, GmpDest::qp1(lid), &req)
+            .with_context(|| format!("Get(PortCounters) of LID {lid} port {port_select}"))?;
+        match mad::status(&r) {
+            STATUS_OK => Ok(decode_port_counters(&r)),
+            s => bail!("Get(PortCounters) of LID {lid} port {port_select}: status {s:#06x}"),
+        }
+    }
+}
+
+/// An RMPP-active MAD of an RMPP class (see [`received_mad_len`]).
+fn rmpp_active(m: &Mad) -> bool {
+    let class = mad::class(m);
+    let rmpp_class = matches!(class, CLASS_SA | CLASS_DEV_MGT | CLASS_DEV_ADM | CLASS_BIS)
+        || (0x30..=0x4F).contains(&class);
+    rmpp_class && m[26] & 1 != 0
+}
+
+/// What a sending host's MAD layer writes into the RMPP header of a
+/// one-segment RMPP transfer of `len` bytes (header included) that an
+/// application handed it (Linux `mad_rmpp.c` `send_next_seg`: SegmentNumber
+/// 1, flags First and Last, PayloadLength = segment payload − pad =
+/// `len` − 36). An application using umad leaves these to the kernel;
+/// umad2sim passes at most 256 bytes, so `len` is capped there (a longer
+/// transfer is seen as its first, full segment). Other MADs are unchanged.
+pub fn rmpp_send_header(m: &mut Mad, len: u64) {
+    if !rmpp_active(m) {
+        return;
+    }
+    let len = len.clamp(36, MAD_BYTES as u64) as u32;
+    m[26] |= 0x6; // First | Last (Active is set)
+    m[28..32].copy_from_slice(&1u32.to_be_bytes());
+    m[32..36].copy_from_slice(&(len - 36).to_be_bytes());
+}
+
+/// The MAD length a receiving host's MAD layer reports for `m` (what
+/// umad hands the application). Every MAD is 256 bytes on the wire; for an
+/// RMPP-active MAD of an RMPP class the kernel derives the length from the
+/// RMPP header instead (Linux `drivers/infiniband/core/mad_rmpp.c`
+/// `get_mad_len`: header + segments × data − (220 − PayloadLength), i.e.
+/// 36 + PayloadLength for one segment), which is how `saquery` learns how
+/// many records a one-segment SA response holds. RMPP classes: SA, DevMgt,
+/// DevAdm, BIS, vendor range 2 (Linux `include/rdma/ib_mad.h`
+/// `ib_is_mad_class_rmpp`); RMPP header at MAD byte 24 (`struct
+/// ib_rmpp_hdr`: flags in byte 26 bits 2:0, bit 0 Active; PayloadLength
+/// bytes 32..35). Multi-segment transfers are not reassembled here (nor by
+/// umad2sim): their first segment reads as 256 bytes.
+pub fn received_mad_len(m: &Mad) -> u64 {
+    if !rmpp_active(m) {
+        return MAD_BYTES as u64;
+    }
+    let paylen = u32::from_be_bytes([m[32], m[33], m[34], m[35]]);
+    (36 + u64::from(paylen)).min(MAD_BYTES as u64)
+}
+
+/// A PerfMgt request header (BaseVersion 1, class 0x04, ClassVersion 1).
+pub fn pma_request(method: u8, attr: u16) -> Mad {
+    let mut m = mad::request(CLASS_PERF, method, attr, 0, 0);
+    m[mad::off::CLASS_VERSION] = PMA_CLASS_VERSION;
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn port_counter_fields_sit_where_libibmad_reads_them() {
+        let c = PortCounters {
+            rcv_errors: 0x1_0005, // saturates at 16 bits
+            vl15_dropped: 7,
+            xmit_data: 0x1_0000_0000, // saturates at 32 bits
+            rcv_data: 3,
+            xmit_pkts: 0x0102_0304,
+            rcv_pkts: 0x0A0B_0C0D,
+        };
+        let d = encode_port_counters(2, &c);
+        assert_eq!(d[1], 2);
+        assert_eq!(&d[8..10], &[0xFF, 0xFF]);
+        assert_eq!(&d[22..24], &[0, 7]);
+        assert_eq!(&d[24..28], &[0xFF; 4]);
+        assert_eq!(&d[32..36], &[1, 2, 3, 4]);
+        assert_eq!(&d[36..40], &[0x0A, 0x0B, 0x0C, 0x0D]);
+        let mut m = [0u8; 256];
+        m[GMP_DATA..].copy_from_slice(&d);
+        let back = decode_port_counters(&m);
+        assert_eq!((back.vl15_dropped, back.xmit_pkts), (7, 0x0102_0304));
+    }
+
+    #[test]
+    fn class_port_info_round_trips_and_sits_where_libibmad_reads_it() {
+        let cpi = ClassPortInfo {
+            base_version: 1,
+            class_version: 1,
+            cap_mask: 0x0400,
+            resp_time_value: 18,
+            redirect_sl: 3,
+            redirect_lid: 0x1234,
+            redirect_pkey: 0xFFFF,
+            redirect_qp: 0x12,
+            redirect_qkey: 0x0000_BEEF,
+        };
+        let e = cpi.encode();
+        // fields.c: RedirectLID BITSOFFS(224,16) = bytes 28..29,
+        // RedirectQP BITSOFFS(264,24) = bytes 33..35, RedirectQKey {288,32}
+        // = bytes 36..39, RedirectSL BITSOFFS(200,4) = byte 25 bits 7:4.
+        assert_eq!(&e[28..30], &[0x12, 0x34]);
+        assert_eq!(&e[33..36], &[0, 0, 0x12]);
+        assert_eq!(&e[36..40], &[0, 0, 0xBE, 0xEF]);
+        assert_eq!(e[25], 0x30);
+        let mut m = [0u8; 256];
+        m[GMP_DATA..GMP_DATA + 72].copy_from_slice(&e);
+        assert_eq!(ClassPortInfo::decode(&m), cpi);
+    }
+}
