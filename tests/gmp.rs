@@ -37,20 +37,17 @@ fn fabric() -> Net {
 
 /// RTL counter `name` of CA `d` port `p`, read over the register bus.
 fn ctr(net: &mut Net, d: usize, p: u8, name: &str) -> u32 {
-    ctr_opt(net, d, p, name).unwrap_or_else(|| panic!("no RTL counter {name}"))
-}
-
-/// The same for a counter the RTL may not have (yet): None.
-fn ctr_opt(net: &mut Net, d: usize, p: u8, name: &str) -> Option<u32> {
-    let i = reg::COUNTERS.iter().position(|c| *c == name)? as u8;
-    Some(net.read_reg(d, mpreg::port(p, reg::CTR_BASE + i)).unwrap())
+    let i = reg::COUNTERS
+        .iter()
+        .position(|c| *c == name)
+        .unwrap_or_else(|| panic!("no RTL counter {name}")) as u8;
+    net.read_reg(d, mpreg::port(p, reg::CTR_BASE + i)).unwrap()
 }
 
 /// PortCounters as the IBA defines them, from the RTL registers (the
-/// mapping documented in `vl15::gmp::PortCounters`; the data-VL ICRC and
-/// word counters count once the RTL has them).
+/// mapping documented in `vl15::gmp::PortCounters`).
 fn from_registers(net: &mut Net, d: usize, p: u8) -> PortCounters {
-    let mut c = |n: &str| u64::from(ctr_opt(net, d, p, n).unwrap_or(0));
+    let mut c = |n: &str| u64::from(ctr(net, d, p, n));
     PortCounters {
         rcv_errors: c("rx_vcrc_err")
             + c("rx_lver_err")
@@ -227,12 +224,27 @@ fn perf_set_resets_what_counter_select_names_and_unsupported_gets_iba_status() {
     // perfquery -R's mask: everything.
     cl.rpc(&mut net, &mut gsi, GmpDest::qp1(lb), &set(0xFFFF))
         .unwrap();
+    // The clear happened in the RTL: its registers now hold only the Set's
+    // answer, which left after it (one GMP, PktLen 72 words).
+    assert_eq!(
+        from_registers(&mut net, b, 1),
+        PortCounters {
+            xmit_pkts: 1,
+            xmit_data: 72,
+            ..PortCounters::default()
+        }
+    );
+    // Since this reset: the Set's answer out, the Get in; each one GMP of
+    // PktLen 72 words (LRH 8 + BTH 12 + DETH 8 + MAD 256 + ICRC 4 bytes,
+    // ibspec §11), the unit of PortXmitData/PortRcvData.
     let g = cl.port_counters(&mut net, &mut gsi, lb, 1).unwrap();
     assert_eq!(
         g,
         PortCounters {
             xmit_pkts: 1,
             rcv_pkts: 1,
+            xmit_data: 72,
+            rcv_data: 72,
             ..PortCounters::default()
         }
     );

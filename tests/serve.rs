@@ -798,19 +798,17 @@ fn field(f: &[(String, u64)], name: &str) -> u64 {
 }
 
 /// The IBA PortCounters of CA `d` port `p` from its RTL registers
-/// (XmitPkts, RcvPkts, VL15Dropped, RcvErrors; mapping in
-/// `vl15::gmp::PortCounters`).
-fn rtl_counters(net: &mut Net, d: usize, p: u8) -> [u64; 4] {
+/// (XmitPkts, RcvPkts, VL15Dropped, RcvErrors, XmitData, RcvData; mapping
+/// in `vl15::gmp::PortCounters`).
+fn rtl_counters(net: &mut Net, d: usize, p: u8) -> [u64; 6] {
     use vl15::device::reg;
-    // A counter the RTL does not have (yet) reads 0.
     let mut c = |name: &str| {
-        reg::COUNTERS
+        let i = reg::COUNTERS
             .iter()
             .position(|c| *c == name)
-            .map_or(0, |i| {
-                let a = vl15::net::mpreg::port(p, reg::CTR_BASE + i as u8);
-                u64::from(net.read_reg(d, a).unwrap())
-            })
+            .unwrap_or_else(|| panic!("no RTL counter {name}"));
+        let a = vl15::net::mpreg::port(p, reg::CTR_BASE + i as u8);
+        u64::from(net.read_reg(d, a).unwrap())
     };
     [
         c("tx_vl15_pkts") + c("tx_data_pkts"),
@@ -822,6 +820,8 @@ fn rtl_counters(net: &mut Net, d: usize, p: u8) -> [u64; 4] {
             + c("rx_len_err")
             + c("smi_icrc_err")
             + c("data_icrc_err"),
+        c("tx_words"),
+        c("rx_words"),
     ]
 }
 
@@ -838,7 +838,7 @@ fn served_lid(s: &Served, node: &str) -> u16 {
         .unwrap()
 }
 
-fn served_counters(s: &Served, node: &str) -> [u64; 4] {
+fn served_counters(s: &Served, node: &str) -> [u64; 6] {
     let node = node.to_string();
     s.probe
         .run(move |net| {
@@ -862,12 +862,16 @@ fn perfquery_reads_the_rtl_counters_of_ca_ports() {
     assert_eq!(names(&text), names(&want), "{text}\nibsim:\n{want}");
     // The values are Hca3's RTL counters when its PMA answered: its answer
     // left afterwards (one more packet sent), nothing else moved.
-    let [tx, rx, vl15, err] = served_counters(&ours, "Hca3");
+    let [tx, rx, vl15, err, tx_w, rx_w] = served_counters(&ours, "Hca3");
     let f = perf_fields(&text);
     assert_eq!(field(&f, "PortXmitPkts"), tx - 1, "{text}");
     assert_eq!(field(&f, "PortRcvPkts"), rx, "{text}");
     assert_eq!(field(&f, "VL15Dropped"), vl15, "{text}");
     assert_eq!(field(&f, "PortRcvErrors"), err, "{text}");
+    // PortXmitData/PortRcvData in 4-byte words; the answer that left after
+    // the read is one GMP of PktLen 72 words (ibspec §11).
+    assert_eq!(field(&f, "PortXmitData"), tx_w - 72, "{text}");
+    assert_eq!(field(&f, "PortRcvData"), rx_w, "{text}");
     assert!(
         tx > 10 && rx > 10,
         "OpenSM's sweep crossed the port: {tx} {rx}"
@@ -882,10 +886,12 @@ fn perfquery_reads_the_rtl_counters_of_ca_ports() {
 
     // perfquery -x: PortCountersExtended, 64-bit, same counters.
     let text = diag(&ours.sockname, "Hca2", "perfquery", &["-x", &l3, "1"]);
-    let [tx, rx, _, _] = served_counters(&ours, "Hca3");
+    let [tx, rx, _, _, tx_w, rx_w] = served_counters(&ours, "Hca3");
     let f = perf_fields(&text);
     assert_eq!(field(&f, "PortXmitPkts"), tx - 1, "{text}");
     assert_eq!(field(&f, "PortRcvPkts"), rx, "{text}");
+    assert_eq!(field(&f, "PortXmitData"), tx_w - 72, "{text}");
+    assert_eq!(field(&f, "PortRcvData"), rx_w, "{text}");
 
     // perfquery -R resets them (ClassPortInfo Get, then Set with every
     // CounterSelect bit). Since then: the Set's answer and the
@@ -896,13 +902,15 @@ fn perfquery_reads_the_rtl_counters_of_ca_ports() {
     let f = perf_fields(&text);
     assert_eq!(field(&f, "PortXmitPkts"), 2, "{text}");
     assert_eq!(field(&f, "PortRcvPkts"), 2, "{text}");
+    assert_eq!(field(&f, "PortXmitData"), 2 * 72, "{text}");
+    assert_eq!(field(&f, "PortRcvData"), 2 * 72, "{text}");
     assert_eq!(field(&f, "VL15Dropped"), 0, "{text}");
     assert_eq!(field(&f, "PortRcvErrors"), 0, "{text}");
 
     // The local port (no LID given): looped back by the host, nothing on
     // the wire, so exactly Hca2's registers.
     let text = diag(&ours.sockname, "Hca2", "perfquery", &[]);
-    let [tx, rx, vl15, _] = served_counters(&ours, "Hca2");
+    let [tx, rx, vl15, _, _, _] = served_counters(&ours, "Hca2");
     let f = perf_fields(&text);
     assert_eq!(
         (field(&f, "PortXmitPkts"), field(&f, "PortRcvPkts")),

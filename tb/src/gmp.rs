@@ -30,12 +30,11 @@
 //!   Get(ClassPortInfo), Get/Set(PortCounters), Get/Set
 //!   (PortCountersExtended), read through the register interface from the
 //!   port's RTL counters (see [`PortCounters`] for the mapping and its
-//!   sources). Set(PortCounters) resets the counters its CounterSelect names
-//!   by keeping the raw values as a baseline, as the qib driver does
-//!   ("Since the HW doesn't support clearing counters, we save the current
-//!   count and subtract it from future responses", Linux
-//!   `drivers/infiniband/hw/qib/qib_mad.c` `pma_set_portcounters`); the RTL
-//!   counters themselves run on. Unsupported methods and attributes get the
+//!   sources). Set(PortCounters) clears the RTL counters behind the fields
+//!   its CounterSelect names, in the RTL, with one write of their mask to
+//!   the port's `RegCtrClearSel` (every reader of those counters sees them
+//!   cleared, as on an HCA whose hardware counters are reset). Unsupported
+//!   methods and attributes get the
 //!   IBA status (ibspec §7): 0x0004 bad class version, 0x0008 method
 //!   unsupported, 0x000C method/attribute unsupported, 0x001C invalid field.
 //!   A PMA may be configured to redirect ([`Redirect`]): then it answers
@@ -188,16 +187,15 @@ pub struct Redirect {
 ///   (`qib_get_counters`: RXDROPPKT, RCVOVFL, ERR_RLEN, INVALIDRLEN,
 ///   ERRLINK, ERRICRC, ERRVCRC, ERRLPCRC, BADFORMAT, RXLOCALPHYERR,
 ///   RXVLERR) = `rx_vcrc_err + rx_lver_err + rx_lnh_err + rx_len_err +
-///   smi_icrc_err` (+ `data_icrc_err` once the RTL counts data-VL ICRC
-///   errors). SMP/GMP header validation failures are not link errors and
+///   smi_icrc_err + data_icrc_err`. SMP/GMP header validation failures are not link errors and
 ///   are not in it (the SMI/GSI discard them silently, ibspec §6).
 /// - VL15Dropped: `vl15_dropped` (ibspec §11: an SMP dropped for want of a
 ///   VL15 buffer; the RTL also counts a MAD for the SM with no receive WQE).
 /// - PortXmitPkts: every packet sent, `tx_vl15_pkts + tx_data_pkts`;
 ///   PortRcvPkts: every packet received, errors included, `rx_pkts` (IBA:
 ///   "including packets containing errors").
-/// - PortXmitData / PortRcvData (words of 4 bytes): `tx_words` /
-///   `rx_words` once the RTL has them; 0 until then.
+/// - PortXmitData / PortRcvData (words of 4 bytes, LRH to ICRC: the
+///   LRH.PktLen unit): `tx_words` / `rx_words`.
 /// - Every other field: 0 (the RTL models no PHY, no flow control, no
 ///   constraint checks).
 ///
@@ -216,7 +214,7 @@ pub struct PortCounters {
 }
 
 /// (CounterSelect bit, RTL counter names) of every PortCounters field the
-/// RTL feeds. Names not (yet) in [`reg::COUNTERS`] read as 0.
+/// RTL feeds.
 const FIELDS: [(u16, &[&str]); 6] = [
     (
         0x0008,
@@ -256,23 +254,19 @@ fn counter_index(name: &str) -> Option<u8> {
 #[derive(Debug, Clone, Default)]
 pub struct Pma {
     pub redirect: Option<Redirect>,
-    /// Raw RTL counter values at the last reset, by counter index.
-    baseline: Vec<u32>,
 }
 
 impl Pma {
-    /// The PortCounters of CA `d` port `p` as this PMA reports them (raw
-    /// minus baseline, unsaturated). Reads registers: simulates cycles.
+    /// The PortCounters of CA `d` port `p` as this PMA reports them (the
+    /// raw sums, unsaturated). Reads registers: simulates cycles.
     pub fn counters(&self, net: &mut Net, d: usize, p: u8) -> Result<PortCounters> {
         let mut v = [0u64; 6];
         for (k, (_, names)) in FIELDS.iter().enumerate() {
             for name in names.iter() {
-                let Some(i) = counter_index(name) else {
-                    continue;
-                };
+                let i = counter_index(name)
+                    .ok_or_else(|| anyhow!("the RTL register map has no counter {name}"))?;
                 let raw = net.read_reg(d, mpreg::port(p, reg::CTR_BASE + i))?;
-                let base = self.baseline.get(usize::from(i)).copied().unwrap_or(0);
-                v[k] += u64::from(raw.wrapping_sub(base));
+                v[k] += u64::from(raw);
             }
         }
         Ok(PortCounters {
@@ -285,23 +279,23 @@ impl Pma {
         })
     }
 
-    /// Reset the PortCounters fields whose CounterSelect bits are set.
+    /// Clear, in the RTL, the counters behind the PortCounters fields whose
+    /// CounterSelect bits are set (one `RegCtrClearSel` write; it lands
+    /// before any later register read of the device).
     pub fn reset(&mut self, net: &mut Net, d: usize, p: u8, select: u16) -> Result<()> {
+        let mut mask = 0u32;
         for (bit, names) in FIELDS {
             if select & bit == 0 {
                 continue;
             }
             for name in names {
-                let Some(i) = counter_index(name) else {
-                    continue;
-                };
-                let raw = net.read_reg(d, mpreg::port(p, reg::CTR_BASE + i))?;
-                let i = usize::from(i);
-                if self.baseline.len() <= i {
-                    self.baseline.resize(i + 1, 0);
-                }
-                self.baseline[i] = raw;
+                let i = counter_index(name)
+                    .ok_or_else(|| anyhow!("the RTL register map has no counter {name}"))?;
+                mask |= 1 << i;
             }
+        }
+        if mask != 0 {
+            net.write_reg(d, mpreg::port(p, reg::CTR_CLEAR_SEL), mask);
         }
         Ok(())
     }
