@@ -11,6 +11,8 @@ rtl/sw_regs.sv
 rtl/sw_rr_pick.sv
 rtl/sw_lft.sv
 rtl/sw_in_writer.sv
+rtl/sw_gmp_tx.sv
+rtl/sw_pktlen_tap.sv
 rtl/sw_route.sv
 rtl/sw_out_arb.sv
 rtl/ib_switch_top.sv
