@@ -40,6 +40,16 @@ package ib_pkg;
   localparam int unsigned PbDethQkey    = 20;  // 4 bytes
   localparam int unsigned PbDethSrcQp   = 25;  // 3 bytes
 
+  // Global Route Header (LNH 3, 40 bytes after the LRH) [§1, §3.1]: the
+  // transport headers and the MAD move by GrhBytes.
+  localparam int unsigned GrhBytes      = 40;
+  localparam int unsigned PbGrhVerTc    = 8;   // IPVer[7:4] TClass[7:4] in [3:0]
+  localparam int unsigned PbGrhTcFlow   = 9;   // TClass[3:0] in [7:4], FlowLabel[19:16]
+  localparam int unsigned PbGrhFlow     = 10;  // FlowLabel[15:0], 2 bytes
+  localparam int unsigned PbGrhNxtHdr   = 14;  // must be 0x1B (IBA transport)
+  localparam int unsigned PbGrhHopLmt   = 15;
+  localparam logic [7:0]  GrhNxtHdrIba  = 8'h1B;
+
   // ---------------------------------------------------------------------------
   // Header constants [§1, §2]
   // ---------------------------------------------------------------------------
@@ -119,6 +129,11 @@ package ib_pkg;
   localparam logic [31:0] Crc32Init    = 32'hFFFF_FFFF;
   localparam logic [31:0] Crc32PolyRef = 32'hEDB8_8320;
   localparam logic [31:0] Crc32XorOut  = 32'hFFFF_FFFF;
+  // CRC-32 register (no final XOR) after the covered bytes followed by their
+  // ICRC, least-significant byte first: the same for every good packet, so a
+  // receiver checks the ICRC without locating it (zlib.crc32 of the same
+  // bytes = 0x2144DF1C = ~Crc32Residue, ibspec §3.1 "Residue check").
+  localparam logic [31:0] Crc32Residue = 32'hDEBB_20E3;
   // VCRC: CRC-16, polynomial 0x100B processed reflected (0xD008), init 0xFFFF,
   // final XOR 0xFFFF. Covers LRH..ICRC, unmasked.
   localparam logic [15:0] Crc16Init    = 16'hFFFF;

@@ -211,6 +211,7 @@ module ib_switch_top
   logic             d_tlast  [NP];
   logic             d_tready [NP];
   sw_route_meta_t   d_meta   [NP];
+  logic [15:0]      d_vcrc   [NP];  // the VCRC the head packet arrived with
   logic             d_req    [NP];
   logic [7:0]       d_dest   [NP];
   logic             d_drain  [NP];
@@ -360,7 +361,7 @@ module ib_switch_top
     logic             vw_valid, vw_end, vw_ok, vw_drop_full, vw_slot_free;
     logic [DataW-1:0] vw_data;
     logic [DataB-1:0] vw_keep;
-    logic [15:0]      vw_meta, vr_meta;
+    logic [15:0]      vw_meta, vr_meta, vw_vcrc;
     logic             vw_ev_drop, vw_ev_link, vw_ev_commit, vw_busy;
 
     sw_in_writer #(.DataW(DataW), .SlotWords(Vl15Words)) u_vl15_wr (
@@ -378,6 +379,7 @@ module ib_switch_top
       .wr_end_o      (vw_end),
       .wr_ok_o       (vw_ok),
       .wr_meta_o     (vw_meta),
+      .wr_vcrc_o     (vw_vcrc),
       .wr_drop_full_i(vw_drop_full),
       .ev_buf_drop_o (vw_ev_drop),
       .ev_link_drop_o(vw_ev_link),
@@ -412,7 +414,8 @@ module ib_switch_top
     logic             dw_valid, dw_end, dw_ok, dw_drop_full, dw_slot_free;
     logic [DataW-1:0] dw_data;
     logic [DataB-1:0] dw_keep;
-    logic [15:0]      dw_meta, dr_meta;
+    logic [15:0]      dw_meta, dw_vcrc;
+    logic [31:0]      dr_meta;
     logic             dw_ev_drop, dw_ev_link, dw_ev_commit, dw_busy;
 
     sw_in_writer #(.DataW(DataW), .SlotWords(DataWords)) u_data_wr (
@@ -430,6 +433,7 @@ module ib_switch_top
       .wr_end_o      (dw_end),
       .wr_ok_o       (dw_ok),
       .wr_meta_o     (dw_meta),
+      .wr_vcrc_o     (dw_vcrc),
       .wr_drop_full_i(dw_drop_full),
       .ev_buf_drop_o (dw_ev_drop),
       .ev_link_drop_o(dw_ev_link),
@@ -438,7 +442,7 @@ module ib_switch_top
     );
 
     ib_pkt_fifo #(
-      .DataW(DataW), .Depth(DataDepth), .SlotWords(DataWords), .MetaW(16)
+      .DataW(DataW), .Depth(DataDepth), .SlotWords(DataWords), .MetaW(32)
     ) u_data_buf (
       .clk_i,
       .rst_ni,
@@ -448,7 +452,7 @@ module ib_switch_top
       .wr_keep_i     (dw_keep),
       .wr_end_i      (dw_end),
       .wr_ok_i       (dw_ok),
-      .wr_meta_i     (dw_meta),
+      .wr_meta_i     ({dw_vcrc, dw_meta}),
       .wr_drop_full_o(dw_drop_full),
       .wr_slot_free_o(dw_slot_free),
       .rd_tdata_o    (d_tdata[p]),
@@ -458,7 +462,8 @@ module ib_switch_top
       .rd_meta_o     (dr_meta),
       .rd_tready_i   (d_tready[p])
     );
-    assign d_meta[p] = '{lft: 1'b1, egress: 8'd0, dlid: dr_meta};
+    assign d_meta[p] = '{lft: 1'b1, egress: 8'd0, dlid: dr_meta[15:0]};
+    assign d_vcrc[p] = dr_meta[31:16];
 
     logic [8:0] v_occ_q, d_occ_q;
     always_ff @(posedge clk_i) begin
@@ -488,7 +493,7 @@ module ib_switch_top
 
     // slot-free flags: the link cannot wait, a packet without a slot is dropped
     logic unused_in;
-    assign unused_in = ^{vw_slot_free, dw_slot_free, ev_data_pkt};
+    assign unused_in = ^{vw_slot_free, dw_slot_free, ev_data_pkt, vw_vcrc};
 
     // counters of port p
     always_comb begin
@@ -971,6 +976,7 @@ module ib_switch_top
     .rd_tready_i   (d_tready[0])
   );
   assign d_meta[0] = '{lft: 1'b1, egress: 8'd0, dlid: gtx_rd_meta};
+  assign d_vcrc[0] = '0;  // port 0's GMPs never go to port 0 (LFT 0 is a loop)
 
   sw_pktlen_tap #(.DataW(DataW)) u_gtx_words (
     .clk_i,
@@ -983,66 +989,85 @@ module ib_switch_top
   );
 
   // ---------------------------------------------------------------------------
-  // Port 0: GMP receive (output 0's data side). The crossbar output is never
-  // stalled (od_tready 1): a packet leaves its input buffer at one beat per
-  // cycle, so gmp_rx has no ready and needs none. One register stage, then
-  // the GSI checks.
+  // Port 0: GMP receive (output 0's data side). The crossbar delivers
+  // LRH..ICRC; the host stream carries LRH..VCRC as a CA's drx does, with the
+  // VCRC the packet arrived with (carried in the data buffer's meta): added to
+  // a partial last beat, or as one more beat after a full one, while the
+  // crossbar output waits a cycle (the grant of the next packet takes that
+  // cycle anyway). One register stage, then gsi_rx_check (the GSI checks of
+  // ibspec §6, latency 1) with no ready on its path: the crossbar output is
+  // stalled only for that VCRC beat, so gmp_rx needs no ready.
   // ---------------------------------------------------------------------------
-  assign od_tready[0] = 1'b1;
-
   logic [DataW-1:0] grx_tdata_q;
   logic [DataB-1:0] grx_tkeep_q;
-  logic             grx_tvalid_q, grx_tlast_q;
+  logic             grx_tvalid_q, grx_tlast_q, grx_extra_q;
+  logic [15:0]      grx_vcrc_q, od_vcrc;
+  logic             od_take;
+
+  assign od_tready[0] = !grx_extra_q;
+  assign od_take      = od_tvalid[0] && od_tready[0];
+  assign od_vcrc      = d_vcrc[od_grant[0]];
 
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
       grx_tvalid_q <= 1'b0;
+      grx_extra_q  <= 1'b0;
     end else begin
-      grx_tvalid_q <= od_tvalid[0];
+      grx_tvalid_q <= od_take || grx_extra_q;
+      grx_extra_q  <= od_take && od_tlast[0] && od_tkeep[0] == '1;
     end
   end
   always_ff @(posedge clk_i) begin
-    if (od_tvalid[0]) begin
+    if (grx_extra_q) begin
+      grx_tdata_q <= DataW'(grx_vcrc_q);
+      grx_tkeep_q <= DataB'(2'b11);
+      grx_tlast_q <= 1'b1;
+    end else if (od_take) begin
       grx_tdata_q <= od_tdata[0];
       grx_tkeep_q <= od_tkeep[0];
-      grx_tlast_q <= od_tlast[0];
+      grx_tlast_q <= od_tlast[0] && od_tkeep[0] != '1;
+      grx_vcrc_q  <= od_vcrc;
+      if (od_tlast[0]) begin
+        // a partial last beat ends at a 4-byte boundary: the VCRC follows it
+        for (int unsigned k = 1; k < DataB / 4; k++) begin
+          if (od_tkeep[0] == DataB'((1 << (4 * k)) - 1)) begin
+            grx_tdata_q[32*k +: 16] <= od_vcrc;
+            grx_tkeep_q             <= DataB'((1 << (4 * k + 2)) - 1);
+          end
+        end
+      end
     end
   end
 
   sw_pktlen_tap #(.DataW(DataW)) u_grx_words (
     .clk_i,
     .rst_ni,
-    .beat_i (od_tvalid[0]),
+    .beat_i (od_take),
     .tdata_i(od_tdata[0]),
     .tlast_i(od_tlast[0]),
     .ok_i   (1'b1),
     .words_o(grx_words)
   );
 
-  // >>> GSI checks (ibspec §6): rtl/gsi_rx_check.sv (branch gsi) goes here,
-  // in = grx_*, out = gmp_rx_*, ev_* -> SwCtr0gIcrcErr/BadHdr/Gmps. Until it
-  // lands the stream passes unchecked and those counters read 0. <<<
   logic ev_gsi_icrc, ev_gsi_bad_hdr, ev_gsi_gmp;
-  assign gmp_rx_tdata_o  = grx_tdata_q;
-  assign gmp_rx_tkeep_o  = grx_tkeep_q;
-  assign gmp_rx_tvalid_o = grx_tvalid_q;
-  assign gmp_rx_tlast_o  = grx_tlast_q;
-  assign gmp_rx_tuser_o  = 1'b0;
-  assign ev_gsi_icrc     = 1'b0;
-  assign ev_gsi_bad_hdr  = 1'b0;
-  assign ev_gsi_gmp      = 1'b0;
 
-  // packets inside the GSI checks (in, not yet out): for idle_o, whatever
-  // latency the checks have
-  logic [3:0] gsi_pend_q;
-  always_ff @(posedge clk_i) begin
-    if (!rst_ni) begin
-      gsi_pend_q <= '0;
-    end else begin
-      gsi_pend_q <= gsi_pend_q + 4'(grx_tvalid_q && grx_tlast_q)
-                               - 4'(gmp_rx_tvalid_o && gmp_rx_tlast_o);
-    end
-  end
+  gsi_rx_check #(.DataW(DataW)) u_gsi_rx_check (
+    .clk_i,
+    .rst_ni,
+    .in_tdata_i   (grx_tdata_q),
+    .in_tkeep_i   (grx_tkeep_q),
+    .in_tvalid_i  (grx_tvalid_q),
+    .in_tlast_i   (grx_tlast_q),
+    .in_tuser_i   (1'b0),  // the input buffers hold only packets the link passed
+    .out_tdata_o  (gmp_rx_tdata_o),
+    .out_tkeep_o  (gmp_rx_tkeep_o),
+    .out_tvalid_o (gmp_rx_tvalid_o),
+    .out_tlast_o  (gmp_rx_tlast_o),
+    .out_tuser_o  (gmp_rx_tuser_o),
+    .ev_icrc_err_o(ev_gsi_icrc),
+    .ev_bad_hdr_o (ev_gsi_bad_hdr),
+    .ev_gmp_o     (ev_gsi_gmp)
+  );
 
   // idle tracking of port 0
   logic [8:0] rx_occ_q, p0_occ_q, gtx_occ_q;
@@ -1065,7 +1090,7 @@ module ib_switch_top
   assign busy_in[0] = rx_occ_q != '0 || p0_occ_q != '0 || sq_open_q || txf_wr_valid ||
                       extra_q || ov_locked[0] || rxf_wr_valid ||
                       gtx_busy || gtx_occ_q != '0 || od_locked[0] || grx_tvalid_q ||
-                      gsi_pend_q != '0;
+                      grx_extra_q || gmp_rx_tvalid_o;
 
   assign idle_o = !(|busy_in) && !(|busy_out);
 
@@ -1092,7 +1117,7 @@ module ib_switch_top
   // counters of port 0's GMP path (second bank)
   always_comb begin
     for (int c = 0; c < SwNumCtrs; c++) gev[c] = '0;
-    gev[SwCtr0gRxPkts]  = sw_ev_t'(od_tvalid[0] && od_tlast[0]);
+    gev[SwCtr0gRxPkts]  = sw_ev_t'(od_take && od_tlast[0]);
     gev[SwCtr0gIcrcErr] = sw_ev_t'(ev_gsi_icrc);
     gev[SwCtr0gBadHdr]  = sw_ev_t'(ev_gsi_bad_hdr);
     gev[SwCtr0gGmps]    = sw_ev_t'(ev_gsi_gmp);

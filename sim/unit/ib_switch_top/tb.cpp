@@ -489,8 +489,15 @@ static void tick() {
       CHECK(top->gmp_rx_tlast_o || n == kDataB, "gmp_rx: partial beat inside a packet");
       gmp_cur.insert(gmp_cur.end(), o, o + n);
       if (top->gmp_rx_tlast_o) {
-        CHECK(gmp_cur.size() >= 24 && be16(gmp_cur, 4) * 4u == gmp_cur.size(), "gmp_rx: PktLen vs %zu bytes",
+        // LRH..VCRC, as on a CA's drx: the VCRC is the one the packet arrived with
+        CHECK(gmp_cur.size() >= 26 && be16(gmp_cur, 4) * 4u + 2 == gmp_cur.size(), "gmp_rx: PktLen vs %zu bytes",
               gmp_cur.size());
+        if (gmp_cur.size() >= 26) {
+          uint16_t v = crc16(gmp_cur.data(), gmp_cur.size() - 2);
+          CHECK(gmp_cur[gmp_cur.size() - 2] == (v & 0xFF) && gmp_cur[gmp_cur.size() - 1] == (v >> 8),
+                "gmp_rx: bad VCRC");
+          gmp_cur.resize(gmp_cur.size() - 2);
+        }
         gmp_out.push_back(GmpRx{gmp_cur, bool(top->gmp_rx_tuser_o), gmp_cur.size() >= 8 ? be16(gmp_cur, 6) : 0});
         gmp_cur.clear();
       }
@@ -1191,6 +1198,8 @@ static void test_gmp_rx() {
     CHECK(g == w, "forwarded data at port %d differs", b);
   }
   CHECK(gctr(GRxPkts) == gmps, "GmpRxPkts %u", gctr(GRxPkts));
+  CHECK(gctr(GGmps) == gmps && gctr(GIcrcErr) + gctr(GBadHdr) == 0, "GSI: Gmps %u IcrcErr %u BadHdr %u",
+        gctr(GGmps), gctr(GIcrcErr), gctr(GBadHdr));
   CHECK(gctr(GRxWords) == gmp_words, "GmpRxWords %u want %llu", gctr(GRxWords), (unsigned long long)gmp_words);
   for (int p = 1; p <= N; p++) {
     CHECK(ctr(p, RxWords) == rx_words[p], "port %d RxWords %u want %llu", p, ctr(p, RxWords),
@@ -1311,6 +1320,26 @@ static void test_gmp_drops() {
         a, ctr(a, NoRoute), ctr(a, StateDrop));
   // RxWords counts what passed the link checks (the two routed drops), not the VCRC error
   CHECK(ctr(a, RxWords) == 2 * 72, "RxWords %u", ctr(a, RxWords));
+  // the GSI checks (ibspec §6) on the switch's path: each packet reaches
+  // gmp_rx whole, with tuser on its tlast, and one counter names it
+  Bytes bi = gmp_pkt(2, kSwLid, host_lid(a), 15);
+  bi[100] ^= 0x40;                          // ICRC no longer matches (VCRC made for it)
+  Bytes bq = gmp_pkt(3, kSwLid, host_lid(a), 16);
+  bq[23] = 1;                               // Q_Key != 0x80010000
+  set_icrc(bq);
+  Bytes b0 = data_pkt(0, kSwLid, host_lid(a), 64, 17);  // DestQP 0 on a data VL
+  Bytes g1 = gmp_pkt(4, kSwLid, host_lid(a), 18);        // good
+  for (auto* x : {&bi, &bq, &b0, &g1}) rx(*x);
+  CHECK(gmp_out.size() == 4, "GSI: gmp_rx got %zu of 4", gmp_out.size());
+  if (gmp_out.size() == 4) {
+    CHECK(gmp_out[0].b == bi && gmp_out[1].b == bq && gmp_out[2].b == b0 && gmp_out[3].b == g1, "GSI: packets changed");
+    CHECK(gmp_out[0].tuser && gmp_out[1].tuser && gmp_out[2].tuser && !gmp_out[3].tuser, "GSI: tuser %d %d %d %d",
+          gmp_out[0].tuser, gmp_out[1].tuser, gmp_out[2].tuser, gmp_out[3].tuser);
+  }
+  CHECK(gctr(GIcrcErr) == 1 && gctr(GBadHdr) == 2 && gctr(GGmps) == 1 && gctr(GRxPkts) == 4,
+        "GSI counters: IcrcErr %u BadHdr %u Gmps %u RxPkts %u", gctr(GIcrcErr), gctr(GBadHdr), gctr(GGmps),
+        gctr(GRxPkts));
+  gmp_out.clear();
   // port 0 without a LID: data to LID 0 is no route, nothing reaches gmp_rx
   reg_write(kRegPort0Lid, 0);
   rx(gmp_pkt(0, 0, host_lid(a), 14));

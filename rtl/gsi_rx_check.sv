@@ -1,0 +1,335 @@
+// gsi_rx_check: the destination checks of a data-VL packet before it reaches
+// the host (ibspec §6 "GMP (QP1) checks", Linux qib_ud_rcv / validate_mad).
+// Takes the data-VL stream of ib_link_rx (one packet LRH..VCRC: ib_link_rx
+// forwards the VCRC, so the packet is 4*PktLen + 2 bytes; no ready; in_tuser_i
+// on tlast = the link layer already discarded it) and passes every beat
+// through unchanged, one register stage later (latency 1 cycle), with
+// out_tuser_o on the tlast beat = discard.
+//
+// Checks, in this precedence, on a packet the link layer passed (one event
+// pulse, with the output tlast beat; none for a packet with in_tuser_i):
+// 0. LNH 3 with a PktLen too short for GRH + BTH + ICRC (< 16) -> ev_bad_hdr_o
+//    (its ICRC is not checked: there is no BTH whose resv8a it would mask).
+// 1. ICRC (every packet): CRC-32 over LRH..ICRC with the variant fields as 1s
+//    must leave ib_pkg::Crc32Residue. Local (LNH 2): LRH.VL, BTH.resv8a.
+//    Global (LNH 3): the whole LRH, GRH TClass, FlowLabel, HopLmt and
+//    BTH.resv8a (ibspec §3.1, as Linux rxe_icrc). Mismatch -> ev_icrc_err_o.
+// 2. Header -> ev_bad_hdr_o: LNH 3 with GRH.NxtHdr != 0x1B; BTH.DestQP = 0 (QP0 is
+//    only reached on VL15: "only SMPs use VL15"); DestQP = 1 and any of:
+//    OpCode != 0x64 (UD Send-Only), TVer != 0, PadCnt != 0 or PktLen != 72
+//    (82 with a GRH) (the payload is not one 256-byte MAD), DETH.Q_Key !=
+//    0x80010000, MAD BaseVersion != 1, MgmtClass 0x01 or 0x81 (SMP classes
+//    are QP0's, validate_mad).
+// 3. DestQP = 1 and none of the above: a good GMP -> ev_gmp_o.
+// Any other DestQP (a redirected GSA, any other QP of the host) is checked
+// for its ICRC only. With LNH 3 every field is read 40 bytes later (after the
+// GRH); LNH 0/1 never pass ib_link_rx.
+module gsi_rx_check
+  import ib_pkg::*;
+#(
+  parameter int unsigned DataW = 64,  // stream width in bits: 32, 64 or 128
+  localparam int unsigned DataB = DataW / 8
+) (
+  input  logic             clk_i,
+  input  logic             rst_ni,
+  // data-VL packets from ib_link_rx (LRH..VCRC, no ready)
+  input  logic [DataW-1:0] in_tdata_i,
+  input  logic [DataB-1:0] in_tkeep_i,
+  input  logic             in_tvalid_i,
+  input  logic             in_tlast_i,
+  input  logic             in_tuser_i,    // on tlast: discarded upstream
+  // the same packets to the host, one cycle later
+  output logic [DataW-1:0] out_tdata_o,
+  output logic [DataB-1:0] out_tkeep_o,
+  output logic             out_tvalid_o,
+  output logic             out_tlast_o,
+  output logic             out_tuser_o,   // on tlast: discard
+  // event pulses with the output tlast beat, at most one per packet
+  output logic             ev_icrc_err_o,
+  output logic             ev_bad_hdr_o,
+  output logic             ev_gmp_o
+);
+
+  if (DataW != 32 && DataW != 64 && DataW != 128) begin : gen_dataw_check
+    $fatal(1, "%m: DataW must be 32, 64 or 128, got %0d", DataW);
+  end
+
+  localparam int unsigned GmpPktLen     = SmpPktLen;                       // 72
+  localparam int unsigned GmpPktLenGrh  = SmpPktLen + GrhBytes / 4;        // 82
+  // Shortest GRH packet with a BTH: LRH + GRH + BTH + ICRC.
+  localparam int unsigned MinPktLenGrh  = MinPktLen + GrhBytes / 4;        // 16
+
+  // ---------------------------------------------------------------------------
+  // ICRC masks: the bits forced to 1 in each of the first MaskBeats beats
+  // (they hold every variant byte, up to BTH.resv8a after a GRH), for a local
+  // and a global packet. Built at elaboration.
+  // ---------------------------------------------------------------------------
+  localparam int unsigned MaskBeats = (PbBthResv8a + GrhBytes) / DataB + 1;
+  localparam int unsigned HbW       = $clog2(MaskBeats + 1);
+
+  typedef logic [MaskBeats-1:0][DataW-1:0] mask_tab_t;
+
+  function automatic mask_tab_t icrc_ones(bit grh);
+    mask_tab_t m;
+    for (int unsigned b = 0; b < MaskBeats; b++) begin
+      for (int unsigned j = 0; j < DataB; j++) begin
+        int unsigned off;
+        logic [7:0]  v;
+        off = b * DataB + j;
+        v   = 8'h00;
+        if (!grh) begin
+          if (off == PbLrhVlLver) v = 8'hF0;                         // LRH.VL
+          if (off == PbBthResv8a) v = 8'hFF;
+        end else begin
+          if (off < LrhBytes) v = 8'hFF;                             // the LRH
+          if (off == PbGrhVerTc) v = 8'h0F;                          // TClass[7:4]
+          if (off == PbGrhTcFlow || off == PbGrhFlow || off == PbGrhFlow + 1 ||
+              off == PbGrhHopLmt) v = 8'hFF;                         // TClass, FlowLabel, HopLmt
+          if (off == PbBthResv8a + GrhBytes) v = 8'hFF;
+        end
+        m[b][8*j +: 8] = v;
+      end
+    end
+    return m;
+  endfunction
+
+  localparam mask_tab_t OnesLocal  = icrc_ones(1'b0);
+  localparam mask_tab_t OnesGlobal = icrc_ones(1'b1);
+
+  // CRC-32 matrices: a whole beat, and the 4k covered bytes of a tlast beat
+  // (a packet the link passed ends with 4k bytes of ICRC-covered data or
+  // ICRC, then the 2 VCRC bytes: nbytes = 4k + 2, k < DataB/4).
+  localparam int unsigned NTail   = DataB / 4;
+  localparam int unsigned CrcMaxB = 8 * CrcMaxBytes;
+  localparam crc32_mat_t  CrcFull = crc32_mat(DataB);
+  typedef crc32_mat_t [NTail-1:0] crc32_tails_t;
+  function automatic crc32_tails_t crc32_tails();
+    crc32_tails_t t;
+    for (int unsigned k = 0; k < NTail; k++) begin
+      t[k] = crc32_mat(4 * k);
+    end
+    return t;
+  endfunction
+  localparam crc32_tails_t CrcTail = crc32_tails();
+
+  // ---------------------------------------------------------------------------
+  // Header fields, picked by packet byte offset (every beat before tlast is
+  // full, asserted below), local or 40 bytes later after a GRH
+  // ---------------------------------------------------------------------------
+  typedef struct packed {
+    logic [1:0]  lnh;
+    logic [10:0] pktlen;
+    logic [7:0]  nxthdr;      // GRH.NxtHdr (LNH 3 only)
+    logic [7:0]  opcode;
+    logic [7:0]  flags;       // SE M PadCnt[5:4] TVer[3:0]
+    logic [23:0] destqp;
+    logic [31:0] qkey;
+    logic [7:0]  base_ver;
+    logic [7:0]  mgmt_class;
+  } fields_t;
+
+  fields_t          f_q, f_d;
+  logic [15:0]      pos_q, pos_d;   // packet byte offset of the current beat
+  logic [HbW-1:0]   hb_q, hb_d;     // beats seen in this packet, saturating at MaskBeats
+  logic [31:0]      crc_q, crc_d;   // running CRC-32 state (no final XOR)
+  logic             first;          // this beat is a packet's first
+  logic             grh;            // this packet has a GRH (LNH 3)
+  logic [DataW-1:0] icrc_data;      // the beat with the ICRC's ones applied
+  logic [31:0]      crc_in, crc_tail;
+  logic [$clog2(DataB+1)-1:0] nbytes;
+
+  assign first = (pos_q == '0);
+  // LNH is packet byte 1, always in the first beat.
+  assign grh   = first ? (in_tdata_i[8*PbLrhSlLnh +: 2] == LnhIbaGlobal)
+                       : (f_q.lnh == LnhIbaGlobal);
+
+  // Returns {hit, byte} for packet byte `off` (off + GrhBytes with a GRH).
+  function automatic logic [8:0] pick(logic [15:0] pos, logic [DataW-1:0] data,
+                                      logic [DataB-1:0] keep, bit global, int unsigned off);
+    int unsigned o;
+    int unsigned lane;
+    o    = global ? off + GrhBytes : off;
+    lane = o % DataB;
+    return {pos == 16'(o - lane) && keep[lane], data[8*lane +: 8]};
+  endfunction
+
+  always_comb begin
+    logic [8:0] p;
+    p      = '0;
+    f_d    = f_q;
+    pos_d  = pos_q;
+    hb_d   = hb_q;
+    crc_in = first ? Crc32Init : crc_q;
+    crc_d  = crc_q;
+
+    icrc_data = in_tdata_i;
+    if (32'(hb_q) < MaskBeats) begin
+      icrc_data = in_tdata_i | (grh ? OnesGlobal[hb_q] : OnesLocal[hb_q]);
+    end
+    nbytes = '0;
+    for (int unsigned j = 0; j < DataB; j++) begin
+      nbytes = nbytes + $bits(nbytes)'(in_tkeep_i[j]);
+    end
+    crc_tail = crc_in;
+    for (int unsigned k = 1; k < NTail; k++) begin
+      if ((32'(nbytes) >> 2) == k) begin
+        crc_tail = crc32_mul(CrcTail[k], crc_in, CrcMaxB'(icrc_data));
+      end
+    end
+
+    if (in_tvalid_i) begin
+      crc_d = in_tlast_i ? crc_tail : crc32_mul(CrcFull, crc_in, CrcMaxB'(icrc_data));
+      if (first) begin
+        f_d = '0;  // fields a short packet lacks read as 0
+      end
+      // LRH (never moved by a GRH) and GRH.NxtHdr
+      p = pick(pos_q, in_tdata_i, in_tkeep_i, 1'b0, PbLrhSlLnh);
+      if (p[8]) f_d.lnh = p[1:0];
+      p = pick(pos_q, in_tdata_i, in_tkeep_i, 1'b0, PbLrhPktLen);
+      if (p[8]) f_d.pktlen[10:8] = p[2:0];
+      p = pick(pos_q, in_tdata_i, in_tkeep_i, 1'b0, PbLrhPktLen + 1);
+      if (p[8]) f_d.pktlen[7:0] = p[7:0];
+      p = pick(pos_q, in_tdata_i, in_tkeep_i, 1'b0, PbGrhNxtHdr);
+      if (p[8]) f_d.nxthdr = p[7:0];
+      // BTH, DETH, MAD header: after the GRH if there is one
+      p = pick(pos_q, in_tdata_i, in_tkeep_i, grh, PbBthOpcode);
+      if (p[8]) f_d.opcode = p[7:0];
+      p = pick(pos_q, in_tdata_i, in_tkeep_i, grh, PbBthFlags);
+      if (p[8]) f_d.flags = p[7:0];
+      for (int unsigned i = 0; i < 3; i++) begin
+        p = pick(pos_q, in_tdata_i, in_tkeep_i, grh, PbBthDestQp + i);
+        if (p[8]) f_d.destqp[8*(2-i) +: 8] = p[7:0];
+      end
+      for (int unsigned i = 0; i < 4; i++) begin
+        p = pick(pos_q, in_tdata_i, in_tkeep_i, grh, PbDethQkey + i);
+        if (p[8]) f_d.qkey[8*(3-i) +: 8] = p[7:0];
+      end
+      p = pick(pos_q, in_tdata_i, in_tkeep_i, grh, MadOffset + MbBaseVersion);
+      if (p[8]) f_d.base_ver = p[7:0];
+      p = pick(pos_q, in_tdata_i, in_tkeep_i, grh, MadOffset + MbMgmtClass);
+      if (p[8]) f_d.mgmt_class = p[7:0];
+
+      if (in_tlast_i) begin
+        pos_d = '0;
+        hb_d  = '0;
+      end else begin
+        if (pos_q <= 16'hFFFF - 16'(DataB)) begin
+          pos_d = pos_q + 16'(DataB);  // saturates: offsets past 64 KiB never matter
+        end
+        if (32'(hb_q) < MaskBeats) begin
+          hb_d = hb_q + HbW'(1);
+        end
+      end
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      f_q   <= '0;
+      pos_q <= '0;
+      hb_q  <= '0;
+      crc_q <= Crc32Init;
+    end else begin
+      f_q   <= f_d;
+      pos_q <= pos_d;
+      hb_q  <= hb_d;
+      crc_q <= crc_d;
+    end
+  end
+
+  // ---------------------------------------------------------------------------
+  // Verdict at tlast. Every field the header checks read lies in an earlier
+  // beat than tlast of any packet they could accept (a GMP is 290/330 bytes;
+  // DestQP of a packet long enough for its BTH ends at least 10 bytes before
+  // tlast), so they read f_q; the ICRC is decided by this beat's CRC.
+  // ---------------------------------------------------------------------------
+  logic err_icrc, err_hdr, is_qp1, qp1_bad, global_q, grh_short;
+
+  always_comb begin
+    global_q  = (f_q.lnh == LnhIbaGlobal);
+    grh_short = global_q && (32'(f_q.pktlen) < MinPktLenGrh);
+    err_icrc  = !grh_short && (crc_tail != Crc32Residue);
+    is_qp1   = (f_q.destqp == 24'd1);
+    qp1_bad  = (f_q.opcode != OpUdSendOnly) || (f_q.flags[5:0] != 6'd0) ||
+               (32'(f_q.pktlen) != (global_q ? GmpPktLenGrh : GmpPktLen)) ||
+               (f_q.qkey != Qp1Qkey) || (f_q.base_ver != MadBaseVersion) ||
+               (f_q.mgmt_class == ClassSubnLid) || (f_q.mgmt_class == ClassSubnDr);
+    err_hdr  = grh_short || (global_q && f_q.nxthdr != GrhNxtHdrIba) ||
+               (f_q.destqp == 24'd0) || (is_qp1 && qp1_bad);
+  end
+
+  logic good_link;
+  assign good_link = in_tvalid_i && in_tlast_i && !in_tuser_i;
+
+  // ---------------------------------------------------------------------------
+  // Output register stage
+  // ---------------------------------------------------------------------------
+  logic             out_valid_q, out_last_q, out_user_q;
+  logic             ev_icrc_q, ev_hdr_q, ev_gmp_q;
+  logic [DataW-1:0] out_data_q;
+  logic [DataB-1:0] out_keep_q;
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      out_valid_q <= 1'b0;
+      out_last_q  <= 1'b0;
+      out_user_q  <= 1'b0;
+      ev_icrc_q   <= 1'b0;
+      ev_hdr_q    <= 1'b0;
+      ev_gmp_q    <= 1'b0;
+    end else begin
+      out_valid_q <= in_tvalid_i;
+      if (in_tvalid_i) begin
+        out_last_q <= in_tlast_i;
+        out_user_q <= in_tlast_i && (in_tuser_i || err_icrc || err_hdr);
+      end
+      ev_icrc_q <= good_link && err_icrc;
+      ev_hdr_q  <= good_link && !err_icrc && err_hdr;
+      ev_gmp_q  <= good_link && !err_icrc && !err_hdr && is_qp1;
+    end
+  end
+
+  // Datapath register: no reset needed, qualified by out_valid_q.
+  always_ff @(posedge clk_i) begin
+    if (in_tvalid_i) begin
+      out_data_q <= in_tdata_i;
+      out_keep_q <= in_tkeep_i;
+    end
+  end
+
+  assign out_tdata_o   = out_data_q;
+  assign out_tkeep_o   = out_keep_q;
+  assign out_tvalid_o  = out_valid_q;
+  assign out_tlast_o   = out_last_q;
+  assign out_tuser_o   = out_user_q;
+  assign ev_icrc_err_o = ev_icrc_q;
+  assign ev_bad_hdr_o  = ev_hdr_q;
+  assign ev_gmp_o      = ev_gmp_q;
+
+  // ---------------------------------------------------------------------------
+  // Assertions
+  // ---------------------------------------------------------------------------
+`ifndef SYNTHESIS
+  always_ff @(posedge clk_i) begin
+    if (rst_ni) begin
+      if (in_tvalid_i && !in_tlast_i) begin
+        assert (in_tkeep_i == '1)
+          else $error("%m: partial tkeep on a beat without tlast");
+      end
+      assert (32'(ev_icrc_q) + 32'(ev_hdr_q) + 32'(ev_gmp_q) <= 1)
+        else $error("%m: more than one event for a packet");
+      if (ev_icrc_q || ev_hdr_q || ev_gmp_q) begin
+        assert (out_valid_q && out_last_q)
+          else $error("%m: event without the output tlast beat");
+      end
+      if (ev_icrc_q || ev_hdr_q) begin
+        assert (out_user_q) else $error("%m: a packet with an error event not discarded");
+      end
+      if (ev_gmp_q) begin
+        assert (!out_user_q) else $error("%m: a good GMP discarded");
+      end
+    end
+  end
+`endif
+
+endmodule
