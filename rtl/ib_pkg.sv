@@ -349,9 +349,15 @@ package ib_pkg;
   localparam logic [15:0] SwRegCtrClear    = 16'h000F;
   localparam logic [15:0] SwRegPortState   = 16'h0100;  // + p
   localparam logic [15:0] SwRegCtrBase     = 16'h0200;  // + 16p + c
+  localparam logic [15:0] SwRegCtr0GBase   = 16'h0600;  // + c: port-0 GMP counter bank
+  localparam logic [15:0] SwRegCtrClrSel   = 16'h0800;  // + p: clear the counters of port p named by a bitmask
   localparam logic [15:0] SwRegLftBase     = 16'h1000;  // + w (entries 4w..4w+3)
   localparam logic [31:0] SwRegIdValue     = 32'h564C_5357;
   localparam int unsigned SwNumCtrs        = 16;        // counter slots per port
+  // A counter event: 0..2047 per cycle (packet events 0..3, word counters a
+  // PktLen, 11 bits).
+  localparam int unsigned SwEvW            = 11;
+  typedef logic [SwEvW-1:0] sw_ev_t;
 
   // Counters of an external port p (0x0200 + 16p + c)
   typedef enum logic [3:0] {
@@ -363,12 +369,14 @@ package ib_pkg;
     SwCtrVl15Dropped  = 4'd5,   // good VL15 packet: VL15 input buffer full or > 288 B
     SwCtrDataDropped  = 4'd6,   // good data packet: data input buffer full or > DataSlotBytes
     SwCtrLinkDownDrop = 4'd7,   // packet cut by link_up_i falling
-    SwCtrNoRoute      = 4'd8,   // DLID 0/multicast, LFT 0xFF or > NumPorts, DLID > LinearFDBTop, data to port 0
+    SwCtrNoRoute      = 4'd8,   // DLID 0/multicast, LFT 0xFF or > NumPorts, DLID > LinearFDBTop, LFT 0 for data not to the port-0 LID
     SwCtrLoopDrop     = 4'd9,   // LFT egress = input port
     SwCtrStateDrop    = 4'd10,  // PortState gating (VL15: egress Down; data: input or egress not Active)
     SwCtrFwdPkts      = 4'd11,  // packets sent from this input to an output (port 0 included)
     SwCtrTxVl15Pkts   = 4'd12,  // VL15 packets sent on the wire
-    SwCtrTxDataPkts   = 4'd13   // data-VL packets sent on the wire
+    SwCtrTxDataPkts   = 4'd13,  // data-VL packets sent on the wire
+    SwCtrRxWords      = 4'd14,  // sum of LRH.PktLen of every packet that passed the link checks
+    SwCtrTxWords      = 4'd15   // sum of LRH.PktLen of every packet counted in TxVl15Pkts/TxDataPkts
   } sw_ctr_e;
 
   // Counters of port 0 (the switch SMI), same address scheme with p = 0
@@ -387,8 +395,20 @@ package ib_pkg;
     SwCtr0SqLocal     = 4'd11,  // DR SMP for the local node after the send rules, not sent
     SwCtr0NoRoute     = 4'd12,  // port-0 packet: LFT no route
     SwCtr0LoopDrop    = 4'd13,  // port-0 packet: LFT egress = 0
-    SwCtr0StateDrop   = 4'd14   // port-0 packet: egress PortState Down
+    SwCtr0StateDrop   = 4'd14   // port-0 packet: PortState gating (VL15: egress Down; GMP: egress not Active)
   } sw_ctr0_e;
+
+  // Port 0, the GMP (QP1) path: a second bank (0x0600 + c)
+  typedef enum logic [3:0] {
+    SwCtr0gRxPkts     = 4'd0,   // data packets the crossbar delivered to the GMP receive path
+    SwCtr0gIcrcErr    = 4'd1,   // gsi_rx_check: ICRC mismatch
+    SwCtr0gBadHdr     = 4'd2,   // gsi_rx_check: GMP validation failed
+    SwCtr0gGmps       = 4'd3,   // gsi_rx_check: GMPs passed to gmp_rx_*
+    SwCtr0gTxPkts     = 4'd4,   // gmp_tx packets taken into the port-0 data buffer
+    SwCtr0gTxDrop     = 4'd5,   // gmp_tx packets dropped: VL15, or longer than 288 bytes
+    SwCtr0gRxWords    = 4'd6,   // sum of PktLen of the packets counted in RxPkts
+    SwCtr0gTxWords    = 4'd7    // sum of PktLen of the packets counted in TxPkts
+  } sw_ctr0g_e;
   /* verilator lint_on UNUSEDPARAM */
 
   // Receive meta of the switch SMI: sw_smi_rq -> RX buffer -> dispatch/forward

@@ -6,7 +6,10 @@
 // shared lookup port). Port 0 is the management port: its SMI (switch
 // directed-route rules) receives VL15 packets for the switch and sends SMA
 // responses, SM requests, traps and forwarded directed-route SMPs into the
-// crossbar as input 0. Registers, PortStates and counters in sw_regs.
+// crossbar as input 0. Port 0 also has a GMP (QP1) path: data-VL packets for
+// the port-0 LID leave the crossbar to the host on gmp_rx_* (no ready), and
+// the host's GMPs on gmp_tx_* enter the crossbar as port 0's data input,
+// routed by the LFT. Registers, PortStates and counters in sw_regs.
 module ib_switch_top
   import ib_pkg::*;
 #(
@@ -78,6 +81,20 @@ module ib_switch_top
   input  logic                         trap_tx_tvalid_i,
   input  logic                         trap_tx_tlast_i,
   output logic                         trap_tx_tready_o,
+  // GMP RX: data-VL packets for the port-0 LID, LRH..ICRC (no VCRC), no
+  // ready (the host takes every beat); tuser on tlast = discard
+  output logic [DataW-1:0]             gmp_rx_tdata_o,
+  output logic [DataB-1:0]             gmp_rx_tkeep_o,
+  output logic                         gmp_rx_tvalid_o,
+  output logic                         gmp_rx_tlast_o,
+  output logic                         gmp_rx_tuser_o,
+  // GMP TX: packets LRH..ICRC built by the host (data VL, SLID = port-0 LID),
+  // routed by the LFT; at most 288 bytes
+  input  logic [DataW-1:0]             gmp_tx_tdata_i,
+  input  logic [DataB-1:0]             gmp_tx_tkeep_i,
+  input  logic                         gmp_tx_tvalid_i,
+  input  logic                         gmp_tx_tlast_i,
+  output logic                         gmp_tx_tready_o,
   // register interface (16-bit word addresses, combinational read)
   input  logic                         reg_we_i,
   input  logic [15:0]                  reg_addr_i,
@@ -109,6 +126,7 @@ module ib_switch_top
   localparam int unsigned DataWords = (DataSlotBytes + DataB - 1) / DataB;
   localparam int unsigned SmiRxDepth = 4;                       // SMI receive buffer slots
   localparam int unsigned P0Depth   = 2;                        // port-0 send buffer slots
+  localparam int unsigned GmpDepth  = 2;                        // port-0 GMP send buffer slots
   localparam int unsigned RxMetaW   = $bits(sw_rx_meta_t);
   localparam int unsigned RouteW    = $bits(sw_route_meta_t);
   localparam int unsigned NumReq    = 2 * NP;                   // LFT requesters: 2i VL15, 2i+1 data
@@ -116,7 +134,8 @@ module ib_switch_top
   // ---------------------------------------------------------------------------
   // Registers, PortStates, counters, LFT
   // ---------------------------------------------------------------------------
-  logic [1:0]  ev [NP][SwNumCtrs];
+  sw_ev_t      ev [NP][SwNumCtrs];
+  sw_ev_t      gev [SwNumCtrs];
   logic [15:0] port0_lid, master_sm_lid, linear_top;
   logic [3:0]  master_sm_sl;
   logic [7:0]  num_ports;
@@ -138,6 +157,7 @@ module ib_switch_top
     .lft_raddr_o        (lft_raddr),
     .lft_rdata_i        (lft_rdata),
     .ev_i               (ev),
+    .gev_i              (gev),
     .link_up_i,
     .port0_lid_o        (port0_lid),
     .master_sm_lid_o    (master_sm_lid),
@@ -184,13 +204,14 @@ module ib_switch_top
   logic             v_req    [NP];
   logic [7:0]       v_dest   [NP];
   logic             v_drain  [NP];
-  // data buffers (input 0 has none)
+  // data buffers (input 0: the host's GMPs)
   logic [DataW-1:0] d_tdata  [NP];
   logic [DataB-1:0] d_tkeep  [NP];
   logic             d_tvalid [NP];
   logic             d_tlast  [NP];
   logic             d_tready [NP];
   sw_route_meta_t   d_meta   [NP];
+  logic [15:0]      d_vcrc   [NP];  // the VCRC the head packet arrived with
   logic             d_req    [NP];
   logic [7:0]       d_dest   [NP];
   logic             d_drain  [NP];
@@ -266,46 +287,31 @@ module ib_switch_top
       .ev_fwd_o     (r_fwd[i][0])
     );
 
-    if (i == 0) begin : gen_no_data
-      assign d_req[i]        = 1'b0;
-      assign d_dest[i]       = '0;
-      assign d_drain[i]      = 1'b0;
-      assign lft_req[2*i+1]  = 1'b0;
-      assign lft_lid[2*i+1]  = '0;
-      assign r_no_route[i][1] = 1'b0;
-      assign r_loop[i][1]    = 1'b0;
-      assign r_state[i][1]   = 1'b0;
-      assign r_fwd[i][1]     = 1'b0;
-      // only the request side of the LFT pair is unused
-      logic unused_d;
-      assign unused_d = ^{d_take, lft_gnt[2*i+1], lft_rsp[2*i+1]};
-    end else begin : gen_data
-      sw_route #(
-        .NumPorts(NumPorts), .LftDepth(LftDepth), .InPort(i), .IsVl15(1'b0)
-      ) u_route_data (
-        .clk_i,
-        .rst_ni,
-        .head_valid_i (d_tvalid[i]),
-        .head_last_i  (d_tlast[i]),
-        .head_meta_i  (d_meta[i]),
-        .drain_o      (d_drain[i]),
-        .take_i       (d_take),
-        .port0_lid_i  (port0_lid),
-        .linear_top_i (linear_top),
-        .port_state_i (port_state),
-        .lft_req_o    (lft_req[2*i+1]),
-        .lft_lid_o    (lft_lid[2*i+1]),
-        .lft_gnt_i    (lft_gnt[2*i+1]),
-        .lft_rsp_i    (lft_rsp[2*i+1]),
-        .lft_entry_i  (lft_entry),
-        .req_o        (d_req[i]),
-        .dest_o       (d_dest[i]),
-        .ev_no_route_o(r_no_route[i][1]),
-        .ev_loop_o    (r_loop[i][1]),
-        .ev_state_o   (r_state[i][1]),
-        .ev_fwd_o     (r_fwd[i][1])
-      );
-    end
+    sw_route #(
+      .NumPorts(NumPorts), .LftDepth(LftDepth), .InPort(i), .IsVl15(1'b0)
+    ) u_route_data (
+      .clk_i,
+      .rst_ni,
+      .head_valid_i (d_tvalid[i]),
+      .head_last_i  (d_tlast[i]),
+      .head_meta_i  (d_meta[i]),
+      .drain_o      (d_drain[i]),
+      .take_i       (d_take),
+      .port0_lid_i  (port0_lid),
+      .linear_top_i (linear_top),
+      .port_state_i (port_state),
+      .lft_req_o    (lft_req[2*i+1]),
+      .lft_lid_o    (lft_lid[2*i+1]),
+      .lft_gnt_i    (lft_gnt[2*i+1]),
+      .lft_rsp_i    (lft_rsp[2*i+1]),
+      .lft_entry_i  (lft_entry),
+      .req_o        (d_req[i]),
+      .dest_o       (d_dest[i]),
+      .ev_no_route_o(r_no_route[i][1]),
+      .ev_loop_o    (r_loop[i][1]),
+      .ev_state_o   (r_state[i][1]),
+      .ev_fwd_o     (r_fwd[i][1])
+    );
   end
 
   // Occupancy of a buffer: packets committed and not yet read out.
@@ -355,7 +361,7 @@ module ib_switch_top
     logic             vw_valid, vw_end, vw_ok, vw_drop_full, vw_slot_free;
     logic [DataW-1:0] vw_data;
     logic [DataB-1:0] vw_keep;
-    logic [15:0]      vw_meta, vr_meta;
+    logic [15:0]      vw_meta, vr_meta, vw_vcrc;
     logic             vw_ev_drop, vw_ev_link, vw_ev_commit, vw_busy;
 
     sw_in_writer #(.DataW(DataW), .SlotWords(Vl15Words)) u_vl15_wr (
@@ -373,6 +379,7 @@ module ib_switch_top
       .wr_end_o      (vw_end),
       .wr_ok_o       (vw_ok),
       .wr_meta_o     (vw_meta),
+      .wr_vcrc_o     (vw_vcrc),
       .wr_drop_full_i(vw_drop_full),
       .ev_buf_drop_o (vw_ev_drop),
       .ev_link_drop_o(vw_ev_link),
@@ -407,7 +414,8 @@ module ib_switch_top
     logic             dw_valid, dw_end, dw_ok, dw_drop_full, dw_slot_free;
     logic [DataW-1:0] dw_data;
     logic [DataB-1:0] dw_keep;
-    logic [15:0]      dw_meta, dr_meta;
+    logic [15:0]      dw_meta, dw_vcrc;
+    logic [31:0]      dr_meta;
     logic             dw_ev_drop, dw_ev_link, dw_ev_commit, dw_busy;
 
     sw_in_writer #(.DataW(DataW), .SlotWords(DataWords)) u_data_wr (
@@ -425,6 +433,7 @@ module ib_switch_top
       .wr_end_o      (dw_end),
       .wr_ok_o       (dw_ok),
       .wr_meta_o     (dw_meta),
+      .wr_vcrc_o     (dw_vcrc),
       .wr_drop_full_i(dw_drop_full),
       .ev_buf_drop_o (dw_ev_drop),
       .ev_link_drop_o(dw_ev_link),
@@ -433,7 +442,7 @@ module ib_switch_top
     );
 
     ib_pkt_fifo #(
-      .DataW(DataW), .Depth(DataDepth), .SlotWords(DataWords), .MetaW(16)
+      .DataW(DataW), .Depth(DataDepth), .SlotWords(DataWords), .MetaW(32)
     ) u_data_buf (
       .clk_i,
       .rst_ni,
@@ -443,7 +452,7 @@ module ib_switch_top
       .wr_keep_i     (dw_keep),
       .wr_end_i      (dw_end),
       .wr_ok_i       (dw_ok),
-      .wr_meta_i     (dw_meta),
+      .wr_meta_i     ({dw_vcrc, dw_meta}),
       .wr_drop_full_o(dw_drop_full),
       .wr_slot_free_o(dw_slot_free),
       .rd_tdata_o    (d_tdata[p]),
@@ -453,7 +462,8 @@ module ib_switch_top
       .rd_meta_o     (dr_meta),
       .rd_tready_i   (d_tready[p])
     );
-    assign d_meta[p] = '{lft: 1'b1, egress: 8'd0, dlid: dr_meta};
+    assign d_meta[p] = '{lft: 1'b1, egress: 8'd0, dlid: dr_meta[15:0]};
+    assign d_vcrc[p] = dr_meta[31:16];
 
     logic [8:0] v_occ_q, d_occ_q;
     always_ff @(posedge clk_i) begin
@@ -468,27 +478,42 @@ module ib_switch_top
     assign busy_in[p] = vw_busy || dw_busy || lv_tvalid || ld_tvalid ||
                         v_occ_q != '0 || d_occ_q != '0;
 
+    // RxWords: PktLen of every packet that passed the link checks (the two
+    // link_rx outputs share one data register and never overlap)
+    sw_ev_t rx_words;
+    sw_pktlen_tap #(.DataW(DataW)) u_rx_words (
+      .clk_i,
+      .rst_ni (link_rst_n),
+      .beat_i (lv_tvalid || ld_tvalid),
+      .tdata_i(lv_tdata),
+      .tlast_i(lv_tvalid ? lv_tlast : ld_tlast),
+      .ok_i   (!(lv_tvalid ? lv_tuser : ld_tuser)),
+      .words_o(rx_words)
+    );
+
     // slot-free flags: the link cannot wait, a packet without a slot is dropped
     logic unused_in;
-    assign unused_in = ^{vw_slot_free, dw_slot_free, ev_data_pkt};
+    assign unused_in = ^{vw_slot_free, dw_slot_free, ev_data_pkt, vw_vcrc};
 
     // counters of port p
     always_comb begin
       for (int c = 0; c < SwNumCtrs; c++) ev[p][c] = '0;
-      ev[p][SwCtrRxPkts]       = 2'(ev_pkt);
-      ev[p][SwCtrRxVcrcErr]    = 2'(ev_vcrc);
-      ev[p][SwCtrRxLenErr]     = 2'(ev_len);
-      ev[p][SwCtrRxLverErr]    = 2'(ev_lver);
-      ev[p][SwCtrRxLnhErr]     = 2'(ev_lnh);
-      ev[p][SwCtrVl15Dropped]  = 2'(vw_ev_drop);
-      ev[p][SwCtrDataDropped]  = 2'(dw_ev_drop);
-      ev[p][SwCtrLinkDownDrop] = 2'(vw_ev_link) + 2'(dw_ev_link);
-      ev[p][SwCtrNoRoute]      = 2'(r_no_route[p][0]) + 2'(r_no_route[p][1]);
-      ev[p][SwCtrLoopDrop]     = 2'(r_loop[p][0]) + 2'(r_loop[p][1]);
-      ev[p][SwCtrStateDrop]    = 2'(r_state[p][0]) + 2'(r_state[p][1]);
-      ev[p][SwCtrFwdPkts]      = 2'(r_fwd[p][0]) + 2'(r_fwd[p][1]);
-      ev[p][SwCtrTxVl15Pkts]   = 2'(gen_out[p].ev_tx_vl15);
-      ev[p][SwCtrTxDataPkts]   = 2'(gen_out[p].ev_tx_data);
+      ev[p][SwCtrRxPkts]       = sw_ev_t'(ev_pkt);
+      ev[p][SwCtrRxVcrcErr]    = sw_ev_t'(ev_vcrc);
+      ev[p][SwCtrRxLenErr]     = sw_ev_t'(ev_len);
+      ev[p][SwCtrRxLverErr]    = sw_ev_t'(ev_lver);
+      ev[p][SwCtrRxLnhErr]     = sw_ev_t'(ev_lnh);
+      ev[p][SwCtrVl15Dropped]  = sw_ev_t'(vw_ev_drop);
+      ev[p][SwCtrDataDropped]  = sw_ev_t'(dw_ev_drop);
+      ev[p][SwCtrLinkDownDrop] = sw_ev_t'(vw_ev_link) + sw_ev_t'(dw_ev_link);
+      ev[p][SwCtrNoRoute]      = sw_ev_t'(r_no_route[p][0]) + sw_ev_t'(r_no_route[p][1]);
+      ev[p][SwCtrLoopDrop]     = sw_ev_t'(r_loop[p][0]) + sw_ev_t'(r_loop[p][1]);
+      ev[p][SwCtrStateDrop]    = sw_ev_t'(r_state[p][0]) + sw_ev_t'(r_state[p][1]);
+      ev[p][SwCtrFwdPkts]      = sw_ev_t'(r_fwd[p][0]) + sw_ev_t'(r_fwd[p][1]);
+      ev[p][SwCtrTxVl15Pkts]   = sw_ev_t'(gen_out[p].ev_tx_vl15);
+      ev[p][SwCtrTxDataPkts]   = sw_ev_t'(gen_out[p].ev_tx_data);
+      ev[p][SwCtrRxWords]      = rx_words;
+      ev[p][SwCtrTxWords]      = gen_out[p].tx_words;
     end
   end
 
@@ -520,31 +545,19 @@ module ib_switch_top
       ov_tlast[q]  = v_tlast[ov_grant[q]];
     end
 
-    if (q == 0) begin : gen_no_data
-      // data packets never go to port 0 (dropped by routing)
-      assign od_locked[q] = 1'b0;
-      assign od_grant[q]  = '0;
-      assign od_tdata[q]  = '0;
-      assign od_tkeep[q]  = '0;
-      assign od_tvalid[q] = 1'b0;
-      assign od_tlast[q]  = 1'b0;
-      logic unused_dreq;
-      assign unused_dreq = ^{dreq, od_tready[q]};
-    end else begin : gen_data
-      sw_out_arb #(.NumIn(NP)) u_data_arb (
-        .clk_i,
-        .rst_ni,
-        .req_i      (dreq),
-        .take_last_i(od_tvalid[q] && od_tready[q] && od_tlast[q]),
-        .locked_o   (od_locked[q]),
-        .grant_o    (od_grant[q])
-      );
-      always_comb begin
-        od_tdata[q]  = d_tdata[od_grant[q]];
-        od_tkeep[q]  = d_tkeep[od_grant[q]];
-        od_tvalid[q] = od_locked[q] && d_tvalid[od_grant[q]];
-        od_tlast[q]  = d_tlast[od_grant[q]];
-      end
+    sw_out_arb #(.NumIn(NP)) u_data_arb (
+      .clk_i,
+      .rst_ni,
+      .req_i      (dreq),
+      .take_last_i(od_tvalid[q] && od_tready[q] && od_tlast[q]),
+      .locked_o   (od_locked[q]),
+      .grant_o    (od_grant[q])
+    );
+    always_comb begin
+      od_tdata[q]  = d_tdata[od_grant[q]];
+      od_tkeep[q]  = d_tkeep[od_grant[q]];
+      od_tvalid[q] = od_locked[q] && d_tvalid[od_grant[q]];
+      od_tlast[q]  = d_tlast[od_grant[q]];
     end
   end
 
@@ -558,6 +571,7 @@ module ib_switch_top
   for (genvar q = 1; q < NP; q++) begin : gen_out
     logic ev_tx_vl15, ev_tx_data;
     logic tvalid;
+    sw_ev_t tx_words;
 
     ib_link_tx #(.DataW(DataW), .Vl15FullBeats(1'b0)) u_link_tx (
       .clk_i,
@@ -581,6 +595,18 @@ module ib_switch_top
       .ev_data_pkt_o(ev_tx_data)
     );
     assign tx_tvalid_o[q-1] = tvalid && link_up_i[q-1];
+
+    // TxWords: PktLen of every packet counted in TxVl15Pkts/TxDataPkts (the
+    // handshake of ib_link_tx, which a down link completes by swallowing)
+    sw_pktlen_tap #(.DataW(DataW)) u_tx_words (
+      .clk_i,
+      .rst_ni,
+      .beat_i (tvalid && (tx_tready_i[q-1] || !link_up_i[q-1])),
+      .tdata_i(tx_tdata_o[(q-1)*DataW +: DataW]),
+      .tlast_i(tx_tlast_o[q-1]),
+      .ok_i   (1'b1),
+      .words_o(tx_words)
+    );
 
 `ifndef SYNTHESIS
     // crossbar outputs into ib_link_tx: stable while stalled, one tlast per packet
@@ -896,55 +922,213 @@ module ib_switch_top
     .rd_tready_i   (v_tready[0])
   );
   assign v_meta[0]   = sw_route_meta_t'(txf_rd_meta);
-  assign d_tdata[0]  = '0;
-  assign d_tkeep[0]  = '0;
-  assign d_tvalid[0] = 1'b0;
-  assign d_tlast[0]  = 1'b0;
-  assign d_meta[0]   = '0;
+
+  // ---------------------------------------------------------------------------
+  // Port 0: GMP send (gmp_tx_*) into port 0's data input buffer (input 0's
+  // data side, routed by the LFT like any data packet)
+  // ---------------------------------------------------------------------------
+  logic             gtx_wr_valid, gtx_wr_end, gtx_wr_ok, gtx_drop_full, gtx_slot_free;
+  logic [DataW-1:0] gtx_wr_data;
+  logic [DataB-1:0] gtx_wr_keep;
+  logic [15:0]      gtx_wr_meta, gtx_rd_meta;
+  logic             ev_gtx_pkt, ev_gtx_drop, gtx_busy;
+  sw_ev_t           gtx_words, grx_words;
+
+  sw_gmp_tx #(.DataW(DataW), .SlotWords(Vl15Words)) u_gmp_tx (
+    .clk_i,
+    .rst_ni,
+    .s_tdata_i     (gmp_tx_tdata_i),
+    .s_tkeep_i     (gmp_tx_tkeep_i),
+    .s_tvalid_i    (gmp_tx_tvalid_i),
+    .s_tlast_i     (gmp_tx_tlast_i),
+    .s_tready_o    (gmp_tx_tready_o),
+    .wr_valid_o    (gtx_wr_valid),
+    .wr_data_o     (gtx_wr_data),
+    .wr_keep_o     (gtx_wr_keep),
+    .wr_end_o      (gtx_wr_end),
+    .wr_ok_o       (gtx_wr_ok),
+    .wr_meta_o     (gtx_wr_meta),
+    .wr_slot_free_i(gtx_slot_free),
+    .ev_commit_o   (ev_gtx_pkt),
+    .ev_drop_o     (ev_gtx_drop),
+    .busy_o        (gtx_busy)
+  );
+
+  ib_pkt_fifo #(
+    .DataW(DataW), .Depth(GmpDepth), .SlotWords(Vl15Words), .MetaW(16)
+  ) u_gmp_tx_buf (
+    .clk_i,
+    .rst_ni,
+    .limit_i       (8'(GmpDepth)),
+    .wr_valid_i    (gtx_wr_valid),
+    .wr_data_i     (gtx_wr_data),
+    .wr_keep_i     (gtx_wr_keep),
+    .wr_end_i      (gtx_wr_end),
+    .wr_ok_i       (gtx_wr_ok),
+    .wr_meta_i     (gtx_wr_meta),
+    .wr_drop_full_o(gtx_drop_full),
+    .wr_slot_free_o(gtx_slot_free),
+    .rd_tdata_o    (d_tdata[0]),
+    .rd_tkeep_o    (d_tkeep[0]),
+    .rd_tvalid_o   (d_tvalid[0]),
+    .rd_tlast_o    (d_tlast[0]),
+    .rd_meta_o     (gtx_rd_meta),
+    .rd_tready_i   (d_tready[0])
+  );
+  assign d_meta[0] = '{lft: 1'b1, egress: 8'd0, dlid: gtx_rd_meta};
+  assign d_vcrc[0] = '0;  // port 0's GMPs never go to port 0 (LFT 0 is a loop)
+
+  sw_pktlen_tap #(.DataW(DataW)) u_gtx_words (
+    .clk_i,
+    .rst_ni,
+    .beat_i (gmp_tx_tvalid_i && gmp_tx_tready_o),
+    .tdata_i(gmp_tx_tdata_i),
+    .tlast_i(gmp_tx_tlast_i),
+    .ok_i   (ev_gtx_pkt),
+    .words_o(gtx_words)
+  );
+
+  // ---------------------------------------------------------------------------
+  // Port 0: GMP receive (output 0's data side). The crossbar delivers
+  // LRH..ICRC; the host stream carries LRH..VCRC as a CA's drx does, with the
+  // VCRC the packet arrived with (carried in the data buffer's meta): added to
+  // a partial last beat, or as one more beat after a full one, while the
+  // crossbar output waits a cycle (the grant of the next packet takes that
+  // cycle anyway). One register stage, then gsi_rx_check (the GSI checks of
+  // ibspec §6, latency 1) with no ready on its path: the crossbar output is
+  // stalled only for that VCRC beat, so gmp_rx needs no ready.
+  // ---------------------------------------------------------------------------
+  logic [DataW-1:0] grx_tdata_q;
+  logic [DataB-1:0] grx_tkeep_q;
+  logic             grx_tvalid_q, grx_tlast_q, grx_extra_q;
+  logic [15:0]      grx_vcrc_q, od_vcrc;
+  logic             od_take;
+
+  assign od_tready[0] = !grx_extra_q;
+  assign od_take      = od_tvalid[0] && od_tready[0];
+  assign od_vcrc      = d_vcrc[od_grant[0]];
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      grx_tvalid_q <= 1'b0;
+      grx_extra_q  <= 1'b0;
+    end else begin
+      grx_tvalid_q <= od_take || grx_extra_q;
+      grx_extra_q  <= od_take && od_tlast[0] && od_tkeep[0] == '1;
+    end
+  end
+  always_ff @(posedge clk_i) begin
+    if (grx_extra_q) begin
+      grx_tdata_q <= DataW'(grx_vcrc_q);
+      grx_tkeep_q <= DataB'(2'b11);
+      grx_tlast_q <= 1'b1;
+    end else if (od_take) begin
+      grx_tdata_q <= od_tdata[0];
+      grx_tkeep_q <= od_tkeep[0];
+      grx_tlast_q <= od_tlast[0] && od_tkeep[0] != '1;
+      grx_vcrc_q  <= od_vcrc;
+      if (od_tlast[0]) begin
+        // a partial last beat ends at a 4-byte boundary: the VCRC follows it
+        for (int unsigned k = 1; k < DataB / 4; k++) begin
+          if (od_tkeep[0] == DataB'((1 << (4 * k)) - 1)) begin
+            grx_tdata_q[32*k +: 16] <= od_vcrc;
+            grx_tkeep_q             <= DataB'((1 << (4 * k + 2)) - 1);
+          end
+        end
+      end
+    end
+  end
+
+  sw_pktlen_tap #(.DataW(DataW)) u_grx_words (
+    .clk_i,
+    .rst_ni,
+    .beat_i (od_take),
+    .tdata_i(od_tdata[0]),
+    .tlast_i(od_tlast[0]),
+    .ok_i   (1'b1),
+    .words_o(grx_words)
+  );
+
+  logic ev_gsi_icrc, ev_gsi_bad_hdr, ev_gsi_gmp;
+
+  gsi_rx_check #(.DataW(DataW)) u_gsi_rx_check (
+    .clk_i,
+    .rst_ni,
+    .in_tdata_i   (grx_tdata_q),
+    .in_tkeep_i   (grx_tkeep_q),
+    .in_tvalid_i  (grx_tvalid_q),
+    .in_tlast_i   (grx_tlast_q),
+    .in_tuser_i   (1'b0),  // the input buffers hold only packets the link passed
+    .out_tdata_o  (gmp_rx_tdata_o),
+    .out_tkeep_o  (gmp_rx_tkeep_o),
+    .out_tvalid_o (gmp_rx_tvalid_o),
+    .out_tlast_o  (gmp_rx_tlast_o),
+    .out_tuser_o  (gmp_rx_tuser_o),
+    .ev_icrc_err_o(ev_gsi_icrc),
+    .ev_bad_hdr_o (ev_gsi_bad_hdr),
+    .ev_gmp_o     (ev_gsi_gmp)
+  );
 
   // idle tracking of port 0
-  logic [8:0] rx_occ_q, p0_occ_q;
+  logic [8:0] rx_occ_q, p0_occ_q, gtx_occ_q;
   logic       sq_open_q;
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
       rx_occ_q  <= '0;
       p0_occ_q  <= '0;
+      gtx_occ_q <= '0;
       sq_open_q <= 1'b0;
     end else begin
       rx_occ_q  <= occ_next(rx_occ_q, rxf_wr_end && rxf_wr_ok && !rxf_drop_full,
                             rxf_rd_tvalid && rxf_rd_tready && rxf_rd_tlast);
       p0_occ_q  <= occ_next(p0_occ_q, txf_wr_end && txf_wr_ok && !txf_drop_full,
                             v_tvalid[0] && v_tready[0] && v_tlast[0]);
+      gtx_occ_q <= occ_next(gtx_occ_q, ev_gtx_pkt, d_tvalid[0] && d_tready[0] && d_tlast[0]);
       sq_open_q <= txf_wr_end ? 1'b0 : (sq_open_q || txf_wr_valid);
     end
   end
   assign busy_in[0] = rx_occ_q != '0 || p0_occ_q != '0 || sq_open_q || txf_wr_valid ||
-                      extra_q || ov_locked[0] || rxf_wr_valid;
+                      extra_q || ov_locked[0] || rxf_wr_valid ||
+                      gtx_busy || gtx_occ_q != '0 || od_locked[0] || grx_tvalid_q ||
+                      grx_extra_q || gmp_rx_tvalid_o;
 
   assign idle_o = !(|busy_in) && !(|busy_out);
 
   // counters of port 0
   always_comb begin
     for (int c = 0; c < SwNumCtrs; c++) ev[0][c] = '0;
-    ev[0][SwCtr0ToSma]       = 2'(ev_to_sma);
-    ev[0][SwCtr0ToSm]        = 2'(ev_to_sm);
-    ev[0][SwCtr0IcrcErr]     = 2'(ev_rq_icrc);
-    ev[0][SwCtr0BadHdr]      = 2'(ev_rq_bad_hdr);
-    ev[0][SwCtr0LidErr]      = 2'(ev_rq_lid);
-    ev[0][SwCtr0DrDiscard]   = 2'(ev_rq_dr);
-    ev[0][SwCtr0DrForwarded] = 2'(ev_fwd);
-    ev[0][SwCtr0PortDown]    = 2'(ev_rq_port_down);
-    ev[0][SwCtr0Vl15Dropped] = 2'(rxf_drop_full);
-    ev[0][SwCtr0SqPkts]      = 2'(ev_sq_pkt);
-    ev[0][SwCtr0SqDrDiscard] = 2'(ev_sq_dr);
-    ev[0][SwCtr0SqLocal]     = 2'(ev_sq_local);
-    ev[0][SwCtr0NoRoute]     = 2'(r_no_route[0][0]);
-    ev[0][SwCtr0LoopDrop]    = 2'(r_loop[0][0]);
-    ev[0][SwCtr0StateDrop]   = 2'(r_state[0][0]);
+    ev[0][SwCtr0ToSma]       = sw_ev_t'(ev_to_sma);
+    ev[0][SwCtr0ToSm]        = sw_ev_t'(ev_to_sm);
+    ev[0][SwCtr0IcrcErr]     = sw_ev_t'(ev_rq_icrc);
+    ev[0][SwCtr0BadHdr]      = sw_ev_t'(ev_rq_bad_hdr);
+    ev[0][SwCtr0LidErr]      = sw_ev_t'(ev_rq_lid);
+    ev[0][SwCtr0DrDiscard]   = sw_ev_t'(ev_rq_dr);
+    ev[0][SwCtr0DrForwarded] = sw_ev_t'(ev_fwd);
+    ev[0][SwCtr0PortDown]    = sw_ev_t'(ev_rq_port_down);
+    ev[0][SwCtr0Vl15Dropped] = sw_ev_t'(rxf_drop_full);
+    ev[0][SwCtr0SqPkts]      = sw_ev_t'(ev_sq_pkt);
+    ev[0][SwCtr0SqDrDiscard] = sw_ev_t'(ev_sq_dr);
+    ev[0][SwCtr0SqLocal]     = sw_ev_t'(ev_sq_local);
+    ev[0][SwCtr0NoRoute]     = sw_ev_t'(r_no_route[0][0]) + sw_ev_t'(r_no_route[0][1]);
+    ev[0][SwCtr0LoopDrop]    = sw_ev_t'(r_loop[0][0]) + sw_ev_t'(r_loop[0][1]);
+    ev[0][SwCtr0StateDrop]   = sw_ev_t'(r_state[0][0]) + sw_ev_t'(r_state[0][1]);
+  end
+
+  // counters of port 0's GMP path (second bank)
+  always_comb begin
+    for (int c = 0; c < SwNumCtrs; c++) gev[c] = '0;
+    gev[SwCtr0gRxPkts]  = sw_ev_t'(od_take && od_tlast[0]);
+    gev[SwCtr0gIcrcErr] = sw_ev_t'(ev_gsi_icrc);
+    gev[SwCtr0gBadHdr]  = sw_ev_t'(ev_gsi_bad_hdr);
+    gev[SwCtr0gGmps]    = sw_ev_t'(ev_gsi_gmp);
+    gev[SwCtr0gTxPkts]  = sw_ev_t'(ev_gtx_pkt);
+    gev[SwCtr0gTxDrop]  = sw_ev_t'(ev_gtx_drop);
+    gev[SwCtr0gRxWords] = grx_words;
+    gev[SwCtr0gTxWords] = gtx_words;
   end
 
   logic unused_top;
-  assign unused_top = ^{r_fwd[0][0], txf_drop_full};
+  assign unused_top = ^{r_fwd[0][0], r_fwd[0][1], txf_drop_full, gtx_drop_full};
 
 `ifndef SYNTHESIS
   // Stream checkers on the SMA/SM interfaces (MAD streams, no tkeep)
@@ -978,10 +1162,21 @@ module ib_switch_top
     .tdata_i(ov_tdata[0]), .tkeep_i(ov_tkeep[0]), .tvalid_i(ov_tvalid[0]),
     .tready_i(ov_tready[0]), .tlast_i(ov_tlast[0])
   );
+  ib_axis_checker #(.DataW(DataW)) u_chk_gmp_tx (
+    .clk_i, .rst_ni,
+    .tdata_i(gmp_tx_tdata_i), .tkeep_i(gmp_tx_tkeep_i), .tvalid_i(gmp_tx_tvalid_i),
+    .tready_i(gmp_tx_tready_o), .tlast_i(gmp_tx_tlast_i)
+  );
+  ib_axis_checker #(.DataW(DataW), .HasReady(0)) u_chk_gmp_rx (
+    .clk_i, .rst_ni,
+    .tdata_i(gmp_rx_tdata_o), .tkeep_i(gmp_rx_tkeep_o), .tvalid_i(gmp_rx_tvalid_o),
+    .tready_i(1'b1), .tlast_i(gmp_rx_tlast_o)
+  );
   always_ff @(posedge clk_i) begin
     if (rst_ni) begin
-      // the send engine waits for a free slot: the port-0 buffer never drops
+      // the send engines wait for a free slot: the port-0 buffers never drop
       assert (!txf_drop_full) else $error("%m: port-0 send buffer dropped a packet");
+      assert (!gtx_drop_full) else $error("%m: port-0 GMP send buffer dropped a packet");
     end
   end
 `endif

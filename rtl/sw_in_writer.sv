@@ -2,7 +2,10 @@
 // ready) into an input ib_pkt_fifo as packets LRH..ICRC: the VCRC is cut off
 // (the last beat's tkeep loses its two top bytes, or a last beat holding only
 // the VCRC is not written). wr_ok at the end = the link found no error. The
-// meta is the LRH DLID (packet bytes 2..3, in the first beat). A packet cut by
+// meta is the LRH DLID (packet bytes 2..3, in the first beat); wr_vcrc_o, with
+// the tlast beat, the packet's two VCRC bytes as received ([7:0] first on the
+// wire), so that port 0 can hand a packet on with the VCRC it arrived with
+// (ib_switch_top, gmp_rx). A packet cut by
 // the link going down (link_up_i low while a packet is open) is aborted.
 // Events: buffer drop (no slot, or longer than SlotWords beats), link-down
 // drop, and commit (for the occupancy count of the buffer).
@@ -29,6 +32,7 @@ module sw_in_writer
   output logic               wr_end_o,
   output logic               wr_ok_o,
   output logic [15:0]        wr_meta_o,
+  output logic [15:0]        wr_vcrc_o,
   input  logic               wr_drop_full_i,
   // events
   output logic               ev_buf_drop_o,   // good packet, no space
@@ -63,6 +67,12 @@ module sw_in_writer
     wr_end_o   = (s_tvalid_i && s_tlast_i) || (!link_up_i && open_q);
     wr_ok_o    = end_good && link_up_i;
     wr_meta_o  = dlid;
+    // the VCRC: the last two bytes of a tlast beat of 4k + 2 bytes (any other
+    // length is a link error, never committed)
+    wr_vcrc_o  = '0;
+    for (int unsigned k = 0; k < DataB / 4; k++) begin
+      if (s_tkeep_i == DataB'((1 << (4 * k + 2)) - 1)) wr_vcrc_o = s_tdata_i[32*k +: 16];
+    end
   end
 
   assign ev_buf_drop_o  = wr_drop_full_i || (end_good && link_up_i && ovf);

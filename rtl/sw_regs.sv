@@ -1,9 +1,10 @@
 // sw_regs: register file of ib_switch_top (map in docs/fabric.md and ib_pkg
 // SwReg*): port-0 LID, master SM LID/SL, runtime port count N, LinearFDBTop,
 // the PortState of every port with the PortStateChange bit, the per-port
-// 32-bit wrapping event counters (SwNumCtrs slots per port, +0..3 per
-// cycle, cleared by a
-// write to SwRegCtrClear), and the decode of LFT word writes (the LFT itself
+// 32-bit wrapping event counters (SwNumCtrs slots per port, and a second
+// bank of SwNumCtrs for port 0's GMP path; +0..2047 per cycle; all cleared by
+// a write to SwRegCtrClear, selectively by a write of a bitmask to
+// SwRegCtrClrSel + p), and the decode of LFT word writes (the LFT itself
 // is in sw_lft; its word for reg_addr_i comes back on lft_rdata_i). Reads are
 // combinational. PortState: port 0 is Active and ignores writes; an external
 // port resets to Init if its link is up, else Down; link_up_i falling sets
@@ -30,8 +31,9 @@ module sw_regs
   output logic [31:0]                       lft_wdata_o,
   output logic [15:0]                       lft_raddr_o,
   input  logic [31:0]                       lft_rdata_i,
-  // counter increments (0..3 per cycle), port p slot c at [p][c]
-  input  logic [1:0]                        ev_i [NumPorts+1][SwNumCtrs],
+  // counter increments, port p slot c at [p][c]; port 0's GMP bank
+  input  sw_ev_t                            ev_i [NumPorts+1][SwNumCtrs],
+  input  sw_ev_t                            gev_i [SwNumCtrs],
   // physical links of ports 1..NumPorts (index p-1)
   input  logic [NumPorts-1:0]               link_up_i,
   // configuration out
@@ -57,9 +59,25 @@ module sw_regs
   logic [3:0]  state_q [NP];
   logic [NumPorts-1:0] link_q;
   logic [31:0] ctr_q [NP][SwNumCtrs];
+  logic [31:0] gctr_q [SwNumCtrs];
 
   logic wr_clear;
   assign wr_clear = reg_we_i && (reg_addr_i == SwRegCtrClear);
+
+  // Selective clear: a write to SwRegCtrClrSel + p clears counter c of port p
+  // for every set bit c of [15:0]; for p = 0, bits [31:16] name the GMP bank.
+  logic [15:0] sel_off;
+  logic        sel_hit;
+  logic [SwNumCtrs-1:0] clr_sel [NP];
+  logic [SwNumCtrs-1:0] gclr_sel;
+  assign sel_off = reg_addr_i - SwRegCtrClrSel;
+  assign sel_hit = reg_we_i && reg_addr_i >= SwRegCtrClrSel && 32'(sel_off) < NP;
+  always_comb begin
+    for (int p = 0; p < NP; p++) begin
+      clr_sel[p] = (sel_hit && 32'(sel_off) == p) ? reg_wdata_i[SwNumCtrs-1:0] : '0;
+    end
+    gclr_sel = (sel_hit && sel_off == 16'd0) ? reg_wdata_i[16 +: SwNumCtrs] : '0;
+  end
 
   // LFT window
   logic [15:0] lft_off;
@@ -72,9 +90,10 @@ module sw_regs
   assign lft_raddr_o = lft_off;
 
   // Port-state and counter windows
-  logic [15:0] ps_off, ctr_off;
-  assign ps_off  = reg_addr_i - SwRegPortState;
-  assign ctr_off = reg_addr_i - SwRegCtrBase;
+  logic [15:0] ps_off, ctr_off, gctr_off;
+  assign ps_off   = reg_addr_i - SwRegPortState;
+  assign ctr_off  = reg_addr_i - SwRegCtrBase;
+  assign gctr_off = reg_addr_i - SwRegCtr0GBase;
 
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
@@ -124,11 +143,21 @@ module sw_regs
   for (genvar p = 0; p < NP; p++) begin : gen_ctr_p
     for (genvar c = 0; c < SwNumCtrs; c++) begin : gen_ctr_c
       always_ff @(posedge clk_i) begin
-        if (!rst_ni || wr_clear) begin
+        if (!rst_ni || wr_clear || clr_sel[p][c]) begin
           ctr_q[p][c] <= '0;
         end else if (ev_i[p][c] != '0) begin
           ctr_q[p][c] <= ctr_q[p][c] + 32'(ev_i[p][c]);
         end
+      end
+    end
+  end
+
+  for (genvar c = 0; c < SwNumCtrs; c++) begin : gen_gctr
+    always_ff @(posedge clk_i) begin
+      if (!rst_ni || wr_clear || gclr_sel[c]) begin
+        gctr_q[c] <= '0;
+      end else if (gev_i[c] != '0) begin
+        gctr_q[c] <= gctr_q[c] + 32'(gev_i[c]);
       end
     end
   end
@@ -163,6 +192,8 @@ module sw_regs
           for (int p = 0; p < NP; p++) begin
             if (32'(ctr_off[15:4]) == p) reg_rdata_o = ctr_q[p][ctr_off[3:0]];
           end
+        end else if (reg_addr_i >= SwRegCtr0GBase && 32'(gctr_off) < SwNumCtrs) begin
+          reg_rdata_o = gctr_q[gctr_off[3:0]];
         end
       end
     endcase

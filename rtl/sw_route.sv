@@ -1,9 +1,10 @@
 // sw_route: routing decision for the packet at the head of one input buffer
 // (docs/fabric.md "Forwarding"). From the head packet's meta it picks the
-// egress port: VL15 with DLID 0xFFFF or DLID = port-0 LID -> port 0 (the
-// SMI); a unicast DLID -> the LFT (looked up through sw_lft's shared port);
-// port 0's own packets carry their egress or ask for an LFT lookup. No route
-// (DLID 0, multicast, a data packet for port 0, LFT 0xFF or > NumPorts,
+// egress port: VL15 with DLID 0xFFFF -> port 0 (the SMI); DLID = port-0 LID
+// -> port 0 (VL15: the SMI; data VLs: the GMP receive path); a unicast DLID
+// -> the LFT (looked up through sw_lft's shared port); port 0's own packets
+// carry their egress or ask for an LFT lookup. No route (DLID 0, multicast,
+// LFT 0xFF or > NumPorts, LFT 0 for a data packet from an external port,
 // DLID > LinearFDBTop or >= LftDepth), egress = input port, and the
 // PortState gating (VL15: egress not Down; data: input and egress Active)
 // drop the packet: it is drained from the buffer and one event is pulsed.
@@ -105,11 +106,8 @@ module sw_route
           end else if (InPort != 0 && IsVl15 && dlid == PermissiveLid) begin
             cand = 8'd0;  cand_vld = 1'b1;
           end else if (InPort != 0 && dlid == port0_lid_i && port0_lid_i != 16'd0) begin
-            if (IsVl15) begin
-              cand = 8'd0;  cand_vld = 1'b1;
-            end else begin
-              no_route = 1'b1;
-            end
+            // port 0: the SMI (VL15) or the GMP receive path (data VLs)
+            cand = 8'd0;  cand_vld = 1'b1;
           end else if (!unicast || 32'(dlid) >= LftDepth || dlid > linear_top_i) begin
             no_route = 1'b1;
           end else begin
@@ -123,8 +121,10 @@ module sw_route
       end
       StRsp: begin
         if (lft_rsp_i) begin
+          // A data packet from an external port reaches port 0 only by the
+          // port-0 LID (above); from port 0 itself, LFT 0 is a loop.
           if (lft_entry_i == 8'hFF || 32'(lft_entry_i) > NumPorts ||
-              (!IsVl15 && lft_entry_i == 8'd0)) begin
+              (!IsVl15 && InPort != 0 && lft_entry_i == 8'd0)) begin
             no_route = 1'b1;
           end else if (32'(lft_entry_i) == InPort) begin
             loop = 1'b1;

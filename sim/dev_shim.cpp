@@ -53,8 +53,8 @@ inline void put_mad(VlWide<K>& v, const Data& d) {
 }
 
 // Model M: DataW W, N external ports; Switch = ib_switch_top (port 0 state in
-// port_state_o, PortStateChange, no data-VL host ports, no port tags), else
-// ib_ca_mp_top.
+// port_state_o, PortStateChange, port 0's GMP streams, no per-port data-VL
+// host ports, no port tags), else ib_ca_mp_top.
 template <class M, unsigned W, unsigned N, bool Switch>
 class DevModelImpl final : public DevModel {
   static constexpr unsigned B = W / 8;
@@ -140,6 +140,11 @@ class DevModelImpl final : public DevModel {
       m.sma_tx_port_i = i.sma_tx_port;
       m.sm_tx_port_i = i.sm_tx_port;
       m.trap_tx_port_i = i.trap_tx_port;
+    } else {
+      put_beat(m.gmp_tx_tdata_i, 0, W, i.gmp_tx_tdata);
+      m.gmp_tx_tkeep_i = i.gmp_tx_tkeep & KeepMask;
+      m.gmp_tx_tvalid_i = i.gmp_tx_tvalid;
+      m.gmp_tx_tlast_i = i.gmp_tx_tlast;
     }
     m.reg_we_i = i.reg_we;
     m.reg_addr_i = i.reg_addr;
@@ -197,9 +202,21 @@ class DevModelImpl final : public DevModel {
     if constexpr (Switch) {
       o.port_state_change = m.port_state_change_o;
       o.port0_state = static_cast<uint8_t>(get_bits(m.port_state_o, 0, 4));
+      o.gmp_rx_tdata = get_beat(m.gmp_rx_tdata_o, 0, W);
+      o.gmp_rx_tkeep = static_cast<uint16_t>(m.gmp_rx_tkeep_o);
+      o.gmp_rx_tvalid = m.gmp_rx_tvalid_o;
+      o.gmp_rx_tlast = m.gmp_rx_tlast_o;
+      o.gmp_rx_tuser = m.gmp_rx_tuser_o;
+      o.gmp_tx_tready = m.gmp_tx_tready_o;
     } else {
       o.port_state_change = false;
       o.port0_state = 0;
+      o.gmp_rx_tdata = Data{0, 0};
+      o.gmp_rx_tkeep = 0;
+      o.gmp_rx_tvalid = false;
+      o.gmp_rx_tlast = false;
+      o.gmp_rx_tuser = false;
+      o.gmp_tx_tready = false;
     }
   }
 

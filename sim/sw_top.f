@@ -11,6 +11,9 @@ rtl/sw_regs.sv
 rtl/sw_rr_pick.sv
 rtl/sw_lft.sv
 rtl/sw_in_writer.sv
+rtl/sw_gmp_tx.sv
+rtl/sw_pktlen_tap.sv
+rtl/gsi_rx_check.sv
 rtl/sw_route.sv
 rtl/sw_out_arb.sv
 rtl/ib_switch_top.sv

@@ -787,3 +787,100 @@ fn sm_mads_with_no_receive_wqe_are_dropped_and_counted_by_the_rtl() {
     assert_eq!(net.vl15_dropped().unwrap(), 6 + 1 + 1);
     assert_eq!(net.recv_posted(a), Some(0));
 }
+
+/// A GMP (LRH..ICRC, ibspec §2/§4 and vector V3's layout): PerfMgt
+/// Get(PortCounters) on data VL `vl`, DestQP 1, Q_Key 0x80010000, SrcQP 1.
+fn gmp_packet(dlid: u16, slid: u16, vl: u8, tid: u32) -> Vec<u8> {
+    let mut p = vec![
+        vl << 4,
+        0x02,
+        (dlid >> 8) as u8,
+        dlid as u8,
+        0,
+        72,
+        (slid >> 8) as u8,
+        slid as u8,
+    ];
+    p.extend([0x64, 0, 0xFF, 0xFF, 0, 0, 0, 1, 0, 0, 0, tid as u8]); // BTH: DestQP 1
+    p.extend([0x80, 0x01, 0, 0, 0, 0, 0, 1]); // DETH: Q_Key, SrcQP 1
+    let mut mad = [0u8; 256];
+    mad[..4].copy_from_slice(&[1, 0x04, 1, 0x01]); // PerfMgt Get
+    mad[12..16].copy_from_slice(&tid.to_be_bytes());
+    mad[16..18].copy_from_slice(&0x0012u16.to_be_bytes()); // PortCounters
+    mad[64..]
+        .iter_mut()
+        .enumerate()
+        .for_each(|(i, b)| *b = i as u8 ^ tid as u8);
+    p.extend(mad);
+    vl15::crc::append_icrc(&mut p);
+    assert_eq!(p.len(), 288);
+    p
+}
+
+/// Switch port 0's GMP path in a fabric the built-in SM brought up (LIDs,
+/// LFTs, every port Active): a GMP from a CA's data port to a switch LID
+/// crosses another switch and arrives whole on that switch's `gmp_rx`
+/// (through its GSI checks), and a GMP from the switch's `gmp_tx` crosses
+/// back to the CA's data port; counters say so.
+#[test]
+fn gmps_reach_a_switch_lid_and_leave_its_port_0() {
+    use vl15::device::reg;
+    use vl15::net::{mpreg, swreg};
+    use vl15::simrun::{bring_up, SimOptions};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("chain");
+    std::fs::write(
+        &path,
+        "Switch 4 \"S1\"\n[1] \"A\"[1]\n[2] \"S2\"[2]\n\nSwitch 4 \"S2\"\n[1] \"B\"[1]\n[2] \"S1\"[2]\n\n\
+         Hca 1 \"A\"\n[1] \"S1\"[1]\n\nHca 1 \"B\"\n[1] \"S2\"[1]\n",
+    )
+    .unwrap();
+    let (mut net, _sm, s) = bring_up(&path, &SimOptions::default()).unwrap();
+    assert_eq!(s.active_ports, s.linked_ports);
+    let a = net.dev_index("A").unwrap();
+    let s2 = net.dev_index("S2").unwrap();
+    let a_lid = net.read_reg(a, mpreg::port(1, reg::PORT_LID)).unwrap() as u16;
+    let s2_lid = net.read_reg(s2, swreg::PORT0_LID).unwrap() as u16;
+    assert!(a_lid != 0 && s2_lid != 0 && a_lid != s2_lid);
+    net.run_until_idle(100_000).unwrap();
+    let words_before = net
+        .read_reg(s2, swreg::ctr(2, swreg::CTR_RX_WORDS))
+        .unwrap();
+
+    // A → S2's LID on VL 1: S1 forwards it, S2's port 0 takes it.
+    let req = gmp_packet(s2_lid, a_lid, 1, 0x5150);
+    net.data_send(a, 1, &req).unwrap();
+    net.run_until_idle(100_000).unwrap();
+    let got: Vec<_> = net.devs[s2].gmp_rx.packets.drain(..).collect();
+    assert_eq!(got.len(), 1, "S2 gmp_rx");
+    assert!(!got[0].bad, "the GSI checks passed it");
+    assert_eq!(&got[0].bytes[..288], &req[..], "LRH..ICRC unchanged");
+    assert_eq!(vl15::crc::check_wire(&got[0].bytes), Some((true, true)));
+    let g = |net: &mut Net, c| net.read_reg(s2, swreg::ctr0g(c)).unwrap();
+    assert_eq!(g(&mut net, swreg::CTR0G_RX_PKTS), 1);
+    assert_eq!(g(&mut net, swreg::CTR0G_GMPS), 1);
+    assert_eq!(g(&mut net, swreg::CTR0G_RX_WORDS), 72);
+    assert_eq!(
+        net.read_reg(s2, swreg::ctr(2, swreg::CTR_RX_WORDS))
+            .unwrap(),
+        words_before + 72,
+        "PortRcvData of S2 port 2 (from S1)"
+    );
+
+    // S2's port 0 answers (a GetResp-shaped GMP, SLID = its LID) on VL 0:
+    // out by S2's LFT, through S1, to A's data port.
+    let mut resp = gmp_packet(a_lid, s2_lid, 0, 0x5150);
+    resp[28 + 3] = 0x81;
+    resp.truncate(284);
+    vl15::crc::append_icrc(&mut resp);
+    net.gmp_send(s2, &resp).unwrap();
+    net.run_until_idle(100_000).unwrap();
+    let got: Vec<_> = net.devs[a].data_rx[0].packets.drain(..).collect();
+    assert_eq!(got.len(), 1, "A drx");
+    assert!(!got[0].bad);
+    assert_eq!(&got[0].bytes[..288], &resp[..], "LRH..ICRC unchanged");
+    assert_eq!(vl15::crc::check_wire(&got[0].bytes), Some((true, true)));
+    assert_eq!(g(&mut net, swreg::CTR0G_TX_PKTS), 1);
+    assert_eq!(g(&mut net, swreg::CTR0G_TX_WORDS), 72);
+    assert_eq!(g(&mut net, swreg::CTR0G_TX_DROP), 0);
+}

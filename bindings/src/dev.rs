@@ -98,6 +98,11 @@ mod ffi {
         trap_tx_tlast: bool,
         /// Port tag (CA only).
         trap_tx_port: u8,
+        /// Host → switch port 0's GMP send stream (switch only; LRH..ICRC).
+        gmp_tx_tdata: [u64; 2],
+        gmp_tx_tkeep: u16,
+        gmp_tx_tvalid: bool,
+        gmp_tx_tlast: bool,
         reg_we: bool,
         reg_addr: u16,
         reg_wdata: u32,
@@ -129,6 +134,14 @@ mod ffi {
         sma_tx_tready: bool,
         sm_tx_tready: bool,
         trap_tx_tready: bool,
+        /// Switch port 0's GMP receive stream → host (switch only; LRH..VCRC,
+        /// no ready, `gmp_rx_tuser` on tlast = discard).
+        gmp_rx_tdata: [u64; 2],
+        gmp_rx_tkeep: u16,
+        gmp_rx_tvalid: bool,
+        gmp_rx_tlast: bool,
+        gmp_rx_tuser: bool,
+        gmp_tx_tready: bool,
         reg_rdata: u32,
         /// Nothing buffered or in flight anywhere in the device.
         idle: bool,

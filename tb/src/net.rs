@@ -46,6 +46,11 @@ pub mod swreg {
     pub const CTR_CLEAR: u16 = 0x000F;
     pub const PORT_STATE: u16 = 0x0100;
     pub const CTR_BASE: u16 = 0x0200;
+    /// Port 0's GMP counter bank: counter c at `CTR0G_BASE + c`.
+    pub const CTR0G_BASE: u16 = 0x0600;
+    /// `CTR_CLEAR_SEL + p` (w): clears counter c of port p for every set
+    /// bit c of [15:0]; for p = 0, bits [31:16] name the GMP bank.
+    pub const CTR_CLEAR_SEL: u16 = 0x0800;
     pub const LFT_BASE: u16 = 0x1000;
     /// External port counter: packets received (good or not).
     pub const CTR_RX_PKTS: u8 = 0;
@@ -59,6 +64,32 @@ pub mod swreg {
     pub const CTR_STATE_DROP: u8 = 10;
     /// External port counter: data-VL packets sent.
     pub const CTR_TX_DATA: u8 = 13;
+    /// External port counter: sum of LRH.PktLen (4-byte words LRH..ICRC)
+    /// of every packet that passed the link checks (PortRcvData).
+    pub const CTR_RX_WORDS: u8 = 14;
+    /// External port counter: sum of LRH.PktLen of every packet sent
+    /// (PortXmitData).
+    pub const CTR_TX_WORDS: u8 = 15;
+    /// Port-0 GMP bank: data packets delivered to `gmp_rx`.
+    pub const CTR0G_RX_PKTS: u8 = 0;
+    /// Port-0 GMP bank: ICRC mismatch (gsi_rx_check).
+    pub const CTR0G_ICRC_ERR: u8 = 1;
+    /// Port-0 GMP bank: GMP validation failed (gsi_rx_check).
+    pub const CTR0G_BAD_HDR: u8 = 2;
+    /// Port-0 GMP bank: good GMPs delivered.
+    pub const CTR0G_GMPS: u8 = 3;
+    /// Port-0 GMP bank: `gmp_tx` packets taken into the send buffer.
+    pub const CTR0G_TX_PKTS: u8 = 4;
+    /// Port-0 GMP bank: `gmp_tx` packets dropped (VL15, > 288 bytes).
+    pub const CTR0G_TX_DROP: u8 = 5;
+    /// Port-0 GMP bank: sum of PktLen of the packets in RX_PKTS.
+    pub const CTR0G_RX_WORDS: u8 = 6;
+    /// Port-0 GMP bank: sum of PktLen of the packets in TX_PKTS.
+    pub const CTR0G_TX_WORDS: u8 = 7;
+    /// Counter c of port 0's GMP bank.
+    pub fn ctr0g(c: u8) -> u16 {
+        CTR0G_BASE + u16::from(c)
+    }
     /// Port-0 counter: SMI receive buffer full.
     pub const CTR0_VL15_DROPPED: u8 = 8;
     /// Counter c of port p.
@@ -267,6 +298,12 @@ pub struct Device {
     /// link layer flagged it).
     pub data_tx: Vec<Source<()>>,
     pub data_rx: Vec<Sink<()>>,
+    /// Switch port 0's GMP (QP1) host streams: packets (LRH..ICRC, data VL,
+    /// SLID = the switch LID) the host sends, routed by the LFT; and the
+    /// data-VL packets for the switch LID (LRH..VCRC, `bad` = the GSI
+    /// checks said discard). Unused on a CA.
+    pub gmp_tx: Source<()>,
+    pub gmp_rx: Sink<()>,
     regs: VecDeque<(u16, u32)>,
     read: Option<u16>,
     read_value: Option<u32>,
@@ -283,6 +320,8 @@ impl Device {
             || !self.regs.is_empty()
             || self.data_tx.iter().any(|s| !s.idle())
             || self.data_rx.iter().any(|s| s.in_packet())
+            || !self.gmp_tx.idle()
+            || self.gmp_rx.in_packet()
             || self.read.is_some()
             || self.sm_rq.iter().any(RecvQueue::pending)
             || self
@@ -471,6 +510,8 @@ impl Net {
                     .map(|_| Source::new(DATA_W, Pattern::Always))
                     .collect(),
                 data_rx: (0..np).map(|_| Sink::new(Pattern::Always)).collect(),
+                gmp_tx: Source::new(DATA_W, Pattern::Always),
+                gmp_rx: Sink::new(Pattern::Always),
                 regs: VecDeque::new(),
                 read: None,
                 read_value: None,
@@ -936,6 +977,22 @@ impl Net {
         Ok(())
     }
 
+    /// Queue a GMP (LRH..ICRC, built by the host: data VL, SLID = the
+    /// switch LID; the switch routes it by its LFT and appends the VCRC) on
+    /// switch `d`'s port-0 GMP send stream.
+    pub fn gmp_send(&mut self, d: usize, bytes: &[u8]) -> Result<()> {
+        let dev = &mut self.devs[d];
+        if !dev.is_switch {
+            bail!("{}: not a switch (a CA sends by data_send)", dev.name);
+        }
+        if bytes.is_empty() {
+            bail!("gmp_send: empty packet");
+        }
+        dev.gmp_tx.push(bytes, ());
+        self.activate(d);
+        Ok(())
+    }
+
     /// Queue a register write on device `d`.
     pub fn write_reg(&mut self, d: usize, addr: u16, value: u32) {
         self.devs[d].regs.push_back((addr, value));
@@ -1071,6 +1128,15 @@ impl Net {
                     i.sm_tx_port = port;
                 }
             }
+            if dev.is_switch {
+                dev.gmp_rx.always();
+                if let Some((b, _)) = dev.gmp_tx.present() {
+                    i.gmp_tx_tdata = b.data;
+                    i.gmp_tx_tkeep = b.keep;
+                    i.gmp_tx_tvalid = true;
+                    i.gmp_tx_tlast = b.last;
+                }
+            }
             let reading = dev.regs.is_empty() && dev.read.is_some();
             if let Some((a, v)) = dev.regs.pop_front() {
                 i.reg_we = true;
@@ -1110,7 +1176,16 @@ impl Net {
                 self.wake.push(Reverse((due, d)));
             }
             let dev = &mut self.devs[d];
-            if !dev.is_switch {
+            if dev.is_switch {
+                dev.gmp_tx.taken(o.gmp_tx_tready, now);
+                let b = Beat {
+                    data: o.gmp_rx_tdata,
+                    keep: o.gmp_rx_tkeep,
+                    last: o.gmp_rx_tlast,
+                };
+                dev.gmp_rx
+                    .observe(o.gmp_rx_tvalid, b, o.gmp_rx_tuser, now, || ());
+            } else {
                 for p in 0..dev.pout.len() {
                     let po = dev.pout[p];
                     dev.data_tx[p].taken(po.dtx_tready, now);

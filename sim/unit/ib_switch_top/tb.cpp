@@ -8,7 +8,10 @@
 // queued data; round-robin between two inputs; the §5 worked trace (hc=2)
 // through the switch and the switch as the target (SMA response from port
 // 0); DR intermediate forward, hc 63 / 64, egress > N and 0; the LID-routed
-// head/tail rows; link_up_i falling mid-packet; a random stress mix.
+// head/tail rows; link_up_i falling mid-packet; a random stress mix; the
+// port-0 GMP path (gmp_rx from every port interleaved with VL15 and
+// forwarded data, gmp_tx out by the LFT with backpressure, its drops), the
+// word counters against the sum of PktLen, and the selective counter clear.
 #include <algorithm>
 #include <deque>
 #include <map>
@@ -34,15 +37,18 @@ enum : uint16_t {
   kRegId = 0x0000, kRegPort0Lid = 0x0001, kRegMasterSmLid = 0x0003, kRegMasterSmSl = 0x0004,
   kRegNumPorts = 0x0006, kRegNumPortsMax = 0x0007, kRegLinearTop = 0x0008, kRegPortChange = 0x0009,
   kRegLftDepth = 0x000A, kRegCtrClear = 0x000F, kRegPortState = 0x0100, kRegCtrBase = 0x0200,
-  kRegLftBase = 0x1000,
+  kRegLftBase = 0x1000, kRegCtr0GBase = 0x0600, kRegCtrClrSel = 0x0800,
 };
 enum Ctr {  // external port p
   RxPkts, RxVcrcErr, RxLenErr, RxLverErr, RxLnhErr, Vl15Dropped, DataDropped, LinkDownDrop,
-  NoRoute, LoopDrop, StateDrop, FwdPkts, TxVl15Pkts, TxDataPkts
+  NoRoute, LoopDrop, StateDrop, FwdPkts, TxVl15Pkts, TxDataPkts, RxWords, TxWords
 };
 enum Ctr0 {  // port 0
   ToSma, ToSm, IcrcErr, BadHdr, LidErr, DrDiscard, DrForwarded, PortDown, SmiVl15Dropped,
   SqPkts, SqDrDiscard, SqLocal, P0NoRoute, P0LoopDrop, P0StateDrop
+};
+enum Ctr0g {  // port 0, GMP bank (0x0600 + c)
+  GRxPkts, GIcrcErr, GBadHdr, GGmps, GTxPkts, GTxDrop, GRxWords, GTxWords
 };
 enum : uint8_t { Down = 1, Init = 2, Armed = 3, Active = 4 };
 
@@ -141,6 +147,22 @@ static Bytes lid_mad(uint8_t method, uint32_t tid) {
   for (int i = 64; i < 128; i++) m[i] = uint8_t(tid * 3 + i);
   return m;
 }
+// A GMP (ibspec §2, §4, vector V3's layout): PerfMgt Get on data VL `vl`,
+// DestQP 1, Q_Key 0x80010000, SrcQP 1, TID = tag.
+static Bytes gmp_pkt(uint8_t vl, uint16_t dlid, uint16_t slid, uint32_t tag) {
+  Bytes m(256, 0);
+  m[0] = 1; m[1] = 0x04; m[2] = 1; m[3] = 0x01;
+  m[12] = tag >> 24; m[13] = tag >> 16; m[14] = tag >> 8; m[15] = tag;
+  put16(m, 16, 0x0012);  // PortCounters
+  for (int i = 64; i < 256; i++) m[i] = uint8_t(tag * 5 + i);
+  Bytes p = build_pkt(vl, 0, dlid, slid, tag & 0xFFFFFF, m, true);
+  p[15] = 1;                                            // DestQP 1
+  p[20] = 0x80; p[21] = 0x01; p[22] = 0; p[23] = 0;     // Q_Key
+  p[27] = 1;                                            // SrcQP 1
+  set_icrc(p);
+  return p;
+}
+static uint32_t pktlen(const Bytes& p) { return uint32_t(be16(p, 4) & 0x7FF); }
 static Bytes mad_of(const Bytes& p) { return Bytes(p.begin() + kMad, p.begin() + kMad + 256); }
 
 // ---------------------------------------------------------------------------
@@ -302,6 +324,24 @@ struct Src {
 };
 static Src sma_src, sm_src, trap_src;
 
+// Host GMP stream into gmp_tx (packets LRH..ICRC, any length), and the
+// gmp_rx sink (no ready: every valid beat is taken).
+struct PktSrc {
+  std::deque<Bytes> q;
+  size_t off = 0;
+  bool presenting = false;
+  int gap = 20;
+  int n = 0;  // bytes in the beat presented
+};
+static PktSrc gtx_src;
+struct GmpRx {
+  Bytes b;
+  bool tuser;
+  int port_slid;
+};
+static std::vector<GmpRx> gmp_out;
+static Bytes gmp_cur;
+
 template <typename T>
 static void drive_src(Src& s, T& tdata, uint8_t& tvalid, uint8_t& tlast) {
   if (!s.presenting && !s.q.empty() && !chance(s.gap)) s.presenting = true;
@@ -370,6 +410,24 @@ static void tick() {
   drive_src(sma_src, top->sma_tx_tdata_i, top->sma_tx_tvalid_i, top->sma_tx_tlast_i);
   drive_src(sm_src, top->sm_tx_tdata_i, top->sm_tx_tvalid_i, top->sm_tx_tlast_i);
   drive_src(trap_src, top->trap_tx_tdata_i, top->trap_tx_tvalid_i, top->trap_tx_tlast_i);
+  {
+    PktSrc& g = gtx_src;
+    if (!g.presenting && !g.q.empty() && !chance(g.gap)) g.presenting = true;
+    uint8_t b[16];
+    for (auto& j : b) j = urand(256);
+    g.n = 1 + urand(kDataB);
+    bool last = urand(2);
+    if (g.presenting) {
+      const Bytes& f = g.q.front();
+      g.n = int(std::min<size_t>(kDataB, f.size() - g.off));
+      std::memcpy(b, &f[g.off], g.n);
+      last = g.off + g.n == f.size();
+    }
+    put_bytes(top->gmp_tx_tdata_i, b, kDataB);
+    top->gmp_tx_tkeep_i = keep_mask(g.n);
+    top->gmp_tx_tvalid_i = g.presenting;
+    top->gmp_tx_tlast_i = last;
+  }
   if (!sma_src.q.empty()) {
     top->sma_tx_slid_i = sma_src.q.front().m0;
     top->sma_tx_dlid_i = sma_src.q.front().m1;
@@ -417,6 +475,33 @@ static void tick() {
     take_src(sma_src, top->sma_tx_tready_o);
     take_src(sm_src, top->sm_tx_tready_o);
     take_src(trap_src, top->trap_tx_tready_o);
+    if (gtx_src.presenting && top->gmp_tx_tready_o) {
+      gtx_src.presenting = false;
+      gtx_src.off += gtx_src.n;
+      if (gtx_src.off == gtx_src.q.front().size()) { gtx_src.off = 0; gtx_src.q.pop_front(); }
+    }
+    if (top->gmp_rx_tvalid_o) {
+      uint8_t o[16];
+      get_bytes(top->gmp_rx_tdata_o, o, kDataB);
+      uint32_t k = top->gmp_rx_tkeep_o;
+      int n = popcount(k);
+      CHECK(k == keep_mask(n) && n > 0, "gmp_rx: tkeep %x not contiguous", k);
+      CHECK(top->gmp_rx_tlast_o || n == kDataB, "gmp_rx: partial beat inside a packet");
+      gmp_cur.insert(gmp_cur.end(), o, o + n);
+      if (top->gmp_rx_tlast_o) {
+        // LRH..VCRC, as on a CA's drx: the VCRC is the one the packet arrived with
+        CHECK(gmp_cur.size() >= 26 && be16(gmp_cur, 4) * 4u + 2 == gmp_cur.size(), "gmp_rx: PktLen vs %zu bytes",
+              gmp_cur.size());
+        if (gmp_cur.size() >= 26) {
+          uint16_t v = crc16(gmp_cur.data(), gmp_cur.size() - 2);
+          CHECK(gmp_cur[gmp_cur.size() - 2] == (v & 0xFF) && gmp_cur[gmp_cur.size() - 1] == (v >> 8),
+                "gmp_rx: bad VCRC");
+          gmp_cur.resize(gmp_cur.size() - 2);
+        }
+        gmp_out.push_back(GmpRx{gmp_cur, bool(top->gmp_rx_tuser_o), gmp_cur.size() >= 8 ? be16(gmp_cur, 6) : 0});
+        gmp_cur.clear();
+      }
+    }
   }
   top->clk_i = 1;
   top->eval();
@@ -426,7 +511,7 @@ static void run(int n) { for (int i = 0; i < n; i++) tick(); }
 static bool quiet() {
   for (int p = 1; p <= N; p++)
     if (!rxp[p].q.empty() || !rxp[p].cur.empty()) return false;
-  return sma_src.q.empty() && sm_src.q.empty() && trap_src.q.empty();
+  return sma_src.q.empty() && sm_src.q.empty() && trap_src.q.empty() && gtx_src.q.empty();
 }
 // Until the sources are drained and the switch reports idle (with the SMA/SM
 // sinks taking what they are offered).
@@ -452,6 +537,7 @@ static void reg_write(uint16_t a, uint32_t v) {
   top->reg_we_i = 0;
 }
 static uint32_t ctr(int p, int c) { return reg_read(kRegCtrBase + 16 * p + c); }
+static uint32_t gctr(int c) { return reg_read(kRegCtr0GBase + c); }
 static uint8_t lft_shadow[4096];
 static void lft_set(uint16_t lid, uint8_t port) {
   lft_shadow[lid] = port;
@@ -464,6 +550,7 @@ static void clear_outputs() {
   for (int p = 0; p <= N; p++) { txp[p].out.clear(); txp[p].t_end.clear(); }
   sma_out.clear();
   sm_out.clear();
+  gmp_out.clear();
 }
 
 static constexpr uint16_t kSwLid = 0x0100;
@@ -476,6 +563,8 @@ static void reset() {
   for (int p = 1; p <= N; p++) { rxp[p] = RxPort{}; txp[p] = TxPort{}; }
   sma_src = Src{}; sm_src = Src{}; trap_src = Src{};
   sma_cur = sm_cur = RxMad{};
+  gtx_src = PktSrc{};
+  gmp_cur.clear();
   run(4);
   top->rst_ni = 1;
   run(2);
@@ -594,6 +683,7 @@ static void test_drops() {
   lft_set(0x200, 0xFF);
   lft_set(0x201, uint8_t(N + 1));
   lft_set(0x3FF, 2);
+  lft_set(0x202, 0);  // LFT 0 for a data DLID that is not the port-0 LID
   reg_write(kRegLinearTop, 0x300);
   lft_set(0x301, 2);  // above LinearFDBTop
   int a = 1;
@@ -603,7 +693,7 @@ static void test_drops() {
   send(data_pkt(0, 0x201, 1, 64, 2));                  // LFT > NumPorts
   send(data_pkt(0, 0x301, 1, 64, 3));                  // DLID > LinearFDBTop
   send(data_pkt(0, host_lid(a), 1, 64, 4));            // egress = input port
-  send(data_pkt(0, kSwLid, 1, 64, 5));                 // data to port 0
+  send(data_pkt(0, 0x202, 1, 64, 5));                  // data, LFT 0, DLID not the port-0 LID
   send(data_pkt(0, 0, 1, 64, 6));                      // DLID 0
   send(data_pkt(0, 0xC001, 1, 64, 7));                 // multicast
   send(smp_pkt(0, 0x200, 1, 8, lid_mad(1, 8)));        // VL15, LFT 0xFF
@@ -612,6 +702,7 @@ static void test_drops() {
   send(build_pkt(15, 0, kSwLid, 1, 17, Bytes(256, 0), false));   // VL15 to port 0 without DETH
   settle("drops 1");
   CHECK(ctr(a, NoRoute) == 7, "NoRoute %u", ctr(a, NoRoute));
+  CHECK(gmp_out.empty() && gctr(GRxPkts) == 0, "gmp_rx got a dropped packet");
   CHECK(ctr(0, BadHdr) == 2, "port 0 BadHdr %u", ctr(0, BadHdr));
   CHECK(ctr(a, LoopDrop) == 2, "LoopDrop %u", ctr(a, LoopDrop));
   // Down egress (VL15 and data), data from/to a non-Active port
@@ -969,19 +1060,49 @@ static void test_stress() {
   reset();
   configure();
   std::map<std::pair<int, int>, std::vector<Bytes>> want;  // (in, out) -> packets in order
+  std::map<int, std::vector<Bytes>> want_gmp, want_gtx;     // by input / by output
+  size_t ngtx = 0;
+  gtx_src.gap = 40;
   uint32_t tag = 0x10000;
   for (int p = 1; p <= N; p++) { rxp[p].gap = urand(60); txp[p].ready_pct = 20 + urand(80); }
   int total = N > 8 ? 3 * N : 8 * N;
   for (int k = 0; k < total; k++) {
     int a = 1 + urand(N), b = 1 + urand(N);
     if (a == b) b = a % N + 1;
-    Bytes p = urand(4) == 0 ? smp_pkt(0, host_lid(b), host_lid(a), tag, lid_mad(1, tag))
-                            : data_pkt(urand(15), host_lid(b), host_lid(a), 4 * (1 + urand(N > 8 ? 200 : 500)), tag);
+    int kind = urand(6);
+    Bytes p = kind == 0 ? smp_pkt(0, host_lid(b), host_lid(a), tag, lid_mad(1, tag))
+              : kind == 1 ? gmp_pkt(uint8_t(urand(15)), kSwLid, host_lid(a), tag)
+                          : data_pkt(urand(15), host_lid(b), host_lid(a), 4 * (1 + urand(N > 8 ? 200 : 500)), tag);
     tag++;
     rxp[a].q.push_back(with_vcrc(p));
-    want[{a, b}].push_back(p);
+    if (kind == 1) want_gmp[a].push_back(p);
+    else want[{a, b}].push_back(p);
+    if (k % 4 == 0) {  // and the host sends a GMP
+      Bytes g = gmp_pkt(uint8_t(urand(15)), host_lid(b), kSwLid, tag++);
+      gtx_src.q.push_back(g);
+      want_gtx[b].push_back(g);
+      ngtx++;
+    }
   }
   settle("stress", 2000000);
+  // GMPs to the switch: in order per input (some may be dropped at full inputs)
+  std::map<int, std::vector<Bytes>> got_gmp;
+  for (auto& r : gmp_out) got_gmp[r.port_slid - 0x10].push_back(r.b);
+  for (int a = 1; a <= N; a++) {
+    size_t j = 0;
+    for (auto& x : got_gmp[a]) {
+      while (j < want_gmp[a].size() && want_gmp[a][j] != x) j++;
+      CHECK(j < want_gmp[a].size(), "stress: GMP from %d not sent or out of order", a);
+      if (j < want_gmp[a].size()) j++;
+    }
+  }
+  // GMPs from the host wait for buffer space: every one arrives, in order
+  for (int b = 1; b <= N; b++) {
+    std::vector<Bytes> g;
+    for (auto& x : txp[b].out)
+      if (be16(x, 6) == kSwLid) g.push_back(x);
+    CHECK(g == want_gtx[b], "stress: port %d got %zu host GMPs, want %zu", b, g.size(), want_gtx[b].size());
+  }
   // per (input, output) and class, order is kept
   for (int b = 1; b <= N; b++) {
     std::map<int, std::vector<Bytes>> got;  // by input (SLID)
@@ -1004,14 +1125,270 @@ static void test_stress() {
       }
     }
   }
-  uint32_t sent = uint32_t(total), got = 0, dropped = 0;
+  uint32_t sent = uint32_t(total), got = uint32_t(gmp_out.size()), dropped = 0;
+  CHECK(gctr(GRxPkts) == gmp_out.size(), "stress: GmpRxPkts %u vs %zu", gctr(GRxPkts), gmp_out.size());
+  CHECK(gctr(GTxPkts) == ngtx, "stress: GmpTxPkts %u vs %zu", gctr(GTxPkts), ngtx);
   for (int p = 1; p <= N; p++) {
     got += uint32_t(txp[p].out.size());
+    for (auto& x : txp[p].out) got -= be16(x, 6) == kSwLid;
     dropped += ctr(p, DataDropped) + ctr(p, Vl15Dropped);
     CHECK(ctr(p, NoRoute) + ctr(p, LoopDrop) + ctr(p, StateDrop) + ctr(p, RxVcrcErr) == 0, "stress: port %d drops", p);
   }
   CHECK(got + dropped == sent, "stress: %u delivered + %u dropped != %u sent", got, dropped, sent);
   CHECK(got * 2 > sent, "stress: only %u of %u delivered", got, sent);
+}
+
+
+// ---------------------------------------------------------------------------
+// Port 0's GMP path (docs/fabric.md "GMP path")
+// ---------------------------------------------------------------------------
+// Data packets for the port-0 LID leave on gmp_rx whole, unchanged (LRH..ICRC)
+// and in order per input, from every external port, while VL15 SMPs for the
+// SMA and forwarded data cross the switch at the same time. Word counters =
+// sum of PktLen (ibspec §1: LRH..ICRC in 4-byte words).
+static void test_gmp_rx() {
+  reset();
+  configure();
+  for (int p = 1; p <= N; p++) { rxp[p].gap = urand(50); txp[p].ready_pct = 30 + urand(70); }
+  sma_ready_pct = 50;
+  std::map<int, std::vector<Bytes>> want_gmp;  // by input
+  std::map<int, std::vector<Bytes>> want_out;  // by output
+  uint64_t rx_words[N + 1] = {}, tx_words[N + 1] = {}, gmp_words = 0;
+  size_t smps = 0, gmps = 0;
+  uint32_t tag = 0x5000;
+  for (int round = 0; round < kRounds + 1; round++) {
+    for (int a = 1; a <= N; a++) {
+      // per input and round: a GMP, a forwarded data packet (the two data
+      // slots), an SMP for the SMA; in a random order
+      int b = 1 + urand(N);
+      if (b == a) b = a % N + 1;
+      std::vector<Bytes> v;
+      Bytes g = gmp_pkt(uint8_t(urand(15)), kSwLid, host_lid(a), tag++);
+      Bytes d = data_pkt(uint8_t(urand(15)), host_lid(b), host_lid(a), 4 * (1 + urand(200)), tag++);
+      Bytes m = smp_pkt(0, kSwLid, host_lid(a), tag, lid_mad(1, tag));
+      tag++;
+      v = {g, d, m};
+      std::shuffle(v.begin(), v.end(), rng());
+      for (auto& x : v) {
+        rxp[a].q.push_back(with_vcrc(x));
+        rx_words[a] += pktlen(x);
+      }
+      want_gmp[a].push_back(g);
+      want_out[b].push_back(d);
+      tx_words[b] += pktlen(d);
+      gmp_words += pktlen(g);
+      gmps++;
+      smps++;
+    }
+    settle("gmp_rx round");
+  }
+  sma_ready_pct = 70;
+  std::map<int, std::vector<Bytes>> got;
+  for (auto& r : gmp_out) {
+    CHECK(!r.tuser, "gmp_rx: tuser set");
+    got[r.port_slid - 0x10].push_back(r.b);
+  }
+  CHECK(gmp_out.size() == gmps, "gmp_rx: %zu packets, want %zu", gmp_out.size(), gmps);
+  for (int a = 1; a <= N; a++) CHECK(got[a] == want_gmp[a], "gmp_rx: packets from port %d differ or out of order", a);
+  CHECK(sma_out.size() == smps, "SMA got %zu of %zu SMPs", sma_out.size(), smps);
+  for (int b = 1; b <= N; b++) {
+    auto g = txp[b].out, w = want_out[b];
+    std::sort(g.begin(), g.end());
+    std::sort(w.begin(), w.end());
+    CHECK(g == w, "forwarded data at port %d differs", b);
+  }
+  CHECK(gctr(GRxPkts) == gmps, "GmpRxPkts %u", gctr(GRxPkts));
+  CHECK(gctr(GGmps) == gmps && gctr(GIcrcErr) + gctr(GBadHdr) == 0, "GSI: Gmps %u IcrcErr %u BadHdr %u",
+        gctr(GGmps), gctr(GIcrcErr), gctr(GBadHdr));
+  CHECK(gctr(GRxWords) == gmp_words, "GmpRxWords %u want %llu", gctr(GRxWords), (unsigned long long)gmp_words);
+  for (int p = 1; p <= N; p++) {
+    CHECK(ctr(p, RxWords) == rx_words[p], "port %d RxWords %u want %llu", p, ctr(p, RxWords),
+          (unsigned long long)rx_words[p]);
+    CHECK(ctr(p, TxWords) == tx_words[p], "port %d TxWords %u want %llu", p, ctr(p, TxWords),
+          (unsigned long long)tx_words[p]);
+    CHECK(ctr(p, NoRoute) + ctr(p, StateDrop) + ctr(p, DataDropped) + ctr(p, Vl15Dropped) == 0, "port %d drops", p);
+  }
+}
+
+// GMPs from gmp_tx leave by the LFT's port with a new VCRC (checked by the
+// TX sink), in order, sharing the outputs with forwarded traffic; gmp_tx
+// waits (tready low) while port 0's two GMP slots are full.
+static void test_gmp_tx() {
+  reset();
+  configure();
+  // backpressure: the output holds, two packets fill the buffer, the rest wait
+  int q = 2;
+  txp[q].ready_pct = 0;
+  gtx_src.gap = 0;
+  std::vector<Bytes> sent;
+  for (int k = 0; k < 5; k++) {
+    sent.push_back(gmp_pkt(uint8_t(k % 15), host_lid(q), kSwLid, 0x6000 + k));
+    gtx_src.q.push_back(sent.back());
+  }
+  run(3000);
+  CHECK(gctr(GTxPkts) == 2 && gtx_src.q.size() == 3 && !top->gmp_tx_tready_o,
+        "gmp_tx backpressure: TxPkts %u, %zu waiting, tready %d", gctr(GTxPkts), gtx_src.q.size(),
+        top->gmp_tx_tready_o);
+  CHECK(txp[q].out.empty(), "gmp_tx: sent while the output holds");
+  txp[q].ready_pct = 60;
+  settle("gmp_tx backpressure");
+  CHECK(txp[q].out == sent, "gmp_tx: port %d got %zu packets (want the 5, in order)", q, txp[q].out.size());
+  // random GMPs to every port, with forwarded data and VL15 to the same outputs
+  clear_outputs();
+  reg_write(kRegCtrClear, 1);
+  for (int p = 1; p <= N; p++) { rxp[p].gap = urand(50); txp[p].ready_pct = 20 + urand(80); }
+  gtx_src.gap = 30;
+  std::map<int, std::vector<Bytes>> want_gmp, want_fwd;
+  uint64_t tx_words[N + 1] = {}, gwords = 0;
+  uint32_t tag = 0x7000;
+  size_t ng = 0;
+  for (int round = 0; round < kRounds + 1; round++) {
+    for (int k = 0; k < N; k++) {
+      int b = 1 + urand(N);
+      Bytes g = gmp_pkt(uint8_t(urand(15)), host_lid(b), kSwLid, tag++);
+      gtx_src.q.push_back(g);
+      want_gmp[b].push_back(g);
+      tx_words[b] += pktlen(g);
+      gwords += pktlen(g);
+      ng++;
+      int a = 1 + k % N, c = 1 + urand(N);
+      if (c == a) c = a % N + 1;
+      Bytes d = urand(2) ? data_pkt(uint8_t(urand(15)), host_lid(c), host_lid(a), 4 * (1 + urand(100)), tag++)
+                         : smp_pkt(0, host_lid(c), host_lid(a), tag, lid_mad(1, tag));
+      tag++;
+      rxp[a].q.push_back(with_vcrc(d));
+      want_fwd[c].push_back(d);
+      tx_words[c] += pktlen(d);
+    }
+    settle("gmp_tx round");
+  }
+  for (int b = 1; b <= N; b++) {
+    std::vector<Bytes> g, f;
+    for (auto& x : txp[b].out) (be16(x, 6) == kSwLid ? g : f).push_back(x);
+    CHECK(g == want_gmp[b], "gmp_tx: port %d got %zu GMPs, want %zu in order", b, g.size(), want_gmp[b].size());
+    auto w = want_fwd[b];
+    std::sort(f.begin(), f.end());
+    std::sort(w.begin(), w.end());
+    CHECK(f == w, "port %d: forwarded traffic differs", b);
+    CHECK(ctr(b, TxWords) == tx_words[b], "port %d TxWords %u want %llu", b, ctr(b, TxWords),
+          (unsigned long long)tx_words[b]);
+  }
+  CHECK(gctr(GTxPkts) == ng && gctr(GTxWords) == gwords && gctr(GTxDrop) == 0, "GmpTxPkts %u GmpTxWords %u",
+        gctr(GTxPkts), gctr(GTxWords));
+  CHECK(ctr(0, P0NoRoute) + ctr(0, P0LoopDrop) + ctr(0, P0StateDrop) == 0, "port-0 drops");
+}
+
+// Port-0 data that cannot go: every drop counted where docs/fabric.md says.
+static void test_gmp_drops() {
+  reset();
+  configure();
+  lft_set(0x200, 0xFF);
+  lft_set(0x202, 0);
+  reg_write(kRegPortState + 3, Init);
+  auto tx = [&](Bytes p) { gtx_src.q.push_back(p); settle("gmp drops tx"); };
+  tx(gmp_pkt(0, 0x200, kSwLid, 1));          // LFT 0xFF: no route
+  tx(gmp_pkt(0, 0, kSwLid, 2));              // DLID 0: no route
+  tx(gmp_pkt(0, 0xC001, kSwLid, 3));         // multicast: no route
+  tx(gmp_pkt(0, 0x3FF + 1, kSwLid, 4));      // DLID > LinearFDBTop: no route
+  tx(gmp_pkt(0, kSwLid, kSwLid, 5));         // LFT 0 = port 0: loop
+  tx(gmp_pkt(0, 0x202, kSwLid, 6));          // LFT 0: loop
+  tx(gmp_pkt(0, host_lid(3), kSwLid, 7));    // egress Init: state
+  tx(gmp_pkt(15, host_lid(1), kSwLid, 8));   // VL15 on gmp_tx: dropped
+  tx(data_pkt(0, host_lid(1), kSwLid, 300, 9));  // 332 bytes > 288: dropped
+  for (int p = 1; p <= N; p++) CHECK(txp[p].out.empty(), "gmp drops: port %d sent %zu", p, txp[p].out.size());
+  CHECK(ctr(0, P0NoRoute) == 4, "port-0 NoRoute %u", ctr(0, P0NoRoute));
+  CHECK(ctr(0, P0LoopDrop) == 2, "port-0 LoopDrop %u", ctr(0, P0LoopDrop));
+  CHECK(ctr(0, P0StateDrop) == 1, "port-0 StateDrop %u", ctr(0, P0StateDrop));
+  CHECK(gctr(GTxDrop) == 2 && gctr(GTxPkts) == 7, "GmpTxDrop %u GmpTxPkts %u", gctr(GTxDrop), gctr(GTxPkts));
+  // the buffer is free again: a good GMP still goes
+  Bytes ok = gmp_pkt(0, host_lid(1), kSwLid, 10);
+  tx(ok);
+  CHECK(txp[1].out.size() == 1 && txp[1].out[0] == ok, "GMP after the drops");
+  // GMPs for the switch that must not reach gmp_rx
+  int a = 2;
+  auto rx = [&](Bytes p) { rxp[a].q.push_back(with_vcrc(p)); settle("gmp drops rx"); };
+  rx(gmp_pkt(0, 0x202, host_lid(a), 11));   // LFT 0 but not the port-0 LID: no route
+  reg_write(kRegPortState + a, Armed);
+  rx(gmp_pkt(0, kSwLid, host_lid(a), 12));  // input not Active: state
+  reg_write(kRegPortState + a, Active);
+  Bytes bad = with_vcrc(gmp_pkt(0, kSwLid, host_lid(a), 13));
+  bad[40] ^= 1;                             // VCRC error: the link drops it
+  rxp[a].q.push_back(bad);
+  settle("gmp drops vcrc");
+  CHECK(gmp_out.empty(), "gmp_rx got %zu dropped packets", gmp_out.size());
+  CHECK(ctr(a, NoRoute) == 1 && ctr(a, StateDrop) == 1 && ctr(a, RxVcrcErr) == 1, "port %d NoRoute %u StateDrop %u",
+        a, ctr(a, NoRoute), ctr(a, StateDrop));
+  // RxWords counts what passed the link checks (the two routed drops), not the VCRC error
+  CHECK(ctr(a, RxWords) == 2 * 72, "RxWords %u", ctr(a, RxWords));
+  // the GSI checks (ibspec §6) on the switch's path: each packet reaches
+  // gmp_rx whole, with tuser on its tlast, and one counter names it
+  Bytes bi = gmp_pkt(2, kSwLid, host_lid(a), 15);
+  bi[100] ^= 0x40;                          // ICRC no longer matches (VCRC made for it)
+  Bytes bq = gmp_pkt(3, kSwLid, host_lid(a), 16);
+  bq[23] = 1;                               // Q_Key != 0x80010000
+  set_icrc(bq);
+  Bytes b0 = data_pkt(0, kSwLid, host_lid(a), 64, 17);  // DestQP 0 on a data VL
+  Bytes g1 = gmp_pkt(4, kSwLid, host_lid(a), 18);        // good
+  for (auto* x : {&bi, &bq, &b0, &g1}) rx(*x);
+  CHECK(gmp_out.size() == 4, "GSI: gmp_rx got %zu of 4", gmp_out.size());
+  if (gmp_out.size() == 4) {
+    CHECK(gmp_out[0].b == bi && gmp_out[1].b == bq && gmp_out[2].b == b0 && gmp_out[3].b == g1, "GSI: packets changed");
+    CHECK(gmp_out[0].tuser && gmp_out[1].tuser && gmp_out[2].tuser && !gmp_out[3].tuser, "GSI: tuser %d %d %d %d",
+          gmp_out[0].tuser, gmp_out[1].tuser, gmp_out[2].tuser, gmp_out[3].tuser);
+  }
+  CHECK(gctr(GIcrcErr) == 1 && gctr(GBadHdr) == 2 && gctr(GGmps) == 1 && gctr(GRxPkts) == 4,
+        "GSI counters: IcrcErr %u BadHdr %u Gmps %u RxPkts %u", gctr(GIcrcErr), gctr(GBadHdr), gctr(GGmps),
+        gctr(GRxPkts));
+  gmp_out.clear();
+  // port 0 without a LID: data to LID 0 is no route, nothing reaches gmp_rx
+  reg_write(kRegPort0Lid, 0);
+  rx(gmp_pkt(0, 0, host_lid(a), 14));
+  CHECK(gmp_out.empty() && ctr(a, NoRoute) == 2, "port-0 LID 0");
+}
+
+// CTR_CLEAR_SEL + p: the bits of the data name the counters of port p to
+// clear; port 0's [31:16] name its GMP bank. Nothing else changes.
+static void test_ctr_clear_sel() {
+  reset();
+  configure();
+  for (int p = 1; p <= N; p++) {
+    int b = p % N + 1;
+    rxp[p].q.push_back(with_vcrc(data_pkt(0, host_lid(b), host_lid(p), 64, p)));
+    rxp[p].q.push_back(with_vcrc(gmp_pkt(1, kSwLid, host_lid(p), 0x100 + p)));
+  }
+  gtx_src.q.push_back(gmp_pkt(0, host_lid(1), kSwLid, 0x200));
+  settle("clear sel traffic");
+  auto snap = [&](uint32_t (&c)[N + 1][16], uint32_t (&g)[16]) {
+    for (int p = 0; p <= N; p++)
+      for (int k = 0; k < 16; k++) c[p][k] = ctr(p, k);
+    for (int k = 0; k < 16; k++) g[k] = gctr(k);
+  };
+  static uint32_t before[N + 1][16], after[N + 1][16];
+  uint32_t gb[16], ga[16];
+  snap(before, gb);
+  int a = 1 + urand(N);
+  uint32_t mask = (1u << RxPkts) | (1u << RxWords) | (1u << TxWords) | (1u << FwdPkts);
+  CHECK(before[a][RxPkts] == 2 && before[a][RxWords] == 72 + pktlen(data_pkt(0, 1, 1, 64, 0)),
+        "port %d before: RxPkts %u RxWords %u", a, before[a][RxPkts], before[a][RxWords]);
+  reg_write(kRegCtrClrSel + a, mask);
+  reg_write(kRegCtrClrSel + 0, (1u << GRxPkts | 1u << GTxWords) << 16 | (1u << SqPkts));
+  reg_write(kRegCtrClrSel + N + 1, 0xFFFFFFFFu);  // no such port: nothing
+  snap(after, ga);
+  for (int p = 0; p <= N; p++)
+    for (int k = 0; k < 16; k++) {
+      bool cleared = (p == a && (mask >> k & 1)) || (p == 0 && k == SqPkts);
+      CHECK(after[p][k] == (cleared ? 0 : before[p][k]), "clear sel: port %d counter %d %u -> %u", p, k,
+            before[p][k], after[p][k]);
+    }
+  for (int k = 0; k < 16; k++) {
+    bool cleared = k == GRxPkts || k == GTxWords;
+    CHECK(ga[k] == (cleared ? 0 : gb[k]), "clear sel: GMP bank counter %d %u -> %u", k, gb[k], ga[k]);
+  }
+  CHECK(gb[GRxPkts] == uint32_t(N) && gb[GTxWords] == 72, "GMP bank before: RxPkts %u TxWords %u", gb[GRxPkts],
+        gb[GTxWords]);
+  // CTR_CLEAR clears the bank too
+  reg_write(kRegCtrClear, 1);
+  for (int k = 0; k < 16; k++) CHECK(gctr(k) == 0, "CTR_CLEAR: GMP bank counter %d", k);
 }
 
 int main(int argc, char** argv) {
@@ -1021,6 +1398,10 @@ int main(int argc, char** argv) {
   if (const char* only = std::getenv("SW_ONLY")) {  // debugging: one test
     if (!std::strcmp(only, "dr_edges")) test_dr_edges();
     if (!std::strcmp(only, "stress")) test_stress();
+    if (!std::strcmp(only, "gmp_rx")) test_gmp_rx();
+    if (!std::strcmp(only, "gmp_tx")) test_gmp_tx();
+    if (!std::strcmp(only, "gmp_drops")) test_gmp_drops();
+    if (!std::strcmp(only, "clear_sel")) test_ctr_clear_sel();
     top->final();
     std::fflush(nullptr);
     std::_Exit(finish("ib_switch_top (one test)"));
@@ -1033,6 +1414,10 @@ int main(int argc, char** argv) {
   test_dr_edges();
   test_lid_segments();
   test_link_down();
+  test_gmp_rx();
+  test_gmp_tx();
+  test_gmp_drops();
+  test_ctr_clear_sel();
   test_stress();
   top->final();
   int rc = finish(N == 8 ? "ib_switch_top NumPorts=8" : "ib_switch_top NumPorts=36");
