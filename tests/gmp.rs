@@ -49,6 +49,7 @@ fn ctr(net: &mut Net, d: usize, p: u8, name: &str) -> u32 {
 fn from_registers(net: &mut Net, d: usize, p: u8) -> PortCounters {
     let mut c = |n: &str| u64::from(ctr(net, d, p, n));
     PortCounters {
+        rcv_sw_relay_errors: 0,
         rcv_errors: c("rx_vcrc_err")
             + c("rx_lver_err")
             + c("rx_lnh_err")
@@ -378,4 +379,215 @@ fn the_client_follows_one_redirect_and_refuses_a_loop() {
         .inbox
         .iter()
         .any(|g| g.dev == c && g.dest_qp == 0x20 && !g.is_response()));
+}
+
+/// PortCounters of switch `s` port `p` as the IBA defines them, from the
+/// switch's RTL registers (docs/fabric.md counter tables; the mapping and
+/// its reasons are documented in `vl15::gmp::switch_counters`): external
+/// port p: RcvErrors = VcrcErr + LenErr + LverErr + LnhErr + DataDropped +
+/// LinkDownDrop (c 1, 2, 3, 4, 6, 7), RcvSwitchRelayErrors = NoRoute +
+/// LoopDrop (8, 9), VL15Dropped (5), XmitData/RcvData = TxWords/RxWords
+/// (15/14), XmitPkts = TxVl15Pkts + TxDataPkts (12 + 13), RcvPkts = RxPkts
+/// (0). Port 0: the SMI bank (ToSma 0, ToSm 1, IcrcErr 2, DrForwarded 6,
+/// Vl15Dropped 8, SqPkts 9, NoRoute 12, LoopDrop 13; an SMP is 72 words)
+/// plus the GMP bank (RxPkts 0, IcrcErr 1, TxPkts 4, RxWords 6, TxWords 7).
+fn sw_from_registers(net: &mut Net, s: usize, p: u8) -> PortCounters {
+    let mut r = |a: u16| u64::from(net.read_reg(s, a).unwrap());
+    if p != 0 {
+        let mut c = |i: u8| r(swreg::ctr(p, i));
+        PortCounters {
+            rcv_errors: c(1) + c(2) + c(3) + c(4) + c(6) + c(7),
+            rcv_sw_relay_errors: c(8) + c(9),
+            vl15_dropped: c(5),
+            xmit_data: c(15),
+            rcv_data: c(14),
+            xmit_pkts: c(12) + c(13),
+            rcv_pkts: c(0),
+        }
+    } else {
+        let smi: Vec<u64> = (0..16).map(|i| r(swreg::ctr(0, i))).collect();
+        let g: Vec<u64> = (0..8).map(|i| r(swreg::ctr0g(i))).collect();
+        let smps_in = smi[0] + smi[1] + smi[6];
+        PortCounters {
+            rcv_errors: smi[2] + g[1],
+            rcv_sw_relay_errors: smi[12] + smi[13],
+            vl15_dropped: smi[8],
+            xmit_data: 72 * smi[9] + g[7],
+            rcv_data: 72 * smps_in + g[6],
+            xmit_pkts: smi[9] + g[4],
+            rcv_pkts: smps_in + g[0],
+        }
+    }
+}
+
+fn sum(a: PortCounters, b: PortCounters) -> PortCounters {
+    PortCounters {
+        rcv_errors: a.rcv_errors + b.rcv_errors,
+        rcv_sw_relay_errors: a.rcv_sw_relay_errors + b.rcv_sw_relay_errors,
+        vl15_dropped: a.vl15_dropped + b.vl15_dropped,
+        xmit_data: a.xmit_data + b.xmit_data,
+        rcv_data: a.rcv_data + b.rcv_data,
+        xmit_pkts: a.xmit_pkts + b.xmit_pkts,
+        rcv_pkts: a.rcv_pkts + b.rcv_pkts,
+    }
+}
+
+/// The LFT entry of switch `s` for `lid`, read from its LFT registers.
+fn lft(net: &mut Net, s: usize, lid: u16) -> u8 {
+    let w = net.read_reg(s, swreg::LFT_BASE + lid / 4).unwrap();
+    (w >> (8 * (lid % 4))) as u8
+}
+
+#[test]
+fn a_switch_pma_reports_its_ports_rtl_counters_and_set_clears_them_in_the_rtl() {
+    let mut net = fabric();
+    let mut gsi = Gsi::new(&net);
+    let a = net.dev_index("Hca2").unwrap();
+    let s = net.dev_index("Switch1").unwrap();
+    let ls = net.devs[s].sma.port_lid(0).unwrap();
+    let la = lid(&net, a);
+    let n = net.devs[s].nports;
+    let mut cl = GmpClient::new(a, 1);
+    // The answer of Switch1 to Hca2 leaves by the port its LFT gives Hca2's
+    // LID (read from the LFT registers).
+    let q = lft(&mut net, s, la);
+    assert!((1..=n).contains(&q), "LFT[{la}] = {q}");
+
+    // ClassPortInfo: a switch's PMA announces AllPortSelect (bit 8), as
+    // ibsim's switches do; a CA's does not.
+    let cpi = |net: &mut Net, gsi: &mut Gsi, cl: &mut GmpClient, l: u16| {
+        let r = cl
+            .rpc(
+                net,
+                gsi,
+                GmpDest::qp1(l),
+                &pma_request(METHOD_GET, ATTR_CLASS_PORT_INFO),
+            )
+            .unwrap();
+        assert_eq!(mad::status(&r), 0);
+        ClassPortInfo::decode(&r).cap_mask
+    };
+    assert_ne!(cpi(&mut net, &mut gsi, &mut cl, ls) & 0x0100, 0);
+    let lb = lid(&net, net.dev_index("Hca3").unwrap());
+    assert_eq!(cpi(&mut net, &mut gsi, &mut cl, lb) & 0x0100, 0);
+
+    // Every port 0..N: the answer equals the registers read right after
+    // it, less what the answer itself added when it left (one GMP of 72
+    // words through port 0's gmp_tx and out of port q).
+    let mut total = PortCounters::default();
+    let mut busy_ports = 0;
+    for p in 0..=n {
+        let v = cl.port_counters(&mut net, &mut gsi, ls, p).unwrap();
+        let mut regs = sw_from_registers(&mut net, s, p);
+        if p == 0 || p == q {
+            regs.xmit_pkts -= 1;
+            regs.xmit_data -= 72;
+        }
+        assert_eq!(v, regs, "Switch1 port {p}");
+        if v.rcv_pkts > 0 {
+            busy_ports += 1;
+        }
+        total = sum(total, regs);
+    }
+    // Ports 1, 2, 3, 5 are cabled and carried the SM's bring-up; port 0
+    // took the SMPs for the switch's SMA and these GMPs.
+    assert_eq!(busy_ports, 5);
+    let p0 = sw_from_registers(&mut net, s, 0);
+    // (The SM read at least one PortInfo per port of the switch.)
+    assert!(p0.rcv_pkts > u64::from(n), "{p0:?}");
+
+    // AllPortSelect: the sum of ports 0..N (ibsim `do_portcounters`), read
+    // the same way.
+    let all = cl.port_counters(&mut net, &mut gsi, ls, 0xFF).unwrap();
+    let mut expect = PortCounters::default();
+    for p in 0..=n {
+        expect = sum(expect, sw_from_registers(&mut net, s, p));
+    }
+    expect.xmit_pkts -= 2;
+    expect.xmit_data -= 144;
+    assert_eq!(all, expect);
+    assert!(all.rcv_pkts > total.rcv_pkts, "this request came in since");
+
+    // A PortSelect above N: invalid field (ibsim: ERR_BAD_PARAM).
+    let mut m = pma_request(METHOD_GET, ATTR_PORT_COUNTERS);
+    m[GMP_DATA + 1] = n + 1;
+    let r = cl.rpc(&mut net, &mut gsi, GmpDest::qp1(ls), &m).unwrap();
+    assert_eq!(mad::status(&r), STATUS_INVALID_FIELD);
+
+    // Set(PortCounters) of port q, CounterSelect PortXmitPkts |
+    // PortRcvPkts (0xC000): exactly RxPkts (c 0), TxVl15Pkts (12) and
+    // TxDataPkts (13) of port q are cleared in the RTL. Every other counter
+    // of every port keeps its value, apart from what the request (in by one
+    // external port, before the clear) and its answer (out by q, after it)
+    // add.
+    let snap = |net: &mut Net| -> Vec<Vec<u32>> {
+        (0..=n)
+            .map(|p| {
+                (0..16)
+                    .map(|c| net.read_reg(s, swreg::ctr(p, c)).unwrap())
+                    .collect()
+            })
+            .collect()
+    };
+    let gsnap = |net: &mut Net| -> Vec<u32> {
+        (0..8)
+            .map(|c| net.read_reg(s, swreg::ctr0g(c)).unwrap())
+            .collect()
+    };
+    let before = snap(&mut net);
+    let gbefore = gsnap(&mut net);
+    let mut set = pma_request(METHOD_SET, ATTR_PORT_COUNTERS);
+    set[GMP_DATA + 1] = q;
+    set[GMP_DATA + 2..GMP_DATA + 4].copy_from_slice(&0xC000u16.to_be_bytes());
+    let r = cl.rpc(&mut net, &mut gsi, GmpDest::qp1(ls), &set).unwrap();
+    assert_eq!(mad::status(&r), 0);
+    let v = decode_port_counters(&r);
+    assert_eq!((v.xmit_pkts, v.rcv_pkts), (0, 0), "cleared, then read");
+    let after = snap(&mut net);
+    let gafter = gsnap(&mut net);
+    // The request came in by the external port whose RxPkts grew.
+    let ins: Vec<u8> = (1..=n)
+        .filter(|&p| p != q && after[usize::from(p)][0] != before[usize::from(p)][0])
+        .collect();
+    assert_eq!(ins.len(), 1, "one request, one ingress port");
+    for p in 0..=n {
+        let (b, x) = (&before[usize::from(p)], &after[usize::from(p)]);
+        for c in 0..16u8 {
+            let old = b[usize::from(c)];
+            let want = match (p == q, ins.contains(&p), c) {
+                // Cleared; the answer then left by q.
+                (true, _, 0 | 12) => 0,
+                (true, _, 13) => 1,
+                (true, _, 15) => old + 72,
+                // The request: RxPkts, FwdPkts, RxWords.
+                (_, true, 0 | 11) => old + 1,
+                (_, true, 14) => old + 72,
+                _ => old,
+            };
+            assert_eq!(x[usize::from(c)], want, "Switch1 port {p} counter {c}");
+        }
+    }
+    // Port 0's GMP bank: the request in, the answer out.
+    let mut gwant = gbefore.clone();
+    for (c, d) in [(0, 1), (3, 1), (4, 1), (6, 72), (7, 72)] {
+        gwant[c] += d;
+    }
+    assert_eq!(gafter, gwant);
+
+    // Set on port 0 with every bit: the SMI and GMP banks behind the
+    // PortCounters fields are cleared in the RTL; then only the answer
+    // (TxPkts 1, TxWords 72 of the GMP bank) shows.
+    let mut set0 = pma_request(METHOD_SET, ATTR_PORT_COUNTERS);
+    set0[GMP_DATA + 1] = 0;
+    set0[GMP_DATA + 2..GMP_DATA + 4].copy_from_slice(&0xFFFFu16.to_be_bytes());
+    let r = cl.rpc(&mut net, &mut gsi, GmpDest::qp1(ls), &set0).unwrap();
+    assert_eq!(mad::status(&r), 0);
+    assert_eq!(
+        sw_from_registers(&mut net, s, 0),
+        PortCounters {
+            xmit_pkts: 1,
+            xmit_data: 72,
+            ..PortCounters::default()
+        }
+    );
 }

@@ -1,7 +1,8 @@
-//! QP1 (the GSI) on the host side of every CA port of a [`Net`]: general
-//! management packets (GMPs) as UD datagrams on a data VL, a performance
-//! management agent (PMA) per CA port answering from the RTL's own
-//! counters, and a GMP client that follows one GSA redirect.
+//! QP1 (the GSI) on the host side of every CA port and of every switch's
+//! port 0 of a [`Net`]: general management packets (GMPs) as UD datagrams
+//! on a data VL, a performance management agent (PMA) per CA port and per
+//! switch answering from the RTL's own counters, and a GMP client that
+//! follows one GSA redirect.
 //!
 //! * Sending ([`Gsi::send`]): the host builds the whole packet, LRH..ICRC
 //!   (ibspec §1-§3): LRH VL = the port's SL2VL entry for the SL (VL 0 for
@@ -46,9 +47,14 @@
 //!   target (RedirectLID/QP/Q_Key/SL, as libibmad `mad_rpc`/`redirect_port`
 //!   do) and refuses a second redirect (a loop).
 //!
-//! Switches have no host-side GMP port in this fabric yet: a GMP to a
-//! switch LID dies in the switch RTL (data to port 0 is NoRoute) and its
-//! requester sees no answer.
+//! Switches: the host side of port 0 sends on the switch's `gmp_tx`
+//! ([`Net::gmp_send`]: SLID = the port-0 LID, routed by the LFT) and
+//! receives what the switch delivers on `gmp_rx` (data-VL packets for the
+//! port-0 LID, after the RTL's `gsi_rx_check`; `tuser` = discard). The
+//! port-0 LID (LMC 0) is the one the switch owns. Its PMA answers for
+//! PortSelect 0..N and AllPortSelect (0xFF) from the switch's RTL counters
+//! ([`switch_counters`] has the mapping), and Set(PortCounters) clears
+//! them with the switch's `CTR_CLEAR_SEL + p` ([`switch_reset`]).
 //!
 //! Nothing here panics on what arrives from the wire.
 
@@ -72,6 +78,11 @@ pub const ATTR_PORT_COUNTERS_EXT: u16 = 0x001D;
 /// (Linux `include/rdma/ib_pma.h` `IB_PMA_CLASS_CAP_EXT_WIDTH`,
 /// `IB_PMA_CLASS_CAP_EXT_WIDTH_NOIETF`; perfquery tests both).
 pub const PMA_CAP_EXT_WIDTH_NOIETF: u16 = 1 << 10;
+/// PerfMgt ClassPortInfo CapabilityMask bit 8: AllPortSelect supported
+/// (`IB_PMA_CLASS_CAP_ALLPORTSELECT`).
+pub const PMA_CAP_ALL_PORT_SELECT: u16 = 1 << 8;
+/// PortSelect of "every port of the node" (switches only).
+pub const ALL_PORT_SELECT: u8 = 0xFF;
 /// ClassPortInfo RespTimeValue the PMA reports (the qib driver's 18).
 pub const PMA_RESP_TIME_VALUE: u8 = 18;
 /// Offset of the GMP data area in a MAD (libibmad `IB_PC_DATA_OFFS` 64).
@@ -206,6 +217,8 @@ pub struct Redirect {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PortCounters {
     pub rcv_errors: u64,
+    /// PortRcvSwitchRelayErrors (switch ports only; 0 on a CA).
+    pub rcv_sw_relay_errors: u64,
     pub vl15_dropped: u64,
     pub xmit_data: u64,
     pub rcv_data: u64,
@@ -271,6 +284,7 @@ impl Pma {
         }
         Ok(PortCounters {
             rcv_errors: v[0],
+            rcv_sw_relay_errors: 0,
             vl15_dropped: v[1],
             xmit_data: v[2],
             rcv_data: v[3],
@@ -301,6 +315,167 @@ impl Pma {
     }
 }
 
+/// Where a switch PortCounters field comes from: counter `c` of an
+/// external port (`swreg::ctr(p, c)`), of port 0's SMI bank
+/// (`swreg::ctr(0, c)`) or of port 0's GMP bank (`swreg::ctr0g(c)`), times
+/// a weight (PortRcvData/PortXmitData of the SMI: 72 words per SMP).
+#[derive(Debug, Clone, Copy)]
+enum SwSrc {
+    Ext(u8),
+    Smi(u8, u64),
+    Gmp(u8),
+}
+
+/// CounterSelect bit of PortRcvSwitchRelayErrors (`IB_PMA_SEL_*`: 0x0020).
+const SEL_RCV_SW_RELAY: u16 = 0x0020;
+
+/// PktLen (4-byte words, LRH..ICRC) of every SMP: 8 + 12 + 8 + 256 + 4
+/// bytes (ibspec §11).
+const SMP_WORDS: u64 = 72;
+
+/// The switch PortCounters fields (CounterSelect bit, field index in
+/// [`PortCounters`] order: RcvErrors, RcvSwitchRelayErrors, VL15Dropped,
+/// XmitData, RcvData, XmitPkts, RcvPkts) and their RTL counters, for an
+/// external port (`port0` false) or port 0. See [`switch_counters`].
+fn switch_fields(port0: bool) -> [(u16, Vec<SwSrc>); 7] {
+    use crate::net::swreg as s;
+    use SwSrc::*;
+    if !port0 {
+        // sw_ctr_e: 1 RxVcrcErr, 2 RxLenErr, 3 RxLverErr, 4 RxLnhErr,
+        // 6 DataDropped, 7 LinkDownDrop, 8 NoRoute, 9 LoopDrop.
+        [
+            (0x0008, vec![Ext(1), Ext(2), Ext(3), Ext(4), Ext(6), Ext(7)]),
+            (SEL_RCV_SW_RELAY, vec![Ext(8), Ext(9)]),
+            (0x0800, vec![Ext(s::CTR_VL15_DROPPED)]),
+            (0x1000, vec![Ext(s::CTR_TX_WORDS)]),
+            (0x2000, vec![Ext(s::CTR_RX_WORDS)]),
+            (0x4000, vec![Ext(12), Ext(s::CTR_TX_DATA)]),
+            (0x8000, vec![Ext(s::CTR_RX_PKTS)]),
+        ]
+    } else {
+        // sw_ctr0_e: 0 ToSma, 1 ToSm, 2 IcrcErr, 6 DrForwarded,
+        // 8 Vl15Dropped, 9 SqPkts, 12 NoRoute, 13 LoopDrop.
+        [
+            (0x0008, vec![Smi(2, 1), Gmp(s::CTR0G_ICRC_ERR)]),
+            (SEL_RCV_SW_RELAY, vec![Smi(12, 1), Smi(13, 1)]),
+            (0x0800, vec![Smi(s::CTR0_VL15_DROPPED, 1)]),
+            (0x1000, vec![Smi(9, SMP_WORDS), Gmp(s::CTR0G_TX_WORDS)]),
+            (
+                0x2000,
+                vec![
+                    Smi(0, SMP_WORDS),
+                    Smi(1, SMP_WORDS),
+                    Smi(6, SMP_WORDS),
+                    Gmp(s::CTR0G_RX_WORDS),
+                ],
+            ),
+            (0x4000, vec![Smi(9, 1), Gmp(s::CTR0G_TX_PKTS)]),
+            (
+                0x8000,
+                vec![Smi(0, 1), Smi(1, 1), Smi(6, 1), Gmp(s::CTR0G_RX_PKTS)],
+            ),
+        ]
+    }
+}
+
+/// The PortCounters of switch `d` port `p` (0 = the management port) from
+/// the switch's RTL counters, unsaturated. Reads registers: simulates
+/// cycles.
+///
+/// External port p (`ib_pkg::sw_ctr_e`, counted at the port the packet came
+/// in on), against the IBA PortCounters definitions (IBA 1.2.1 §16.1.3.5;
+/// field layout and CounterSelect bits as for a CA, see [`PortCounters`]):
+/// - PortRcvPkts = RxPkts ("including packets containing errors");
+///   PortXmitPkts = TxVl15Pkts + TxDataPkts; PortRcvData/PortXmitData =
+///   RxWords/TxWords (PktLen units: 4-byte words LRH..ICRC, as the IBA
+///   counts data "divided by 4"); VL15Dropped = Vl15Dropped.
+/// - PortRcvErrors = RxVcrcErr + RxLenErr + RxLverErr + RxLnhErr +
+///   DataDropped + LinkDownDrop: the IBA lists local physical errors (VCRC),
+///   malformed packets (LVer, length) and "packets discarded due to buffer
+///   overrun" (DataDropped: a good data packet with no free input slot),
+///   and a packet cut by its link going down is a physical receive error
+///   (the BAD PACKET DISCARD of the receiver); qib sums the same kinds
+///   (`qib_get_counters`: RCVOVFL, ERR_RLEN, ERRVCRC, BADFORMAT, ...).
+/// - PortRcvSwitchRelayErrors = NoRoute + LoopDrop: the IBA's "packets
+///   received on the port that were discarded because they could not be
+///   forwarded by the switch relay", for DLID mapping (NoRoute) and
+///   looping, output port = input port (LoopDrop).
+/// - PortXmitDiscards: 0. The IBA counts there, at the *output* port,
+///   packets discarded because that port is not Active (or congested,
+///   MTU, lifetime); the RTL counts its StateDrop at the *input* port (and
+///   it also holds drops for an input that is not Active), so putting it in
+///   port p's PortXmitDiscards would report discards of packets port p never
+///   tried to send. StateDrop stays readable as a register only.
+///
+/// Port 0 (the switch's management port: its SMI and its GMP path):
+/// PortRcvPkts = ToSma + ToSm + DrForwarded (SMPs the SMI took in) + GMP
+/// RxPkts; PortXmitPkts = SqPkts + GMP TxPkts; PortRcvData/PortXmitData =
+/// 72 words per SMP + GMP RxWords/TxWords; PortRcvErrors = SMI IcrcErr +
+/// GMP IcrcErr (validation failures are not link errors, as on a CA);
+/// VL15Dropped = the SMI's Vl15Dropped; PortRcvSwitchRelayErrors = port 0's
+/// NoRoute + LoopDrop. ibsim counts every MAD the switch sends or receives
+/// at port 0 too (`pc_updated`); its PortSelect 0..N and 0xFF (the sum of
+/// ports 0..N) are what this PMA accepts.
+pub fn switch_counters(net: &mut Net, d: usize, p: u8) -> Result<PortCounters> {
+    use crate::net::swreg as s;
+    let mut v = [0u64; 7];
+    for (k, (_, srcs)) in switch_fields(p == 0).iter().enumerate() {
+        for src in srcs {
+            let (addr, w) = match *src {
+                SwSrc::Ext(c) => (s::ctr(p, c), 1),
+                SwSrc::Smi(c, w) => (s::ctr(0, c), w),
+                SwSrc::Gmp(c) => (s::ctr0g(c), 1),
+            };
+            v[k] += w * u64::from(net.read_reg(d, addr)?);
+        }
+    }
+    Ok(PortCounters {
+        rcv_errors: v[0],
+        rcv_sw_relay_errors: v[1],
+        vl15_dropped: v[2],
+        xmit_data: v[3],
+        rcv_data: v[4],
+        xmit_pkts: v[5],
+        rcv_pkts: v[6],
+    })
+}
+
+/// Clear, in the RTL, the counters of switch `d` port `p` behind the
+/// PortCounters fields whose CounterSelect bits are set: one write of
+/// `CTR_CLEAR_SEL + p` (for port 0, bits 15:0 the SMI bank and 31:16 the
+/// GMP bank).
+pub fn switch_reset(net: &mut Net, d: usize, p: u8, select: u16) {
+    let mut mask = 0u32;
+    for (bit, srcs) in switch_fields(p == 0) {
+        if select & bit == 0 {
+            continue;
+        }
+        for src in srcs {
+            mask |= match src {
+                SwSrc::Ext(c) | SwSrc::Smi(c, _) => 1 << c,
+                SwSrc::Gmp(c) => 1 << (16 + c),
+            };
+        }
+    }
+    if mask != 0 {
+        net.write_reg(d, crate::net::swreg::CTR_CLEAR_SEL + u16::from(p), mask);
+    }
+}
+
+/// Field-wise sum of two PortCounters (AllPortSelect; the encoder
+/// saturates each field at its width).
+fn add_counters(a: &PortCounters, b: &PortCounters) -> PortCounters {
+    PortCounters {
+        rcv_errors: a.rcv_errors + b.rcv_errors,
+        rcv_sw_relay_errors: a.rcv_sw_relay_errors + b.rcv_sw_relay_errors,
+        vl15_dropped: a.vl15_dropped + b.vl15_dropped,
+        xmit_data: a.xmit_data + b.xmit_data,
+        rcv_data: a.rcv_data + b.rcv_data,
+        xmit_pkts: a.xmit_pkts + b.xmit_pkts,
+        rcv_pkts: a.rcv_pkts + b.rcv_pkts,
+    }
+}
+
 fn put16(b: &mut [u8], off: usize, v: u16) {
     b[off..off + 2].copy_from_slice(&v.to_be_bytes());
 }
@@ -316,6 +491,7 @@ pub fn encode_port_counters(port_select: u8, c: &PortCounters) -> [u8; 192] {
     let mut d = [0u8; 192];
     d[1] = port_select;
     put16(&mut d, 8, sat(c.rcv_errors, 16) as u16);
+    put16(&mut d, 12, sat(c.rcv_sw_relay_errors, 16) as u16);
     put16(&mut d, 22, sat(c.vl15_dropped, 16) as u16);
     put32(&mut d, 24, sat(c.xmit_data, 32) as u32);
     put32(&mut d, 28, sat(c.rcv_data, 32) as u32);
@@ -348,6 +524,7 @@ pub fn decode_port_counters(m: &Mad) -> PortCounters {
     let g32 = |o: usize| u64::from(u32::from_be_bytes([d[o], d[o + 1], d[o + 2], d[o + 3]]));
     PortCounters {
         rcv_errors: g16(8),
+        rcv_sw_relay_errors: g16(12),
         vl15_dropped: g16(22),
         xmit_data: g32(24),
         rcv_data: g32(28),
@@ -411,9 +588,11 @@ impl ClassPortInfo {
 /// The host side of QP1 on every CA port of a fabric. See the module
 /// documentation.
 pub struct Gsi {
-    /// The PMA of each CA port: device index → port p at index p − 1
-    /// (empty for switches).
+    /// The PMA of each GSI port: device index → CA port p at index p − 1;
+    /// a switch has one, for its port 0, at index 0.
     pub pma: Vec<Vec<Pma>>,
+    /// Device index → is a switch (its GSI is on port 0).
+    switch: Vec<bool>,
     /// GMPs no agent here consumed, oldest first.
     pub inbox: VecDeque<GmpRecv>,
     /// Packets looped back by a host: (device, port, LRH..ICRC).
@@ -429,7 +608,7 @@ impl Gsi {
             .iter()
             .map(|d| {
                 if d.is_switch {
-                    Vec::new()
+                    vec![Pma::default()]
                 } else {
                     vec![Pma::default(); usize::from(d.nports)]
                 }
@@ -437,6 +616,7 @@ impl Gsi {
             .collect();
         Gsi {
             pma,
+            switch: net.devs.iter().map(|d| d.is_switch).collect(),
             inbox: VecDeque::new(),
             loopback: VecDeque::new(),
             psn: 0,
@@ -449,19 +629,41 @@ impl Gsi {
         self.loopback.is_empty()
     }
 
-    /// The PMA of CA `d` port `p`.
-    pub fn pma_mut(&mut self, d: usize, p: u8) -> Result<&mut Pma> {
-        usize::from(p)
-            .checked_sub(1)
-            .and_then(|i| self.pma.get_mut(d)?.get_mut(i))
-            .ok_or_else(|| anyhow!("device {d} has no CA port {p}"))
+    /// Index in `pma[d]` of the agent of port `p`: CA port p at p − 1,
+    /// a switch's port 0 at 0; None for a port without a GSI.
+    fn agent(&self, d: usize, p: u8) -> Option<usize> {
+        let i = if *self.switch.get(d)? {
+            (p == 0).then_some(0)?
+        } else {
+            usize::from(p).checked_sub(1)?
+        };
+        (i < self.pma.get(d)?.len()).then_some(i)
     }
 
-    /// (base LID, LMC) of CA `d` port `p`, None while it has no LID.
+    /// The PMA of CA `d` port `p`, or of switch `d` (port 0).
+    pub fn pma_mut(&mut self, d: usize, p: u8) -> Result<&mut Pma> {
+        let i = self
+            .agent(d, p)
+            .ok_or_else(|| anyhow!("device {d} has no GSI port {p}"))?;
+        Ok(&mut self.pma[d][i])
+    }
+
+    /// (base LID, LMC) of CA `d` port `p`, or of switch `d`'s port 0 (LMC
+    /// 0: the switch RTL delivers GMPs for the port-0 LID only), None
+    /// while it has no LID or `p` has no GSI.
     fn port_lids(net: &Net, d: usize, p: u8) -> Option<(u16, u8)> {
-        let sma = &net.devs.get(d)?.sma;
+        let dev = net.devs.get(d)?;
+        if dev.is_switch != (p == 0) {
+            return None;
+        }
+        let sma = &dev.sma;
         let lid = sma.port_lid(p).filter(|&l| l != 0)?;
-        Some((lid, sma.port_lmc(p).unwrap_or(0)))
+        let lmc = if dev.is_switch {
+            0
+        } else {
+            sma.port_lmc(p).unwrap_or(0)
+        };
+        Some((lid, lmc))
     }
 
     fn owns(net: &Net, d: usize, p: u8, dlid: u16) -> bool {
@@ -469,9 +671,10 @@ impl Gsi {
             .is_some_and(|(lid, lmc)| u32::from(dlid).wrapping_sub(u32::from(lid)) < (1 << lmc))
     }
 
-    /// Send `m` from QP `src_qp` of CA `d` port `p` to `to`: the packet
-    /// (LRH..ICRC) goes to the port's data TX stream, or back to the port
-    /// itself when `to.dlid` is one of its own LIDs.
+    /// Send `m` from QP `src_qp` of CA `d` port `p` (or switch `d` port
+    /// 0) to `to`: the packet (LRH..ICRC) goes to the port's data TX stream
+    /// (a switch's `gmp_tx`), or back to the port itself when `to.dlid` is
+    /// one of its own LIDs.
     pub fn send(
         &mut self,
         net: &mut Net,
@@ -482,8 +685,8 @@ impl Gsi {
         m: &Mad,
     ) -> Result<()> {
         let dev = net.devs.get(d).ok_or_else(|| anyhow!("no device {d}"))?;
-        if dev.is_switch {
-            bail!("{}: switches have no GMP port in this fabric", dev.name);
+        if dev.is_switch && p != 0 {
+            bail!("{}: a switch sends GMPs from its port 0, not {p}", dev.name);
         }
         let (slid, _) = Self::port_lids(net, d, p)
             .ok_or_else(|| anyhow!("{} port {p} has no LID: it cannot send GMPs", dev.name))?;
@@ -519,7 +722,11 @@ impl Gsi {
             self.loopback.push_back((d, p, bytes));
             return Ok(());
         }
-        net.data_send(d, p, &bytes)?;
+        if net.devs[d].is_switch {
+            net.gmp_send(d, &bytes)?;
+        } else {
+            net.data_send(d, p, &bytes)?;
+        }
         self.stats.sent += 1;
         Ok(())
     }
@@ -532,6 +739,9 @@ impl Gsi {
         let mut got: Vec<(usize, u8, Vec<u8>, bool)> = Vec::new();
         for (d, dev) in net.devs.iter_mut().enumerate() {
             if dev.is_switch {
+                while let Some(r) = dev.gmp_rx.packets.pop_front() {
+                    got.push((d, 0, r.bytes, r.bad));
+                }
                 continue;
             }
             for (i, rx) in dev.data_rx.iter_mut().enumerate() {
@@ -607,8 +817,8 @@ impl Gsi {
     }
 
     fn dispatch(&mut self, net: &mut Net, g: GmpRecv) -> Result<()> {
-        let Some(pma) = usize::from(g.port)
-            .checked_sub(1)
+        let Some(pma) = self
+            .agent(g.dev, g.port)
             .and_then(|i| self.pma.get(g.dev)?.get(i))
         else {
             self.inbox.push_back(g);
@@ -661,9 +871,20 @@ impl Gsi {
         let mut r = g.mad;
         r[mad::off::METHOD] = METHOD_GET_RESP;
         r[GMP_DATA..].fill(0);
-        let pma_idx = usize::from(p) - 1;
+        let pma_idx = self
+            .agent(d, p)
+            .ok_or_else(|| anyhow!("device {d} port {p} has no PMA"))?;
         let redirect = self.pma[d][pma_idx].redirect;
         let nports = net.devs[d].nports;
+        let is_switch = net.devs[d].is_switch;
+        // ClassPortInfo CapabilityMask: a switch's PMA also takes
+        // AllPortSelect (bit 8, `IB_PMA_CLASS_CAP_ALLPORTSELECT`), as
+        // ibsim's switches report.
+        let cap_mask = if is_switch {
+            PMA_CAP_EXT_WIDTH_NOIETF | PMA_CAP_ALL_PORT_SELECT
+        } else {
+            PMA_CAP_EXT_WIDTH_NOIETF
+        };
         let status = |r: &mut Mad, s: u16| put16(r, mad::off::STATUS, s);
         if g.dest_qp == QP1 {
             if let Some(rd) = redirect {
@@ -675,7 +896,7 @@ impl Gsi {
                 let cpi = ClassPortInfo {
                     base_version: BASE_VERSION,
                     class_version: PMA_CLASS_VERSION,
-                    cap_mask: PMA_CAP_EXT_WIDTH_NOIETF,
+                    cap_mask,
                     resp_time_value: PMA_RESP_TIME_VALUE,
                     redirect_sl: rd.sl,
                     redirect_lid: lid,
@@ -703,7 +924,7 @@ impl Gsi {
                 let cpi = ClassPortInfo {
                     base_version: BASE_VERSION,
                     class_version: PMA_CLASS_VERSION,
-                    cap_mask: PMA_CAP_EXT_WIDTH_NOIETF,
+                    cap_mask,
                     resp_time_value: PMA_RESP_TIME_VALUE,
                     ..ClassPortInfo::default()
                 };
@@ -713,29 +934,56 @@ impl Gsi {
                 let ext = a == ATTR_PORT_COUNTERS_EXT;
                 let port_select = g.mad[GMP_DATA + 1];
                 // A CA's PMA serves every port of its node; AllPortSelect
-                // (0xFF) is not supported (ClassPortInfo bit 8 clear).
-                if port_select == 0 || port_select > nports {
+                // (0xFF) is not supported there (ClassPortInfo bit 8
+                // clear). A switch's serves ports 0..N and 0xFF = the sum
+                // of ports 0..N (ibsim `do_portcounters`).
+                let ok = if is_switch {
+                    port_select <= nports || port_select == ALL_PORT_SELECT
+                } else {
+                    port_select != 0 && port_select <= nports
+                };
+                if !ok {
                     r[GMP_DATA + 1] = port_select;
                     status(&mut r, STATUS_INVALID_FIELD);
                     return Ok(r);
                 }
-                let sel = usize::from(port_select) - 1;
-                if set {
+                let ports: Vec<u8> = if port_select == ALL_PORT_SELECT {
+                    (0..=nports).collect()
+                } else {
+                    vec![port_select]
+                };
+                let select = if set {
                     let cs = u16::from_be_bytes([g.mad[GMP_DATA + 2], g.mad[GMP_DATA + 3]]);
-                    let select = if ext {
+                    if ext {
                         EXT_SELECT
                             .iter()
                             .filter(|(x, _)| cs & x != 0)
                             .fold(0, |a, (_, b)| a | b)
                     } else {
                         cs
+                    }
+                } else {
+                    0
+                };
+                let mut c = PortCounters::default();
+                for &ps in &ports {
+                    let one = if is_switch {
+                        if set {
+                            switch_reset(net, d, ps, select);
+                        }
+                        switch_counters(net, d, ps)?
+                    } else {
+                        let sel = usize::from(ps) - 1;
+                        if set {
+                            let mut pma = std::mem::take(&mut self.pma[d][sel]);
+                            let r2 = pma.reset(net, d, ps, select);
+                            self.pma[d][sel] = pma;
+                            r2?;
+                        }
+                        self.pma[d][sel].counters(net, d, ps)?
                     };
-                    let mut pma = std::mem::take(&mut self.pma[d][sel]);
-                    let r2 = pma.reset(net, d, port_select, select);
-                    self.pma[d][sel] = pma;
-                    r2?;
+                    c = add_counters(&c, &one);
                 }
-                let c = self.pma[d][sel].counters(net, d, port_select)?;
                 let data = if ext {
                     encode_port_counters_ext(port_select, &c)
                 } else {
@@ -984,6 +1232,7 @@ mod tests {
     fn port_counter_fields_sit_where_libibmad_reads_them() {
         let c = PortCounters {
             rcv_errors: 0x1_0005, // saturates at 16 bits
+            rcv_sw_relay_errors: 0x0102,
             vl15_dropped: 7,
             xmit_data: 0x1_0000_0000, // saturates at 32 bits
             rcv_data: 3,
@@ -993,6 +1242,8 @@ mod tests {
         let d = encode_port_counters(2, &c);
         assert_eq!(d[1], 2);
         assert_eq!(&d[8..10], &[0xFF, 0xFF]);
+        // PortRcvSwitchRelayErrors BITSOFFS(96,16): bytes 12..13.
+        assert_eq!(&d[12..14], &[0x01, 0x02]);
         assert_eq!(&d[22..24], &[0, 7]);
         assert_eq!(&d[24..28], &[0xFF; 4]);
         assert_eq!(&d[32..36], &[1, 2, 3, 4]);

@@ -27,17 +27,17 @@
 //!   crosses the RTL back. SA (class 0x03) and every other GMP request goes
 //!   to the node's SM client (as ibsim does), whose response crosses back
 //!   the same way; responses go to the client named by TID bits 63:48. A
-//!   request nobody can take (no SM client there, a switch LID: the switch
-//!   has no GMP port yet) comes back with status 110. A client's MAD to a
-//!   QP > 1 is refused with 110 (`sim_request` has no Q_Key field).
+//!   GMP to a switch LID reaches the switch's port-0 GMP path (`gmp_rx`)
+//!   and its PMA, whose answer leaves by `gmp_tx`. A request nobody can
+//!   take (no SM client there) comes back with status 110. A client's MAD
+//!   to a QP > 1 is refused with 110 (`sim_request` has no Q_Key field).
 //! * A request with no response within [`ServeOptions::timeout_cycles`]
 //!   simulated cycles is returned to its client with status 110
 //!   (ETIMEDOUT), as ibsim returns what it cannot deliver.
 //! * The fabric is clocked only while a client's request is in flight or a
 //!   device has work; otherwise the server blocks on its sockets.
 //!
-//! Not modelled (yet): GMPs to switches (no GMP port on the switch model
-//! in this fabric: status 110 after the timeout), clients on switch port 0
+//! Not modelled (yet): clients on switch port 0
 //! (the switch model has no host interface here), inet (remote) mode.
 //!
 //! Bad input (wrong magic, wrong sizes, unknown types or nodes, a twelfth
@@ -160,7 +160,7 @@ impl Prober {
 /// One `vl15 serve` instance on one fabric.
 pub struct Server {
     pub net: Net,
-    /// QP1 of every CA port: GMP transport and the PMAs.
+    /// QP1 of every CA port and switch port 0: GMP transport and the PMAs.
     pub gsi: Gsi,
     pub opts: ServeOptions,
     pub stats: ServeStats,
