@@ -16,7 +16,7 @@
 //!   through the server; `ibroute` and `ibtracert` print what they print on
 //!   ibsim.
 //! - Bad input (raw datagrams): wrong magic, wrong sizes, unknown type,
-//!   unknown or switch SIM_HOST, an eleventh client, a second SM client on
+//!   unknown SIM_HOST, an eleventh client, a second SM client on
 //!   one node, a client gone mid-transaction: error replies or drops, and the
 //!   server keeps serving.
 //! - The `vl15 serve` binary serves ibnetdiscover and idles without spinning.
@@ -475,16 +475,16 @@ fn bad_input_is_refused_or_dropped_and_the_server_keeps_serving() {
     assert_eq!(c.ctl_raw(&bad), None, "wrong magic");
     assert_eq!(c.ctl_raw(&[]), None, "empty datagram");
 
-    // Unknown type, unknown node, a switch, no such client: SIM_CTL_ERROR.
+    // Unknown type, unknown node, a port in SIM_HOST (ibsim matches the
+    // whole string), no such client: SIM_CTL_ERROR.
     assert_eq!(c.ctl(99, 0, &[]).kind, ctl::ERROR, "unknown type");
     assert_eq!(c.ctl(ctl::GET_PORT, 7, &[]).kind, ctl::ERROR, "no client 7");
     assert_eq!(c.ctl(ctl::GET_PORT, 1 << 30, &[]).kind, ctl::ERROR);
     assert_eq!(c.connect("NoSuchNode", false), None, "unknown SIM_HOST");
-    assert_eq!(
-        c.connect("Switch1", false),
-        None,
-        "switch (no host interface)"
-    );
+    assert_eq!(c.connect("Hca1[1]", false), None, "no port form in ibsim");
+    // A switch attaches (port 0, as on ibsim); then it leaves again.
+    let sw = c.connect("Switch1", false).expect("a switch attaches");
+    assert_eq!(c.ctl(ctl::DISCONNECT, sw, &[]).kind, ctl::DISCONNECT);
 
     // Ten clients, then the eleventh is refused; one SM client per node.
     let clients: Vec<Raw> = (0..MAX_CLIENTS).map(|_| Raw::new(base)).collect();
@@ -1012,4 +1012,57 @@ fn saquery_is_answered_by_opensm_through_the_rtl_as_on_ibsim() {
     // (4 queries, each one GMP in and one GMP out).
     let after = served_counters(&ours, "Hca1");
     assert!(after[1] >= before[1] + 4, "{before:?} -> {after:?}");
+}
+
+/// A client on a switch (port 0, as ibsim attaches it; ibspec §10): OpenSM
+/// there brings the fabric up with the LIDs it gives on ibsim (through the
+/// switch's SMI SM interface, `sm_tx_*`/`sm_rx_*`), ibnetdiscover from the
+/// switch finds what it finds on ibsim, and smpquery / perfquery from the
+/// switch (QP1 through its port-0 GMP path) answer with the RTL's values.
+#[test]
+fn a_client_on_a_switch_runs_opensm_and_the_diags_as_on_ibsim() {
+    let (exe, ibsim, ours) = side_by_side(&topo(FILE));
+    let at = "Switch1";
+    for s in [ibsim.sockname(), ours.sockname.as_str()] {
+        vl15::netbench::opensm_once(s, at).unwrap_or_else(|e| panic!("{s}: {e:#}"));
+    }
+    let want = ibnetdiscover(ibsim.umad2sim_command(&exe, Some(at)).unwrap());
+    let got = ibnetdiscover(ours.cmd(&exe, at));
+    assert!(
+        want.lids.iter().all(|&(_, _, l)| l.is_some_and(|l| l != 0)),
+        "OpenSM on Switch1 gave every port a LID on ibsim: {:?}",
+        want.lids
+    );
+    assert_eq!(got, want, "ibnetdiscover from Switch1: vl15 serve vs ibsim");
+
+    // smpquery nodeinfo of every LID, from the switch, LID-routed through
+    // the RTL: the same NodeInfo fields as on ibsim.
+    let keep = |t: &str| -> Vec<String> {
+        t.lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(str::to_string)
+            .collect()
+    };
+    for &(_, _, lid) in &want.lids {
+        let lid = lid.unwrap().to_string();
+        let a = diag(ibsim.sockname(), at, "smpquery", &["nodeinfo", &lid]);
+        let b = diag(&ours.sockname, at, "smpquery", &["nodeinfo", &lid]);
+        assert_eq!(keep(&b), keep(&a), "smpquery nodeinfo {lid} from {at}");
+    }
+
+    // perfquery of Hca3 from the switch: ibsim's field names, Hca3's RTL
+    // counters (its answer left after the read).
+    let l3 = served_lid(&ours, "Hca3").to_string();
+    let names = |t: &str| -> Vec<String> { perf_fields(t).into_iter().map(|(k, _)| k).collect() };
+    let w = diag(ibsim.sockname(), at, "perfquery", &[&l3, "1"]);
+    let text = diag(&ours.sockname, at, "perfquery", &[&l3, "1"]);
+    assert_eq!(names(&text), names(&w), "{text}\nibsim:\n{w}");
+    let [tx, rx, vl15, err, tx_w, rx_w] = served_counters(&ours, "Hca3");
+    let f = perf_fields(&text);
+    assert_eq!(field(&f, "PortXmitPkts"), tx - 1, "{text}");
+    assert_eq!(field(&f, "PortRcvPkts"), rx, "{text}");
+    assert_eq!(field(&f, "VL15Dropped"), vl15, "{text}");
+    assert_eq!(field(&f, "PortRcvErrors"), err, "{text}");
+    assert_eq!(field(&f, "PortXmitData"), tx_w - 72, "{text}");
+    assert_eq!(field(&f, "PortRcvData"), rx_w, "{text}");
 }

@@ -165,12 +165,15 @@ enum Cmd {
     ///
     /// Binds ibsim's abstract unix sockets (`<base>:ctl`, `<base>:out0..9`),
     /// so unmodified OpenSM and infiniband-diags run against the RTL with
-    /// `LD_PRELOAD=libumad2sim.so IBSIM_SOCKNAME=<base> SIM_HOST=<CA>`: every
-    /// SMP they send crosses the Verilated devices hop by hop. Clients attach
-    /// to CAs (port 1). QP1 GMPs cross the RTL on a data VL: PerfMgt
-    /// (perfquery) is answered by each CA's PMA from its RTL counters, SA and
-    /// other classes by the destination node's SM client (saquery against a
-    /// running OpenSM); GMPs to switches get status 110. Runs until killed.
+    /// `LD_PRELOAD=libumad2sim.so IBSIM_SOCKNAME=<base> SIM_HOST=<node>`:
+    /// every SMP they send crosses the Verilated devices hop by hop. Clients
+    /// attach by node id or NodeDescription, as on ibsim: to a CA at port 1,
+    /// to a switch at port 0 (its SMI's SM interface and its GMP path);
+    /// SIM_HOST unset: the file's first node. QP1 GMPs cross the RTL on a
+    /// data VL: PerfMgt (perfquery) is answered by each CA's and switch's
+    /// PMA from its RTL counters, SA and other classes by the destination
+    /// node's SM client (saquery against a running OpenSM). Runs until
+    /// killed.
     Serve {
         /// Topology file (ibsim / ibnetdiscover format)
         #[arg(long)]

@@ -621,13 +621,27 @@ impl Net {
     /// [`Net::attach_sm`] does, with PortInfo IsSM set only when `is_sm`
     /// (a diagnostic tool such as `smpquery` sends SMPs without being an
     /// SM; `vl15 serve` sets IsSM on SET_ISSM).
+    ///
+    /// On a switch the host sits on port 0 (`port` must be 0): its requests
+    /// enter the switch's `sm_tx_*` (the port-0 SMI send engine), and what
+    /// the SMI delivers on `sm_rx_*` becomes its completions. The switch's
+    /// SM interface has no receive queue in the RTL (flow control by
+    /// `sm_rx_tready` alone), so nothing is posted or counted there.
     pub fn attach_host(&mut self, d: usize, port: u8, is_sm: bool) -> Result<()> {
         let dev = self
             .devs
             .get_mut(d)
             .ok_or_else(|| anyhow!("no device {d}"))?;
         if dev.is_switch {
-            bail!("{}: the SM runs on a CA port in this fabric", dev.name);
+            if port != 0 {
+                bail!("{}: a switch's host sits on port 0, not {port}", dev.name);
+            }
+            dev.sm = Some(SmHost::new(0));
+            self.activate(d);
+            if is_sm {
+                self.set_is_sm(d, 0, true);
+            }
+            return Ok(());
         }
         if port == 0 || port > dev.nports {
             bail!("{}: no port {port}", dev.name);
@@ -679,7 +693,11 @@ impl Net {
             .get_mut(d)
             .ok_or_else(|| anyhow!("no device {d}"))?;
         if let Some(sm) = dev.sm.take() {
-            if let Some(rq) = dev.sm_rq.get_mut(usize::from(sm.port) - 1) {
+            let rq = usize::from(sm.port)
+                .checked_sub(1)
+                .filter(|_| !dev.is_switch)
+                .and_then(|p| dev.sm_rq.get_mut(p));
+            if let Some(rq) = rq {
                 rq.flush();
             }
             self.activate(d);
@@ -1267,8 +1285,10 @@ impl Net {
                         )
                     })?;
                     // It used a WQE of the queue of the port it came in on.
+                    // (A switch's SM interface has no receive queue.)
                     if let Some(rq) = usize::from(r.meta.port)
                         .checked_sub(1)
+                        .filter(|_| !dev.is_switch)
                         .and_then(|p| dev.sm_rq.get_mut(p))
                     {
                         rq.used();

@@ -103,13 +103,18 @@ impl Net {
     /// that only collect) to counted receives: the WQEs that mode kept
     /// posted are withdrawn, so exactly `n` MADs are delivered until the
     /// next post.
+    /// A switch's SM interface (port 0) has no receive queue in the RTL:
+    /// there the call does nothing (every MAD is taken).
     pub fn post_recv(&mut self, d: usize, n: u64) -> Result<()> {
-        let p = usize::from(self.sm_host_mut(d)?.port) - 1;
+        let port = self.sm_host_mut(d)?.port;
         let dev = &mut self.devs[d];
-        let rq = dev
-            .sm_rq
-            .get_mut(p)
-            .ok_or_else(|| anyhow!("{}: no port {}", dev.name, p + 1))?;
+        if dev.is_switch {
+            return Ok(());
+        }
+        let rq = usize::from(port)
+            .checked_sub(1)
+            .and_then(|p| dev.sm_rq.get_mut(p))
+            .ok_or_else(|| anyhow!("{}: no port {port}", dev.name))?;
         rq.post(n);
         self.wake_dev(d);
         Ok(())
@@ -120,7 +125,11 @@ impl Net {
     pub fn recv_posted(&self, d: usize) -> Option<u64> {
         let dev = self.devs.get(d)?;
         match &dev.sm {
-            Some(sm) => dev.sm_rq.get(usize::from(sm.port) - 1)?.posted(),
+            Some(_) if dev.is_switch => None,
+            Some(sm) => dev
+                .sm_rq
+                .get(usize::from(sm.port).checked_sub(1)?)?
+                .posted(),
             None => Some(0),
         }
     }

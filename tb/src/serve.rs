@@ -6,13 +6,13 @@
 //!   AF_UNIX namespace, names with the trailing NUL, as ibsim binds them.
 //!   Nothing else is bound or listened on.
 //! * Control (`struct sim_ctl`): CONNECT (by `SIM_HOST` = topology node id
-//!   or NodeDescription;
-//!   a CA, attached at port 1), DISCONNECT, GET_PORT, GET_VENDOR, GET_GID,
+//!   or NodeDescription, matched whole as ibsim does; a CA attached at
+//!   port 1, a switch at port 0; unset: the file's first node), DISCONNECT, GET_PORT, GET_VENDOR, GET_GID,
 //!   GET_GUID, GET_NODEINFO, GET_PORTINFO, SET_ISSM, GET_PKEYS, answered from
 //!   the node's own SMA in the same byte layouts as ibsim 0.10.
 //! * Data (`struct sim_request`): a QP0 MAD from client i gets its TID bits
-//!   63:48 replaced by i (as ibsim does) and enters the RTL through the CA's
-//!   SM send interface ([`Net::post_send`]): directed route when dlid =
+//!   63:48 replaced by i (as ibsim does) and enters the RTL through the
+//!   node's SM send interface (a switch's: `sm_tx_*` of its port-0 SMI) ([`Net::post_send`]): directed route when dlid =
 //!   0xFFFF, else LID-routed; a hop-count-0 DR SMP is answered by the node's
 //!   own SMA on the host side, as the kernel does. What the RTL delivers to
 //!   the CA's receive queue goes back to the client named by TID bits 63:48
@@ -37,8 +37,13 @@
 //! * The fabric is clocked only while a client's request is in flight or a
 //!   device has work; otherwise the server blocks on its sockets.
 //!
-//! Not modelled (yet): clients on switch port 0
-//! (the switch model has no host interface here), inet (remote) mode.
+//! A client on a switch sends its GMPs on the switch's `gmp_tx` and gets
+//! them from its `gmp_rx` (port 0's GMP path).
+//!
+//! Not modelled (yet): `SIM_HOST` naming a port (ibsim has no such form
+//! either: it matches the whole string against node ids and
+//! NodeDescriptions)
+//! , inet (remote) mode.
 //!
 //! Bad input (wrong magic, wrong sizes, unknown types or nodes, a twelfth
 //! client, a client gone mid-transaction) is answered with SIM_CTL_ERROR or
@@ -394,12 +399,9 @@ impl Server {
                 .ok_or_else(|| anyhow!("client id {id}: unknown node {want:?} (SIM_HOST)"))?
         };
         let node = self.net.devs[dev].name.clone();
-        if self.net.devs[dev].is_switch {
-            bail!(
-                "client id {id}: {node:?} is a switch; the switch model has no host \
-                 (port 0) interface in this fabric, attach to a CA"
-            );
-        }
+        // ibsim attaches at `node_get_port(node, 0)`: a switch's port 0, a
+        // CA's first port.
+        let port = u8::from(!self.net.devs[dev].is_switch);
         if issm && self.issm_client(dev).is_some() {
             bail!("client id {id}: {node:?} already has an SM client");
         }
@@ -408,7 +410,7 @@ impl Server {
             .connect_addr(&abstract_addr(&in_name)?)
             .with_context(|| format!("connecting out{slot} to @{in_name}"))?;
         if self.net.devs[dev].sm.is_none() {
-            self.net.attach_host(dev, 1, false)?;
+            self.net.attach_host(dev, port, false)?;
         }
         self.clients[slot] = Some(Client {
             id,
@@ -968,7 +970,7 @@ pub fn serve_file(
     }
     let mut server = Server::bind(net, opts)?;
     eprintln!(
-        "vl15 serve: {} on @{}:ctl ({} nodes); clients: LD_PRELOAD=libumad2sim.so IBSIM_SOCKNAME={} SIM_HOST=<CA>",
+        "vl15 serve: {} on @{}:ctl ({} nodes); clients: LD_PRELOAD=libumad2sim.so IBSIM_SOCKNAME={} SIM_HOST=<node>",
         topology.display(),
         server.opts.sockname,
         server.net.devs.len(),
