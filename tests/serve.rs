@@ -456,6 +456,50 @@ fn opensm_case(path: &Path) {
         assert_eq!(field(&pi, "SMLid:"), sm_lid.to_string(), "{pi}");
         assert_eq!(field(&pi, "LinkState:"), "Active", "{pi}");
     }
+
+    // Every other tool of the issue, at every LID, side by side with ibsim
+    // (OpenSM gave the same LIDs on both, asserted above): NodeDescription
+    // text, each switch's LFT as OpenSM routed it, the PMA's field list
+    // (its values are the RTL's counters, checked in
+    // perfquery_reads_the_rtl_counters_of_ca_and_switch_ports), and the
+    // path from the SM's CA to every other LID.
+    let topo_file = Topology::load(path).unwrap();
+    let both = |tool: &str, args: &[&str]| {
+        (
+            diag(&ours.sockname, sm, tool, args),
+            diag(ibsim.sockname(), sm, tool, args),
+        )
+    };
+    let names = |t: &str| -> Vec<String> { perf_fields(t).into_iter().map(|(k, _)| k).collect() };
+    for &(guid, port, lid) in &want.lids {
+        let lid = lid.unwrap();
+        let l = lid.to_string();
+        let (got, want) = both("smpquery", &["nodedesc", &l]);
+        assert_eq!(got, want, "{file}: smpquery nodedesc {l}");
+        let is_switch = topo_file
+            .nodes
+            .iter()
+            .any(|n| n.node_guid == guid && n.kind == NodeKind::Switch);
+        if is_switch {
+            let (got, want) = both("ibroute", &[&l]);
+            assert_eq!(got, want, "{file}: ibroute {l}");
+        }
+        // The port explicitly: with none, perfquery asks PortSelect 0, which
+        // a CA refuses (on ibsim too). A switch: its external port 1.
+        let p = if is_switch { 1 } else { port }.to_string();
+        let args = [l.as_str(), p.as_str()];
+        let (got, want) = both("perfquery", &args);
+        assert_eq!(
+            names(&got),
+            names(&want),
+            "{file}: perfquery {args:?}\n{got}"
+        );
+        if lid != sm_lid {
+            let s = sm_lid.to_string();
+            let (got, want) = both("ibtracert", &[&s, &l]);
+            assert_eq!(got, want, "{file}: ibtracert {s} {l}");
+        }
+    }
 }
 
 #[test]
