@@ -632,19 +632,7 @@ impl Server {
             slog!(self, "client {i}: {e:#}");
             return self.not_delivered(i, req, is_request);
         }
-        self.stats.to_rtl += 1;
-        if is_request && method != METHOD_TRAP {
-            let tid = mad::tid(&req.mad);
-            let deadline = self.net.cycle + self.opts.timeout_cycles;
-            self.inflight.insert(
-                tid,
-                InFlight {
-                    client: i,
-                    deadline,
-                    req,
-                },
-            );
-        }
+        self.sent(i, req, is_request);
         Ok(())
     }
 
@@ -688,19 +676,7 @@ impl Server {
             slog!(self, "client {i}: {e:#}");
             return self.not_delivered(i, req, is_request);
         }
-        self.stats.to_rtl += 1;
-        if is_request && mad::method(&req.mad) != METHOD_TRAP {
-            let tid = mad::tid(&req.mad);
-            let deadline = self.net.cycle + self.opts.timeout_cycles;
-            self.inflight.insert(
-                tid,
-                InFlight {
-                    client: i,
-                    deadline,
-                    req,
-                },
-            );
-        }
+        self.sent(i, req, is_request);
         Ok(())
     }
 
@@ -778,6 +754,23 @@ impl Server {
             }
         }
         Ok(())
+    }
+
+    /// `req` from client `i` has entered the RTL: a request (not a trap)
+    /// waits for its response until `timeout_cycles` from now.
+    fn sent(&mut self, i: usize, req: SimRequest, is_request: bool) {
+        self.stats.to_rtl += 1;
+        if is_request && mad::method(&req.mad) != METHOD_TRAP {
+            let deadline = self.net.cycle + self.opts.timeout_cycles;
+            self.inflight.insert(
+                mad::tid(&req.mad),
+                InFlight {
+                    client: i,
+                    deadline,
+                    req,
+                },
+            );
+        }
     }
 
     /// Return `req` to client `i` with status 110, as ibsim does with what it
