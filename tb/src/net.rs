@@ -14,7 +14,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, ensure, Context, Result};
 use vl15_bindings::{Dev, DevIn, DevKind, DevOut, PortIn, PortOut};
 
 use crate::device::{AddressHandle, RecvQueue, SmiMeta};
@@ -566,9 +566,18 @@ impl Net {
     /// The CA an SM runs on: node `id`, or the file's first CA.
     pub fn sm_device(&self, id: Option<&str>, file: &std::path::Path) -> Result<usize> {
         match id {
-            Some(id) => self
-                .dev_index(id)
-                .ok_or_else(|| anyhow!("{}: no node {id:?}", file.display())),
+            Some(id) => {
+                let d = self
+                    .dev_index(id)
+                    .ok_or_else(|| anyhow!("{}: no node {id:?}", file.display()))?;
+                // A switch can host an ibsim client (`vl15 serve`), but the
+                // built-in SM and discovery keep to CA ports.
+                ensure!(
+                    !self.devs[d].is_switch,
+                    "{id}: the SM runs on a CA port in this fabric"
+                );
+                Ok(d)
+            }
             None => self
                 .devs
                 .iter()
