@@ -145,10 +145,10 @@ module gsi_rx_check
 
   // Returns {hit, byte} for packet byte `off` (off + GrhBytes with a GRH).
   function automatic logic [8:0] pick(logic [15:0] pos, logic [DataW-1:0] data,
-                                      logic [DataB-1:0] keep, bit global, int unsigned off);
+                                      logic [DataB-1:0] keep, bit with_grh, int unsigned off);
     int unsigned o;
     int unsigned lane;
-    o    = global ? off + GrhBytes : off;
+    o    = with_grh ? off + GrhBytes : off;
     lane = o % DataB;
     return {pos == 16'(o - lane) && keep[lane], data[8*lane +: 8]};
   endfunction

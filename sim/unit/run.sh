@@ -22,7 +22,9 @@
 # Env:   UNIT_BUILD_DIR (default /tmp/vl15_unit), UNIT_WIDTHS (default "32 64 128"),
 #        UNIT_JOBS (default nproc), UNIT_OPT (C++ optimisation of model and
 #        harness, default -O0), UNIT_PCH (1: precompiled header, default),
-#        UNIT_TIMEOUT (seconds per harness run, default 300), UNIT_VERBOSE (1:
+#        UNIT_TIMEOUT (seconds per harness run, default 900: the 36-port
+#        switch harness at -O0 took 4-5 min with its build on a busy 2-core
+#        machine and timed out at the old 300), UNIT_VERBOSE (1:
 #        print every configuration's log, not only those of failures)
 set -uo pipefail
 
@@ -31,7 +33,7 @@ build=${UNIT_BUILD_DIR:-/tmp/vl15_unit}
 widths=${UNIT_WIDTHS:-"32 64 128"}
 njobs=${UNIT_JOBS:-$(nproc 2>/dev/null || echo 2)}
 opt=${UNIT_OPT:--O0}
-run_timeout=${UNIT_TIMEOUT:-300}
+run_timeout=${UNIT_TIMEOUT:-900}
 build_timeout=600
 unit_mk=$root/sim/unit/common/unit.mk
 common_cflags="-std=c++17 -I$root/sim/unit/common"
