@@ -138,7 +138,11 @@ module gsi_rx_check
   logic [31:0]      crc_in, crc_tail;
   logic [$clog2(DataB+1)-1:0] nbytes;
 
-  assign first = (pos_q == '0);
+  // hb_q is 0 exactly at a packet's first beat (cleared at tlast, else
+  // counting up to MaskBeats >= 1): a 2-3 bit compare instead of pos_q's 16
+  // bits on the path into the CRC and the verdict (the DataW 64 critical
+  // path, 109 MHz with pos_q).
+  assign first = (hb_q == '0);
   // LNH is packet byte 1, always in the first beat.
   assign grh   = first ? (in_tdata_i[8*PbLrhSlLnh +: 2] == LnhIbaGlobal)
                        : (f_q.lnh == LnhIbaGlobal);
