@@ -420,18 +420,6 @@ fn sw_from_registers(net: &mut Net, s: usize, p: u8) -> PortCounters {
     }
 }
 
-fn sum(a: PortCounters, b: PortCounters) -> PortCounters {
-    PortCounters {
-        rcv_errors: a.rcv_errors + b.rcv_errors,
-        rcv_sw_relay_errors: a.rcv_sw_relay_errors + b.rcv_sw_relay_errors,
-        vl15_dropped: a.vl15_dropped + b.vl15_dropped,
-        xmit_data: a.xmit_data + b.xmit_data,
-        rcv_data: a.rcv_data + b.rcv_data,
-        xmit_pkts: a.xmit_pkts + b.xmit_pkts,
-        rcv_pkts: a.rcv_pkts + b.rcv_pkts,
-    }
-}
-
 /// The LFT entry of switch `s` for `lid`, read from its LFT registers.
 fn lft(net: &mut Net, s: usize, lid: u16) -> u8 {
     let w = net.read_reg(s, swreg::LFT_BASE + lid / 4).unwrap();
@@ -487,7 +475,7 @@ fn a_switch_pma_reports_its_ports_rtl_counters_and_set_clears_them_in_the_rtl() 
         if v.rcv_pkts > 0 {
             busy_ports += 1;
         }
-        total = sum(total, regs);
+        total += regs;
     }
     // Ports 1, 2, 3, 5 are cabled and carried the SM's bring-up; port 0
     // took the SMPs for the switch's SMA and these GMPs.
@@ -501,7 +489,7 @@ fn a_switch_pma_reports_its_ports_rtl_counters_and_set_clears_them_in_the_rtl() 
     let all = cl.port_counters(&mut net, &mut gsi, ls, 0xFF).unwrap();
     let mut expect = PortCounters::default();
     for p in 0..=n {
-        expect = sum(expect, sw_from_registers(&mut net, s, p));
+        expect += sw_from_registers(&mut net, s, p);
     }
     expect.xmit_pkts -= 2;
     expect.xmit_data -= 144;

@@ -470,7 +470,6 @@ fn opensm_case(path: &Path) {
             diag(ibsim.sockname(), sm, tool, args),
         )
     };
-    let names = |t: &str| -> Vec<String> { perf_fields(t).into_iter().map(|(k, _)| k).collect() };
     for &(guid, port, lid) in &want.lids {
         let lid = lid.unwrap();
         let l = lid.to_string();
@@ -490,8 +489,8 @@ fn opensm_case(path: &Path) {
         let args = [l.as_str(), p.as_str()];
         let (got, want) = both("perfquery", &args);
         assert_eq!(
-            names(&got),
-            names(&want),
+            perf_names(&got),
+            perf_names(&want),
             "{file}: perfquery {args:?}\n{got}"
         );
         if lid != sm_lid {
@@ -834,6 +833,11 @@ fn perf_fields(text: &str) -> Vec<(String, u64)> {
         .collect()
 }
 
+/// perfquery's field names, in order.
+fn perf_names(text: &str) -> Vec<String> {
+    perf_fields(text).into_iter().map(|(k, _)| k).collect()
+}
+
 fn field(f: &[(String, u64)], name: &str) -> u64 {
     f.iter()
         .find(|(k, _)| k == name)
@@ -892,6 +896,36 @@ fn served_counters(s: &Served, node: &str) -> [u64; 6] {
         .unwrap()
 }
 
+/// `perfquery <Hca3> 1` from `at`: the field names ibsim's PMA prints, and
+/// the values of Hca3's RTL registers when its PMA answered (its answer
+/// left afterwards: one more packet, one GMP of PktLen 72 words, ibspec
+/// §11). Returns the registers read afterwards (see [`rtl_counters`]) and
+/// perfquery's fields.
+fn perfquery_of_hca3_is_its_rtl_counters(
+    ibsim: &IbsimServer,
+    ours: &Served,
+    at: &str,
+) -> ([u64; 6], Vec<(String, u64)>) {
+    let l3 = served_lid(ours, "Hca3").to_string();
+    let want = diag(ibsim.sockname(), at, "perfquery", &[&l3, "1"]);
+    let text = diag(&ours.sockname, at, "perfquery", &[&l3, "1"]);
+    assert_eq!(
+        perf_names(&text),
+        perf_names(&want),
+        "{text}\nibsim:\n{want}"
+    );
+    let regs = served_counters(ours, "Hca3");
+    let [tx, rx, vl15, err, tx_w, rx_w] = regs;
+    let f = perf_fields(&text);
+    assert_eq!(field(&f, "PortXmitPkts"), tx - 1, "{text}");
+    assert_eq!(field(&f, "PortRcvPkts"), rx, "{text}");
+    assert_eq!(field(&f, "VL15Dropped"), vl15, "{text}");
+    assert_eq!(field(&f, "PortRcvErrors"), err, "{text}");
+    assert_eq!(field(&f, "PortXmitData"), tx_w - 72, "{text}");
+    assert_eq!(field(&f, "PortRcvData"), rx_w, "{text}");
+    (regs, f)
+}
+
 #[test]
 fn perfquery_reads_the_rtl_counters_of_ca_and_switch_ports() {
     let (_, ibsim, ours) = side_by_side(&topo(FILE));
@@ -899,23 +933,7 @@ fn perfquery_reads_the_rtl_counters_of_ca_and_switch_ports() {
         vl15::netbench::opensm_once(s, "Hca1").unwrap_or_else(|e| panic!("{s}: {e:#}"));
     }
     let l3 = served_lid(&ours, "Hca3").to_string();
-    // The same report as from ibsim's PMA (field names, in order).
-    let names = |t: &str| -> Vec<String> { perf_fields(t).into_iter().map(|(k, _)| k).collect() };
-    let want = diag(ibsim.sockname(), "Hca2", "perfquery", &[&l3, "1"]);
-    let text = diag(&ours.sockname, "Hca2", "perfquery", &[&l3, "1"]);
-    assert_eq!(names(&text), names(&want), "{text}\nibsim:\n{want}");
-    // The values are Hca3's RTL counters when its PMA answered: its answer
-    // left afterwards (one more packet sent), nothing else moved.
-    let [tx, rx, vl15, err, tx_w, rx_w] = served_counters(&ours, "Hca3");
-    let f = perf_fields(&text);
-    assert_eq!(field(&f, "PortXmitPkts"), tx - 1, "{text}");
-    assert_eq!(field(&f, "PortRcvPkts"), rx, "{text}");
-    assert_eq!(field(&f, "VL15Dropped"), vl15, "{text}");
-    assert_eq!(field(&f, "PortRcvErrors"), err, "{text}");
-    // PortXmitData/PortRcvData in 4-byte words; the answer that left after
-    // the read is one GMP of PktLen 72 words (ibspec §11).
-    assert_eq!(field(&f, "PortXmitData"), tx_w - 72, "{text}");
-    assert_eq!(field(&f, "PortRcvData"), rx_w, "{text}");
+    let ([tx, rx, ..], f) = perfquery_of_hca3_is_its_rtl_counters(&ibsim, &ours, "Hca2");
     assert!(
         tx > 10 && rx > 10,
         "OpenSM's sweep crossed the port: {tx} {rx}"
@@ -925,7 +943,7 @@ fn perfquery_reads_the_rtl_counters_of_ca_and_switch_ports() {
         "LinkDownedCounter",
         "PortXmitDiscards",
     ] {
-        assert_eq!(field(&f, zero), 0, "{text}");
+        assert_eq!(field(&f, zero), 0, "{zero}: {f:?}");
     }
 
     // perfquery -x: PortCountersExtended, 64-bit, same counters.
@@ -971,7 +989,11 @@ fn perfquery_reads_the_rtl_counters_of_ca_and_switch_ports() {
     let sw = served_lid(&ours, "Switch1").to_string();
     let want = diag(ibsim.sockname(), "Hca2", "perfquery", &[&sw, "2"]);
     let text = diag(&ours.sockname, "Hca2", "perfquery", &[&sw, "2"]);
-    assert_eq!(names(&text), names(&want), "{text}\nibsim:\n{want}");
+    assert_eq!(
+        perf_names(&text),
+        perf_names(&want),
+        "{text}\nibsim:\n{want}"
+    );
     let [tx, rx, vl15, err, relay, tx_w, rx_w] = served_switch_counters(&ours, "Switch1", 2);
     let f = perf_fields(&text);
     assert_eq!(field(&f, "PortSelect"), 2, "{text}");
@@ -1095,18 +1117,6 @@ fn a_client_on_a_switch_runs_opensm_and_the_diags_as_on_ibsim() {
     }
 
     // perfquery of Hca3 from the switch: ibsim's field names, Hca3's RTL
-    // counters (its answer left after the read).
-    let l3 = served_lid(&ours, "Hca3").to_string();
-    let names = |t: &str| -> Vec<String> { perf_fields(t).into_iter().map(|(k, _)| k).collect() };
-    let w = diag(ibsim.sockname(), at, "perfquery", &[&l3, "1"]);
-    let text = diag(&ours.sockname, at, "perfquery", &[&l3, "1"]);
-    assert_eq!(names(&text), names(&w), "{text}\nibsim:\n{w}");
-    let [tx, rx, vl15, err, tx_w, rx_w] = served_counters(&ours, "Hca3");
-    let f = perf_fields(&text);
-    assert_eq!(field(&f, "PortXmitPkts"), tx - 1, "{text}");
-    assert_eq!(field(&f, "PortRcvPkts"), rx, "{text}");
-    assert_eq!(field(&f, "VL15Dropped"), vl15, "{text}");
-    assert_eq!(field(&f, "PortRcvErrors"), err, "{text}");
-    assert_eq!(field(&f, "PortXmitData"), tx_w - 72, "{text}");
-    assert_eq!(field(&f, "PortRcvData"), rx_w, "{text}");
+    // counters.
+    perfquery_of_hca3_is_its_rtl_counters(&ibsim, &ours, at);
 }

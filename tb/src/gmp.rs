@@ -464,15 +464,24 @@ pub fn switch_reset(net: &mut Net, d: usize, p: u8, select: u16) {
 
 /// Field-wise sum of two PortCounters (AllPortSelect; the encoder
 /// saturates each field at its width).
-fn add_counters(a: &PortCounters, b: &PortCounters) -> PortCounters {
-    PortCounters {
-        rcv_errors: a.rcv_errors + b.rcv_errors,
-        rcv_sw_relay_errors: a.rcv_sw_relay_errors + b.rcv_sw_relay_errors,
-        vl15_dropped: a.vl15_dropped + b.vl15_dropped,
-        xmit_data: a.xmit_data + b.xmit_data,
-        rcv_data: a.rcv_data + b.rcv_data,
-        xmit_pkts: a.xmit_pkts + b.xmit_pkts,
-        rcv_pkts: a.rcv_pkts + b.rcv_pkts,
+impl std::ops::Add for PortCounters {
+    type Output = PortCounters;
+    fn add(self, b: PortCounters) -> PortCounters {
+        PortCounters {
+            rcv_errors: self.rcv_errors + b.rcv_errors,
+            rcv_sw_relay_errors: self.rcv_sw_relay_errors + b.rcv_sw_relay_errors,
+            vl15_dropped: self.vl15_dropped + b.vl15_dropped,
+            xmit_data: self.xmit_data + b.xmit_data,
+            rcv_data: self.rcv_data + b.rcv_data,
+            xmit_pkts: self.xmit_pkts + b.xmit_pkts,
+            rcv_pkts: self.rcv_pkts + b.rcv_pkts,
+        }
+    }
+}
+
+impl std::ops::AddAssign for PortCounters {
+    fn add_assign(&mut self, b: PortCounters) {
+        *self = *self + b;
     }
 }
 
@@ -982,7 +991,7 @@ impl Gsi {
                         }
                         self.pma[d][sel].counters(net, d, ps)?
                     };
-                    c = add_counters(&c, &one);
+                    c += one;
                 }
                 let data = if ext {
                     encode_port_counters_ext(port_select, &c)
