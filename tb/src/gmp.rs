@@ -63,9 +63,10 @@ use std::collections::VecDeque;
 use anyhow::{anyhow, bail, Context, Result};
 
 use crate::device::reg;
-use crate::mad::{self, Mad};
+use crate::mad::{self, put16, put32, Mad};
 use crate::net::{mpreg, Net};
 use crate::packet::consts::*;
+use crate::packet::smp::{be16, be32};
 use crate::packet::{Bth, Deth, Lrh, Packet};
 
 /// ClassVersion of the PerfMgt class (IBA 1.2: 1).
@@ -485,12 +486,6 @@ impl std::ops::AddAssign for PortCounters {
     }
 }
 
-fn put16(b: &mut [u8], off: usize, v: u16) {
-    b[off..off + 2].copy_from_slice(&v.to_be_bytes());
-}
-fn put32(b: &mut [u8], off: usize, v: u32) {
-    b[off..off + 4].copy_from_slice(&v.to_be_bytes());
-}
 fn sat(v: u64, bits: u32) -> u64 {
     v.min((1u64 << bits) - 1)
 }
@@ -529,8 +524,8 @@ pub fn encode_port_counters_ext(port_select: u8, c: &PortCounters) -> [u8; 192] 
 /// PortCounters as a requester reads them from a response's data area.
 pub fn decode_port_counters(m: &Mad) -> PortCounters {
     let d = &m[GMP_DATA..];
-    let g16 = |o: usize| u64::from(u16::from_be_bytes([d[o], d[o + 1]]));
-    let g32 = |o: usize| u64::from(u32::from_be_bytes([d[o], d[o + 1], d[o + 2], d[o + 3]]));
+    let g16 = |o: usize| u64::from(be16(d, o));
+    let g32 = |o: usize| u64::from(be32(d, o));
     PortCounters {
         rcv_errors: g16(8),
         rcv_sw_relay_errors: g16(12),
@@ -583,13 +578,13 @@ impl ClassPortInfo {
         ClassPortInfo {
             base_version: d[0],
             class_version: d[1],
-            cap_mask: u16::from_be_bytes([d[2], d[3]]),
+            cap_mask: be16(d, 2),
             resp_time_value: d[7] & 0x1F,
             redirect_sl: d[25] >> 4,
-            redirect_lid: u16::from_be_bytes([d[28], d[29]]),
-            redirect_pkey: u16::from_be_bytes([d[30], d[31]]),
-            redirect_qp: u32::from_be_bytes([0, d[33], d[34], d[35]]),
-            redirect_qkey: u32::from_be_bytes([d[36], d[37], d[38], d[39]]),
+            redirect_lid: be16(d, 28),
+            redirect_pkey: be16(d, 30),
+            redirect_qp: be32(d, 32) & 0xFF_FFFF,
+            redirect_qkey: be32(d, 36),
         }
     }
 }
@@ -962,7 +957,7 @@ impl Gsi {
                     vec![port_select]
                 };
                 let select = if set {
-                    let cs = u16::from_be_bytes([g.mad[GMP_DATA + 2], g.mad[GMP_DATA + 3]]);
+                    let cs = be16(&g.mad, GMP_DATA + 2);
                     if ext {
                         EXT_SELECT
                             .iter()
@@ -1106,7 +1101,7 @@ impl GmpClient {
     pub fn rpc(&mut self, net: &mut Net, gsi: &mut Gsi, to: GmpDest, req: &Mad) -> Result<Mad> {
         let mut m = *req;
         let tid = self.tid();
-        m[mad::off::TID..mad::off::TID + 8].copy_from_slice(&tid.to_be_bytes());
+        mad::set_tid(&mut m, tid);
         let r = self.once(net, gsi, &to, &m)?;
         if mad::status(&r) != STATUS_REDIRECT {
             return Ok(r);
@@ -1132,7 +1127,7 @@ impl GmpClient {
         };
         self.redirects += 1;
         let tid = self.tid();
-        m[mad::off::TID..mad::off::TID + 8].copy_from_slice(&tid.to_be_bytes());
+        mad::set_tid(&mut m, tid);
         let r = self
             .once(net, gsi, &next, &m)
             .map_err(|e| match e.downcast::<GmpError>() {
@@ -1202,8 +1197,8 @@ pub fn rmpp_send_header(m: &mut Mad, len: u64) {
     }
     let len = len.clamp(36, MAD_BYTES as u64) as u32;
     m[26] |= 0x6; // First | Last (Active is set)
-    m[28..32].copy_from_slice(&1u32.to_be_bytes());
-    m[32..36].copy_from_slice(&(len - 36).to_be_bytes());
+    put32(m, 28, 1);
+    put32(m, 32, len - 36);
 }
 
 /// The MAD length a receiving host's MAD layer reports for `m` (what
@@ -1222,7 +1217,7 @@ pub fn received_mad_len(m: &Mad) -> u64 {
     if !rmpp_active(m) {
         return MAD_BYTES as u64;
     }
-    let paylen = u32::from_be_bytes([m[32], m[33], m[34], m[35]]);
+    let paylen = be32(m, 32);
     (36 + u64::from(paylen)).min(MAD_BYTES as u64)
 }
 

@@ -8,8 +8,12 @@ use crate::packet::MadHeader;
 
 pub type Mad = [u8; 256];
 
-fn put16(m: &mut [u8], off: usize, v: u16) {
+/// Big-endian field writers (the readers are `packet::smp::be16/be32/be64`).
+pub(crate) fn put16(m: &mut [u8], off: usize, v: u16) {
     m[off..off + 2].copy_from_slice(&v.to_be_bytes());
+}
+pub(crate) fn put32(m: &mut [u8], off: usize, v: u32) {
+    m[off..off + 4].copy_from_slice(&v.to_be_bytes());
 }
 
 /// MAD-header field offsets (ibspec §4).
@@ -40,6 +44,9 @@ pub fn method(m: &Mad) -> u8 {
 }
 pub fn tid(m: &Mad) -> u64 {
     be64(m, off::TID)
+}
+pub fn set_tid(m: &mut Mad, tid: u64) {
+    m[off::TID..off::TID + 8].copy_from_slice(&tid.to_be_bytes());
 }
 pub fn attr_id(m: &Mad) -> u16 {
     be16(m, off::ATTR_ID)

@@ -352,7 +352,7 @@ impl<C> Transactions<C> {
             // Same request, a fresh TID (a late answer to the old one is
             // then unsolicited, never taken for the new one).
             let tid = self.next_tid();
-            o.req[mad::off::TID..mad::off::TID + 8].copy_from_slice(&tid.to_be_bytes());
+            mad::set_tid(&mut o.req, tid);
             o.tries += 1;
             o.deadline = now + o.timeout;
             self.stats.retries += 1;
@@ -373,7 +373,7 @@ impl<C> Transactions<C> {
                 break;
             };
             let tid = self.next_tid();
-            req[mad::off::TID..mad::off::TID + 8].copy_from_slice(&tid.to_be_bytes());
+            mad::set_tid(&mut req, tid);
             if mad::is_dr(&req) && req[mad::off::HOP_CNT] == 0 {
                 // For this node's own SMA: the host stack answers it.
                 self.stats.local += 1;

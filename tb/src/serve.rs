@@ -585,7 +585,7 @@ impl Server {
         }
         if is_request {
             let tid = (mad::tid(&req.mad) & 0xFFFF_FFFF_FFFF) | ((i as u64) << 48);
-            req.mad[mad::off::TID..mad::off::TID + 8].copy_from_slice(&tid.to_be_bytes());
+            mad::set_tid(&mut req.mad, tid);
         }
         if req.dqp != QP0 {
             return self.data_gmp(i, dev, req, is_request);
