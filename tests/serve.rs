@@ -30,9 +30,7 @@ use std::collections::BTreeSet;
 use std::os::unix::net::UnixDatagram;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{mpsc, Arc};
-use std::thread::JoinHandle;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use vl15::ibsim::{
@@ -40,11 +38,11 @@ use vl15::ibsim::{
     MAX_CLIENTS, SIM_CTL_BYTES, SIM_REQUEST_BYTES,
 };
 use vl15::mad;
-use vl15::net::{Net, NetOptions};
+use vl15::net::Net;
 use vl15::packet::consts::{
     ATTR_NODE_INFO, ATTR_PORT_INFO, METHOD_GET, METHOD_GET_RESP, PERMISSIVE_LID,
 };
-use vl15::serve::{Prober, ServeOptions, Server};
+use vl15::serve::{Background, Prober, ServeOptions};
 use vl15::topology::{NodeKind, Topology};
 
 const FILE: &str = "net.2sw2path4hca";
@@ -52,47 +50,19 @@ const FILE: &str = "net.2sw2path4hca";
 /// `vl15 serve` in a thread of this test (the fabric is built in it).
 struct Served {
     sockname: String,
-    stop: Arc<AtomicBool>,
     /// Reads the fabric in the server's thread (RTL registers).
     probe: Prober,
-    thread: Option<JoinHandle<()>>,
+    server: Option<Background>,
 }
 
 impl Served {
     fn start(topology: &Path) -> Served {
-        let sockname = unique_sockname();
-        let (tx, rx) = mpsc::channel();
-        let (path, name) = (topology.to_path_buf(), sockname.clone());
-        let thread = std::thread::spawn(move || {
-            let r = (|| {
-                let net = Net::new(Topology::load(&path)?, NetOptions::default())?;
-                Server::bind(
-                    net,
-                    ServeOptions {
-                        sockname: name,
-                        ..ServeOptions::default()
-                    },
-                )
-            })();
-            match r {
-                Ok(mut s) => {
-                    tx.send(Ok((s.stop_flag(), s.prober()))).unwrap();
-                    if let Err(e) = s.run() {
-                        panic!("vl15 serve failed: {e:#}");
-                    }
-                }
-                Err(e) => tx.send(Err(format!("{e:#}"))).unwrap(),
-            }
-        });
-        let (stop, probe) = rx
-            .recv()
-            .expect("server thread")
-            .unwrap_or_else(|e| panic!("{e}"));
+        let server = Background::start(topology, ServeOptions::default())
+            .unwrap_or_else(|e| panic!("{e:#}"));
         Served {
-            sockname,
-            stop,
-            probe,
-            thread: Some(thread),
+            sockname: server.sockname.clone(),
+            probe: server.prober.clone(),
+            server: Some(server),
         }
     }
 
@@ -103,11 +73,10 @@ impl Served {
 
 impl Drop for Served {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let r = t.join();
+        if let Some(s) = self.server.take() {
+            let r = s.stop();
             if !std::thread::panicking() {
-                r.expect("the server thread panicked");
+                r.expect("vl15 serve failed");
             }
         }
     }

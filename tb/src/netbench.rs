@@ -397,27 +397,6 @@ pub struct Profile {
     pub top: Vec<(f64, String)>,
 }
 
-/// This thread's user + system CPU seconds (fields 14 and 15 of
-/// /proc/thread-self/stat, in clock ticks of 1/100 s on Linux).
-fn thread_cpu_s() -> Option<f64> {
-    let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
-    // Fields after "(comm)": state is field 3, so utime is index 11 here.
-    let rest = &stat[stat.rfind(')')? + 2..];
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
-    Some(ticks as f64 / 100.0)
-}
-
-/// This thread's kernel id (the last component of /proc/thread-self).
-fn thread_id() -> Option<u32> {
-    std::fs::read_link("/proc/thread-self")
-        .ok()?
-        .file_name()?
-        .to_str()?
-        .parse()
-        .ok()
-}
-
 /// `perf` symbols by share: `perf report --stdio --sort symbol` lines
 /// "  12.34%  [.] name".
 fn parse_perf_report(text: &str, samples: u64) -> Profile {
@@ -516,53 +495,16 @@ fn with_perf<T>(tid: Option<u32>, f: impl FnOnce() -> T) -> (T, Option<Profile>)
 /// serve` (in a thread of this process), with a perf profile of the server
 /// thread when `profile` and perf is usable.
 pub fn opensm_on_serve(topology: &Path, ca: &str, profile: bool) -> Result<ServeRun> {
-    use crate::serve::{ServeOptions, Server};
-    use std::sync::mpsc;
-    let topo = Topology::load(topology)?;
-    let sockname = crate::ibsim::unique_sockname();
-    let (tx, rx) = mpsc::channel();
-    let name = sockname.clone();
-    let server = std::thread::spawn(
-        move || -> Result<(crate::serve::ServeStats, u64, u64, Option<f64>)> {
-            let net = Net::new(topo, NetOptions::default())?;
-            let mut s = Server::bind(
-                net,
-                ServeOptions {
-                    sockname: name,
-                    ..ServeOptions::default()
-                },
-            );
-            let s = match s.as_mut() {
-                Ok(s) => s,
-                Err(e) => {
-                    let _ = tx.send(None);
-                    return Err(anyhow!("{e:#}"));
-                }
-            };
-            let _ = tx.send(Some((s.stop_flag(), thread_id())));
-            s.run()?;
-            Ok((s.stats, s.net.cycle, s.net.stats.ticks, thread_cpu_s()))
-        },
-    );
-    let Ok(Some((stop, tid))) = rx.recv() else {
-        return Err(server
-            .join()
-            .map_err(|_| anyhow!("the server thread panicked"))?
-            .err()
-            .unwrap_or_else(|| anyhow!("the server thread ended")));
-    };
-    let tid = if profile { tid } else { None };
-    let (wall, prof) = with_perf(tid, || opensm_once(&sockname, ca));
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    let (stats, cycles, evals, cpu) = server
-        .join()
-        .map_err(|_| anyhow!("the server thread panicked"))??;
+    let server = crate::serve::Background::start(topology, crate::serve::ServeOptions::default())?;
+    let tid = if profile { server.tid } else { None };
+    let (wall, prof) = with_perf(tid, || opensm_once(&server.sockname, ca));
+    let done = server.stop()?;
     Ok(ServeRun {
         wall_s: wall?,
-        server_cpu_s: cpu,
-        cycles,
-        evals,
-        to_rtl: stats.to_rtl,
+        server_cpu_s: done.cpu_s,
+        cycles: done.cycles,
+        evals: done.evals,
+        to_rtl: done.stats.to_rtl,
         profile: prof,
     })
 }

@@ -937,6 +937,112 @@ impl Drop for Server {
     }
 }
 
+/// This thread's user + system CPU seconds (fields 14 and 15 of
+/// /proc/thread-self/stat, in clock ticks of 1/100 s on Linux).
+fn thread_cpu_s() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
+    // Fields after "(comm)": state is field 3, so utime is index 11 here.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+    Some(ticks as f64 / 100.0)
+}
+
+/// This thread's kernel id (the last component of /proc/thread-self).
+fn thread_id() -> Option<u32> {
+    std::fs::read_link("/proc/thread-self")
+        .ok()?
+        .file_name()?
+        .to_str()?
+        .parse()
+        .ok()
+}
+
+/// `vl15 serve` on a topology file in a thread of this process (tests and
+/// benchmarks): the fabric is built and the sockets bound in that thread.
+pub struct Background {
+    pub sockname: String,
+    /// Reads the fabric in the server's thread.
+    pub prober: Prober,
+    /// The server thread's kernel id (for a profiler), if readable.
+    pub tid: Option<u32>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<Result<Finished>>>,
+}
+
+/// What a [`Background`] server did, read when it stopped.
+#[derive(Debug, Clone, Copy)]
+pub struct Finished {
+    pub stats: ServeStats,
+    /// Simulated cycles and device evaluations.
+    pub cycles: u64,
+    pub evals: u64,
+    /// CPU time of the server thread over its life, if readable.
+    pub cpu_s: Option<f64>,
+}
+
+impl Background {
+    /// Load `topology`, build the fabric, bind the sockets (`opts.sockname`
+    /// is replaced by a name unique to this process) and serve.
+    pub fn start(topology: &std::path::Path, opts: ServeOptions) -> Result<Background> {
+        let topo = crate::topology::Topology::load(topology)
+            .with_context(|| format!("loading {}", topology.display()))?;
+        let sockname = crate::ibsim::unique_sockname();
+        let opts = ServeOptions {
+            sockname: sockname.clone(),
+            ..opts
+        };
+        let (tx, rx) = mpsc::channel();
+        let thread = std::thread::spawn(move || -> Result<Finished> {
+            let bound = Net::new(topo, crate::net::NetOptions::default())
+                .and_then(|net| Server::bind(net, opts));
+            let mut s = match bound {
+                Ok(s) => s,
+                Err(e) => {
+                    let msg = format!("{e:#}");
+                    let _ = tx.send(Err(e));
+                    bail!("{msg}");
+                }
+            };
+            let _ = tx.send(Ok((s.stop_flag(), s.prober(), thread_id())));
+            s.run()?;
+            Ok(Finished {
+                stats: s.stats,
+                cycles: s.net.cycle,
+                evals: s.net.stats.ticks,
+                cpu_s: thread_cpu_s(),
+            })
+        });
+        let (stop, prober, tid) = rx
+            .recv()
+            .map_err(|_| anyhow!("the server thread ended before binding"))??;
+        Ok(Background {
+            sockname,
+            prober,
+            tid,
+            stop,
+            thread: Some(thread),
+        })
+    }
+
+    /// Stop serving; what the server did, or how it failed.
+    pub fn stop(mut self) -> Result<Finished> {
+        self.stop.store(true, Ordering::Relaxed);
+        let t = self.thread.take().expect("joined only here or on drop");
+        t.join()
+            .map_err(|_| anyhow!("the server thread panicked"))?
+    }
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
 /// `vl15 serve`: load `topology`, build the RTL fabric, bind the sockets
 /// (`sockname`, else $IBSIM_SOCKNAME, else "sim") and serve until killed.
 pub fn serve_file(
