@@ -11,7 +11,7 @@ WIDTHS := 32 64 128
 # Debian packages the build and the tests need; installed only when missing.
 DEB_PKGS := verilator tshark zlib1g-dev g++ make ibsim-utils libumad2sim0 infiniband-diags opensm
 
-.PHONY: all deps sim test lint lint-rtl lint-rust unit wave bench synth board-sim clean help
+.PHONY: all deps sim test lint lint-rtl lint-rust unit wave bench synth formal formal-mutants board-sim clean help
 
 all: sim
 
@@ -23,6 +23,7 @@ help:
 	@echo "make wave   FST waveform of one scenario into build/wave/"
 	@echo "make bench  latency, throughput, cxx-vs-C++ speed (side by side)"
 	@echo "make synth  yosys + nextpnr (yowasp, pinned in .venv): iCEBreaker + ULX3S bitstreams, CA port out of context"
+	@echo "make formal bounded proofs of the VL15 buffer (yosys-smtbmc + boolector, pinned in .venv), then its mutants must fail"
 
 deps:
 	@missing=""; \
@@ -110,6 +111,19 @@ $(VENV)/.synth-installed: synth/requirements.txt
 # SYNTH_ARGS: e.g. "--only ecp5-ooc-w64" (synth/run.py --list shows the targets).
 synth: $(VENV)/.synth-installed
 	$(VENV)/bin/python synth/run.py $(SYNTH_ARGS)
+
+# Bounded proofs of ib_pkt_fifo (formal/run.py; tools pinned in
+# formal/requirements.txt): every proof must pass, then every mutant (a copy
+# of the RTL with one invariant broken) must fail with a counterexample.
+# FORMAL_ARGS: e.g. "--only order-w32" or "--depth 10".
+$(VENV)/.formal-installed: formal/requirements.txt
+	test -x $(VENV)/bin/python || python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q --disable-pip-version-check -r formal/requirements.txt
+	touch $@
+
+formal: $(VENV)/.formal-installed
+	$(VENV)/bin/python formal/run.py $(FORMAL_ARGS)
+	$(VENV)/bin/python formal/run.py --mutants
 
 clean:
 	$(CARGO) clean
