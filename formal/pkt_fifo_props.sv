@@ -254,6 +254,39 @@ module pkt_fifo_props #(
   end
 `endif
 
+`ifdef INDUCT
+  // Strengthening for k-induction of COUNT (formal/run.py --induction): the
+  // model's packet state against the FIFO's write-side and read-side
+  // registers, so that an arbitrary start state of the induction step is one
+  // the FIFO can reach.
+  always_comb begin
+    if (!init_q && rst_ni) begin
+      assert (m_open_q == u_dut.open_q);
+      assert (m_open_q == (m_beats_q != 8'd0));
+      if (m_open_q) begin
+        assert (u_dut.claim_q == m_admit_q && u_dut.nospace_q == !m_admit_q);
+        if (m_admit_q) begin
+          assert (stored < CntW'(Depth));  // the claimed slot is free
+          assert (u_dut.ovf_q == (32'(m_beats_q) > SlotWords));
+          if (32'(m_beats_q) <= SlotWords) begin
+            assert (32'(u_dut.wcnt_q) == 32'(m_beats_q));
+          end
+        end
+      end else begin
+        assert (!u_dut.nospace_q && !u_dut.ovf_q && u_dut.wcnt_q == '0);
+      end
+      assert (u_dut.wfull_q == (32'(u_dut.wcnt_q) == SlotWords));
+      assert (32'(u_dut.wcnt_q) <= SlotWords);
+      assert (32'(u_dut.cnt_q) == 32'(u_dut.iss_cnt_q) +
+              32'(u_dut.out_valid_q & u_dut.out_last_q));
+      if (u_dut.out_valid_q && !u_dut.out_last_q) begin
+        assert (u_dut.iss_cnt_q != '0);
+      end
+      assert (limit_eff_q >= CntW'(1) && limit_eff_q <= CntW'(Depth));
+    end
+  end
+`endif
+
 `ifdef ORDER
   always_comb begin
     if (!init_q && rst_ni) begin
