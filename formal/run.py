@@ -25,8 +25,10 @@ Modes:
                 broken, proven with the set that must catch it; the proof
                 must FAIL with a counterexample (VCD in build/formal/), exit
                 1 if a mutant passes
-  --induction   k-induction (smtbmc -i) of the count set on the smallest
-                configuration; reports the result, never fails the run
+  --induction   BMC to k + k-induction (smtbmc -i) of one proof (--only,
+                default count-w32; k = --depth, default 8) with the INDUCT
+                strengthening; reports the result, never fails the run.
+                The count proofs marked induct in PROOFS do this by default.
   --only NAME   one proof or mutant; --list names them; --depth N overrides
 
 Run from anywhere with the venv's python (`make formal`); yosys is called
@@ -53,6 +55,10 @@ OUT = Path("build/formal")
 HARNESS = Path("formal/pkt_fifo_props.sv")
 RTL = [Path("rtl/ib_pkt_fifo.sv"), Path("rtl/ib_axis_checker.sv")]
 TOP = "pkt_fifo_props"
+# ib_link_rx: one property set ("link"), formal/link_rx_props.sv
+LINK_FILES = [Path("rtl/ib_pkg.sv"), Path("rtl/ib_axis_checker.sv"),
+              Path("rtl/ib_link_rx.sv"), Path("formal/link_rx_props.sv")]
+LINK_TOP = "link_rx_props"
 
 
 @dataclass
@@ -93,6 +99,8 @@ for _w in (32, 64, 128):
     ]
 # the CA RX / switch SMI RX slot count (4), shorter slots
 PROOFS += [Proof("order-w64-d4", "order", 64, 4, 2, 12)]
+# ib_link_rx (depth/slot fields unused)
+PROOFS += [Proof(f"link-rx-w{_w}", "link", _w, 0, 0, 20) for _w in (32, 64, 128)]
 
 
 @dataclass
@@ -102,6 +110,7 @@ class Mutant:
     old: str  # text in rtl/ib_pkt_fifo.sv, replaced once
     new: str
     proof: str  # the proof that must fail
+    file: Path = RTL[0]  # the RTL file mutated
 
 
 MUTANTS = [
@@ -126,6 +135,12 @@ MUTANTS = [
     Mutant("reload-while-stalled", "the output register is reloaded while stalled",
            "rd_issue   = (iss_cnt_q != '0) & (~out_valid_q | rd_tready_i);",
            "rd_issue   = (iss_cnt_q != '0);", "stream-w32"),
+    Mutant("link-rx-lose-tlast-beat", "ib_link_rx forwards no tlast beat",
+           "out_valid_q <= rx_tvalid_i;", "out_valid_q <= rx_tvalid_i & ~rx_tlast_i;",
+           "link-rx-w32", Path("rtl/ib_link_rx.sv")),
+    Mutant("link-rx-tuser-len-only", "ib_link_rx marks only length errors in tuser",
+           "out_user_q <= rx_tlast_i & err_any;", "out_user_q <= rx_tlast_i & err_len;",
+           "link-rx-w32", Path("rtl/ib_link_rx.sv")),
 ]
 
 
@@ -168,20 +183,28 @@ def warm_up(bin_dir: Path, env: dict[str, str]) -> float:
     return time.monotonic() - t0
 
 
-def build_smt2(p: Proof, tag: str, fifo_src: Path, env: dict[str, str]) -> Path:
+def build_smt2(p: Proof, tag: str, env: dict[str, str],
+               mutated: tuple[Path, Path] | None = None) -> Path:
     """yosys: read the RTL + harness, keep the property set, write SMT2."""
     work = OUT / tag
     work.mkdir(parents=True, exist_ok=True)
     smt2 = work / "model.smt2"
-    files = " ".join(str(f) for f in [fifo_src, RTL[1], HARNESS])
-    keep_rtl_asserts = p.props == "stream"
-    defines = f"-D {p.props.upper()}" + (" -D INDUCT" if p.induct else "")
-    lines = [
-        f"read_slang -j 1 --no-synthesis-define -D FORMAL {defines} --top {TOP} "
-        f"-G DataW={p.data_w} -G Depth={p.depth} -G SlotWords={p.slot_words} -G MetaW={p.meta_w} "
-        f"{files}",
-        f"prep -top {TOP}",
-    ]
+    def sub(f: Path) -> Path:
+        return mutated[1] if mutated and f == mutated[0] else f
+
+    if p.props == "link":
+        top = LINK_TOP
+        read = (f"read_slang -j 1 --no-synthesis-define -D FORMAL --top {top} "
+                f"-G DataW={p.data_w} " + " ".join(str(sub(f)) for f in LINK_FILES))
+    else:
+        top = TOP
+        files = " ".join(str(sub(f)) for f in [RTL[0], RTL[1], HARNESS])
+        defines = f"-D {p.props.upper()}" + (" -D INDUCT" if p.induct else "")
+        read = (f"read_slang -j 1 --no-synthesis-define -D FORMAL {defines} --top {top} "
+                f"-G DataW={p.data_w} -G Depth={p.depth} -G SlotWords={p.slot_words} "
+                f"-G MetaW={p.meta_w} {files}")
+    keep_rtl_asserts = p.props in ("stream", "link")
+    lines = [read, f"prep -top {top}"]
     lines.append("flatten")
     if not keep_rtl_asserts:
         # the RTL's own assertions belong to the stream set
@@ -239,10 +262,10 @@ def run_smtbmc(p: Proof, tag: str, smt2: Path, solver: str, steps: int,
 
 
 def mutate(m: Mutant) -> Path:
-    src = (ROOT / RTL[0]).read_text()
+    src = (ROOT / m.file).read_text()
     if src.count(m.old) != 1:
-        raise RuntimeError(f"mutant {m.name}: the text to replace is not in {RTL[0]} once")
-    dst = OUT / "mut" / m.name / RTL[0].name
+        raise RuntimeError(f"mutant {m.name}: the text to replace is not in {m.file} once")
+    dst = OUT / "mut" / m.name / m.file.name
     (ROOT / dst).parent.mkdir(parents=True, exist_ok=True)
     (ROOT / dst).write_text(src.replace(m.old, m.new))
     return dst
@@ -279,11 +302,17 @@ def main() -> int:
     if args.induction:
         p = dataclasses.replace(by_name[args.only or "count-w32"], induct=True)
         steps = args.depth or 8
-        smt2 = build_smt2(p, f"{p.name}-ind", RTL[0], env)
-        st, secs, det = run_smtbmc(p, f"{p.name}-ind", smt2, args.solver, steps, env,
-                                   induction=True)
-        verdict = {"PASS": "proven for all depths",
-                   "FAIL": "induction step fails (not inductive at this k)"}.get(st, st)
+        smt2 = build_smt2(p, f"{p.name}-ind", env)
+        # base case: BMC to k from reset; then the induction step
+        st, secs, det = run_smtbmc(p, f"{p.name}-ind", smt2, args.solver, steps, env)
+        if st == "PASS":
+            st, secs_i, det = run_smtbmc(p, f"{p.name}-ind", smt2, args.solver, steps, env,
+                                         induction=True)
+            secs += secs_i
+            verdict = {"PASS": "proven for all depths",
+                       "FAIL": "induction step fails (not inductive at this k)"}.get(st, st)
+        else:
+            verdict = f"base case (BMC to {steps}) {st}"
         print(f"{p.name} k-induction k={steps}: {verdict} in {secs:.1f} s {det}")
         return 0 if st != "ERROR" else 2
 
@@ -293,7 +322,7 @@ def main() -> int:
             p = by_name[m.proof]
             steps = args.depth or p.steps
             tag = f"mut-{m.name}"
-            smt2 = build_smt2(p, tag, mutate(m), env)
+            smt2 = build_smt2(p, tag, env, (m.file, mutate(m)))
             st, secs, det = run_smtbmc(p, tag, smt2, args.solver, steps, env)
             ok = st == "FAIL"
             bad += 0 if ok else 1
@@ -311,7 +340,7 @@ def main() -> int:
           f"{'kind':7} {'result':6} {'time':>7}", flush=True)
     for p in todo:
         steps = args.depth or p.steps
-        smt2 = build_smt2(p, p.name, RTL[0], env)
+        smt2 = build_smt2(p, p.name, env)
         st, secs, det = run_smtbmc(p, p.name, smt2, args.solver, steps, env)
         kind = "bmc"
         if p.induct and st == "PASS":
