@@ -4,15 +4,16 @@
 // a packet is its beats from the first wr_valid_i to wr_end_i; it is admitted
 // when wr_slot_free_o was high at its first beat; it is stored (committed)
 // when wr_end_i comes with wr_ok_i, it was admitted and it has at most
-// SlotWords beats; anything else is dropped. Proven (bounded, yosys-smtbmc):
+// SlotWords beats; anything else is dropped. Proven with yosys-smtbmc
+// (bounded; COUNT also by k-induction with the INDUCT invariants):
 //   - no overflow: never more packets stored than Depth slots, and the FIFO
 //     reports a free slot exactly when the model's stored count is below the
 //     limit in force (clamp(limit_i of the previous cycle) to 1..Depth);
 //   - wr_drop_full_o pulses exactly for a wr_ok_i packet that was refused;
 //   - tlast count: packets ended (tlast in) = packets out (tlast out)
-//     + dropped + stored, where "stored" is the FIFO's own occupancy as seen
-//     through wr_slot_free_o against a free limit_i (so a packet lost or made
-//     up inside the FIFO breaks the equation);
+//     + dropped + stored, where "stored" is the FIFO's own occupancy counter
+//     (also pinned through wr_slot_free_o against a free limit_i), so a
+//     packet lost or made up inside the FIFO breaks the equation;
 //   - no partial packet out: rd_tvalid_o only while a committed packet is
 //     stored; the K-th packet out (K free) is the K-th one committed: same
 //     length (tlast exactly on its last beat, so exactly once per packet),
