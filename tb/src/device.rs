@@ -269,6 +269,8 @@ pub struct CaPort {
     pub cycle: u64,
     /// Physical link of the port (`link_up_i`); true from `new`.
     pub link_up: bool,
+    /// `idle_o` of the last cycle: nothing buffered or in flight in the port.
+    pub idle: bool,
 }
 
 impl CaPort {
@@ -299,7 +301,34 @@ impl CaPort {
             sq_beats: 0,
             cycle,
             link_up: true,
+            idle: false,
         })
+    }
+
+    /// Reset the RTL (`rst_ni` low for `cycles`) in the middle of whatever
+    /// it is doing, and with it the testbench side of every stream: every
+    /// queued source packet is dropped (one under way is cut), half-received
+    /// output packets are forgotten, queued register writes are dropped and
+    /// the SM receive queue is back to "take everything" (the RTL's count is
+    /// 0 after reset). Returns the bytes of output packets cut by the reset
+    /// (sum over the sinks), which the caller must not count as delivered.
+    pub fn reset(&mut self, cycles: u32) -> Result<usize> {
+        self.ca.reset(cycles).context("reset")?;
+        self.cycle = self.ca.cycle();
+        self.wire_rx.clear();
+        self.dtx.clear();
+        self.sma_tx.clear();
+        self.sm_tx.clear();
+        self.trap_tx.clear();
+        self.reg_writes.clear();
+        self.sm_rq = RecvQueue::take_all();
+        self.sq_beats = 0;
+        self.tx_beat = None;
+        self.rx_beat = None;
+        Ok(self.wire_tx.clear_partial()
+            + self.drx.clear_partial()
+            + self.sma_rx.clear_partial()
+            + self.sm_rx.clear_partial())
     }
 
     /// Queue a register write; writes go out one per cycle, in order.
@@ -445,6 +474,7 @@ impl CaPort {
             self.sq_beats += 1;
         }
         self.cycle = self.ca.cycle();
+        self.idle = o.idle;
         Ok(o.reg_rdata)
     }
 

@@ -4,8 +4,9 @@
 //! §4 MAD/SMP, §5 directed-route rules, §6 SMI/GSI validation, §7 methods,
 //! §11 VL15 buffers) and the design decisions the project documents
 //! (README "Decisions worth knowing", `docs/arch.md`): a packet is counted
-//! once, at the first check it fails, in the order link checks → VL15 buffer
-//! full → SMI checks → no SM receive WQE; the GSI checks on the data VLs;
+//! once, at the first check it fails, in the order link checks → SMI checks
+//! → VL15 buffer full → no SM receive WQE (see [`default_checks`]); the GSI
+//! checks on the data VLs;
 //! hop count 0 directed-route SMPs posted by the SM are local.
 //!
 //! Receive: [`CaModel::rx`] takes a wire packet (LRH..VCRC, exactly the bytes
@@ -459,8 +460,13 @@ fn icrc_raw(b: &[u8]) -> u32 {
     E.checksum(b)
 }
 
-/// The checks of every path in order. The counters follow the documented
-/// order: a packet is counted once, at the first check it fails.
+/// The checks of every path in order; a packet is counted once, at the
+/// first check it fails. VL15: the link checks, then the SMI's validation,
+/// then the resource checks (no free VL15 RX slot, no SM receive WQE), as
+/// [qib_ud] `qib_ud_rcv` orders them (ibspec §6: validation drops first,
+/// `n_vl15_dropped` only for an SMP it would otherwise have taken): an SMP
+/// that fails a check counts in that check's counter even when the buffer is
+/// full, and VL15Dropped counts only SMPs lost for lack of room.
 pub fn default_checks() -> Vec<RxCheck> {
     let c = |name, path, run| RxCheck { name, path, run };
     vec![
@@ -468,12 +474,12 @@ pub fn default_checks() -> Vec<RxCheck> {
         c("link_lver", Path::Link, link_lver),
         c("link_lnh", Path::Link, link_lnh),
         c("link_vcrc", Path::Link, link_vcrc),
-        c("vl15_full", Path::Vl15, vl15_full),
         c("smi_port_down", Path::Vl15, smi_port_down),
         c("smi_icrc", Path::Vl15, smi_icrc),
         c("smi_bad_hdr", Path::Vl15, smi_bad_hdr),
         c("smi_lid", Path::Vl15, smi_lid),
         c("smi_dr", Path::Vl15, smi_dr),
+        c("vl15_full", Path::Vl15, vl15_full),
         c("sm_no_wqe", Path::Vl15, sm_no_wqe),
         c("gsi_short_grh", Path::Data, gsi_short_grh),
         c("data_icrc", Path::Data, data_icrc),
