@@ -260,6 +260,22 @@ impl CaBench {
         *self.stats.by_tag.entry(tag.to_string()).or_default() += 1;
     }
 
+    /// For testing the scoreboard itself: the RTL receives `sent`, the model
+    /// is told it received `predicted` (a wrong expectation must be caught).
+    pub fn inject_as(&mut self, sent: &[u8], predicted: &[u8], tag: &'static str) {
+        self.inject(predicted, tag);
+        self.port.wire_rx.clear();
+        self.port.wire_rx.push(sent, ());
+    }
+
+    /// For testing the scoreboard itself: the RTL's SMA source sends `sent`,
+    /// the model is told it was `predicted`.
+    pub fn send_sma_as(&mut self, sent: &Mad, predicted: &Mad, meta: SmiMeta) {
+        self.send_sma(predicted, meta);
+        self.port.sma_tx.clear();
+        self.port.sma_tx.push(sent, meta);
+    }
+
     /// Wire packets handed to RX that have not arrived whole yet.
     pub fn rx_backlog(&self) -> usize {
         self.injected.len()
