@@ -873,7 +873,15 @@ impl CaBench {
             }
         }
         for q in self.txq.iter_mut() {
-            self.stats.tx_gated += q.iter().filter(|t| t.optional).count() as u64;
+            // each was committed to the TX buffer (taking its PSN) and
+            // discarded whole by the link gate
+            let gated = q
+                .iter()
+                .filter(|t| t.optional)
+                .filter(|t| matches!(CaModel::new(t.cfg).tx(&t.tin, 0).out, TxOut::Wire(_)))
+                .count() as u32;
+            self.stats.tx_gated += u64::from(gated);
+            self.next_psn = (self.next_psn + gated) & 0xFF_FFFF;
             q.clear();
         }
         Ok(self.port.cycle - start)
