@@ -524,7 +524,7 @@ pub fn check_class(bench: &CaBench, c: FaultClass, bytes: &[u8]) -> Result<()> {
     let Expect::Rx(ctr) = c.expect() else {
         return Ok(());
     };
-    let p = bench.model.rx(bytes, &RxEnv::default());
+    let p = bench.sb.model.rx(bytes, &RxEnv::default());
     let ok = match &p.out {
         RxOut::Dropped => bytes[0] >> 4 == VL15,
         RxOut::Drx { discard, .. } => *discard,
@@ -688,16 +688,16 @@ pub fn soak(o: &SoakOpts) -> Result<SoakReport> {
     checkpoint(&mut b, &mut rng, &mut rep)?;
     rep.cycles = b.cycle() - start_cycle;
     rep.wall_s = t0.elapsed().as_secs_f64();
-    rep.mismatches = b.stats.mismatches;
-    rep.errors = b.errors.clone();
-    rep.stats = b.stats.clone();
+    rep.mismatches = b.sb.stats.mismatches;
+    rep.errors = b.sb.errors.clone();
+    rep.stats = b.sb.stats.clone();
     Ok(rep)
 }
 
 /// The soak's SMA: answers every request it got, unless its send queue is
 /// long (then it stops taking requests: `sma_rx` backpressure).
 fn answer(b: &mut CaBench, rng: &mut Rng) {
-    while let Some((meta, req, _)) = b.requests.pop_front() {
+    while let Some((meta, req, _)) = b.sb.requests.pop_front() {
         if mad::method(&req) == METHOD_TRAP_REPRESS {
             continue;
         }
@@ -751,7 +751,7 @@ fn checkpoint(b: &mut CaBench, rng: &mut Rng, rep: &mut SoakReport) -> Result<()
         answer(b, rng);
         b.port.sma_rx.hold = false;
         b.step()?;
-        if b.settled() && b.port.idle && b.requests.is_empty() {
+        if b.settled() && b.port.idle && b.sb.requests.is_empty() {
             break;
         }
         if b.cycle() - start > bound {
@@ -813,11 +813,11 @@ pub fn fault(
         Vl15Overflow => {
             // the SMA stops taking requests while SMPs keep arriving
             b.port.sma_rx.set_pattern(Pattern::Never);
-            for i in 0..b.depth + 2 + g.below(4) as usize {
+            for i in 0..b.sb.depth + 2 + g.below(4) as usize {
                 // once the buffer is full, now and then an SMP that an SMI
                 // check rejects: counted by that check, not as VL15Dropped
                 // (ibspec §6, [qib_ud]: validation before the resource drop)
-                let p = if i > b.depth && g.below(3) == 0 {
+                let p = if i > b.sb.depth && g.below(3) == 0 {
                     let k = [BadIcrc, DlidNotOurs, HopCount64, Opcode][g.below(4) as usize];
                     g.rx_fault(k)
                 } else {

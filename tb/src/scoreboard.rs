@@ -1,30 +1,38 @@
-//! A scoreboard for one RTL CA port: it wraps a [`CaPort`], predicts with
-//! [`crate::refmodel::ca::CaModel`] what every packet handed to the port must
-//! become, and checks what the RTL does against it transaction by
+//! A scoreboard for one RTL CA port: it watches a [`CaPort`] through its
+//! [`Tap`] (a copy of everything that crosses the port's boundary), predicts
+//! with [`crate::refmodel::ca::CaModel`] what every packet the port takes in
+//! must become, and checks what the RTL does against it transaction by
 //! transaction, byte for byte, per output port in order: the SMA and SM
 //! receive interfaces (MAD and sideband), the data RX port (bytes and the
-//! discard flag) and the wire (LRH..VCRC). The counters, read over the
-//! register bus, are checked against the sum of the predicted deltas.
+//! discard flag) and the wire (LRH..VCRC; VL15 per send-engine source in
+//! order, data VLs in order). The counters, read over the register bus, are
+//! checked against the sum of the predicted deltas.
 //!
-//! Use: [`CaBench::new`], [`CaBench::configure`], then [`CaBench::inject`]
-//! wire packets and [`CaBench::send_sma`] / [`CaBench::send_sm`] /
-//! [`CaBench::send_trap`] MADs, [`CaBench::step`] the clock, and finish with
-//! [`CaBench::drain`] and [`CaBench::check_counters`]. Requests the SMA
-//! receives are queued in [`CaBench::requests`] for the caller to answer.
+//! Two ways in:
+//! - any test that steps a port itself opts in with [`Scoreboard::attach`]
+//!   and calls [`Scoreboard::observe`] after every step (the fabric of
+//!   `crate::fabric` does this for `Fabric::add_scoreboard`, and the spine
+//!   regression turns it on for every scenario);
+//! - [`CaBench`] owns a port and a scoreboard and adds the fault episodes
+//!   (reset and link down mid-packet) that `crate::faults` uses.
 //!
 //! Where only the RTL's timing decides (the exact cycle at which the VL15 RX
-//! buffer counts as full, ibspec §11 "an SMP arriving to a full buffer is
-//! discarded"), the scoreboard works out from what it has seen whether the
+//! buffer counts as full, ibspec §11 "an SMP arriving to a full VL15 buffer
+//! is discarded"), the scoreboard works out from what it has seen whether the
 //! buffer was full for the whole arrival of the SMP (then the model must
 //! drop it), had a free slot for the whole arrival (then the model must take
 //! it), or changed during it; only in the last case does it accept either
 //! choice and follow what the RTL did (counted in `Stats::ambiguous_full`).
+//! An SMP's arrival is [first wire beat, last wire beat + DECIDE_SLACK];
+//! its slot is taken for good when it comes out of the SMA/SM interface
+//! (last beat) or, for a MAD for the SM without a WQE, after it could have
+//! been read out behind the MADs before it.
 
 use std::collections::{BTreeMap, VecDeque};
 
 use anyhow::{bail, Result};
 
-use crate::device::{reg, AddressHandle, CaPort, SmiMeta};
+use crate::device::{reg, AddressHandle, CaPort, SmiMeta, Tap, TxPortIn};
 use crate::mad::Mad;
 use crate::packet::consts::*;
 use crate::refmodel::ca::{CaModel, PortConfig, RxEnv, RxOut, TxIn, TxOut, TxSource};
@@ -41,7 +49,7 @@ pub const DECIDE_SLACK: u64 = 8;
 /// Counters the scoreboard keeps.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct Stats {
-    /// Wire packets handed to the port's RX.
+    /// Wire packets handed to the port's RX by the testbench.
     pub injected: u64,
     /// Injected packets by tag (fault class or "good").
     pub by_tag: BTreeMap<String, u64>,
@@ -58,7 +66,7 @@ pub struct Stats {
     pub ambiguous_full: u64,
     /// SMPs the model dropped because the buffer was full for their whole arrival.
     pub certain_full: u64,
-    /// Packets on the wire that a link-down period may discard (and did).
+    /// Packets for the wire that a link-down period discarded.
     pub tx_gated: u64,
     /// Expectations dropped by a reset of the port.
     pub lost_to_reset: u64,
@@ -93,14 +101,6 @@ struct Vl15Entry {
     tag: &'static str,
 }
 
-/// A wire packet handed to RX, not yet arrived whole.
-#[derive(Debug, Clone)]
-struct Injected {
-    bytes: Vec<u8>,
-    tag: &'static str,
-    first: Option<u64>,
-}
-
 /// A packet arrived whole, waiting for `last + DECIDE_SLACK`.
 #[derive(Debug, Clone)]
 struct Arrived {
@@ -114,91 +114,142 @@ struct Arrived {
     cfg: PortConfig,
 }
 
-/// One MAD handed to the send engine, predicted for the wire.
+/// One packet handed to the send engine or the data TX port.
 #[derive(Debug, Clone)]
 struct TxItem {
     tin: TxIn,
+    /// Data TX: the packet (LRH..ICRC).
+    data: Option<Vec<u8>>,
     cfg: PortConfig,
     /// A link-down period may discard it at the wire.
     optional: bool,
 }
 
-/// A RTL CA port under the scoreboard.
-pub struct CaBench {
-    pub port: CaPort,
+impl TxItem {
+    fn predict(&self, psn: u32) -> TxOut {
+        let m = CaModel::new(self.cfg);
+        match &self.data {
+            Some(d) => m.tx_data(d).out,
+            None => m.tx(&self.tin, psn).out,
+        }
+    }
+    fn to_wire(&self) -> bool {
+        matches!(self.predict(0), TxOut::Wire(_))
+    }
+}
+
+/// How many errors are kept in words.
+const KEEP_ERRORS: usize = 20;
+
+fn src_index(s: TxPortIn) -> usize {
+    match s {
+        TxPortIn::Sma => 0,
+        TxPortIn::Sm => 1,
+        TxPortIn::Trap => 2,
+        TxPortIn::Data => 3,
+    }
+}
+
+/// The scoreboard of one CA port.
+pub struct Scoreboard {
     pub model: CaModel,
     /// VL15 RX slots in use (RegRxDepth).
     pub depth: usize,
     pub stats: Stats,
     /// The first mismatches, in words (all are counted in `stats`).
     pub errors: Vec<String>,
-    /// MADs the SMA received (as predicted), for the caller to answer:
-    /// (sideband, MAD, cycle of the last beat).
+    /// Collect the MADs the SMA received (as predicted) in `requests`.
+    pub collect_requests: bool,
+    /// (sideband, MAD, cycle of the last beat) of each MAD the SMA received.
     pub requests: VecDeque<(SmiMeta, Mad, u64)>,
-    /// Counter values expected since the last reset.
+    /// Tags of the packets the testbench put on the wire RX, in order.
+    pub tags: VecDeque<&'static str>,
+    /// Packets cut by a link-down: their beats and the next packet's reach
+    /// the RTL as one packet, which takes both tags.
+    merge_tags: usize,
+    /// Counter values expected since the last reset or clear.
     expected: CtrDelta,
     /// SMI-rejected SMPs whose buffer fill was ambiguous, by the SMI counter
     /// they count in when the buffer had room (else VL15Dropped).
     amb_counts: [u32; NUM_CTRS],
-    injected: VecDeque<Injected>,
-    /// Bytes of a packet a link-down cut, which the next packet continues.
-    carry: Option<(Vec<u8>, u64)>,
+    rx_cur: Vec<u8>,
+    rx_first: u64,
+    rx_tb: bool,
     arrived: VecDeque<Arrived>,
     vl15q: VecDeque<Vl15Entry>,
     drxq: VecDeque<(Vec<u8>, bool, &'static str)>,
-    txq: [VecDeque<TxItem>; 3],
+    /// SMA, SM, trap, data TX.
+    txq: [VecDeque<TxItem>; 4],
+    tx_cur: [(Vec<u8>, SmiMeta, AddressHandle); 4],
     next_psn: u32,
-    /// Observed outputs not yet matched (their prediction is still due).
+    /// VL15 packets the link gate discarded (each took a PSN) minus the PSN
+    /// jumps already seen on the wire for them.
+    psn_debt: i64,
     obs_sma: VecDeque<Received<SmiMeta>>,
     obs_sm: VecDeque<Received<SmiMeta>>,
     obs_drx: VecDeque<Received<()>>,
-    /// The cycle the last packet arrived or was handed to a source.
-    pub last_activity: u64,
     /// The latest receive decisions, in words (context for a mismatch).
     recent: VecDeque<String>,
+    link_up: bool,
+    wqe_posted: Option<u64>,
+    cycle: u64,
+    /// For testing the scoreboard itself: predict the next arrival / the
+    /// next MAD from a source from these bytes instead of what the RTL got.
+    substitute_rx: Option<Vec<u8>>,
+    substitute_tx: Option<(usize, Mad)>,
 }
 
-/// How many errors are kept in words.
-const KEEP_ERRORS: usize = 20;
-
-fn src_index(s: TxSource) -> usize {
-    match s {
-        TxSource::Sma => 0,
-        TxSource::Sm => 1,
-        TxSource::Trap => 2,
+impl Default for Scoreboard {
+    fn default() -> Self {
+        Self::new()
     }
 }
 
-impl CaBench {
-    /// A reset port of width `data_w` with every register at its reset value.
-    pub fn new(data_w: u32) -> Result<Self> {
-        let port = CaPort::new(data_w)?;
-        Ok(CaBench {
-            port,
+impl Scoreboard {
+    /// A scoreboard for a port just out of reset.
+    pub fn new() -> Self {
+        Scoreboard {
             model: CaModel::default(),
             depth: 4,
             stats: Stats::default(),
             errors: Vec::new(),
+            collect_requests: false,
             requests: VecDeque::new(),
+            tags: VecDeque::new(),
+            merge_tags: 0,
             expected: CtrDelta::default(),
             amb_counts: [0; NUM_CTRS],
-            injected: VecDeque::new(),
-            carry: None,
+            rx_cur: Vec::new(),
+            rx_first: 0,
+            rx_tb: false,
             arrived: VecDeque::new(),
             vl15q: VecDeque::new(),
             drxq: VecDeque::new(),
             txq: Default::default(),
+            tx_cur: Default::default(),
             next_psn: 0,
+            psn_debt: 0,
             obs_sma: VecDeque::new(),
             obs_sm: VecDeque::new(),
             obs_drx: VecDeque::new(),
-            last_activity: 0,
             recent: VecDeque::new(),
-        })
+            link_up: true,
+            wqe_posted: None,
+            cycle: 0,
+            substitute_rx: None,
+            substitute_tx: None,
+        }
     }
 
-    pub fn cycle(&self) -> u64 {
-        self.port.cycle
+    /// Opt a port in: turn its tap on and return its scoreboard. Call before
+    /// the port has done anything since its reset; then call
+    /// [`Scoreboard::observe`] after every step.
+    pub fn attach(port: &mut CaPort) -> Self {
+        port.tap = Some(Box::default());
+        let mut sb = Self::new();
+        sb.link_up = port.link_up;
+        sb.cycle = port.cycle;
+        sb
     }
 
     fn error(&mut self, msg: String) {
@@ -207,237 +258,69 @@ impl CaBench {
             let recent: Vec<&str> = self.recent.iter().map(|s| s.as_str()).collect();
             self.errors.push(format!(
                 "cycle {}: {msg}\n    latest decisions:\n      {}",
-                self.port.cycle,
+                self.cycle,
                 recent.join("\n      ")
             ));
         }
     }
 
-    /// Write the port configuration and VL15 RX depth into the RTL (one
-    /// register write per cycle) and into the model. Call while no packet is
-    /// arriving: the model takes the new values at once.
-    pub fn configure(&mut self, cfg: PortConfig, depth: usize) -> Result<()> {
-        let p = &mut self.port;
-        p.write_reg(reg::PORT_LID, u32::from(cfg.lid));
-        p.write_reg(reg::PORT_LMC, u32::from(cfg.lmc));
-        p.write_reg(reg::MASTER_SM_LID, u32::from(cfg.master_sm_lid));
-        p.write_reg(reg::MASTER_SM_SL, u32::from(cfg.master_sm_sl));
-        p.write_reg(reg::PORT_STATE, u32::from(cfg.port_state));
-        p.write_reg(reg::RX_DEPTH, depth as u32);
-        while self.port.reg_writes_pending() {
-            self.step()?;
-        }
-        self.step()?;
-        self.model.cfg.lid = cfg.lid;
-        self.model.cfg.lmc = cfg.lmc;
-        self.model.cfg.master_sm_lid = cfg.master_sm_lid;
-        self.model.cfg.master_sm_sl = cfg.master_sm_sl;
-        self.model.cfg.port_state = cfg.port_state;
-        self.depth = depth;
-        Ok(())
-    }
-
-    /// Write PortState (e.g. Down for the "SMP to a port that is Down" fault).
-    pub fn set_port_state(&mut self, s: u8) -> Result<()> {
-        self.port.write_reg(reg::PORT_STATE, u32::from(s));
-        while self.port.reg_writes_pending() {
-            self.step()?;
-        }
-        self.step()?;
-        self.model.cfg.port_state = s;
-        Ok(())
-    }
-
-    /// Hand a wire packet (LRH..VCRC) to the port's RX, tagged for the stats.
-    pub fn inject(&mut self, bytes: &[u8], tag: &'static str) {
-        self.port.wire_rx.push(bytes, ());
-        self.injected.push_back(Injected {
-            bytes: bytes.to_vec(),
-            tag,
-            first: None,
-        });
-        self.stats.injected += 1;
-        *self.stats.by_tag.entry(tag.to_string()).or_default() += 1;
-    }
-
-    /// For testing the scoreboard itself: the RTL receives `sent`, the model
-    /// is told it received `predicted` (a wrong expectation must be caught).
-    pub fn inject_as(&mut self, sent: &[u8], predicted: &[u8], tag: &'static str) {
-        self.inject(predicted, tag);
-        self.port.wire_rx.clear();
-        self.port.wire_rx.push(sent, ());
-    }
-
-    /// For testing the scoreboard itself: the RTL's SMA source sends `sent`,
-    /// the model is told it was `predicted`.
-    pub fn send_sma_as(&mut self, sent: &Mad, predicted: &Mad, meta: SmiMeta) {
-        self.send_sma(predicted, meta);
-        self.port.sma_tx.clear();
-        self.port.sma_tx.push(sent, meta);
-    }
-
-    /// Wire packets handed to RX that have not arrived whole yet.
-    pub fn rx_backlog(&self) -> usize {
-        self.injected.len()
-    }
-
-    fn push_tx(&mut self, tin: TxIn) {
-        // What never reaches the wire is counted now; a wire packet's send
-        // engine count too (it is committed whatever the link does later).
-        let p = self.model.tx(&tin, 0);
-        let mut c = p.ctr;
-        if let TxOut::Wire(_) = p.out {
-            c = CtrDelta::one(Ctr::SqPkts);
-        }
-        self.expected.merge(&c);
-        let optional = !self.port.link_up;
-        let s = src_index(tin.source);
-        self.txq[s].push_back(TxItem {
-            tin,
-            cfg: self.model.cfg,
-            optional,
-        });
-        self.last_activity = self.port.cycle;
-    }
-
-    /// An SMA response: `meta` is the request's sideband (slid, dlid, sl).
-    pub fn send_sma(&mut self, mad: &Mad, meta: SmiMeta) {
-        self.port.sma_tx.push(mad, meta);
-        self.push_tx(TxIn {
-            source: TxSource::Sma,
-            mad: *mad,
-            meta,
-            ah: AddressHandle::default(),
-        });
-    }
-
-    /// An SM request with its address handle.
-    pub fn send_sm(&mut self, mad: &Mad, ah: AddressHandle) {
-        self.port.sm_tx.push(mad, ah);
-        self.push_tx(TxIn {
-            source: TxSource::Sm,
-            mad: *mad,
-            meta: SmiMeta::default(),
-            ah,
-        });
-    }
-
-    /// A trap from the SMA (to MasterSMLID).
-    pub fn send_trap(&mut self, mad: &Mad) {
-        self.port.trap_tx.push(mad, ());
-        self.push_tx(TxIn {
-            source: TxSource::Trap,
-            mad: *mad,
-            meta: SmiMeta::default(),
-            ah: AddressHandle::default(),
-        });
-    }
-
-    /// Take the physical link down or up (`link_up_i`). Going down cuts the
-    /// wire RX packet under way (its link partner stops sending; the bytes
-    /// sent so far and the next packet reach the RTL as one packet, which the
-    /// model judges as such); every packet waiting for the wire may be
-    /// discarded whole by the link gate while the link is down.
-    pub fn set_link(&mut self, up: bool) {
-        if !up && self.port.link_up {
-            let sent = self.port.wire_rx.abort_current();
-            if sent > 0 {
-                if let Some(mut inj) = self.injected.pop_front() {
-                    inj.bytes.truncate(sent * beat_bytes(self.port.data_w));
-                    let first = inj.first.unwrap_or(self.port.cycle);
-                    self.carry = Some(match self.carry.take() {
-                        Some((mut b, f)) => {
-                            b.extend_from_slice(&inj.bytes);
-                            (b, f)
-                        }
-                        None => (inj.bytes, first),
-                    });
-                }
-            }
-            for q in self.txq.iter_mut() {
-                for t in q.iter_mut() {
-                    t.optional = true;
-                }
-            }
-        }
-        self.port.link_up = up;
-        // PortState follows the link at its edge (docs/arch.md ib_port_regs).
-        self.model.cfg.port_state = if up { PORT_STATE_INIT } else { PORT_STATE_DOWN };
-    }
-
-    /// Reset the port in the middle of whatever it is doing (and the
-    /// testbench side of its streams, see `CaPort::reset`). Everything in
-    /// flight is lost; the counters restart from 0; the caller configures
-    /// the port again.
-    pub fn reset(&mut self, cycles: u32) -> Result<()> {
-        let cut = self.port.reset(cycles)?;
-        self.stats.cut_by_reset += cut as u64;
-        let lost = self.injected.len()
-            + self.arrived.len()
-            + self.vl15q.iter().filter(|e| !e.seen).count()
-            + self.drxq.len()
-            + self.txq.iter().map(|q| q.len()).sum::<usize>();
-        self.stats.lost_to_reset += lost as u64;
-        self.injected.clear();
-        self.carry = None;
-        self.arrived.clear();
-        self.vl15q.clear();
-        self.drxq.clear();
-        for q in self.txq.iter_mut() {
-            q.clear();
-        }
-        self.obs_sma.clear();
-        self.obs_sm.clear();
-        self.obs_drx.clear();
-        self.port.wire_tx.packets.clear();
-        self.requests.clear();
-        self.expected = CtrDelta::default();
-        self.amb_counts = [0; NUM_CTRS];
-        self.next_psn = 0;
-        self.model.cfg = PortConfig {
-            port_state: if self.port.link_up {
-                PORT_STATE_INIT
-            } else {
-                PORT_STATE_DOWN
-            },
-            ..PortConfig::default()
+    /// Take in what crossed the port in the cycles since the last call (its
+    /// tap), judge and match. Call after every `CaPort::step`.
+    pub fn observe(&mut self, port: &mut CaPort) {
+        let Some(tap) = port.tap.as_mut() else {
+            self.error("observe: the port has no tap (Scoreboard::attach)".into());
+            return;
         };
-        self.depth = 4;
-        Ok(())
-    }
-
-    /// One clock cycle with the register bus idle (reading RegId).
-    pub fn step(&mut self) -> Result<()> {
-        self.step_read(reg::ID).map(|_| ())
-    }
-
-    /// One clock cycle reading register `addr`; returns its value.
-    pub fn step_read(&mut self, addr: u8) -> Result<u32> {
-        let v = self.port.step(None, addr)?;
-        let now = self.port.cycle - 1;
-        if let Some((b, true)) = self.port.rx_beat {
-            if let Some(front) = self.injected.front_mut() {
-                if front.first.is_none() {
-                    front.first = Some(now);
+        let t: Tap = std::mem::take(&mut **tap);
+        let now = port.cycle.saturating_sub(1);
+        self.cycle = port.cycle;
+        self.wqe_posted = port.sm_rq.posted();
+        if port.link_up != self.link_up {
+            self.link_edge(port.link_up);
+        }
+        for (addr, v) in t.reg_writes {
+            self.reg_write(addr, v);
+        }
+        let bb = beat_bytes(port.data_w);
+        for (cyc, b, tb) in t.rx {
+            if self.rx_cur.is_empty() {
+                self.rx_first = cyc;
+                self.rx_tb = tb;
+            }
+            self.rx_cur.extend(b.bytes());
+            if b.last {
+                let tag = if self.rx_tb {
+                    let mut tag = self.tags.pop_front().unwrap_or("tb");
+                    while self.merge_tags > 0 {
+                        self.merge_tags -= 1;
+                        tag = self.tags.pop_front().map_or(tag, |_| tag);
+                    }
+                    tag
+                } else {
+                    "link"
+                };
+                let mut bytes = std::mem::take(&mut self.rx_cur);
+                if let Some(sub) = self.substitute_rx.take() {
+                    bytes = sub;
                 }
-                if b.last {
-                    let inj = self.injected.pop_front().expect("front");
-                    let (bytes, first) = match self.carry.take() {
-                        Some((mut c, f)) => {
-                            c.extend_from_slice(&inj.bytes);
-                            (c, f)
-                        }
-                        None => (inj.bytes, inj.first.unwrap_or(now)),
-                    };
-                    self.arrived.push_back(Arrived {
-                        bytes,
-                        tag: inj.tag,
-                        first,
-                        last: now,
-                        cfg: self.model.cfg,
-                    });
-                    self.last_activity = now;
-                }
+                self.arrived.push_back(Arrived {
+                    bytes,
+                    tag,
+                    first: self.rx_first,
+                    last: cyc,
+                    cfg: self.model.cfg,
+                });
+            }
+        }
+        let _ = bb;
+        for (src, b, meta, ah) in t.tx_in {
+            let i = src_index(src);
+            self.tx_cur[i].0.extend(b.bytes());
+            self.tx_cur[i].1 = meta;
+            self.tx_cur[i].2 = ah;
+            if b.last {
+                let (bytes, meta, ah) = std::mem::take(&mut self.tx_cur[i]);
+                self.tx_taken(src, bytes, meta, ah);
             }
         }
         while self
@@ -448,21 +331,159 @@ impl CaBench {
             let a = self.arrived.pop_front().expect("front");
             self.decide(a);
         }
-        while let Some(p) = self.port.sma_rx.packets.pop_front() {
-            self.obs_sma.push_back(p);
-        }
-        while let Some(p) = self.port.sm_rx.packets.pop_front() {
-            self.obs_sm.push_back(p);
-        }
-        while let Some(p) = self.port.drx.packets.pop_front() {
-            self.obs_drx.push_back(p);
-        }
-        self.match_vl15(now);
+        self.obs_sma.extend(t.sma);
+        self.obs_sm.extend(t.sm);
+        self.obs_drx.extend(t.drx);
+        self.match_vl15();
         self.match_drx();
-        while let Some(p) = self.port.wire_tx.packets.pop_front() {
+        for p in t.wire {
             self.match_wire(p);
         }
-        Ok(v)
+    }
+
+    /// The physical link changed: PortState follows (docs/arch.md
+    /// ib_port_regs), and going down every packet waiting for the wire may
+    /// be discarded whole by the link gate.
+    fn link_edge(&mut self, up: bool) {
+        if !up {
+            for q in self.txq.iter_mut() {
+                for t in q.iter_mut() {
+                    t.optional = true;
+                }
+            }
+        }
+        self.link_up = up;
+        self.model.cfg.port_state = if up {
+            PORT_STATE_INIT
+        } else {
+            PORT_STATE_DOWN
+        };
+    }
+
+    /// A register write reached the RTL.
+    fn reg_write(&mut self, addr: u8, v: u32) {
+        let c = &mut self.model.cfg;
+        match addr {
+            reg::PORT_LID => c.lid = v as u16,
+            reg::PORT_LMC => c.lmc = (v & 7) as u8,
+            reg::MASTER_SM_LID => c.master_sm_lid = v as u16,
+            reg::MASTER_SM_SL => c.master_sm_sl = (v & 0xF) as u8,
+            reg::PORT_STATE => c.port_state = (v & 0xF) as u8,
+            reg::RX_DEPTH => self.depth = (v as usize).max(1),
+            reg::CTR_CLEAR => {
+                self.expected = CtrDelta::default();
+                self.amb_counts = [0; NUM_CTRS];
+            }
+            reg::CTR_CLEAR_SEL => {
+                for k in Ctr::ALL {
+                    if v & (1 << k as u32) != 0 {
+                        self.expected.0[k as usize] = 0;
+                        self.amb_counts[k as usize] = 0;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The send engine (or the data TX port) took a whole packet.
+    fn tx_taken(&mut self, src: TxPortIn, bytes: Vec<u8>, meta: SmiMeta, ah: AddressHandle) {
+        let i = src_index(src);
+        let mut mad = [0u8; MAD_BYTES];
+        let n = bytes.len().min(MAD_BYTES);
+        mad[..n].copy_from_slice(&bytes[..n]);
+        if let Some((k, sub)) = self.substitute_tx {
+            if k == i {
+                mad = sub;
+                self.substitute_tx = None;
+            }
+        }
+        let source = match src {
+            TxPortIn::Sm => TxSource::Sm,
+            TxPortIn::Trap => TxSource::Trap,
+            _ => TxSource::Sma,
+        };
+        let item = TxItem {
+            tin: TxIn {
+                source,
+                mad,
+                meta,
+                ah,
+            },
+            data: (src == TxPortIn::Data).then_some(bytes),
+            cfg: self.model.cfg,
+            optional: !self.link_up,
+        };
+        if item.data.is_none() {
+            // What never reaches the wire is counted now; a wire packet's
+            // send-engine count too (it is committed whatever the link does).
+            let p = CaModel::new(item.cfg).tx(&item.tin, 0);
+            let c = match p.out {
+                TxOut::Wire(_) => CtrDelta::one(Ctr::SqPkts),
+                _ => p.ctr,
+            };
+            self.expected.merge(&c);
+        }
+        self.txq[i].push_back(item);
+    }
+
+    /// The port was reset (with the testbench side of its streams): every
+    /// expectation is gone, the counters and the PSN restart from 0, the
+    /// registers are at their reset values.
+    pub fn on_reset(&mut self, link_up: bool, cut_bytes: usize) {
+        self.stats.cut_by_reset += cut_bytes as u64;
+        let lost = self.tags.len()
+            + self.arrived.len()
+            + self.vl15q.iter().filter(|e| !e.seen).count()
+            + self.drxq.len()
+            + self.txq.iter().map(|q| q.len()).sum::<usize>();
+        self.stats.lost_to_reset += lost as u64;
+        self.tags.clear();
+        self.merge_tags = 0;
+        self.rx_cur.clear();
+        self.arrived.clear();
+        self.vl15q.clear();
+        self.drxq.clear();
+        for q in self.txq.iter_mut() {
+            q.clear();
+        }
+        self.tx_cur = Default::default();
+        self.obs_sma.clear();
+        self.obs_sm.clear();
+        self.obs_drx.clear();
+        self.requests.clear();
+        self.expected = CtrDelta::default();
+        self.amb_counts = [0; NUM_CTRS];
+        self.next_psn = 0;
+        self.psn_debt = 0;
+        self.link_up = link_up;
+        self.model.cfg = PortConfig {
+            port_state: if link_up {
+                PORT_STATE_INIT
+            } else {
+                PORT_STATE_DOWN
+            },
+            ..PortConfig::default()
+        };
+        self.depth = 4;
+    }
+
+    /// The testbench cut the wire RX packet under way (link down): its beats
+    /// and the next packet's are one packet for the RTL.
+    pub fn rx_cut(&mut self) {
+        self.merge_tags += 1;
+    }
+
+    /// For testing the scoreboard itself: judge the next packet that arrives
+    /// on the wire as if it were `bytes`.
+    pub fn substitute_next_rx(&mut self, bytes: &[u8]) {
+        self.substitute_rx = Some(bytes.to_vec());
+    }
+
+    /// For testing the scoreboard itself: predict the next MAD the SMA's
+    /// send interface takes as if it were `mad`.
+    pub fn substitute_next_sma_tx(&mut self, mad: &Mad) {
+        self.substitute_tx = Some((0, *mad));
     }
 
     /// Whether the VL15 RX buffer is full for the SMP that arrived over
@@ -490,7 +511,7 @@ impl CaBench {
 
     /// Receive WQEs the SM has for the next MAD (None = "take everything").
     fn sm_wqe(&self) -> bool {
-        match self.port.sm_rq.posted() {
+        match self.wqe_posted {
             None => true,
             Some(n) => {
                 let waiting = self
@@ -616,7 +637,8 @@ impl CaBench {
     /// A discarded MAD for the SM frees its slot after the MADs before it
     /// have left and it has been read out (256 bytes at full rate).
     fn update_discard_exits(&mut self) {
-        let beats = (MAD_BYTES / beat_bytes(self.port.data_w)) as u64;
+        // 256 MAD bytes at the narrowest width: an upper bound at every width
+        let beats = (MAD_BYTES / 4) as u64;
         let mut prev: Option<(u64, u64)> = Some((0, 0));
         for e in self.vl15q.iter_mut() {
             if e.dest == Dest::Discard && e.exit.is_none() {
@@ -636,13 +658,13 @@ impl CaBench {
         // forget what left long ago
         while self.vl15q.front().is_some_and(|e| {
             e.exit
-                .is_some_and(|(_, hi)| hi + 10_000 < self.port.cycle && e.alt.is_none())
+                .is_some_and(|(_, hi)| hi + 10_000 < self.cycle && e.alt.is_none())
         }) {
             self.vl15q.pop_front();
         }
     }
 
-    fn match_vl15(&mut self, now: u64) {
+    fn match_vl15(&mut self) {
         loop {
             // the next observed MAD, SMA or SM, in the order they completed
             let take_sma = match (self.obs_sma.front(), self.obs_sm.front()) {
@@ -712,7 +734,6 @@ impl CaBench {
                     obs.bytes.get(8..16)
                 ));
             }
-            let _ = now;
             if take_sma {
                 self.obs_sma.pop_front();
                 if matched {
@@ -764,21 +785,51 @@ impl CaBench {
 
     fn match_wire(&mut self, obs: Received<()>) {
         let b = &obs.bytes;
+        if b.first().is_some_and(|v| v >> 4 != VL15) {
+            // a data-VL packet: the data TX port's packets, in order
+            let q = &mut self.txq[3];
+            let mut skip = 0;
+            for (k, t) in q.iter().enumerate() {
+                match t.predict(0) {
+                    TxOut::Wire(w) if w == *b => {
+                        self.expected.add(Ctr::TxDataPkts, 1);
+                        let pl = u16::from_be_bytes([b[4], b[5]]) & 0x07FF;
+                        self.expected.add(Ctr::TxWords, u32::from(pl));
+                        self.stats.wire_tx += 1;
+                        self.stats.tx_gated += skip;
+                        q.drain(..=k);
+                        return;
+                    }
+                    _ if t.optional => skip += 1,
+                    _ => break,
+                }
+            }
+            let head = q
+                .front()
+                .map(|t| match t.predict(0) {
+                    TxOut::Wire(w) => first_diff(b, &w),
+                    _ => "-".into(),
+                })
+                .unwrap_or_else(|| "nothing".into());
+            self.error(format!(
+                "wire TX data-VL packet of {} bytes does not match the data TX port's next packet ({head})",
+                b.len()
+            ));
+            return;
+        }
         let psn_obs = if b.len() >= 20 {
             u32::from_be_bytes([0, b[17], b[18], b[19]])
         } else {
             0
         };
-        let optional: u32 = self
-            .txq
+        let optional: u32 = self.txq[..3]
             .iter()
             .flat_map(|q| q.iter())
             .filter(|t| t.optional)
             .count() as u32;
         // A packet the link gate discarded still took its PSN.
-        let psn = if optional > 0
-            && psn_obs.wrapping_sub(self.next_psn) & 0xFF_FFFF <= optional
-        {
+        let jump = psn_obs.wrapping_sub(self.next_psn) & 0xFF_FFFF;
+        let psn = if optional > 0 && jump <= optional {
             psn_obs
         } else {
             self.next_psn
@@ -786,14 +837,14 @@ impl CaBench {
         for s in 0..3 {
             let mut skip = 0;
             for (k, t) in self.txq[s].iter().enumerate() {
-                let m = CaModel::new(t.cfg);
-                let p = m.tx(&t.tin, psn);
-                match &p.out {
-                    TxOut::Wire(w) if w == b => {
+                match t.predict(psn) {
+                    TxOut::Wire(w) if w == *b => {
                         self.expected.add(Ctr::TxVl15Pkts, 1);
                         self.expected.add(Ctr::TxWords, u32::from(SMP_PKT_LEN));
                         self.stats.wire_tx += 1;
                         self.stats.tx_gated += skip;
+                        self.psn_debt += skip as i64
+                            - i64::from(psn.wrapping_sub(self.next_psn) & 0xFF_FFFF);
                         self.txq[s].drain(..=k);
                         self.next_psn = (psn + 1) & 0xFF_FFFF;
                         return;
@@ -804,12 +855,11 @@ impl CaBench {
                 }
             }
         }
-        let heads: Vec<String> = self
-            .txq
+        let heads: Vec<String> = self.txq[..3]
             .iter()
             .map(|q| {
                 q.iter()
-                    .find_map(|t| match CaModel::new(t.cfg).tx(&t.tin, psn).out {
+                    .find_map(|t| match t.predict(psn) {
                         TxOut::Wire(w) => Some(first_diff(b, &w)),
                         _ => None,
                     })
@@ -822,78 +872,82 @@ impl CaBench {
         ));
     }
 
-    /// Everything predicted has come out (optional expectations aside).
+    /// Everything predicted has come out (expectations that may not come out
+    /// aside) and no packet is half seen.
     pub fn settled(&self) -> bool {
-        self.injected.is_empty()
-            && self.arrived.is_empty()
-            && self.carry.is_none()
-            && self.vl15q.iter().all(|e| e.seen || e.dest == Dest::Discard || e.alt.is_some())
-            && self.drxq.is_empty()
-            && self.txq.iter().all(|q| {
-                q.iter()
-                    .all(|t| t.optional || !matches!(CaModel::new(t.cfg).tx(&t.tin, 0).out, TxOut::Wire(_)))
-            })
-            && self.port.sources_idle()
-    }
-
-    /// Step until every prediction has come out and the port reports
-    /// `idle_o`; an error after `bound` cycles (a lockup or a lost packet).
-    /// Returns the cycles it took. Expectations left open (ambiguous drops,
-    /// packets a link-down may have discarded) are then resolved as dropped.
-    pub fn drain(&mut self, bound: u64) -> Result<u64> {
-        let start = self.port.cycle;
-        loop {
-            self.step()?;
-            if self.settled() && self.port.idle && self.requests.is_empty() {
-                break;
-            }
-            if self.port.cycle - start > bound {
-                let open: Vec<String> = self
-                    .vl15q
-                    .iter()
-                    .filter(|e| !e.seen && e.dest != Dest::Discard && e.alt.is_none())
-                    .map(|e| format!("{:?} {} arrived {}", e.dest, e.tag, e.arrived))
-                    .take(5)
-                    .collect();
-                bail!(
-                    "not drained after {bound} cycles (lockup or lost packet): idle_o {}, {} RX packets not arrived, {} undelivered MADs {open:?}, {} data RX packets, TX {:?} waiting, requests unanswered {}",
-                    self.port.idle,
-                    self.injected.len(),
-                    self.vl15q.iter().filter(|e| !e.seen && e.dest != Dest::Discard && e.alt.is_none()).count(),
-                    self.drxq.len(),
-                    self.txq.iter().map(|q| q.len()).collect::<Vec<_>>(),
-                    self.requests.len(),
-                );
-            }
-        }
-        // what has not come out by now never will
-        for e in self.vl15q.drain(..) {
-            if let (false, Some((_, drop))) = (e.seen, e.alt) {
-                self.expected.merge(&drop);
-            }
-        }
-        for q in self.txq.iter_mut() {
-            // each was committed to the TX buffer (taking its PSN) and
-            // discarded whole by the link gate
-            let gated = q
+        self.arrived.is_empty()
+            && self.rx_cur.is_empty()
+            && self.tx_cur.iter().all(|c| c.0.is_empty())
+            && self
+                .vl15q
                 .iter()
-                .filter(|t| t.optional)
-                .filter(|t| matches!(CaModel::new(t.cfg).tx(&t.tin, 0).out, TxOut::Wire(_)))
-                .count() as u32;
-            self.stats.tx_gated += u64::from(gated);
-            self.next_psn = (self.next_psn + gated) & 0xFF_FFFF;
-            q.clear();
-        }
-        Ok(self.port.cycle - start)
+                .all(|e| e.seen || e.dest == Dest::Discard || e.alt.is_some())
+            && self.drxq.is_empty()
+            && self
+                .txq
+                .iter()
+                .all(|q| q.iter().all(|t| t.optional || !t.to_wire()))
     }
 
-    /// Read every counter over the register bus (one cycle each).
-    pub fn read_counters(&mut self) -> Result<CtrDelta> {
-        let mut d = CtrDelta::default();
-        for c in Ctr::ALL {
-            d.0[c as usize] = self.step_read(reg::CTR_BASE + c as u8)?;
+    /// What is still expected, in words (empty when settled).
+    pub fn open(&self) -> String {
+        let mads: Vec<String> = self
+            .vl15q
+            .iter()
+            .filter(|e| !e.seen && e.dest != Dest::Discard && e.alt.is_none())
+            .map(|e| format!("{:?} {} arrived {}", e.dest, e.tag, e.arrived))
+            .take(5)
+            .collect();
+        format!(
+            "{} packets being judged, undelivered MADs {mads:?}, {} data RX packets, TX {:?} waiting",
+            self.arrived.len(),
+            self.drxq.len(),
+            self.txq.iter().map(|q| q.len()).collect::<Vec<_>>()
+        )
+    }
+
+    /// Resolve what may not come out as not having come out: ambiguous
+    /// SMPs as dropped, packets the link gate may have discarded as
+    /// discarded (they took their PSN). Call once the port is drained;
+    /// then any other expectation left open is a lost packet (an error).
+    pub fn finish(&mut self) {
+        let mut lost = Vec::new();
+        for e in std::mem::take(&mut self.vl15q) {
+            match (e.seen, e.alt) {
+                (false, Some((_, drop))) => self.expected.merge(&drop),
+                (false, None) if e.dest != Dest::Discard => lost.push(format!("{:?} {}", e.dest, e.tag)),
+                _ => {}
+            }
         }
-        Ok(d)
+        for s in 0..4 {
+            let q = std::mem::take(&mut self.txq[s]);
+            let gated = q.iter().filter(|t| t.optional && t.to_wire()).count() as u32;
+            let never = q.iter().filter(|t| !t.optional && t.to_wire()).count();
+            self.stats.tx_gated += u64::from(gated);
+            if s < 3 {
+                self.psn_debt += i64::from(gated);
+            }
+            if never > 0 {
+                lost.push(format!("{never} packets of TX source {s} never on the wire"));
+            }
+        }
+        // the PSNs the gated packets took and the wire has not shown yet
+        if self.psn_debt < 0 {
+            lost.push(format!(
+                "the PSN jumped over {} more packets than the link gate discarded",
+                -self.psn_debt
+            ));
+        } else {
+            self.next_psn = (self.next_psn + self.psn_debt as u32) & 0xFF_FFFF;
+        }
+        self.psn_debt = 0;
+        if !self.drxq.is_empty() {
+            lost.push(format!("{} data RX packets", self.drxq.len()));
+            self.drxq.clear();
+        }
+        if !lost.is_empty() {
+            self.error(format!("expected but never came out: {lost:?}"));
+        }
     }
 
     /// The counters the model expects since the last reset, with the
@@ -915,17 +969,16 @@ impl CaBench {
         e
     }
 
-    /// Read the counters and compare them with the model's; a mismatch is
-    /// recorded (and returned as an error).
-    pub fn check_counters(&mut self) -> Result<CtrDelta> {
-        let actual = self.read_counters()?;
-        let want = self.expected_counters(&actual);
-        if actual != want {
+    /// Compare counters read from the RTL with the model's; a mismatch is
+    /// recorded and returned as an error.
+    pub fn check_counters(&mut self, actual: &CtrDelta) -> Result<()> {
+        let want = self.expected_counters(actual);
+        if *actual != want {
             let d = actual.diff(&want);
             self.error(format!("counters (RTL vs model): {}", d.join(", ")));
             bail!("counters differ (RTL vs model): {}", d.join(", "));
         }
-        Ok(actual)
+        Ok(())
     }
 
     /// No mismatch so far.
@@ -938,6 +991,189 @@ impl CaBench {
             );
         }
         Ok(())
+    }
+}
+
+/// A port under its scoreboard, with the fault episodes.
+pub struct CaBench {
+    pub port: CaPort,
+    pub sb: Scoreboard,
+}
+
+impl CaBench {
+    /// A reset port of width `data_w` with every register at its reset value.
+    pub fn new(data_w: u32) -> Result<Self> {
+        let mut port = CaPort::new(data_w)?;
+        let mut sb = Scoreboard::attach(&mut port);
+        sb.collect_requests = true;
+        Ok(CaBench { port, sb })
+    }
+
+    pub fn cycle(&self) -> u64 {
+        self.port.cycle
+    }
+
+    /// Write the port configuration and VL15 RX depth into the RTL (one
+    /// register write per cycle; the scoreboard sees them reach it). Call
+    /// while no packet is arriving.
+    pub fn configure(&mut self, cfg: PortConfig, depth: usize) -> Result<()> {
+        let p = &mut self.port;
+        p.write_reg(reg::PORT_LID, u32::from(cfg.lid));
+        p.write_reg(reg::PORT_LMC, u32::from(cfg.lmc));
+        p.write_reg(reg::MASTER_SM_LID, u32::from(cfg.master_sm_lid));
+        p.write_reg(reg::MASTER_SM_SL, u32::from(cfg.master_sm_sl));
+        p.write_reg(reg::PORT_STATE, u32::from(cfg.port_state));
+        p.write_reg(reg::RX_DEPTH, depth as u32);
+        self.flush_writes()
+    }
+
+    fn flush_writes(&mut self) -> Result<()> {
+        while self.port.reg_writes_pending() {
+            self.step()?;
+        }
+        self.step()
+    }
+
+    /// Write PortState (e.g. Down for the "SMP to a port that is Down" fault).
+    pub fn set_port_state(&mut self, s: u8) -> Result<()> {
+        self.port.write_reg(reg::PORT_STATE, u32::from(s));
+        self.flush_writes()
+    }
+
+    /// Hand a wire packet (LRH..VCRC) to the port's RX, tagged for the stats.
+    pub fn inject(&mut self, bytes: &[u8], tag: &'static str) {
+        self.port.wire_rx.push(bytes, ());
+        self.sb.tags.push_back(tag);
+        self.sb.stats.injected += 1;
+        *self.sb.stats.by_tag.entry(tag.to_string()).or_default() += 1;
+    }
+
+    /// For testing the scoreboard itself: the RTL receives `sent`, the model
+    /// is told it received `predicted` (a wrong expectation must be caught).
+    pub fn inject_as(&mut self, sent: &[u8], predicted: &[u8], tag: &'static str) {
+        self.inject(sent, tag);
+        self.sb.substitute_next_rx(predicted);
+    }
+
+    /// For testing the scoreboard itself: the RTL's SMA source sends `sent`,
+    /// the model is told it was `predicted`.
+    pub fn send_sma_as(&mut self, sent: &Mad, predicted: &Mad, meta: SmiMeta) {
+        self.send_sma(sent, meta);
+        self.sb.substitute_next_sma_tx(predicted);
+    }
+
+    /// Wire packets handed to RX whose last beat has not gone in yet.
+    pub fn rx_backlog(&self) -> usize {
+        self.port.wire_rx.pending()
+    }
+
+    /// An SMA response: `meta` is the request's sideband (slid, dlid, sl).
+    pub fn send_sma(&mut self, mad: &Mad, meta: SmiMeta) {
+        self.port.sma_tx.push(mad, meta);
+    }
+
+    /// An SM request with its address handle.
+    pub fn send_sm(&mut self, mad: &Mad, ah: AddressHandle) {
+        self.port.sm_tx.push(mad, ah);
+    }
+
+    /// A trap from the SMA (to MasterSMLID).
+    pub fn send_trap(&mut self, mad: &Mad) {
+        self.port.trap_tx.push(mad, ());
+    }
+
+    /// Take the physical link down or up (`link_up_i`). Going down cuts the
+    /// wire RX packet under way (its link partner stops sending; the bytes
+    /// sent so far and the next packet reach the RTL as one packet, which the
+    /// model judges as such); every packet waiting for the wire may be
+    /// discarded whole by the link gate while the link is down.
+    pub fn set_link(&mut self, up: bool) {
+        if !up && self.port.link_up && self.port.wire_rx.abort_current() > 0 {
+            self.sb.rx_cut();
+        }
+        self.port.link_up = up;
+    }
+
+    /// Reset the port in the middle of whatever it is doing (and the
+    /// testbench side of its streams, see `CaPort::reset`). Everything in
+    /// flight is lost; the counters restart from 0; the caller configures
+    /// the port again.
+    pub fn reset(&mut self, cycles: u32) -> Result<()> {
+        let cut = self.port.reset(cycles)?;
+        if let Some(t) = self.port.tap.as_mut() {
+            **t = Tap::default();
+        }
+        self.sb.on_reset(self.port.link_up, cut);
+        Ok(())
+    }
+
+    /// One clock cycle with the register bus idle (reading RegId).
+    pub fn step(&mut self) -> Result<()> {
+        self.step_read(reg::ID).map(|_| ())
+    }
+
+    /// One clock cycle reading register `addr`; returns its value.
+    pub fn step_read(&mut self, addr: u8) -> Result<u32> {
+        let v = self.port.step(None, addr)?;
+        self.sb.observe(&mut self.port);
+        // the scoreboard has copies (the tap); nobody else reads these
+        self.port.sma_rx.packets.clear();
+        self.port.sm_rx.packets.clear();
+        self.port.drx.packets.clear();
+        self.port.wire_tx.packets.clear();
+        Ok(v)
+    }
+
+    /// Everything predicted has come out and the testbench has nothing queued.
+    pub fn settled(&self) -> bool {
+        self.sb.settled() && self.port.sources_idle()
+    }
+
+    /// Step until every prediction has come out, the SMA's requests are
+    /// answered and the port reports `idle_o`; an error after `bound` cycles
+    /// (a lockup or a lost packet). Returns the cycles it took. Expectations
+    /// left open (ambiguous drops, packets a link-down discarded) are then
+    /// resolved (`Scoreboard::finish`).
+    pub fn drain(&mut self, bound: u64) -> Result<u64> {
+        let start = self.port.cycle;
+        loop {
+            self.step()?;
+            if self.settled() && self.port.idle && self.sb.requests.is_empty() {
+                break;
+            }
+            if self.port.cycle - start > bound {
+                bail!(
+                    "not drained after {bound} cycles (lockup or lost packet): idle_o {}, {} RX packets not in, {}, requests unanswered {}",
+                    self.port.idle,
+                    self.port.wire_rx.pending(),
+                    self.sb.open(),
+                    self.sb.requests.len(),
+                );
+            }
+        }
+        self.sb.finish();
+        Ok(self.port.cycle - start)
+    }
+
+    /// Read every counter over the register bus (one cycle each).
+    pub fn read_counters(&mut self) -> Result<CtrDelta> {
+        let mut d = CtrDelta::default();
+        for c in Ctr::ALL {
+            d.0[c as usize] = self.step_read(reg::CTR_BASE + c as u8)?;
+        }
+        Ok(d)
+    }
+
+    /// Read the counters and compare them with the model's.
+    pub fn check_counters(&mut self) -> Result<CtrDelta> {
+        let actual = self.read_counters()?;
+        self.sb.check_counters(&actual)?;
+        Ok(actual)
+    }
+
+    /// No mismatch so far.
+    pub fn ok(&self) -> Result<()> {
+        self.sb.ok()
     }
 }
 

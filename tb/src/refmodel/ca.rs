@@ -743,6 +743,25 @@ impl CaModel {
     }
 }
 
+impl CaModel {
+    /// A data-VL packet from the host's data TX port (LRH..ICRC) on the
+    /// wire: unchanged, with the VCRC appended (ibspec §3.2: the VCRC covers
+    /// LRH..ICRC and is made per link). Counts TxDataPkts and TxWords.
+    pub fn tx_data(&self, bytes: &[u8]) -> TxPrediction {
+        let mut w = bytes.to_vec();
+        crc::append_vcrc(&mut w);
+        let mut ctr = CtrDelta::one(Ctr::TxDataPkts);
+        let pl = bytes
+            .get(4..6)
+            .map_or(0, |b| u16::from_be_bytes([b[0], b[1]]) & 0x07FF);
+        ctr.add(Ctr::TxWords, u32::from(pl));
+        TxPrediction {
+            out: TxOut::Wire(w),
+            ctr,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
