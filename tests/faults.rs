@@ -23,7 +23,11 @@ fn soak(width: u32) {
     assert!(r.max_drain <= r.drain_bound);
     // every class was exercised
     for c in FaultClass::ALL {
-        assert!(r.faults.get(c.name()).copied().unwrap_or(0) > 0, "class {} never ran", c.name());
+        assert!(
+            r.faults.get(c.name()).copied().unwrap_or(0) > 0,
+            "class {} never ran",
+            c.name()
+        );
     }
 }
 
@@ -77,7 +81,10 @@ fn finish(b: &mut CaBench, rng: &mut Rng) -> vl15::refmodel::CtrDelta {
         if b.settled() && b.port.idle && b.sb.requests.is_empty() {
             break;
         }
-        assert!(b.cycle() - start < bound, "not drained within {bound} cycles");
+        assert!(
+            b.cycle() - start < bound,
+            "not drained within {bound} cycles"
+        );
     }
     b.drain(bound).expect("drain");
     let c = b.check_counters().expect("counters agree with the model");
@@ -124,8 +131,20 @@ fn rx_class(class: FaultClass) {
             b.inject(&good2, "good");
             let c = finish(&mut b, &mut rng);
             let n = k + 1;
-            assert_eq!(c.get(ctr), n, "{} at DATA_W {w}: {}", class.name(), c.nonzero());
-            assert_eq!(errors(&c), n, "{} at DATA_W {w}: {}", class.name(), c.nonzero());
+            assert_eq!(
+                c.get(ctr),
+                n,
+                "{} at DATA_W {w}: {}",
+                class.name(),
+                c.nonzero()
+            );
+            assert_eq!(
+                errors(&c),
+                n,
+                "{} at DATA_W {w}: {}",
+                class.name(),
+                c.nonzero()
+            );
             assert_eq!(c.get(Ctr::RxPkts), 3 * n);
             assert_eq!(c.get(Ctr::SmiToSma), 2 * n);
             assert_eq!(c.get(Ctr::TxVl15Pkts), 2 * n);
@@ -226,7 +245,10 @@ fn class_vl15_overflow() {
             b.configure(cfg(), depth).unwrap();
             b.port.sma_rx.hold = true;
             for _ in 0..depth + 3 {
-                b.inject(&g.good_packet(faults::Good::LidGet).to_bytes(), "vl15_overflow");
+                b.inject(
+                    &g.good_packet(faults::Good::LidGet).to_bytes(),
+                    "vl15_overflow",
+                );
             }
             while b.rx_backlog() > 0 {
                 b.step().unwrap();
@@ -234,7 +256,10 @@ fn class_vl15_overflow() {
             for _ in 0..50 {
                 b.step().unwrap();
             }
-            assert_eq!(b.sb.stats.ambiguous_full, 0, "the SMA never ran: no slot freed");
+            assert_eq!(
+                b.sb.stats.ambiguous_full, 0,
+                "the SMA never ran: no slot freed"
+            );
             b.port.sma_rx.hold = false;
             let c = finish(&mut b, &mut rng);
             assert_eq!(c.get(Ctr::Vl15Dropped), 3, "DATA_W {w} depth {depth}");
@@ -281,9 +306,15 @@ fn class_reset_mid_packet() {
             let (mut b, mut g, mut rng) = bench(w);
             // one answered SMP whose response is leaving on the wire when the
             // next SMP is half in
-            b.port.wire_tx.set_pattern(vl15::stream::Pattern::Random { percent: 50, seed: cut });
+            b.port.wire_tx.set_pattern(vl15::stream::Pattern::Random {
+                percent: 50,
+                seed: cut,
+            });
             b.inject(&g.good_packet(faults::Good::LidGet).to_bytes(), "good");
-            b.inject(&g.good_packet(faults::Good::LidGet).to_bytes(), "reset_mid_packet");
+            b.inject(
+                &g.good_packet(faults::Good::LidGet).to_bytes(),
+                "reset_mid_packet",
+            );
             while b.rx_backlog() > 1 || b.port.wire_rx.beats_sent() < cut as usize {
                 while let Some((meta, req, _)) = b.sb.requests.pop_front() {
                     let r = faults::response(&req, &mut rng);
@@ -296,7 +327,12 @@ fn class_reset_mid_packet() {
             b.inject(&g.good_packet(faults::Good::DrGet).to_bytes(), "good");
             let c = finish(&mut b, &mut rng);
             // counted from the reset: exactly the one SMP after it
-            assert_eq!(c.get(Ctr::RxPkts), 1, "DATA_W {w} cut {cut}: {}", c.nonzero());
+            assert_eq!(
+                c.get(Ctr::RxPkts),
+                1,
+                "DATA_W {w} cut {cut}: {}",
+                c.nonzero()
+            );
             assert_eq!(c.get(Ctr::SmiToSma), 1);
             assert_eq!(c.get(Ctr::TxVl15Pkts), 1);
             assert_eq!(errors(&c), 0);
@@ -311,7 +347,10 @@ fn class_reset_mid_packet() {
 fn class_link_down_mid_packet() {
     for w in WIDTHS {
         let (mut b, mut g, mut rng) = bench(w);
-        b.inject(&g.good_packet(faults::Good::LidGet).to_bytes(), "link_down_mid_packet");
+        b.inject(
+            &g.good_packet(faults::Good::LidGet).to_bytes(),
+            "link_down_mid_packet",
+        );
         while b.port.wire_rx.beats_sent() < 3 {
             b.step().unwrap();
         }
@@ -319,12 +358,18 @@ fn class_link_down_mid_packet() {
         for _ in 0..100 {
             b.step().unwrap();
         }
-        assert_eq!(b.step_read(vl15::device::reg::PORT_STATE).unwrap(), u32::from(PORT_STATE_DOWN));
+        assert_eq!(
+            b.step_read(vl15::device::reg::PORT_STATE).unwrap(),
+            u32::from(PORT_STATE_DOWN)
+        );
         b.set_link(true);
         for _ in 0..4 {
             b.step().unwrap();
         }
-        assert_eq!(b.step_read(vl15::device::reg::PORT_STATE).unwrap(), u32::from(PORT_STATE_INIT));
+        assert_eq!(
+            b.step_read(vl15::device::reg::PORT_STATE).unwrap(),
+            u32::from(PORT_STATE_INIT)
+        );
         b.inject(&g.good_packet(faults::Good::LidGet).to_bytes(), "good");
         b.inject(&g.good_packet(faults::Good::LidGet).to_bytes(), "good");
         let c = finish(&mut b, &mut rng);
@@ -402,7 +447,11 @@ fn scoreboard_catches_a_corrupted_wire_packet() {
     }
     assert!(answered);
     assert_eq!(b.sb.stats.mismatches, 1, "{:?}", b.sb.errors);
-    assert!(b.sb.errors[0].contains("matches no source head"), "{}", b.sb.errors[0]);
+    assert!(
+        b.sb.errors[0].contains("matches no source head"),
+        "{}",
+        b.sb.errors[0]
+    );
 }
 
 /// Counters changed behind the model's back are caught.
@@ -414,7 +463,8 @@ fn scoreboard_catches_a_counter_difference() {
     assert_eq!(c.get(Ctr::SmiToSma), 1);
     // clear SmiToSma in the RTL only: step the port without the scoreboard
     // seeing the write (its tap emptied)
-    b.port.write_reg(vl15::device::reg::CTR_CLEAR_SEL, 1 << Ctr::SmiToSma as u32);
+    b.port
+        .write_reg(vl15::device::reg::CTR_CLEAR_SEL, 1 << Ctr::SmiToSma as u32);
     for _ in 0..3 {
         b.port.step(None, vl15::device::reg::ID).unwrap();
     }

@@ -245,7 +245,12 @@ impl Gen {
     }
 
     fn attr(&mut self) -> u16 {
-        [ATTR_NODE_INFO, ATTR_PORT_INFO, ATTR_NODE_DESC, ATTR_GUID_INFO][self.below(4) as usize]
+        [
+            ATTR_NODE_INFO,
+            ATTR_PORT_INFO,
+            ATTR_NODE_DESC,
+            ATTR_GUID_INFO,
+        ][self.below(4) as usize]
     }
 
     fn fill_data(&mut self, m: &mut Mad) {
@@ -358,7 +363,11 @@ impl Gen {
     /// The wire bytes of one receive fault (`c.is_rx()`).
     pub fn rx_fault(&mut self, c: FaultClass) -> Vec<u8> {
         use FaultClass::*;
-        let base = if self.below(2) == 0 { Good::LidGet } else { Good::DrGet };
+        let base = if self.below(2) == 0 {
+            Good::LidGet
+        } else {
+            Good::DrGet
+        };
         let mut p = self.good_packet(base);
         let flip = 1u8 << self.below(8);
         match c {
@@ -423,8 +432,14 @@ impl Gen {
                 }
             }
             ClassNotSmp => {
-                p.mad[1] = [CLASS_SA, CLASS_PERF, CLASS_BM, CLASS_DEV_MGT, CLASS_CM, 0x02]
-                    [self.below(6) as usize]
+                p.mad[1] = [
+                    CLASS_SA,
+                    CLASS_PERF,
+                    CLASS_BM,
+                    CLASS_DEV_MGT,
+                    CLASS_CM,
+                    0x02,
+                ][self.below(6) as usize]
             }
             DlidNotOurs => {
                 let mut q = self.good_packet(Good::LidGet);
@@ -440,15 +455,19 @@ impl Gen {
                 let mut q = self.good_packet(Good::DrGet);
                 let hc = 64 + self.below(192) as u8;
                 q.mad[mad::off::HOP_CNT] = hc;
-                q.mad[mad::off::HOP_PTR] = if self.below(2) == 0 { hc } else { hc.wrapping_add(1) };
+                q.mad[mad::off::HOP_PTR] = if self.below(2) == 0 {
+                    hc
+                } else {
+                    hc.wrapping_add(1)
+                };
                 p = q;
             }
             HopPtrInconsistent => {
                 let mut q = self.good_packet(Good::DrGet);
                 let hc = q.mad[mad::off::HOP_CNT];
                 q.mad[mad::off::HOP_PTR] = match self.below(3) {
-                    0 => 0,                                         // sender did not increment
-                    1 => hc + 2 + self.below(60) as u8,             // past the end
+                    0 => 0,                                                  // sender did not increment
+                    1 => hc + 2 + self.below(60) as u8,                      // past the end
                     _ if hc >= 2 => 1 + self.below(u64::from(hc) - 1) as u8, // intermediate: a CA does not forward
                     _ => 0,
                 };
@@ -494,11 +513,14 @@ impl Gen {
             }
             _ => mad::dr_request(METHOD_GET, ATTR_NODE_INFO, 0, tid, &[]),
         };
-        (m, AddressHandle {
-            dlid: PERMISSIVE_LID,
-            sl: 0,
-            path_bits: 0,
-        })
+        (
+            m,
+            AddressHandle {
+                dlid: PERMISSIVE_LID,
+                sl: 0,
+                path_bits: 0,
+            },
+        )
     }
 
     /// A trap MAD (SubnTrap(Notice)).
@@ -628,7 +650,13 @@ pub const MAX_TX_BACKLOG: usize = 8;
 pub fn soak(o: &SoakOpts) -> Result<SoakReport> {
     let t0 = Instant::now();
     let mut b = CaBench::new(o.width)?;
-    let mut g = Gen::new(o.seed, GenCfg { lid: 0x0040, lmc: 2 });
+    let mut g = Gen::new(
+        o.seed,
+        GenCfg {
+            lid: 0x0040,
+            lmc: 2,
+        },
+    );
     let mut rng = Rng::new(o.seed ^ 0x5EED);
     let cfg = PortConfig {
         lid: g.cfg.lid,

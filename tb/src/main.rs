@@ -618,7 +618,15 @@ fn main() -> ExitCode {
                     }
                     Ok(true)
                 } else {
-                    soak(device, &width, packets, seed, fault_percent, &class, checkpoint)
+                    soak(
+                        device,
+                        &width,
+                        packets,
+                        seed,
+                        fault_percent,
+                        &class,
+                        checkpoint,
+                    )
                 }
             }
             Cmd::Bench {

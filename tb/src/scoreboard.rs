@@ -353,11 +353,7 @@ impl Scoreboard {
             }
         }
         self.link_up = up;
-        self.model.cfg.port_state = if up {
-            PORT_STATE_INIT
-        } else {
-            PORT_STATE_DOWN
-        };
+        self.model.cfg.port_state = if up { PORT_STATE_INIT } else { PORT_STATE_DOWN };
     }
 
     /// A register write reached the RTL.
@@ -492,13 +488,13 @@ impl Scoreboard {
         let possibly = self
             .vl15q
             .iter()
-            .filter(|e| e.exit.is_none_or(|(_, hi)| hi >= first))
+            .filter(|e| e.exit.map_or(true, |(_, hi)| hi >= first))
             .count();
         let certain = self
             .vl15q
             .iter()
             .filter(|e| e.alt.is_none() && e.dest != Dest::Discard)
-            .filter(|e| e.exit.is_none_or(|(lo, _)| lo > last + DECIDE_SLACK))
+            .filter(|e| e.exit.map_or(true, |(lo, _)| lo > last + DECIDE_SLACK))
             .count();
         if possibly < self.depth {
             Some(false)
@@ -843,8 +839,8 @@ impl Scoreboard {
                         self.expected.add(Ctr::TxWords, u32::from(SMP_PKT_LEN));
                         self.stats.wire_tx += 1;
                         self.stats.tx_gated += skip;
-                        self.psn_debt += skip as i64
-                            - i64::from(psn.wrapping_sub(self.next_psn) & 0xFF_FFFF);
+                        self.psn_debt +=
+                            skip as i64 - i64::from(psn.wrapping_sub(self.next_psn) & 0xFF_FFFF);
                         self.txq[s].drain(..=k);
                         self.next_psn = (psn + 1) & 0xFF_FFFF;
                         return;
@@ -915,7 +911,9 @@ impl Scoreboard {
         for e in std::mem::take(&mut self.vl15q) {
             match (e.seen, e.alt) {
                 (false, Some((_, drop))) => self.expected.merge(&drop),
-                (false, None) if e.dest != Dest::Discard => lost.push(format!("{:?} {}", e.dest, e.tag)),
+                (false, None) if e.dest != Dest::Discard => {
+                    lost.push(format!("{:?} {}", e.dest, e.tag))
+                }
                 _ => {}
             }
         }
@@ -928,7 +926,9 @@ impl Scoreboard {
                 self.psn_debt += i64::from(gated);
             }
             if never > 0 {
-                lost.push(format!("{never} packets of TX source {s} never on the wire"));
+                lost.push(format!(
+                    "{never} packets of TX source {s} never on the wire"
+                ));
             }
         }
         // the PSNs the gated packets took and the wire has not shown yet
@@ -1190,6 +1190,10 @@ fn first_diff(a: &[u8], b: &[u8]) -> String {
             a[i],
             b[i]
         ),
-        None => format!("{} vs {} bytes, one a prefix of the other", a.len(), b.len()),
+        None => format!(
+            "{} vs {} bytes, one a prefix of the other",
+            a.len(),
+            b.len()
+        ),
     }
 }

@@ -327,10 +327,10 @@ fn dr_receive(m: &mut Mad, p: u8) -> Dr {
         return Dr::Discard; // C14-6
     }
     if !d {
-        if hc != 0 && hp == 0 {
+        if (hc != 0 && hp == 0) || (hp > 0 && hp < hc) {
+            // the sender should have incremented; an intermediate hop is
+            // for switches only
             Dr::Discard
-        } else if hp > 0 && hp < hc {
-            Dr::Discard // intermediate hop: switches only
         } else if hp == hc {
             // receive: RP[hp] := P; accept iff DrDLID permissive (CA);
             // disposition SEND; send rule hp = hc: hp++; then hp = hc+1 → SMA.
@@ -397,7 +397,10 @@ fn sm_no_wqe(c: &mut RxCtx) -> Verdict {
 // ---- data VLs: GSI checks (ibspec §2, §3.1, §6; docs/arch.md gsi_rx_check) ----
 
 fn gsi_short_grh(c: &mut RxCtx) -> Verdict {
-    fail_if(c.lnh() == LNH_IBA_GLOBAL && c.pkt_len() < 16, Ctr::GsiBadHdr)
+    fail_if(
+        c.lnh() == LNH_IBA_GLOBAL && c.pkt_len() < 16,
+        Ctr::GsiBadHdr,
+    )
 }
 /// ICRC over LRH..payload with the variant fields as 1s (ibspec §3.1): with
 /// a GRH the whole LRH, GRH TClass, FlowLabel and HopLmt, and BTH.resv8a.
