@@ -523,6 +523,16 @@ impl Gen {
         )
     }
 
+    /// A GMP the host sends on a data VL (LRH..ICRC, for the data TX port).
+    pub fn data_tx(&mut self) -> Vec<u8> {
+        let mut p = self.good_packet(Good::Gmp);
+        std::mem::swap(&mut p.lrh.dlid, &mut p.lrh.slid);
+        p.fix_crcs();
+        let mut b = p.to_bytes();
+        b.truncate(b.len() - VCRC_BYTES);
+        b
+    }
+
     /// A trap MAD (SubnTrap(Notice)).
     pub fn trap(&mut self) -> Mad {
         self.lid_mad(METHOD_TRAP, ATTR_NOTICE)
@@ -704,6 +714,12 @@ pub fn soak(o: &SoakOpts) -> Result<SoakReport> {
                 let m = g.trap();
                 b.send_trap(&m);
             }
+            // and the host sends GMPs on the data VLs (VL15 goes first at
+            // packet boundaries; each stream keeps its order)
+            if rng.chance(5) && b.port.dtx.pending() < 4 {
+                let d = g.data_tx();
+                b.send_data(&d);
+            }
         }
         answer(&mut b, &mut rng);
         b.step()?;
@@ -756,6 +772,7 @@ fn set_patterns(b: &mut CaBench, rng: &mut Rng) {
     p.sma_tx.set_pattern(pat(30, 20));
     p.sm_tx.set_pattern(pat(30, 20));
     p.trap_tx.set_pattern(pat(30, 20));
+    p.dtx.set_pattern(pat(30, 20));
 }
 
 /// Stop, let every stream run free, drain within the bound, check the counters.
@@ -768,6 +785,7 @@ fn checkpoint(b: &mut CaBench, rng: &mut Rng, rep: &mut SoakReport) -> Result<()
         &mut b.port.sma_tx,
         &mut b.port.sm_tx,
         &mut b.port.trap_tx,
+        &mut b.port.dtx,
     ] {
         p.set(Pattern::Always);
     }

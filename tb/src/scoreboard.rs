@@ -46,6 +46,12 @@ use crate::stream::{beat_bytes, Received};
 /// wire beat + DECIDE_SLACK].
 pub const DECIDE_SLACK: u64 = 8;
 
+/// Cycles after the link comes up during which a packet the send engine or
+/// the data TX port takes may still be discarded by the link gate (it
+/// decides when the packet's first beat reaches the wire: a few register
+/// stages, behind at most one packet being discarded at a beat per cycle).
+pub const LINK_RISE_GUARD: u64 = 160;
+
 /// Counters the scoreboard keeps.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct Stats {
@@ -191,6 +197,8 @@ pub struct Scoreboard {
     /// The latest receive decisions, in words (context for a mismatch).
     recent: VecDeque<String>,
     link_up: bool,
+    /// The cycle the link last came up.
+    link_rise: u64,
     wqe_posted: Option<u64>,
     cycle: u64,
     /// For testing the scoreboard itself: predict the next arrival / the
@@ -234,6 +242,7 @@ impl Scoreboard {
             obs_drx: VecDeque::new(),
             recent: VecDeque::new(),
             link_up: true,
+            link_rise: 0,
             wqe_posted: None,
             cycle: 0,
             substitute_rx: None,
@@ -353,6 +362,9 @@ impl Scoreboard {
             }
         }
         self.link_up = up;
+        if up {
+            self.link_rise = self.cycle;
+        }
         self.model.cfg.port_state = if up { PORT_STATE_INIT } else { PORT_STATE_DOWN };
     }
 
@@ -408,7 +420,11 @@ impl Scoreboard {
             },
             data: (src == TxPortIn::Data).then_some(bytes),
             cfg: self.model.cfg,
-            optional: !self.link_up,
+            // the link gate decides a packet when its first beat reaches the
+            // wire, a few cycles after the port took it (register stages;
+            // the packet before it may still be being discarded): one taken
+            // just after the link came up may still meet the gate down
+            optional: !self.link_up || self.cycle < self.link_rise + LINK_RISE_GUARD,
         };
         if item.data.is_none() {
             // What never reaches the wire is counted now; a wire packet's
@@ -555,8 +571,15 @@ impl Scoreboard {
         if self.recent.len() >= 12 {
             self.recent.pop_front();
         }
+        // the buffer entries still holding a slot (unseen, or left lately)
+        let held: Vec<_> = self
+            .vl15q
+            .iter()
+            .filter(|e| e.exit.map_or(true, |(_, hi)| hi + 64 >= a.first))
+            .map(|e| (e.dest, e.seen, e.alt.is_some(), e.exit))
+            .collect();
         self.recent.push_back(format!(
-            "[{}..{}] {} {} bytes VL {} TID {:02x?}: {} fill {:?} (depth {}, queue {:?})",
+            "[{}..{}] {} {} bytes VL {} TID {:02x?}: {} fill {:?} (depth {}, slots {:?})",
             a.first,
             a.last,
             a.tag,
@@ -566,10 +589,7 @@ impl Scoreboard {
             pred.verdict,
             fill,
             self.depth,
-            self.vl15q
-                .iter()
-                .map(|e| (e.dest, e.seen, e.alt.is_some(), e.exit))
-                .collect::<Vec<_>>()
+            held
         ));
         let entry = |dest, meta, mad, alt| Vl15Entry {
             dest,
@@ -654,7 +674,7 @@ impl Scoreboard {
         // forget what left long ago
         while self.vl15q.front().is_some_and(|e| {
             e.exit
-                .is_some_and(|(_, hi)| hi + 10_000 < self.cycle && e.alt.is_none())
+                .is_some_and(|(_, hi)| hi + 1_000 < self.cycle && e.alt.is_none())
         }) {
             self.vl15q.pop_front();
         }
@@ -1075,6 +1095,11 @@ impl CaBench {
     /// An SM request with its address handle.
     pub fn send_sm(&mut self, mad: &Mad, ah: AddressHandle) {
         self.port.sm_tx.push(mad, ah);
+    }
+
+    /// A data-VL packet from the host (LRH..ICRC) for the data TX port.
+    pub fn send_data(&mut self, bytes: &[u8]) {
+        self.port.dtx.push(bytes, ());
     }
 
     /// A trap from the SMA (to MasterSMLID).
