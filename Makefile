@@ -11,7 +11,7 @@ WIDTHS := 32 64 128
 # Debian packages the build and the tests need; installed only when missing.
 DEB_PKGS := verilator tshark zlib1g-dev g++ make ibsim-utils libumad2sim0 infiniband-diags opensm
 
-.PHONY: all deps sim test lint lint-rtl lint-rust unit wave bench synth formal formal-mutants board-sim clean help
+.PHONY: all deps sim test lint lint-rtl lint-rust unit wave bench soak fuzz fuzz-afl synth formal formal-mutants board-sim clean help
 
 all: sim
 
@@ -21,7 +21,8 @@ help:
 	@echo "make test   everything: lint, unit harnesses, cargo tests (snapshots, tshark)"
 	@echo "make lint   verilator --lint-only -Wall (CA, switch, multiport CA, board), cargo fmt --check, clippy -D warnings"
 	@echo "make wave   FST waveform of one scenario into build/wave/"
-	@echo "make bench  latency, throughput, cxx-vs-C++ speed (side by side)"
+	@echo "make bench  latency, throughput, cxx-vs-C++ speed (side by side); then make soak"
+	@echo "make soak   10^6 good and faulted packets per DATA_W through the CA port, checked against the reference model"
 	@echo "make synth  yosys + nextpnr (yowasp, pinned in .venv): iCEBreaker + ULX3S bitstreams, CA port out of context"
 	@echo "make formal bounded proofs of the VL15 buffer (yosys-smtbmc + boolector, pinned in .venv), then its mutants must fail"
 
@@ -100,6 +101,18 @@ $(BOARD_SIM): sim/board/board_pty.cpp $(RTL_BOARD_FILES)
 
 bench: deps
 	$(CARGO) run --release -q -p vl15 --features sw36 -- bench
+	$(MAKE) --no-print-directory soak SOAK_FEATURES="--features sw36"
+
+# Issue 6: SOAK_PACKETS good and faulted packets per DATA_W through the CA
+# port at line rate, every output and counter checked against the reference
+# model (tb/src/refmodel); prints packets, faults by class, mismatches, max
+# drain time, cycles and wall time. SOAK_FEATURES: bench builds with sw36,
+# and reuses that binary.
+SOAK_PACKETS ?= 1000000
+SOAK_SEED ?= 1
+soak: deps
+	$(CARGO) run --release -q -p vl15 $(SOAK_FEATURES) -- soak --device ca --width all \
+	  --packets $(SOAK_PACKETS) --seed $(SOAK_SEED)
 
 # FPGA tools from PyPI (synth/requirements.txt, pinned) in a project-local venv.
 VENV := .venv

@@ -478,10 +478,12 @@ module ib_ca_top
   );
 
   // ---------------------------------------------------------------------------
-  // Link gate on the wire TX. A packet is decided at its first beat: link up
-  // (link_q) -> it goes to the wire and is finished even if the link falls
-  // meanwhile; link down -> every beat is taken (ready 1) and discarded, up
-  // to its tlast, even if the link rises meanwhile. Nothing is ever cut.
+  // Link gate on the wire TX. A packet is decided when its first beat is
+  // first presented: link up (link_q) -> tx_tvalid_o rises and the packet
+  // goes to the wire and is finished even if the link falls meanwhile (also
+  // while that first beat waits for tx_tready_i: a valid is never taken
+  // back); link down -> every beat is taken (ready 1) and discarded, up to
+  // its tlast, even if the link rises meanwhile. Nothing is ever cut.
   // ---------------------------------------------------------------------------
   logic wire_pkt_q, wire_pkt_d;  // a packet has started on the wire
   logic drop_q, drop_d;          // the current packet is being discarded
@@ -492,6 +494,10 @@ module ib_ca_top
     lt_tready  = gate_pass ? tx_tready_i : 1'b1;
     wire_pkt_d = wire_pkt_q;
     drop_d     = drop_q;
+    // a beat presented on the wire binds its packet to the wire
+    if (lt_tvalid && gate_pass) begin
+      wire_pkt_d = 1'b1;
+    end
     if (lt_tvalid && lt_tready) begin
       if (gate_pass) begin
         wire_pkt_d = !lt_tlast;

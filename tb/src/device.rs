@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 use anyhow::{Context, Result};
 use vl15_bindings::{Ca, CaIn, CaOut};
 
-use crate::stream::{Beat, Pattern, Sink, Source};
+use crate::stream::{Beat, Pattern, Received, Sink, Source};
 
 /// Sideband of the SMI receive interfaces (`sma_rx_*`, `sm_rx_*`) and of SMA
 /// responses (`sma_tx_*`, where only slid, dlid and sl are read).
@@ -234,6 +234,34 @@ pub struct WirePacket {
     pub bytes: Vec<u8>,
 }
 
+/// Which SMI send-engine input (or the data TX port) a beat entered by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TxPortIn {
+    Sma,
+    Sm,
+    Trap,
+    Data,
+}
+
+/// A copy of everything that crossed the port's boundary in the cycles since
+/// it was last emptied, for a passive observer (`crate::scoreboard`) that
+/// must not take packets away from the agents that consume them.
+#[derive(Debug, Default)]
+pub struct Tap {
+    /// Wire RX beats (cycle, beat, from the testbench's `wire_rx` source).
+    pub rx: Vec<(u64, Beat, bool)>,
+    /// Beats the send engine or the data TX port took, with their sideband
+    /// (the SMA response's request meta, the SM's address handle).
+    pub tx_in: Vec<(TxPortIn, Beat, SmiMeta, AddressHandle)>,
+    /// Register writes that reached the RTL (address, value).
+    pub reg_writes: Vec<(u8, u32)>,
+    /// Packets completed on each output.
+    pub sma: Vec<Received<SmiMeta>>,
+    pub sm: Vec<Received<SmiMeta>>,
+    pub drx: Vec<Received<()>>,
+    pub wire: Vec<Received<()>>,
+}
+
 /// One `ib_ca_top` and its drivers.
 pub struct CaPort {
     pub ca: Ca,
@@ -269,6 +297,11 @@ pub struct CaPort {
     pub cycle: u64,
     /// Physical link of the port (`link_up_i`); true from `new`.
     pub link_up: bool,
+    /// `idle_o` of the last cycle: nothing buffered or in flight in the port.
+    pub idle: bool,
+    /// A copy of the port's traffic for an observer; None (the default):
+    /// nothing is copied.
+    pub tap: Option<Box<Tap>>,
 }
 
 impl CaPort {
@@ -299,7 +332,35 @@ impl CaPort {
             sq_beats: 0,
             cycle,
             link_up: true,
+            idle: false,
+            tap: None,
         })
+    }
+
+    /// Reset the RTL (`rst_ni` low for `cycles`) in the middle of whatever
+    /// it is doing, and with it the testbench side of every stream: every
+    /// queued source packet is dropped (one under way is cut), half-received
+    /// output packets are forgotten, queued register writes are dropped and
+    /// the SM receive queue is back to "take everything" (the RTL's count is
+    /// 0 after reset). Returns the bytes of output packets cut by the reset
+    /// (sum over the sinks), which the caller must not count as delivered.
+    pub fn reset(&mut self, cycles: u32) -> Result<usize> {
+        self.ca.reset(cycles).context("reset")?;
+        self.cycle = self.ca.cycle();
+        self.wire_rx.clear();
+        self.dtx.clear();
+        self.sma_tx.clear();
+        self.sm_tx.clear();
+        self.trap_tx.clear();
+        self.reg_writes.clear();
+        self.sm_rq = RecvQueue::take_all();
+        self.sq_beats = 0;
+        self.tx_beat = None;
+        self.rx_beat = None;
+        Ok(self.wire_tx.clear_partial()
+            + self.drx.clear_partial()
+            + self.sma_rx.clear_partial()
+            + self.sm_rx.clear_partial())
     }
 
     /// Queue a register write; writes go out one per cycle, in order.
@@ -392,6 +453,28 @@ impl CaPort {
         self.sma_tx.taken(o.sma_tx_tready, cyc);
         self.sm_tx.taken(o.sm_tx_tready, cyc);
         self.trap_tx.taken(o.trap_tx_tready, cyc);
+        if let Some(t) = self.tap.as_mut() {
+            if let Some(b) = rx {
+                t.rx.push((cyc, b, link_rx.is_none()));
+            }
+            let (m0, a0) = (SmiMeta::default(), AddressHandle::default());
+            if let (Some((b, _)), true) = (dtx, o.dtx_tready) {
+                t.tx_in.push((TxPortIn::Data, b, m0, a0));
+            }
+            let keep = keep_mask(self.data_w);
+            if let (Some((b, m)), true) = (sma_tx, o.sma_tx_tready) {
+                t.tx_in.push((TxPortIn::Sma, Beat { keep, ..b }, m, a0));
+            }
+            if let (Some((b, ah)), true) = (sm_tx, o.sm_tx_tready) {
+                t.tx_in.push((TxPortIn::Sm, Beat { keep, ..b }, m0, ah));
+            }
+            if let (Some((b, _)), true) = (trap, o.trap_tx_tready) {
+                t.tx_in.push((TxPortIn::Trap, Beat { keep, ..b }, m0, a0));
+            }
+            if i.reg_we {
+                t.reg_writes.push((i.reg_addr, i.reg_wdata));
+            }
+        }
 
         let tx = Beat {
             data: o.tx_tdata,
@@ -399,12 +482,14 @@ impl CaPort {
             last: o.tx_tlast,
         };
         self.tx_beat = (o.tx_tvalid && i.tx_tready).then_some(tx);
+        let n_wire = self.wire_tx.packets.len();
         self.wire_tx.observe(o.tx_tvalid, tx, false, cyc, || ());
         let drx = Beat {
             data: o.drx_tdata,
             keep: o.drx_tkeep,
             last: o.drx_tlast,
         };
+        let n_drx = self.drx.packets.len();
         self.drx.observe(o.drx_tvalid, drx, o.drx_tuser, cyc, || ());
         // MAD streams carry full beats only (no tkeep port).
         let keep = keep_mask(self.data_w);
@@ -419,6 +504,7 @@ impl CaPort {
             hop_cnt: o.sma_rx_hop_cnt,
         };
         let b = full(o.sma_rx_tdata, o.sma_rx_tlast);
+        let n_sma = self.sma_rx.packets.len();
         self.sma_rx
             .observe(o.sma_rx_tvalid, b, false, cyc, || sma_meta);
         let sm_meta = SmiMeta {
@@ -437,6 +523,21 @@ impl CaPort {
         if self.sm_rx.packets.len() > received {
             self.sm_rq.used();
         }
+        if let Some(t) = self.tap.as_mut() {
+            let grew = |len: usize, before: usize| len > before;
+            if grew(self.wire_tx.packets.len(), n_wire) {
+                t.wire.extend(self.wire_tx.packets.back().cloned());
+            }
+            if grew(self.drx.packets.len(), n_drx) {
+                t.drx.extend(self.drx.packets.back().cloned());
+            }
+            if grew(self.sma_rx.packets.len(), n_sma) {
+                t.sma.extend(self.sma_rx.packets.back().cloned());
+            }
+            if grew(self.sm_rx.packets.len(), received) {
+                t.sm.extend(self.sm_rx.packets.back().cloned());
+            }
+        }
 
         if o.sq_tx_beat {
             if self.sq_beats % sq_packet_beats(self.data_w) == 0 {
@@ -445,6 +546,7 @@ impl CaPort {
             self.sq_beats += 1;
         }
         self.cycle = self.ca.cycle();
+        self.idle = o.idle;
         Ok(o.reg_rdata)
     }
 

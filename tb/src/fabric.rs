@@ -6,6 +6,7 @@ use std::collections::VecDeque;
 use anyhow::{bail, Result};
 
 use crate::device::{reg, CaPort, Counters};
+use crate::scoreboard::Scoreboard;
 use crate::sm::SmDriver;
 use crate::sma::Sma;
 use crate::stream::Beat;
@@ -25,6 +26,8 @@ pub struct Node {
     pub port: CaPort,
     pub sma: Option<Sma>,
     pub sm: Option<SmDriver>,
+    /// The port's scoreboard, when opted in (`Fabric::add_scoreboard`).
+    pub sb: Option<Scoreboard>,
     rx_cur: Vec<u8>,
     rx_first: u64,
     tx_cur: Vec<u8>,
@@ -73,6 +76,7 @@ impl Fabric {
             port,
             sma,
             sm,
+            sb: None,
             rx_cur: Vec::new(),
             rx_first: 0,
             tx_cur: Vec::new(),
@@ -81,6 +85,41 @@ impl Fabric {
             rx_dir: format!("tb>{name}"),
         });
         self.nodes.len() - 1
+    }
+
+    /// Check node `n`'s port against the reference model from now on
+    /// (`crate::scoreboard`); call before it has done anything.
+    pub fn add_scoreboard(&mut self, n: usize) {
+        let node = &mut self.nodes[n];
+        node.sb = Some(Scoreboard::attach(&mut node.port));
+    }
+
+    /// Let the fabric go idle, then check every node that has a scoreboard:
+    /// nothing predicted left undelivered, no mismatch, every counter as
+    /// the model says.
+    pub fn check_scoreboards(&mut self, quiet: u64, max_cycles: u64) -> Result<()> {
+        if self.nodes.iter().all(|n| n.sb.is_none()) {
+            return Ok(());
+        }
+        self.run_until_idle(quiet, max_cycles)?;
+        for n in 0..self.nodes.len() {
+            if self.nodes[n].sb.is_none() {
+                continue;
+            }
+            let c = self.counters(n)?;
+            let mut actual = crate::refmodel::CtrDelta::default();
+            for (i, (_, v)) in c.0.iter().enumerate() {
+                actual.0[i] = *v;
+            }
+            let name = self.nodes[n].name.clone();
+            let sb = self.nodes[n].sb.as_mut().expect("checked");
+            sb.finish();
+            let counted = sb.check_counters(&actual);
+            sb.ok()
+                .and(counted)
+                .map_err(|e| e.context(format!("scoreboard of node {name}")))?;
+        }
+        Ok(())
     }
 
     /// A full-duplex link between `a` and `b`, `latency` cycles each way (≥ 1).
@@ -121,6 +160,9 @@ impl Fabric {
             };
             let node = &mut self.nodes[n];
             let v = node.port.step(link_beat, addr)?;
+            if let Some(sb) = node.sb.as_mut() {
+                sb.observe(&mut node.port);
+            }
             if read.is_some_and(|(rn, _)| rn == n) {
                 value = v;
             }

@@ -64,6 +64,13 @@ impl From<Lt> for LinkType {
     }
 }
 
+/// Devices `vl15 soak` can run (the switch is to follow).
+#[derive(Clone, Copy, ValueEnum)]
+enum SoakDevice {
+    /// One CA port, ib_ca_top
+    Ca,
+}
+
 #[derive(Subcommand)]
 enum Cmd {
     /// Run the RTL regression on the built-in topology (two CA ports on one link) and print a table
@@ -244,6 +251,42 @@ enum Cmd {
         #[arg(short, long)]
         output: Option<PathBuf>,
     },
+    /// Good and faulted packets at line rate through the RTL, checked against the reference model.
+    ///
+    /// A seeded generator mixes good SMPs/GMPs with every fault class of
+    /// issue 6 that applies to the device (bad CRCs, malformed headers, wrong
+    /// DLIDs, directed-route errors, PortState Down, VL15 overflow, wire
+    /// backpressure storms, reset and link down in the middle of a packet),
+    /// back to back, with idle and backpressure patterns on every stream. A
+    /// scoreboard checks every output packet byte for byte against the
+    /// reference model (tb/src/refmodel) and, at each checkpoint, the
+    /// drain time and every counter. Exit status 1 on any mismatch.
+    Soak {
+        /// The device under test
+        #[arg(long, value_enum, default_value = "ca")]
+        device: SoakDevice,
+        /// Data path width in bits: 32, 64, 128, or all
+        #[arg(long, default_value = "all")]
+        width: String,
+        /// Packets handed to the device per width
+        #[arg(long, default_value_t = 1_000_000)]
+        packets: u64,
+        /// Seed of the generator and of every stream pattern
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Percent of packets that are faults
+        #[arg(long, default_value_t = 25, value_parser = clap::value_parser!(u32).range(0..=100))]
+        fault_percent: u32,
+        /// Only these fault classes (repeatable; default all); see --list
+        #[arg(long)]
+        class: Vec<String>,
+        /// List the fault classes with their expected disposition, then exit
+        #[arg(long)]
+        list: bool,
+        /// Drain and check the counters every this many packets
+        #[arg(long, default_value_t = 2000)]
+        checkpoint: u64,
+    },
     /// Latency, throughput and cxx-vs-C++ simulation speed, side by side
     Bench {
         /// Cycles for the simulation-speed comparison
@@ -269,6 +312,71 @@ fn widths(s: &str) -> Result<Vec<u32>> {
         "32" | "64" | "128" => Ok(vec![s.parse()?]),
         _ => bail!("--width must be 32, 64, 128 or all, not {s:?}"),
     }
+}
+
+fn soak(
+    device: SoakDevice,
+    width: &str,
+    packets: u64,
+    seed: u64,
+    fault_percent: u32,
+    class: &[String],
+    checkpoint: u64,
+) -> Result<bool> {
+    use vl15::faults::{self, FaultClass};
+    let SoakDevice::Ca = device;
+    let classes = class
+        .iter()
+        .map(|n| {
+            FaultClass::from_name(n)
+                .with_context(|| format!("no fault class {n:?} (vl15 soak --list)"))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let mut pass = true;
+    for w in widths(width)? {
+        let mut o = faults::SoakOpts::new(w, packets, seed);
+        o.fault_percent = fault_percent;
+        o.classes = classes.clone();
+        o.checkpoint = checkpoint.max(1);
+        let r = match faults::soak(&o) {
+            Ok(r) => r,
+            Err(e) => {
+                outln!("soak ca DATA_W {w}: FAIL: {e:#}");
+                pass = false;
+                continue;
+            }
+        };
+        let faulted: u64 = r.faults.values().sum();
+        outln!(
+            "soak ca DATA_W {w} seed {seed}: {} packets ({} good, {faulted} faults), {} mismatches, max drain {} cycles (bound {}), {} cycles, {:.1} s wall ({:.0} cycles/s)",
+            r.packets,
+            r.good,
+            r.mismatches,
+            r.max_drain,
+            r.drain_bound,
+            r.cycles,
+            r.wall_s,
+            r.cycles as f64 / r.wall_s.max(1e-9)
+        );
+        let s = &r.stats;
+        outln!(
+            "  delivered: {} to SMA, {} to SM, {} to data RX, {} on the wire; VL15 buffer full for the whole arrival {}, full or not depending on the cycle {}; {} wire packets lost to link down, {} expectations to resets",
+            s.to_sma, s.to_sm, s.to_drx, s.wire_tx, s.certain_full, s.ambiguous_full, s.tx_gated, s.lost_to_reset
+        );
+        outln!("  faults by class:");
+        for (k, v) in &r.faults {
+            outln!("    {k:<28} {v}");
+        }
+        outln!("  receive verdicts (the check that rejected, or accept):");
+        for (k, v) in &s.by_verdict {
+            outln!("    {k:<28} {v}");
+        }
+        for e in &r.errors {
+            outln!("  MISMATCH {e}");
+        }
+        pass &= r.mismatches == 0;
+    }
+    Ok(pass)
 }
 
 fn regress(
@@ -494,6 +602,33 @@ fn main() -> ExitCode {
                     }
                     true
                 }),
+            Cmd::Soak {
+                device,
+                width,
+                packets,
+                seed,
+                fault_percent,
+                class,
+                list,
+                checkpoint,
+            } => {
+                if list {
+                    for c in vl15::faults::FaultClass::ALL {
+                        outln!("{:<28} {:?}", c.name(), c.expect());
+                    }
+                    Ok(true)
+                } else {
+                    soak(
+                        device,
+                        &width,
+                        packets,
+                        seed,
+                        fault_percent,
+                        &class,
+                        checkpoint,
+                    )
+                }
+            }
             Cmd::Bench {
                 cycles,
                 skip_fabric,

@@ -51,6 +51,9 @@ pub struct Outcome {
     pub tx_latency: Option<u64>,
     #[serde(skip)]
     pub trace: Vec<TraceEntry>,
+    /// What each node's scoreboard checked (node order).
+    #[serde(skip)]
+    pub scoreboards: Vec<crate::scoreboard::Stats>,
 }
 
 type ScenarioFn = fn(&mut Run) -> Result<()>;
@@ -386,12 +389,22 @@ pub fn run_with(s: &Scenario, width: u32, stress_seed: Option<u64>) -> Outcome {
                 sq_latency: None,
                 tx_latency: None,
                 trace: Vec::new(),
+                scoreboards: Vec::new(),
             }
         }
     };
+    // both ports under the reference model's scoreboard (issue 6)
+    r.fab.add_scoreboard(SM);
+    r.fab.add_scoreboard(CA);
     let start = r.fab.cycle();
     let res = (s.run)(&mut r).with_context(|| format!("scenario {} at DATA_W {width}", s.name));
     r.measure();
+    let cycles = r.fab.cycle() - start;
+    let res = res.and_then(|()| {
+        r.fab
+            .check_scoreboards(QUIET, MAX_CYCLES)
+            .with_context(|| format!("scenario {} at DATA_W {width}", s.name))
+    });
     Outcome {
         scenario: s.name,
         width,
@@ -400,7 +413,7 @@ pub fn run_with(s: &Scenario, width: u32, stress_seed: Option<u64>) -> Outcome {
             Ok(()) => r.detail.clone(),
             Err(e) => format!("{e:#}"),
         },
-        cycles: r.fab.cycle() - start,
+        cycles,
         smps: r
             .fab
             .trace
@@ -410,6 +423,12 @@ pub fn run_with(s: &Scenario, width: u32, stress_seed: Option<u64>) -> Outcome {
         rx_latency: r.rx_latency,
         sq_latency: r.sq_latency,
         tx_latency: r.tx_latency,
+        scoreboards: r
+            .fab
+            .nodes
+            .iter()
+            .filter_map(|n| n.sb.as_ref().map(|s| s.stats.clone()))
+            .collect(),
         trace: r.fab.trace,
     }
 }

@@ -195,6 +195,31 @@ impl<M: Clone> Source<M> {
         }
     }
 
+    /// Drop the packet being sent (its beats presented so far stay sent, the
+    /// rest never is; a reset or a link that went down cut it). Returns the
+    /// number of beats of it already taken, 0 when no packet was under way.
+    pub fn abort_current(&mut self) -> usize {
+        let sent = self.pos;
+        if sent > 0 {
+            self.queue.pop_front();
+        }
+        self.pos = 0;
+        self.presenting = false;
+        sent
+    }
+
+    /// Drop every queued packet, the one under way included.
+    pub fn clear(&mut self) {
+        self.queue.clear();
+        self.pos = 0;
+        self.presenting = false;
+    }
+
+    /// Beats of the front packet already taken.
+    pub fn beats_sent(&self) -> usize {
+        self.pos
+    }
+
     /// Tell the source whether the presented beat was taken this cycle.
     pub fn taken(&mut self, fired: bool, cycle: u64) {
         if !(fired && self.presenting) {
@@ -262,6 +287,13 @@ impl<M> Sink<M> {
     /// For streams without `tready`: the sink takes every beat.
     pub fn always(&mut self) {
         self.ready = true;
+    }
+    /// Forget a packet half received (the device was reset under it).
+    /// Returns how many bytes of it had arrived.
+    pub fn clear_partial(&mut self) -> usize {
+        let n = self.cur.len();
+        self.cur.clear();
+        n
     }
     pub fn in_packet(&self) -> bool {
         !self.cur.is_empty()
