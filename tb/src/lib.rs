@@ -26,6 +26,7 @@ pub mod node_sma;
 pub mod packet;
 pub mod pcap;
 pub mod qp0;
+pub mod refmodel_switch;
 pub mod replay;
 pub mod routing;
 pub mod scenario;
