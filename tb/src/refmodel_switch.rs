@@ -856,6 +856,11 @@ pub enum FaultClass {
     GoodDrToSm,
     /// GMP to the port-0 LID on a data VL: to the GMP receive path.
     GoodGmp,
+    /// The directed-route rows docs/fabric.md adds where a DR part meets a
+    /// LID-routed segment: a DR part starting or re-entered at the switch
+    /// (arriving LID-routed to the port-0 LID: out by the path), or ending
+    /// at it with a real DrDLID/DrSLID (out by the LFT to that LID).
+    GoodDrLidRows,
     // Faults.
     BadVcrc,
     /// Bad ICRC on a forwarded packet: a switch does not check the ICRC of
@@ -888,7 +893,7 @@ pub enum FaultClass {
 }
 
 impl FaultClass {
-    pub const GOOD: [FaultClass; 8] = [
+    pub const GOOD: [FaultClass; 9] = [
         FaultClass::GoodLidSmp,
         FaultClass::GoodData,
         FaultClass::GoodDrOut,
@@ -897,6 +902,7 @@ impl FaultClass {
         FaultClass::GoodLidToSma,
         FaultClass::GoodDrToSm,
         FaultClass::GoodGmp,
+        FaultClass::GoodDrLidRows,
     ];
     pub const FAULTS: [FaultClass; 19] = [
         FaultClass::BadVcrc,
@@ -932,6 +938,7 @@ impl FaultClass {
             FaultClass::GoodLidToSma => "good_lid_to_sma",
             FaultClass::GoodDrToSm => "good_dr_to_sm",
             FaultClass::GoodGmp => "good_gmp",
+            FaultClass::GoodDrLidRows => "good_dr_lid_rows",
             FaultClass::BadVcrc => "bad_vcrc",
             FaultClass::BadIcrcForwarded => "bad_icrc_forwarded",
             FaultClass::BadIcrcSmi => "bad_icrc_smi",
@@ -1161,6 +1168,47 @@ pub fn gen_packet(rng: &mut Rng, class: FaultClass, tid: u64) -> GenPacket {
             let m = random_mad(rng, CLASS_SUBN_LID, METHOD_GET, tid);
             let slid = lid_to(range(rng, 1, 7) as u8, rng);
             (p, smp_wire(PORT0_LID, slid, &m, rng), Expect::Delivered)
+        }
+        F::GoodDrLidRows => {
+            let p = vl15_in(rng);
+            let hc = range(rng, 1, 6) as u8;
+            let q = range(rng, 1, 7) as u8;
+            let slid = lid_to(range(rng, 1, 7) as u8, rng);
+            let v = match rng.next_u64() % 4 {
+                0 => {
+                    // LID-routed head ends here: the DR part starts (C14-9:1).
+                    let mut m = dr_mad(rng, false, hc, 0, METHOD_GET, tid);
+                    m[mad::off::INITIAL_PATH + 1] = q;
+                    m[mad::off::DR_SLID..mad::off::DR_SLID + 2]
+                        .copy_from_slice(&slid.to_be_bytes());
+                    smp_wire(PORT0_LID, slid, &m, rng)
+                }
+                1 => {
+                    // The return re-enters the DR part from a LID-routed
+                    // tail (C14-13:1).
+                    let mut m = dr_mad(rng, true, hc, hc + 1, METHOD_GET_RESP, tid);
+                    m[mad::off::RETURN_PATH + usize::from(hc)] = q;
+                    m[mad::off::DR_DLID..mad::off::DR_DLID + 2]
+                        .copy_from_slice(&slid.to_be_bytes());
+                    smp_wire(PORT0_LID, slid, &m, rng)
+                }
+                2 => {
+                    // The DR part ends here, a LID-routed tail to DrDLID (C14-9:3).
+                    let mut m = dr_mad(rng, false, hc, hc, METHOD_GET, tid);
+                    let dl = lid_to(q, rng);
+                    m[mad::off::DR_DLID..mad::off::DR_DLID + 2].copy_from_slice(&dl.to_be_bytes());
+                    smp_wire(PERMISSIVE_LID, PERMISSIVE_LID, &m, rng)
+                }
+                _ => {
+                    // The return leaves the DR part to a LID-routed head at
+                    // DrSLID (C14-13:3).
+                    let mut m = dr_mad(rng, true, hc, 1, METHOD_GET_RESP, tid);
+                    let sl = lid_to(q, rng);
+                    m[mad::off::DR_SLID..mad::off::DR_SLID + 2].copy_from_slice(&sl.to_be_bytes());
+                    smp_wire(PERMISSIVE_LID, PERMISSIVE_LID, &m, rng)
+                }
+            };
+            (p, v, Expect::Delivered)
         }
         F::GoodDrToSm => {
             let p = vl15_in(rng);
@@ -1778,6 +1826,7 @@ impl Bench {
                     .map(|_| *k)
             })
         });
+        let hit = hit.or_else(|| self.resync(dest, &bytes, meta, bad));
         let Some(k) = hit else {
             let heads: Vec<String> = self
                 .exp
@@ -1818,6 +1867,36 @@ impl Bench {
                 self.answer(&bytes, meta, e.class);
             }
         }
+    }
+
+    /// No queue's head matches: if the packet is deeper in a queue, the
+    /// ones before it are missing or out of order — report them, drop them
+    /// and match there (so one bad packet is one report, not a cascade).
+    fn resync(
+        &mut self,
+        dest: Dest,
+        bytes: &[u8],
+        meta: Option<SmiMeta>,
+        bad: bool,
+    ) -> Option<(u8, Lane)> {
+        let (k, i) = self.exp.get(&dest).and_then(|qs| {
+            qs.iter().find_map(|(k, q)| {
+                q.iter()
+                    .position(|e| e.matches(bytes, meta, bad))
+                    .map(|i| (*k, i))
+            })
+        })?;
+        let skipped: Vec<Exp> = self
+            .exp
+            .get_mut(&dest)
+            .and_then(|qs| qs.get_mut(&k))
+            .map(|q| q.drain(..i).collect())
+            .unwrap_or_default();
+        self.mismatch(format!(
+            "{dest:?} {k:?}: a packet arrived with {i} expected before it missing or out of order (first: {})",
+            skipped[0].class.name()
+        ));
+        Some(k)
     }
 
     /// The port-0 host's SMA: answers every request as GetResp (status 0,
@@ -2263,7 +2342,7 @@ pub struct SoakOptions {
 impl Default for SoakOptions {
     fn default() -> Self {
         SoakOptions {
-            phase_packets: 2000,
+            phase_packets: 1000,
             fault_percent: 30,
             drain_bound: DRAIN_BOUND,
             directed: true,
