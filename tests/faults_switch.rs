@@ -96,10 +96,17 @@ fn soak_10k_packets_fixed_seed() {
     assert!(r.packets >= 10_000, "{r}");
     assert!(r.good > 0 && r.matched >= r.good / 2, "{r}");
     for c in FaultClass::FAULTS {
-        assert!(r.faults.get(c.name()).copied().unwrap_or(0) > 0, "{} never ran", c.name());
+        assert!(
+            r.faults.get(c.name()).copied().unwrap_or(0) > 0,
+            "{} never ran",
+            c.name()
+        );
     }
-    for d in ["vl15_overflow", "link_down", "reset"] {
-        assert!(r.faults.get(d).copied().unwrap_or(0) > 0, "{d} never ran: {r}");
+    for d in ["vl15_overflow", "link_down", "egress_link_down", "reset"] {
+        assert!(
+            r.faults.get(d).copied().unwrap_or(0) > 0,
+            "{d} never ran: {r}"
+        );
     }
     assert!(r.max_drain_cycles <= r.drain_bound, "{r}");
 }
@@ -115,7 +122,10 @@ fn vl15_overflow_drops_what_finds_the_buffer_full() {
     // VL15_DEPTH delivered, 3 dropped and counted at the one input port.
     assert_eq!(b.tally.matched, rs::VL15_DEPTH as u64);
     let drops: u32 = (1..=rs::NPORTS)
-        .map(|p| b.read_reg(Bank::Ext(p).addr(ctr::VL15_DROPPED)).expect("read"))
+        .map(|p| {
+            b.read_reg(Bank::Ext(p).addr(ctr::VL15_DROPPED))
+                .expect("read")
+        })
         .sum();
     assert_eq!(drops, 3);
 }
@@ -136,7 +146,10 @@ fn link_down_mid_packet_drops_it_whole() {
     b.check_counters().expect("counters");
     assert_eq!(b.tally.mismatches, 0, "{:#?}", b.tally.log);
     let drops: u32 = (1..=rs::NPORTS)
-        .map(|p| b.read_reg(Bank::Ext(p).addr(ctr::LINK_DOWN_DROP)).expect("read"))
+        .map(|p| {
+            b.read_reg(Bank::Ext(p).addr(ctr::LINK_DOWN_DROP))
+                .expect("read")
+        })
         .sum();
     assert_eq!(drops, 5);
 }
@@ -152,7 +165,8 @@ fn reset_mid_packet_leaves_no_partial_packet() {
         }
         // Cut at a different point each time: mid-packet on the inputs and
         // outputs alike.
-        b.reset_mid_traffic(&mut rng, 37 + round * 211).expect("reset");
+        b.reset_mid_traffic(&mut rng, 37 + round * 211)
+            .expect("reset");
         for _ in 0..100 {
             let g = b.gen(&mut rng, 0);
             b.push(g);
@@ -171,8 +185,11 @@ fn tx_backpressure_storms_lose_nothing() {
     let mut rng = Rng::new(14);
     let n = usize::from(rs::NPORTS);
     for (k, pat) in [
-        Pattern::Periodic { on: 16, off: 2000 },
-        Pattern::Random { percent: 5, seed: 3 },
+        Pattern::Periodic { on: 16, off: 500 },
+        Pattern::Random {
+            percent: 5,
+            seed: 3,
+        },
         Pattern::Periodic { on: 300, off: 300 },
     ]
     .into_iter()
@@ -183,7 +200,7 @@ fn tx_backpressure_storms_lose_nothing() {
             tx: vec![pat.clone(); n],
             host: if k == 1 { pat.clone() } else { Pattern::Always },
         });
-        for _ in 0..400 {
+        for _ in 0..300 {
             let g = b.gen(&mut rng, 20);
             b.push(g);
         }
@@ -191,7 +208,7 @@ fn tx_backpressure_storms_lose_nothing() {
     }
     b.check_counters().expect("counters");
     assert_eq!(b.tally.mismatches, 0, "{:#?}", b.tally.log);
-    assert!(b.tally.matched > 800);
+    assert!(b.tally.matched > 600);
 }
 
 #[test]
@@ -278,4 +295,26 @@ fn soak_long() {
     println!("{r}");
     assert_eq!(r.mismatches, 0, "{r}");
     assert!(r.packets >= n);
+}
+
+#[test]
+fn egress_link_down_shows_no_packet_and_accounts_for_each() {
+    let mut b = Bench::new(17).expect("bench");
+    let mut rng = Rng::new(17);
+    let mut tot = (0, 0, 0);
+    for _ in 0..6 {
+        let (n, sw, tx) = b.egress_link_down(&mut rng).expect("egress link down");
+        tot = (tot.0 + n, tot.1 + sw, tot.2 + tx);
+        for _ in 0..50 {
+            let g = b.gen(&mut rng, 10);
+            b.push(g);
+        }
+        b.drain(rs::DRAIN_BOUND).expect("drain");
+    }
+    b.check_counters().expect("counters");
+    println!(
+        "egress link down: {} packets, {} sent into the falling link, {} of those counted sent",
+        tot.0, tot.1, tot.2
+    );
+    assert_eq!(b.tally.mismatches, 0, "{:#?}", b.tally.log);
 }

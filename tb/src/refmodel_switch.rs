@@ -154,7 +154,7 @@ impl Bank {
         }
     }
     /// Counters this bank has.
-    pub fn len(self) -> u8 {
+    pub fn counters(self) -> u8 {
         match self {
             Bank::Ext(_) => 16,
             Bank::Port0 => 15,
@@ -344,11 +344,7 @@ impl SwitchModel {
             1,
         );
         pr.add(Bank::Ext(q), ctr::TX_WORDS, words);
-        pr.outs.push(Out::Wire {
-            port: q,
-            bytes,
-            sq,
-        });
+        pr.outs.push(Out::Wire { port: q, bytes, sq });
     }
 
     /// A packet (LRH..VCRC, as on the wire) arriving whole on external port
@@ -889,6 +885,8 @@ pub enum FaultClass {
     // Directed (not produced by `gen_packet`; the bench runs them).
     Vl15Overflow,
     LinkDown,
+    /// An output's link falls with packets granted to it and waiting.
+    EgressLinkDown,
     Reset,
 }
 
@@ -960,6 +958,7 @@ impl FaultClass {
             FaultClass::DownPort => "down_port",
             FaultClass::Vl15Overflow => "vl15_overflow",
             FaultClass::LinkDown => "link_down",
+            FaultClass::EgressLinkDown => "egress_link_down",
             FaultClass::Reset => "reset",
         }
     }
@@ -1031,7 +1030,12 @@ fn data_wire(vl: u8, dlid: u16, slid: u16, dqp: u32, payload: usize, rng: &mut R
 fn random_mad(rng: &mut Rng, class: u8, method: u8, tid: u64) -> Mad {
     let attr = pick(
         rng,
-        &[ATTR_NODE_INFO, ATTR_PORT_INFO, ATTR_NODE_DESC, ATTR_SWITCH_INFO],
+        &[
+            ATTR_NODE_INFO,
+            ATTR_PORT_INFO,
+            ATTR_NODE_DESC,
+            ATTR_SWITCH_INFO,
+        ],
     );
     let mut m = mad::request(class, method, attr, (rng.next_u64() & 0xFF) as u32, tid);
     for b in m[mad::off::DATA..mad::off::DATA + 64].iter_mut() {
@@ -1115,7 +1119,11 @@ pub fn gen_packet(rng: &mut Rng, class: FaultClass, tid: u64) -> GenPacket {
             let hp = range(rng, 1, u64::from(hc) - 1) as u8;
             let mut m = dr_mad(rng, false, hc, hp, METHOD_GET, tid);
             m[mad::off::INITIAL_PATH + usize::from(hp) + 1] = range(rng, 1, 7) as u8;
-            (p, smp_wire(PERMISSIVE_LID, PERMISSIVE_LID, &m, rng), Expect::Delivered)
+            (
+                p,
+                smp_wire(PERMISSIVE_LID, PERMISSIVE_LID, &m, rng),
+                Expect::Delivered,
+            )
         }
         F::GoodDrReturn => {
             let p = vl15_in(rng);
@@ -1123,7 +1131,11 @@ pub fn gen_packet(rng: &mut Rng, class: FaultClass, tid: u64) -> GenPacket {
             let hp = range(rng, 2, u64::from(hc)) as u8;
             let mut m = dr_mad(rng, true, hc, hp, METHOD_GET_RESP, tid);
             m[mad::off::RETURN_PATH + usize::from(hp) - 1] = range(rng, 1, 7) as u8;
-            (p, smp_wire(PERMISSIVE_LID, PERMISSIVE_LID, &m, rng), Expect::Delivered)
+            (
+                p,
+                smp_wire(PERMISSIVE_LID, PERMISSIVE_LID, &m, rng),
+                Expect::Delivered,
+            )
         }
         F::GoodDrToSma | F::BadIcrcSmi | F::Opcode | F::BadSmpHdr => {
             let p = vl15_in(rng);
@@ -1143,11 +1155,11 @@ pub fn gen_packet(rng: &mut Rng, class: FaultClass, tid: u64) -> GenPacket {
                 }
                 F::BadSmpHdr => {
                     match rng.next_u64() % 6 {
-                        0 => v[15] = 1,                                   // DestQP 1 on VL15
-                        1 => v[MAD_OFFSET] = 2,                           // BaseVersion 2
-                        2 => v[MAD_OFFSET + 1] = CLASS_PERF,              // not an SMP class
-                        3 => v[9] |= 1,                                   // TVer 1
-                        4 => v[1] = (v[1] & !3) | LNH_IBA_GLOBAL,         // LNH 3 (GRH) on VL15
+                        0 => v[15] = 1,                           // DestQP 1 on VL15
+                        1 => v[MAD_OFFSET] = 2,                   // BaseVersion 2
+                        2 => v[MAD_OFFSET + 1] = CLASS_PERF,      // not an SMP class
+                        3 => v[9] |= 1,                           // TVer 1
+                        4 => v[1] = (v[1] & !3) | LNH_IBA_GLOBAL, // LNH 3 (GRH) on VL15
                         _ => {
                             // PktLen 40: a 128-byte "MAD", length consistent.
                             v.truncate(MAD_OFFSET + 128);
@@ -1214,7 +1226,11 @@ pub fn gen_packet(rng: &mut Rng, class: FaultClass, tid: u64) -> GenPacket {
             let p = vl15_in(rng);
             let hc = range(rng, 1, 6) as u8;
             let m = dr_mad(rng, true, hc, 1, METHOD_GET_RESP, tid);
-            (p, smp_wire(PERMISSIVE_LID, PERMISSIVE_LID, &m, rng), Expect::Delivered)
+            (
+                p,
+                smp_wire(PERMISSIVE_LID, PERMISSIVE_LID, &m, rng),
+                Expect::Delivered,
+            )
         }
         F::GoodGmp | F::BadIcrcGmp => {
             let p = range(rng, 1, 6) as u8;
@@ -1353,20 +1369,28 @@ pub fn gen_packet(rng: &mut Rng, class: FaultClass, tid: u64) -> GenPacket {
             let hp = (rng.next_u64() % 66) as u8;
             let d = rng.chance(50);
             let m = dr_mad(rng, d, hc, hp, METHOD_GET, tid);
-            (p, smp_wire(PERMISSIVE_LID, PERMISSIVE_LID, &m, rng), e0(ctr::P0_DR_DISCARD))
+            (
+                p,
+                smp_wire(PERMISSIVE_LID, PERMISSIVE_LID, &m, rng),
+                e0(ctr::P0_DR_DISCARD),
+            )
         }
         F::BadHopPtr => {
             let p = vl15_in(rng);
             let hc = range(rng, 1, 10) as u8;
             let over = hc + range(rng, 2, 20) as u8;
-        let m = match rng.next_u64() % 3 {
+            let m = match rng.next_u64() % 3 {
                 // The sender should have incremented it (C14-9:1).
                 0 => dr_mad(rng, false, hc, 0, METHOD_GET, tid),
                 // Beyond hc + 1 either way (C14-9:5, C14-13:5).
                 1 => dr_mad(rng, false, hc, over, METHOD_GET, tid),
                 _ => dr_mad(rng, true, hc, over, METHOD_GET_RESP, tid),
             };
-            (p, smp_wire(PERMISSIVE_LID, PERMISSIVE_LID, &m, rng), e0(ctr::P0_DR_DISCARD))
+            (
+                p,
+                smp_wire(PERMISSIVE_LID, PERMISSIVE_LID, &m, rng),
+                e0(ctr::P0_DR_DISCARD),
+            )
         }
         F::DrEgressRange => {
             let p = vl15_in(rng);
@@ -1438,7 +1462,7 @@ pub fn gen_packet(rng: &mut Rng, class: FaultClass, tid: u64) -> GenPacket {
                 (p, v, e(p, ctr::STATE_DROP))
             }
         },
-        F::GoodLidSmp | F::Vl15Overflow | F::LinkDown | F::Reset => {
+        F::GoodLidSmp | F::Vl15Overflow | F::LinkDown | F::EgressLinkDown | F::Reset => {
             // Directed classes: a good SMP the bench uses for them.
             let p = range(rng, 1, 6) as u8;
             let m = random_mad(rng, CLASS_SUBN_LID, METHOD_GET, tid);
@@ -1507,6 +1531,10 @@ struct Inj {
     overflow: bool,
     /// Stop after this many beats (the link falls mid-packet).
     cut_at: Option<usize>,
+    /// Its output's link will fall before it leaves: it is either sent into
+    /// the falling link (swallowed) or dropped at its input (StateDrop);
+    /// only the link counters are predicted, the rest is accounted after.
+    gone: bool,
 }
 
 /// An input wire: queued packets at line rate, a gate for idle beats.
@@ -1557,6 +1585,8 @@ pub struct Tally {
     pub lost_to_reset: u64,
     pub resets: u64,
     pub max_drain: u64,
+    /// Packets sent into an output whose link fell (egress link down).
+    pub egress_swallowed: u64,
 }
 
 /// The Verilated 8-port switch under the scoreboard.
@@ -1646,7 +1676,9 @@ impl Bench {
     fn mismatch(&mut self, s: String) {
         self.tally.mismatches += 1;
         if self.tally.log.len() < LOG_MAX {
-            self.tally.log.push(format!("cycle {}: {s}", self.dev.cycle()));
+            self.tally
+                .log
+                .push(format!("cycle {}: {s}", self.dev.cycle()));
         }
     }
 
@@ -1720,6 +1752,10 @@ impl Bench {
     }
 
     fn push_inj(&mut self, g: GenPacket, overflow: bool, cut_at: Option<usize>) {
+        self.push_full(g, overflow, cut_at, false);
+    }
+
+    fn push_full(&mut self, g: GenPacket, overflow: bool, cut_at: Option<usize>, gone: bool) {
         *self.tally.by_class.entry(g.class.name()).or_default() += 1;
         let d = &mut self.drv[usize::from(g.port) - 1];
         d.q.push_back(Inj {
@@ -1729,6 +1765,7 @@ impl Bench {
             expect: g.expect,
             overflow,
             cut_at,
+            gone,
         });
     }
 
@@ -1785,11 +1822,25 @@ impl Bench {
                     };
                     (Dest::Wire(*port), lane, bytes.clone(), None, false, *sq)
                 }
-                Out::Sma { mad, meta } => {
-                    (Dest::Sma, Lane::Vl15, mad.to_vec(), Some(*meta), false, false)
+                Out::Sma { mad, meta } => (
+                    Dest::Sma,
+                    Lane::Vl15,
+                    mad.to_vec(),
+                    Some(*meta),
+                    false,
+                    false,
+                ),
+                Out::Sm { mad, meta } => (
+                    Dest::Sm,
+                    Lane::Vl15,
+                    mad.to_vec(),
+                    Some(*meta),
+                    false,
+                    false,
+                ),
+                Out::Gmp { bytes, bad } => {
+                    (Dest::Gmp, Lane::Data, bytes.clone(), None, *bad, false)
                 }
-                Out::Sm { mad, meta } => (Dest::Sm, Lane::Vl15, mad.to_vec(), Some(*meta), false, false),
-                Out::Gmp { bytes, bad } => (Dest::Gmp, Lane::Data, bytes.clone(), None, *bad, false),
             };
             self.expect(
                 dest,
@@ -1954,6 +2005,17 @@ impl Bench {
                 } else if inj.cut_at.is_some() {
                     let mut pr = Prediction::default();
                     pr.dropped(Bank::Ext(p), ctr::LINK_DOWN_DROP);
+                    pr
+                } else if inj.gone {
+                    let mut pr = Prediction::default();
+                    let w = &inj.bytes;
+                    pr.add(Bank::Ext(p), ctr::RX_PKTS, 1);
+                    pr.add(Bank::Ext(p), ctr::RX_WORDS, u32::from(be16(w, 4) & 0x7FF));
+                    pr.slot = Some(if w[0] >> 4 == VL15 {
+                        Lane::Vl15
+                    } else {
+                        Lane::Data
+                    });
                     pr
                 } else {
                     self.model.ingress(p, &inj.bytes)
@@ -2176,7 +2238,7 @@ impl Bench {
         banks.push(Bank::Port0);
         banks.push(Bank::Gmp);
         for b in banks {
-            for c in 0..b.len() {
+            for c in 0..b.counters() {
                 let v = self.read_reg(b.addr(c))?;
                 let want = self.ctr_exp.get(&(b, c)).copied().unwrap_or(0);
                 self.tally.counters_checked += 1;
@@ -2270,6 +2332,102 @@ impl Bench {
         Ok(())
     }
 
+    /// Directed: an output's link falls while packets for it wait (the
+    /// output stalled): a packet already granted to it is sent into the
+    /// dead link (swallowed, counted FwdPkts at its input), one decided
+    /// after is dropped at its input (StateDrop); none may appear, whole or
+    /// in part, on that output, then or after the link returns. Returns
+    /// (packets, swallowed, of those counted in the output's Tx counters).
+    pub fn egress_link_down(&mut self, rng: &mut Rng) -> Result<(u32, u32, u32)> {
+        let q = range(rng, 1, 6) as u8;
+        let qi = usize::from(q) - 1;
+        self.tx[qi].hold = true;
+        let mut per_in: BTreeMap<u8, u32> = BTreeMap::new();
+        let k = range(rng, 2, 12);
+        for _ in 0..k {
+            let p = active_other(rng, q);
+            self.tid += 1;
+            let bytes = if rng.chance(50) {
+                let m = random_mad(rng, CLASS_SUBN_LID, METHOD_GET, self.tid);
+                let dl = lid_to(q, rng);
+                smp_wire(dl, 0x20, &m, rng)
+            } else {
+                let vl = range(rng, 0, 7) as u8;
+                let dl = lid_to(q, rng);
+                let len = range(rng, 0, 500) as usize;
+                data_wire(vl, dl, 0x20, 2, len, rng)
+            };
+            *per_in.entry(p).or_default() += 1;
+            let g = GenPacket {
+                class: FaultClass::EgressLinkDown,
+                port: p,
+                bytes,
+                expect: Expect::Delivered,
+            };
+            self.push_full(g, false, None, true);
+        }
+        self.run_inputs(100_000)?;
+        for _ in 0..range(rng, 0, 200) {
+            self.cycle()?;
+        }
+        self.link_up[qi] = false;
+        self.model.s.state[usize::from(q)] = ps::DOWN;
+        for _ in 0..range(rng, 2, 50) {
+            self.cycle()?;
+        }
+        // The wire is down: nothing may show, stalled or not.
+        self.tx[qi].hold = false;
+        for _ in 0..600 {
+            self.cycle()?;
+        }
+        self.check_port_states();
+        self.link_up[qi] = true;
+        self.model.s.state[usize::from(q)] = ps::INIT;
+        for _ in 0..4 {
+            self.cycle()?;
+        }
+        self.write_reg(swreg::PORT_STATE + u16::from(q), u32::from(ps::ACTIVE))?;
+        self.cycle()?;
+        self.model.s.state[usize::from(q)] = ps::ACTIVE;
+        self.check_port_states();
+        self.drain(DRAIN_BOUND)?;
+        // Account: each input forwarded or state-dropped each of its packets.
+        let mut swallowed = 0u32;
+        for (p, n) in per_in {
+            let mut d = [0u32; 2];
+            for (i, c) in [ctr::FWD_PKTS, ctr::STATE_DROP].into_iter().enumerate() {
+                let v = self.read_reg(Bank::Ext(p).addr(c))?;
+                let e = self.ctr_exp.entry((Bank::Ext(p), c)).or_default();
+                d[i] = v.wrapping_sub(*e);
+                *e = v;
+            }
+            if d[0].wrapping_add(d[1]) != n {
+                self.mismatch(format!(
+                    "egress link down on port {q}: input {p} sent {n} packets to it, FwdPkts +{} StateDrop +{}",
+                    d[0], d[1]
+                ));
+            }
+            swallowed = swallowed.wrapping_add(d[0]);
+        }
+        let mut tx_counted = 0u32;
+        for c in [ctr::TX_VL15_PKTS, ctr::TX_DATA_PKTS, ctr::TX_WORDS] {
+            let v = self.read_reg(Bank::Ext(q).addr(c))?;
+            let e = self.ctr_exp.entry((Bank::Ext(q), c)).or_default();
+            let d = v.wrapping_sub(*e);
+            *e = v;
+            if c != ctr::TX_WORDS {
+                tx_counted = tx_counted.wrapping_add(d);
+            }
+        }
+        if tx_counted > swallowed {
+            self.mismatch(format!(
+                "egress link down on port {q}: {tx_counted} packets counted sent, {swallowed} forwarded to it"
+            ));
+        }
+        self.tally.egress_swallowed += u64::from(swallowed);
+        Ok((k as u32, swallowed, tx_counted))
+    }
+
     /// Directed: reset while packets are arriving and leaving. Whatever was
     /// in flight is lost; afterwards no output shows a beat, the switch is
     /// idle, every counter reads 0, and after programming it forwards again.
@@ -2278,8 +2436,8 @@ impl Bench {
             self.cycle()?;
         }
         self.tally.resets += 1;
-        self.tally.lost_to_reset += self.expected_left() as u64
-            + self.drv.iter().map(|d| d.q.len() as u64).sum::<u64>();
+        self.tally.lost_to_reset +=
+            self.expected_left() as u64 + self.drv.iter().map(|d| d.q.len() as u64).sum::<u64>();
         for d in &mut self.drv {
             d.q.clear();
             d.pos = 0;
@@ -2350,11 +2508,11 @@ impl Default for SoakOptions {
     }
 }
 
-/// The drain bound: after the last input beat, every input buffer (3 VL15
-/// + 2 data slots of up to 4224 bytes on 8 ports, and port 0's) empties
-/// through outputs that take a beat at least every 1 in 10 cycles on
-/// average (the slowest phase pattern, a 64-on/600-off storm): far below
-/// this, which only catches a lockup.
+/// The drain bound, worst case: every input buffer full (8 ports of 3
+/// VL15 slots of 288 bytes and 2 data slots of 4224, and port 0's 2 of 288:
+/// about 9,400 beats of 8 bytes) leaving through one output at the storm
+/// pattern's duty of 64 cycles in 664: under 98,000 cycles. A longer drain
+/// is a lockup.
 pub const DRAIN_BOUND: u64 = 100_000;
 
 /// What a soak run found.
@@ -2373,6 +2531,8 @@ pub struct SwitchSoakReport {
     pub drain_bound: u64,
     pub resets: u64,
     pub lost_to_reset: u64,
+    /// Packets sent into an output whose link fell (none may appear).
+    pub egress_swallowed: u64,
     pub cycles: u64,
     pub wall: Duration,
 }
@@ -2386,14 +2546,15 @@ impl std::fmt::Display for SwitchSoakReport {
         )?;
         writeln!(
             f,
-            "cycles {}, wall {:.2} s, max drain {} cycles (bound {}), {} counters checked, {} resets ({} packets lost to them)",
+            "cycles {}, wall {:.2} s, max drain {} cycles (bound {}), {} counters checked, {} resets ({} packets lost to them), {} sent into a falling link",
             self.cycles,
             self.wall.as_secs_f64(),
             self.max_drain_cycles,
             self.drain_bound,
             self.counters_checked,
             self.resets,
-            self.lost_to_reset
+            self.lost_to_reset,
+            self.egress_swallowed
         )?;
         for (k, v) in &self.faults {
             writeln!(f, "  {k:<20} {v}")?;
@@ -2484,6 +2645,7 @@ pub fn soak(seed: u64, packets: u64, opt: &SoakOptions) -> Result<SwitchSoakRepo
                     3 => {
                         b.link_down_mid_packet(&mut rng)?;
                         b.drain(opt.drain_bound)?;
+                        b.egress_link_down(&mut rng)?;
                     }
                     _ => {}
                 }
@@ -2520,6 +2682,7 @@ pub fn soak(seed: u64, packets: u64, opt: &SoakOptions) -> Result<SwitchSoakRepo
         drain_bound: opt.drain_bound,
         resets: t.resets,
         lost_to_reset: t.lost_to_reset,
+        egress_swallowed: t.egress_swallowed,
         cycles: b.cycle_count(),
         wall: t0.elapsed(),
     })
