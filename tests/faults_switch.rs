@@ -77,6 +77,7 @@ class_tests! {
     fault_bad_hop_pointer => BadHopPtr,
     fault_dr_egress_out_of_range => DrEgressRange,
     fault_down_port => DownPort,
+    fault_send_path_discard => SendPathDiscard,
     good_lid_smp => GoodLidSmp,
     good_data => GoodData,
     good_dr_out => GoodDrOut,
@@ -86,6 +87,7 @@ class_tests! {
     good_dr_to_sm => GoodDrToSm,
     good_gmp => GoodGmp,
     good_dr_lid_rows => GoodDrLidRows,
+    good_sm_send => GoodSmSend,
 }
 
 #[test]
@@ -102,7 +104,13 @@ fn soak_10k_packets_fixed_seed() {
             c.name()
         );
     }
-    for d in ["vl15_overflow", "link_down", "egress_link_down", "reset"] {
+    for d in [
+        "vl15_overflow",
+        "data_overflow",
+        "link_down",
+        "egress_link_down",
+        "reset",
+    ] {
         assert!(
             r.faults.get(d).copied().unwrap_or(0) > 0,
             "{d} never ran: {r}"
@@ -128,6 +136,24 @@ fn vl15_overflow_drops_what_finds_the_buffer_full() {
         })
         .sum();
     assert_eq!(drops, 3);
+}
+
+#[test]
+fn data_overflow_drops_what_finds_the_buffer_full() {
+    let mut b = Bench::new(18).expect("bench");
+    let mut rng = Rng::new(18);
+    b.data_overflow(&mut rng, 2).expect("overflow");
+    b.drain(rs::DRAIN_BOUND).expect("drain");
+    b.check_counters().expect("counters");
+    assert_eq!(b.tally.mismatches, 0, "{:#?}", b.tally.log);
+    assert_eq!(b.tally.matched, rs::DATA_DEPTH as u64);
+    let drops: u32 = (1..=rs::NPORTS)
+        .map(|p| {
+            b.read_reg(Bank::Ext(p).addr(ctr::DATA_DROPPED))
+                .expect("read")
+        })
+        .sum();
+    assert_eq!(drops, 2);
 }
 
 #[test]

@@ -182,6 +182,8 @@ pub enum Lane {
     Data,
     Fwd,
     Sma,
+    Sm,
+    Trap,
 }
 
 /// Where a predicted packet leaves the switch.
@@ -236,6 +238,8 @@ pub struct SwitchState {
     pub lft_top: u16,
     /// PortState of ports 0..=N (port 0 is always Active).
     pub state: Vec<u8>,
+    pub master_sm_lid: u16,
+    pub master_sm_sl: u8,
 }
 
 impl SwitchState {
@@ -250,6 +254,8 @@ impl SwitchState {
             lft: vec![0xFF; LFT_DEPTH],
             lft_top: 0,
             state,
+            master_sm_lid: 0,
+            master_sm_sl: 0,
         }
     }
     fn st(&self, p: u8) -> u8 {
@@ -447,13 +453,20 @@ impl SwitchModel {
         pr
     }
 
-    /// A good VL15 packet that finds every VL15 slot of its input full: it
-    /// passed the link checks and is dropped whole (ibspec §11).
-    pub fn vl15_overflow(&self, p: u8, w: &[u8]) -> Prediction {
+    /// A good packet that finds every slot of its input buffer (VL15 or
+    /// data) full: it passed the link checks and is dropped whole (ibspec
+    /// §11 for VL15; the data VLs of this model have no credits either,
+    /// docs/fabric.md).
+    pub fn buffer_full(&self, p: u8, w: &[u8]) -> Prediction {
         let mut pr = Prediction::default();
         pr.add(Bank::Ext(p), ctr::RX_PKTS, 1);
         pr.add(Bank::Ext(p), ctr::RX_WORDS, u32::from(be16(w, 4) & 0x7FF));
-        pr.dropped(Bank::Ext(p), ctr::VL15_DROPPED);
+        let c = if w[0] >> 4 == VL15 {
+            ctr::VL15_DROPPED
+        } else {
+            ctr::DATA_DROPPED
+        };
+        pr.dropped(Bank::Ext(p), c);
         pr
     }
 
@@ -712,18 +725,53 @@ impl SwitchModel {
     /// DLID. A DR response whose request came to the permissive DLID is in
     /// the DR part: send rules, out by its path; anything else by the LFT.
     pub fn sma_send(&self, resp: &Mad, meta: &SmiMeta) -> Prediction {
+        self.sq_send(
+            resp,
+            meta.slid,
+            meta.dlid,
+            meta.sl,
+            meta.dlid == PERMISSIVE_LID,
+        )
+    }
+
+    /// A request the switch's SM hands to `sm_tx_*` with its address handle
+    /// (DLID, SL): SLID := the port-0 LID, or 0xFFFF when the DLID is
+    /// 0xFFFF (the DR part starts here) or the LID is 0.
+    pub fn sm_send(&self, m: &Mad, dlid: u16, sl: u8) -> Prediction {
+        let slid = if dlid == PERMISSIVE_LID || self.s.port0_lid == 0 {
+            PERMISSIVE_LID
+        } else {
+            self.s.port0_lid
+        };
+        self.sq_send(m, dlid, slid, sl, dlid == PERMISSIVE_LID)
+    }
+
+    /// A trap on `trap_tx_*`: DLID := MasterSMLID, SL := MasterSMSL,
+    /// SLID := the port-0 LID (0xFFFF if it is 0), by the LFT.
+    pub fn trap_send(&self, m: &Mad) -> Prediction {
+        let slid = if self.s.port0_lid == 0 {
+            PERMISSIVE_LID
+        } else {
+            self.s.port0_lid
+        };
+        self.sq_send(m, self.s.master_sm_lid, slid, self.s.master_sm_sl, false)
+    }
+
+    /// The send engine: class 0x01 by the LFT; class 0x81 in the DR part
+    /// (`dr_part`: the LRH DLID/SLID choice says so) by the send rules and
+    /// the path, else as is by the LFT; the DR part must agree with
+    /// (D ? DrDLID : DrSLID) = 0xFFFF, else it is discarded.
+    fn sq_send(&self, m: &Mad, dlid: u16, slid: u16, sl: u8, dr_part: bool) -> Prediction {
         let mut pr = Prediction::default();
         let b0 = Bank::Port0;
-        let (dlid, slid) = (meta.slid, meta.dlid);
-        if mad::class(resp) != CLASS_SUBN_DR {
-            self.sq_lft(&mut pr, meta.sl, dlid, slid, resp);
+        if mad::class(m) != CLASS_SUBN_DR {
+            self.sq_lft(&mut pr, sl, dlid, slid, m);
             return pr;
         }
-        let mut m = *resp;
+        let mut m = *m;
         let d = be16(&m, 4) & SMP_DIRECTION != 0;
         let hc = m[7];
         let hp = m[6];
-        let dr_part = meta.dlid == PERMISSIVE_LID;
         let cond = if d {
             be16(&m, mad::off::DR_DLID)
         } else {
@@ -734,7 +782,7 @@ impl SwitchModel {
             return pr;
         }
         if !dr_part {
-            self.sq_lft(&mut pr, meta.sl, dlid, slid, &m);
+            self.sq_lft(&mut pr, sl, dlid, slid, &m);
             return pr;
         }
         // Send rules (smi_handle_dr_smp_send, is_switch = 1; P is the
@@ -769,7 +817,7 @@ impl SwitchModel {
         } else {
             m[mad::off::INITIAL_PATH + usize::from(hp & 63)]
         };
-        self.sq_path(&mut pr, meta.sl, &m, e);
+        self.sq_path(&mut pr, sl, &m, e);
         pr
     }
 }
@@ -784,6 +832,9 @@ pub const NPORTS: u8 = 8;
 pub const PORT0_LID: u16 = 0x0001;
 /// LinearFDBTop: LIDs above it have LFT entries that must not be used.
 pub const LFT_TOP: u16 = 0x4F;
+/// MasterSMLID (routed to port 3) and MasterSMSL the bench programs.
+pub const MASTER_SM_LID: u16 = 0x12;
+pub const MASTER_SM_SL: u8 = 5;
 /// Ports 1..=6 are Active, 7 stays Init, 8 is written Down (link up).
 pub const INIT_PORT: u8 = 7;
 pub const DOWN_PORT: u8 = 8;
@@ -823,6 +874,8 @@ pub fn bench_state() -> SwitchState {
         s.state[p] = ps::ACTIVE;
     }
     s.state[usize::from(DOWN_PORT)] = ps::DOWN;
+    s.master_sm_lid = MASTER_SM_LID;
+    s.master_sm_sl = MASTER_SM_SL;
     s
 }
 
@@ -857,6 +910,9 @@ pub enum FaultClass {
     /// (arriving LID-routed to the port-0 LID: out by the path), or ending
     /// at it with a real DrDLID/DrSLID (out by the LFT to that LID).
     GoodDrLidRows,
+    /// Port 0's own sends: SM requests on `sm_tx` (DR from here, or
+    /// LID-routed) and traps on `trap_tx` (to MasterSMLID).
+    GoodSmSend,
     // Faults.
     BadVcrc,
     /// Bad ICRC on a forwarded packet: a switch does not check the ICRC of
@@ -882,8 +938,15 @@ pub enum FaultClass {
     BadHopPtr,
     DrEgressRange,
     DownPort,
+    /// Port 0's send path refuses: DR egress Down / 0 / > N, hop count 0
+    /// (local), DrSLID not permissive in a DR part (SqDrDiscard, SqLocal);
+    /// LID-routed to no route, to port 0 or to a Down port (port-0 NoRoute,
+    /// LoopDrop, StateDrop).
+    SendPathDiscard,
     // Directed (not produced by `gen_packet`; the bench runs them).
     Vl15Overflow,
+    /// A data packet that finds both data slots of its input full.
+    DataOverflow,
     LinkDown,
     /// An output's link falls with packets granted to it and waiting.
     EgressLinkDown,
@@ -891,7 +954,7 @@ pub enum FaultClass {
 }
 
 impl FaultClass {
-    pub const GOOD: [FaultClass; 9] = [
+    pub const GOOD: [FaultClass; 10] = [
         FaultClass::GoodLidSmp,
         FaultClass::GoodData,
         FaultClass::GoodDrOut,
@@ -901,8 +964,9 @@ impl FaultClass {
         FaultClass::GoodDrToSm,
         FaultClass::GoodGmp,
         FaultClass::GoodDrLidRows,
+        FaultClass::GoodSmSend,
     ];
-    pub const FAULTS: [FaultClass; 19] = [
+    pub const FAULTS: [FaultClass; 20] = [
         FaultClass::BadVcrc,
         FaultClass::BadIcrcForwarded,
         FaultClass::BadIcrcSmi,
@@ -922,6 +986,7 @@ impl FaultClass {
         FaultClass::BadHopPtr,
         FaultClass::DrEgressRange,
         FaultClass::DownPort,
+        FaultClass::SendPathDiscard,
     ];
     pub fn is_good(self) -> bool {
         Self::GOOD.contains(&self)
@@ -937,6 +1002,7 @@ impl FaultClass {
             FaultClass::GoodDrToSm => "good_dr_to_sm",
             FaultClass::GoodGmp => "good_gmp",
             FaultClass::GoodDrLidRows => "good_dr_lid_rows",
+            FaultClass::GoodSmSend => "good_sm_send",
             FaultClass::BadVcrc => "bad_vcrc",
             FaultClass::BadIcrcForwarded => "bad_icrc_forwarded",
             FaultClass::BadIcrcSmi => "bad_icrc_smi",
@@ -956,7 +1022,9 @@ impl FaultClass {
             FaultClass::BadHopPtr => "bad_hop_ptr",
             FaultClass::DrEgressRange => "dr_egress_range",
             FaultClass::DownPort => "down_port",
+            FaultClass::SendPathDiscard => "send_path_discard",
             FaultClass::Vl15Overflow => "vl15_overflow",
+            FaultClass::DataOverflow => "data_overflow",
             FaultClass::LinkDown => "link_down",
             FaultClass::EgressLinkDown => "egress_link_down",
             FaultClass::Reset => "reset",
@@ -974,13 +1042,24 @@ pub enum Expect {
     Dropped(Bank, u8),
 }
 
-/// A generated packet: ingress port, wire bytes, the disposition it must get.
+/// How port 0's host sends a MAD.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostSend {
+    /// `sm_tx_*` with this address handle.
+    Sm { dlid: u16, sl: u8 },
+    /// `trap_tx_*`.
+    Trap,
+}
+
+/// A generated packet: ingress port, wire bytes, the disposition it must
+/// get. Port 0 with `host` set: a MAD the switch's host sends.
 #[derive(Clone, Debug)]
 pub struct GenPacket {
     pub class: FaultClass,
     pub port: u8,
     pub bytes: Vec<u8>,
     pub expect: Expect,
+    pub host: Option<HostSend>,
 }
 
 fn pick<T: Copy>(rng: &mut Rng, v: &[T]) -> T {
@@ -1075,6 +1154,9 @@ fn fix_crcs(v: &mut Vec<u8>) {
 /// ingress port and expected disposition. `tid` makes MADs distinct.
 pub fn gen_packet(rng: &mut Rng, class: FaultClass, tid: u64) -> GenPacket {
     use FaultClass as F;
+    if matches!(class, F::GoodSmSend | F::SendPathDiscard) {
+        return gen_host(rng, class, tid);
+    }
     let e = |p: u8, c: u8| Expect::Dropped(Bank::Ext(p), c);
     let e0 = |c: u8| Expect::Dropped(Bank::Port0, c);
     // A port that carries VL15 traffic to the switch (Active or Init).
@@ -1462,7 +1544,14 @@ pub fn gen_packet(rng: &mut Rng, class: FaultClass, tid: u64) -> GenPacket {
                 (p, v, e(p, ctr::STATE_DROP))
             }
         },
-        F::GoodLidSmp | F::Vl15Overflow | F::LinkDown | F::EgressLinkDown | F::Reset => {
+        F::GoodLidSmp
+        | F::GoodSmSend
+        | F::SendPathDiscard
+        | F::Vl15Overflow
+        | F::DataOverflow
+        | F::LinkDown
+        | F::EgressLinkDown
+        | F::Reset => {
             // Directed classes: a good SMP the bench uses for them.
             let p = range(rng, 1, 6) as u8;
             let m = random_mad(rng, CLASS_SUBN_LID, METHOD_GET, tid);
@@ -1475,6 +1564,90 @@ pub fn gen_packet(rng: &mut Rng, class: FaultClass, tid: u64) -> GenPacket {
         port,
         bytes,
         expect,
+        host: None,
+    }
+}
+
+/// A MAD port 0's host sends (`GoodSmSend`, `SendPathDiscard`).
+fn gen_host(rng: &mut Rng, class: FaultClass, tid: u64) -> GenPacket {
+    use FaultClass as F;
+    let e0 = |c: u8| Expect::Dropped(Bank::Port0, c);
+    let sl = (rng.next_u64() & 15) as u8;
+    let dr = |hc: u8, first: u8, rng: &mut Rng| {
+        let mut m = dr_mad(rng, false, hc, 0, METHOD_GET, tid);
+        m[mad::off::INITIAL_PATH + 1] = first;
+        m
+    };
+    let (m, host, expect) = if class == F::GoodSmSend {
+        match rng.next_u64() % 3 {
+            0 => {
+                let hc = range(rng, 1, 8) as u8;
+                let q = range(rng, 1, 7) as u8;
+                let m = dr(hc, q, rng);
+                let h = HostSend::Sm {
+                    dlid: PERMISSIVE_LID,
+                    sl,
+                };
+                (m, h, Expect::Delivered)
+            }
+            1 => {
+                let m = random_mad(rng, CLASS_SUBN_LID, METHOD_GET, tid);
+                let dlid = lid_to(range(rng, 1, 7) as u8, rng);
+                (m, HostSend::Sm { dlid, sl }, Expect::Delivered)
+            }
+            _ => {
+                let m = random_mad(rng, CLASS_SUBN_LID, METHOD_TRAP, tid);
+                (m, HostSend::Trap, Expect::Delivered)
+            }
+        }
+    } else {
+        let h = HostSend::Sm {
+            dlid: PERMISSIVE_LID,
+            sl,
+        };
+        match rng.next_u64() % 7 {
+            0 => (
+                dr(range(rng, 1, 8) as u8, pick(rng, &[0, DOWN_PORT]), rng),
+                h,
+                e0(ctr::P0_SQ_DR_DISCARD),
+            ),
+            1 => {
+                let first = range(rng, 9, 255) as u8;
+                (
+                    dr(range(rng, 1, 8) as u8, first, rng),
+                    h,
+                    e0(ctr::P0_SQ_DR_DISCARD),
+                )
+            }
+            2 => (dr(0, 1, rng), h, e0(ctr::P0_SQ_LOCAL)),
+            3 => {
+                // A DR part whose DrSLID is a real LID.
+                let mut m = dr(range(rng, 1, 8) as u8, 1, rng);
+                m[mad::off::DR_SLID..mad::off::DR_SLID + 2].copy_from_slice(&0x20u16.to_be_bytes());
+                (m, h, e0(ctr::P0_SQ_DR_DISCARD))
+            }
+            4 => {
+                let m = random_mad(rng, CLASS_SUBN_LID, METHOD_GET, tid);
+                let dlid = range(rng, 0x40, 0x47) as u16;
+                (m, HostSend::Sm { dlid, sl }, e0(ctr::P0_NO_ROUTE))
+            }
+            5 => {
+                let m = random_mad(rng, CLASS_SUBN_LID, METHOD_GET, tid);
+                (m, HostSend::Sm { dlid: 0x4C, sl }, e0(ctr::P0_LOOP_DROP))
+            }
+            _ => {
+                let m = random_mad(rng, CLASS_SUBN_LID, METHOD_GET, tid);
+                let dlid = lid_to(DOWN_PORT, rng);
+                (m, HostSend::Sm { dlid, sl }, e0(ctr::P0_STATE_DROP))
+            }
+        }
+    };
+    GenPacket {
+        class,
+        port: 0,
+        bytes: m.to_vec(),
+        expect,
+        host: Some(host),
     }
 }
 
@@ -1602,6 +1775,8 @@ pub struct Bench {
     sm_rx: Sink<SmiMeta>,
     gmp_rx: Sink<()>,
     sma_tx: Source<SmiMeta>,
+    sm_tx: Source<(u16, u8)>,
+    trap_tx: Source<()>,
     exp: BTreeMap<Dest, BTreeMap<(u8, Lane), VecDeque<Exp>>>,
     ctr_exp: BTreeMap<(Bank, u8), u32>,
     /// Per (input, lane): packets holding a slot, oldest first.
@@ -1652,6 +1827,8 @@ impl Bench {
             sm_rx: Sink::new(Pattern::Always),
             gmp_rx: Sink::new(Pattern::Always),
             sma_tx: Source::new(64, Pattern::Always),
+            sm_tx: Source::new(64, Pattern::Always),
+            trap_tx: Source::new(64, Pattern::Always),
             exp: BTreeMap::new(),
             ctr_exp: BTreeMap::new(),
             inflight: HashMap::new(),
@@ -1712,6 +1889,8 @@ impl Bench {
             self.write_reg(swreg::LFT_BASE + w, u32::from_le_bytes(e))?;
         }
         self.write_reg(swreg::LINEAR_FDB_TOP, u32::from(LFT_TOP))?;
+        self.write_reg(swreg::MASTER_SM_LID, u32::from(MASTER_SM_LID))?;
+        self.write_reg(swreg::MASTER_SM_SL, u32::from(MASTER_SM_SL))?;
         for p in 1..=NPORTS {
             let st = want.state[usize::from(p)];
             if st != ps::INIT {
@@ -1757,6 +1936,25 @@ impl Bench {
 
     fn push_full(&mut self, g: GenPacket, overflow: bool, cut_at: Option<usize>, gone: bool) {
         *self.tally.by_class.entry(g.class.name()).or_default() += 1;
+        if let Some(h) = g.host {
+            // Port 0's host: predicted now (its source keeps the order).
+            let mut m: Mad = [0; 256];
+            m.copy_from_slice(&g.bytes);
+            let (pr, lane) = match h {
+                HostSend::Sm { dlid, sl } => {
+                    self.sm_tx.push(&m, (dlid, sl));
+                    (self.model.sm_send(&m, dlid, sl), Lane::Sm)
+                }
+                HostSend::Trap => {
+                    self.trap_tx.push(&m, ());
+                    (self.model.trap_send(&m), Lane::Trap)
+                }
+            };
+            self.check_disposition(&pr, g.class, g.expect, 0);
+            self.book(&pr, 0, lane, None, g.class);
+            self.tally.injected += 1;
+            return;
+        }
         let d = &mut self.drv[usize::from(g.port) - 1];
         d.q.push_back(Inj {
             beats: to_beats(&g.bytes, BEAT_BYTES),
@@ -1799,11 +1997,26 @@ impl Bench {
             .push_back(e);
     }
 
+    /// The model's disposition must be the one the class definition gives.
+    fn check_disposition(&mut self, pr: &Prediction, class: FaultClass, expect: Expect, p: u8) {
+        let got = match pr.drop {
+            Some((b, c)) => Expect::Dropped(b, c),
+            None => Expect::Delivered,
+        };
+        if got != expect {
+            self.mismatch(format!(
+                "model disposition of {} on port {p}: {got:?}, the class says {expect:?}",
+                class.name()
+            ));
+        }
+    }
+
     /// Book a prediction: expected packets and counter changes.
     fn book(
         &mut self,
         pr: &Prediction,
         key_port: u8,
+        sq_lane: Lane,
         origin: Option<(u8, Lane, u64)>,
         class: FaultClass,
     ) {
@@ -1815,8 +2028,7 @@ impl Bench {
             let (dest, lane, bytes, meta, bad, sq) = match o {
                 Out::Wire { port, bytes, sq } => {
                     let lane = match origin {
-                        _ if *sq && key_port == 0 => Lane::Sma,
-                        _ if *sq => Lane::Fwd,
+                        _ if *sq => sq_lane,
                         Some((_, l, _)) => l,
                         None => Lane::Vl15,
                     };
@@ -1960,12 +2172,12 @@ impl Bench {
             *b = !*b;
         }
         let pr = self.model.sma_send(&m, &meta);
-        self.book(&pr, 0, None, class);
+        self.book(&pr, 0, Lane::Sma, None, class);
         self.sma_tx.push(&m, meta);
     }
 
     fn busy_inputs(&self) -> bool {
-        self.drv.iter().any(|d| !d.q.is_empty())
+        self.drv.iter().any(|d| !d.q.is_empty()) || !self.sm_tx.idle() || !self.trap_tx.idle()
     }
 
     fn expected_left(&self) -> usize {
@@ -2001,7 +2213,7 @@ impl Bench {
                 // A new packet: predict it, unless its buffer is full.
                 let inj = self.drv[i].q.front().expect("checked");
                 let pr = if inj.overflow {
-                    self.model.vl15_overflow(p, &inj.bytes)
+                    self.model.buffer_full(p, &inj.bytes)
                 } else if inj.cut_at.is_some() {
                     let mut pr = Prediction::default();
                     pr.dropped(Bank::Ext(p), ctr::LINK_DOWN_DROP);
@@ -2031,16 +2243,7 @@ impl Bench {
                         continue;
                     }
                 }
-                let got = match pr.drop {
-                    Some((b, c)) => Expect::Dropped(b, c),
-                    None => Expect::Delivered,
-                };
-                if got != expect {
-                    self.mismatch(format!(
-                        "model disposition of {} on port {p}: {got:?}, the class says {expect:?}",
-                        class.name()
-                    ));
-                }
+                self.check_disposition(&pr, class, expect, p);
                 let origin = pr.slot.map(|l| {
                     let s = self.seq.entry((p, l)).or_default();
                     *s += 1;
@@ -2049,7 +2252,7 @@ impl Bench {
                 if let Some((_, l, s)) = origin {
                     self.inflight.entry((p, l)).or_default().push_back(s);
                 }
-                self.book(&pr, p, origin, class);
+                self.book(&pr, p, Lane::Fwd, origin, class);
                 self.tally.injected += 1;
             }
             let d = &mut self.drv[i];
@@ -2082,6 +2285,18 @@ impl Bench {
             din.sma_tx_dlid = m.dlid;
             din.sma_tx_sl = m.sl;
         }
+        if let Some((b, (dlid, sl))) = self.sm_tx.present() {
+            din.sm_tx_tdata = b.data;
+            din.sm_tx_tvalid = true;
+            din.sm_tx_tlast = b.last;
+            din.sm_tx_dlid = dlid;
+            din.sm_tx_sl = sl;
+        }
+        if let Some((b, ())) = self.trap_tx.present() {
+            din.trap_tx_tdata = b.data;
+            din.trap_tx_tvalid = true;
+            din.trap_tx_tlast = b.last;
+        }
         if let Some((a, v)) = self.reg_w.take() {
             din.reg_we = true;
             din.reg_addr = a;
@@ -2098,6 +2313,8 @@ impl Bench {
             self.read_val = o.reg_rdata;
         }
         self.sma_tx.taken(o.sma_tx_tready, now);
+        self.sm_tx.taken(o.sm_tx_tready, now);
+        self.trap_tx.taken(o.trap_tx_tready, now);
         // Outputs.
         for i in 0..self.tx.len() {
             let po = self.pout[i];
@@ -2264,32 +2481,53 @@ impl Bench {
     /// than the input has slots: the first `VL15_DEPTH` wait and are
     /// delivered, the rest are dropped (Vl15Dropped).
     pub fn vl15_overflow(&mut self, rng: &mut Rng, extra: usize) -> Result<()> {
+        self.overflow(rng, extra, false)
+    }
+
+    /// The same for the data buffer (`DATA_DEPTH` slots, DataDropped).
+    pub fn data_overflow(&mut self, rng: &mut Rng, extra: usize) -> Result<()> {
+        self.overflow(rng, extra, true)
+    }
+
+    fn overflow(&mut self, rng: &mut Rng, extra: usize, data: bool) -> Result<()> {
         let p = range(rng, 1, 6) as u8;
         let q = active_other(rng, p);
+        let (depth, c) = if data {
+            (DATA_DEPTH, ctr::DATA_DROPPED)
+        } else {
+            (VL15_DEPTH, ctr::VL15_DROPPED)
+        };
         self.tx[usize::from(q) - 1].hold = true;
-        for k in 0..VL15_DEPTH + extra {
+        for k in 0..depth + extra {
             self.tid += 1;
-            let m = random_mad(rng, CLASS_SUBN_LID, METHOD_GET, self.tid);
             let dlid = lid_to(q, rng);
-            let bytes = smp_wire(dlid, 0x20, &m, rng);
-            let over = k >= VL15_DEPTH;
+            let bytes = if data {
+                let len = range(rng, 0, 4000) as usize;
+                data_wire(range(rng, 0, 7) as u8, dlid, 0x20, 2, len, rng)
+            } else {
+                let m = random_mad(rng, CLASS_SUBN_LID, METHOD_GET, self.tid);
+                smp_wire(dlid, 0x20, &m, rng)
+            };
+            let over = k >= depth;
             let g = GenPacket {
-                class: if over {
-                    FaultClass::Vl15Overflow
-                } else {
-                    FaultClass::GoodLidSmp
+                host: None,
+                class: match (over, data) {
+                    (false, false) => FaultClass::GoodLidSmp,
+                    (false, true) => FaultClass::GoodData,
+                    (true, false) => FaultClass::Vl15Overflow,
+                    (true, true) => FaultClass::DataOverflow,
                 },
                 port: p,
                 bytes,
                 expect: if over {
-                    Expect::Dropped(Bank::Ext(p), ctr::VL15_DROPPED)
+                    Expect::Dropped(Bank::Ext(p), c)
                 } else {
                     Expect::Delivered
                 },
             };
             self.push_inj(g, over, None);
         }
-        self.run_inputs(100_000)?;
+        self.run_inputs(1_000_000)?;
         for _ in 0..200 {
             self.cycle()?;
         }
@@ -2307,6 +2545,7 @@ impl Bench {
         let beats = g.bytes.len().div_ceil(BEAT_BYTES);
         let cut = range(rng, 1, beats as u64 - 1) as usize;
         let g = GenPacket {
+            host: None,
             expect: Expect::Dropped(Bank::Ext(p), ctr::LINK_DOWN_DROP),
             ..g
         };
@@ -2359,6 +2598,7 @@ impl Bench {
             };
             *per_in.entry(p).or_default() += 1;
             let g = GenPacket {
+                host: None,
                 class: FaultClass::EgressLinkDown,
                 port: p,
                 bytes,
@@ -2454,6 +2694,8 @@ impl Bench {
         self.sm_rx = Sink::new(Pattern::Always);
         self.gmp_rx = Sink::new(Pattern::Always);
         self.sma_tx = Source::new(64, Pattern::Always);
+        self.sm_tx = Source::new(64, Pattern::Always);
+        self.trap_tx = Source::new(64, Pattern::Always);
         self.exp.clear();
         self.ctr_exp.clear();
         self.inflight.clear();
@@ -2640,6 +2882,9 @@ pub fn soak(seed: u64, packets: u64, opt: &SoakOptions) -> Result<SwitchSoakRepo
                     1 | 5 => {
                         let extra = range(&mut rng, 1, 4) as usize;
                         b.vl15_overflow(&mut rng, extra)?;
+                        b.drain(opt.drain_bound)?;
+                        let extra = range(&mut rng, 1, 3) as usize;
+                        b.data_overflow(&mut rng, extra)?;
                         b.drain(opt.drain_bound)?;
                     }
                     3 => {
