@@ -78,6 +78,7 @@ class_tests! {
     fault_dr_egress_out_of_range => DrEgressRange,
     fault_down_port => DownPort,
     fault_send_path_discard => SendPathDiscard,
+    fault_gmp_send_drop => GmpSendDrop,
     good_lid_smp => GoodLidSmp,
     good_data => GoodData,
     good_dr_out => GoodDrOut,
@@ -88,6 +89,7 @@ class_tests! {
     good_gmp => GoodGmp,
     good_dr_lid_rows => GoodDrLidRows,
     good_sm_send => GoodSmSend,
+    good_gmp_send => GoodGmpSend,
 }
 
 #[test]

@@ -130,7 +130,10 @@ pub mod ctr {
     pub const G_ICRC_ERR: u8 = 1;
     pub const G_BAD_HDR: u8 = 2;
     pub const G_GMPS: u8 = 3;
+    pub const G_TX_PKTS: u8 = 4;
+    pub const G_TX_DROP: u8 = 5;
     pub const G_RX_WORDS: u8 = 6;
+    pub const G_TX_WORDS: u8 = 7;
     pub const G_NAMES: [&str; 8] = [
         "RxPkts", "IcrcErr", "BadHdr", "Gmps", "TxPkts", "TxDrop", "RxWords", "TxWords",
     ];
@@ -184,6 +187,7 @@ pub enum Lane {
     Sma,
     Sm,
     Trap,
+    GmpTx,
 }
 
 /// Where a predicted packet leaves the switch.
@@ -746,6 +750,32 @@ impl SwitchModel {
         self.sq_send(m, dlid, slid, sl, dlid == PERMISSIVE_LID)
     }
 
+    /// A packet (LRH..ICRC) port 0's host sends on `gmp_tx_*`: GMPs use a
+    /// data VL and fit 288 bytes, else it is dropped (TxDrop); then it is
+    /// input 0's data side: the LFT (LFT 0 is port 0 itself: LoopDrop),
+    /// egress Active; out unchanged with a VCRC.
+    pub fn gmp_send(&self, w: &[u8]) -> Prediction {
+        let mut pr = Prediction::default();
+        let b0 = Bank::Port0;
+        if w[0] >> 4 == VL15 || w.len() > VL15_SLOT_BYTES {
+            pr.dropped(Bank::Gmp, ctr::G_TX_DROP);
+            return pr;
+        }
+        pr.add(Bank::Gmp, ctr::G_TX_PKTS, 1);
+        pr.add(Bank::Gmp, ctr::G_TX_WORDS, u32::from(be16(w, 4) & 0x7FF));
+        match self.lft(be16(w, 2)) {
+            LftRoute::NoRoute => pr.dropped(b0, ctr::P0_NO_ROUTE),
+            LftRoute::Port(0) => pr.dropped(b0, ctr::P0_LOOP_DROP),
+            LftRoute::Port(e) if self.s.st(e) != ps::ACTIVE => pr.dropped(b0, ctr::P0_STATE_DROP),
+            LftRoute::Port(e) => {
+                let mut v = w.to_vec();
+                crc::append_vcrc(&mut v);
+                self.tx(&mut pr, e, v, false);
+            }
+        }
+        pr
+    }
+
     /// A trap on `trap_tx_*`: DLID := MasterSMLID, SL := MasterSMSL,
     /// SLID := the port-0 LID (0xFFFF if it is 0), by the LFT.
     pub fn trap_send(&self, m: &Mad) -> Prediction {
@@ -913,6 +943,8 @@ pub enum FaultClass {
     /// Port 0's own sends: SM requests on `sm_tx` (DR from here, or
     /// LID-routed) and traps on `trap_tx` (to MasterSMLID).
     GoodSmSend,
+    /// A GMP port 0's host sends on `gmp_tx` (its PMA answering).
+    GoodGmpSend,
     // Faults.
     BadVcrc,
     /// Bad ICRC on a forwarded packet: a switch does not check the ICRC of
@@ -943,6 +975,9 @@ pub enum FaultClass {
     /// LID-routed to no route, to port 0 or to a Down port (port-0 NoRoute,
     /// LoopDrop, StateDrop).
     SendPathDiscard,
+    /// `gmp_tx` refusals: VL15 or longer than 288 bytes (TxDrop), no route,
+    /// to port 0 itself, to a port not Active.
+    GmpSendDrop,
     // Directed (not produced by `gen_packet`; the bench runs them).
     Vl15Overflow,
     /// A data packet that finds both data slots of its input full.
@@ -954,7 +989,7 @@ pub enum FaultClass {
 }
 
 impl FaultClass {
-    pub const GOOD: [FaultClass; 10] = [
+    pub const GOOD: [FaultClass; 11] = [
         FaultClass::GoodLidSmp,
         FaultClass::GoodData,
         FaultClass::GoodDrOut,
@@ -965,8 +1000,9 @@ impl FaultClass {
         FaultClass::GoodGmp,
         FaultClass::GoodDrLidRows,
         FaultClass::GoodSmSend,
+        FaultClass::GoodGmpSend,
     ];
-    pub const FAULTS: [FaultClass; 20] = [
+    pub const FAULTS: [FaultClass; 21] = [
         FaultClass::BadVcrc,
         FaultClass::BadIcrcForwarded,
         FaultClass::BadIcrcSmi,
@@ -987,6 +1023,7 @@ impl FaultClass {
         FaultClass::DrEgressRange,
         FaultClass::DownPort,
         FaultClass::SendPathDiscard,
+        FaultClass::GmpSendDrop,
     ];
     pub fn is_good(self) -> bool {
         Self::GOOD.contains(&self)
@@ -1003,6 +1040,7 @@ impl FaultClass {
             FaultClass::GoodGmp => "good_gmp",
             FaultClass::GoodDrLidRows => "good_dr_lid_rows",
             FaultClass::GoodSmSend => "good_sm_send",
+            FaultClass::GoodGmpSend => "good_gmp_send",
             FaultClass::BadVcrc => "bad_vcrc",
             FaultClass::BadIcrcForwarded => "bad_icrc_forwarded",
             FaultClass::BadIcrcSmi => "bad_icrc_smi",
@@ -1023,6 +1061,7 @@ impl FaultClass {
             FaultClass::DrEgressRange => "dr_egress_range",
             FaultClass::DownPort => "down_port",
             FaultClass::SendPathDiscard => "send_path_discard",
+            FaultClass::GmpSendDrop => "gmp_send_drop",
             FaultClass::Vl15Overflow => "vl15_overflow",
             FaultClass::DataOverflow => "data_overflow",
             FaultClass::LinkDown => "link_down",
@@ -1049,6 +1088,8 @@ pub enum HostSend {
     Sm { dlid: u16, sl: u8 },
     /// `trap_tx_*`.
     Trap,
+    /// `gmp_tx_*` (the bytes are LRH..VCRC; the VCRC is not sent).
+    Gmp,
 }
 
 /// A generated packet: ingress port, wire bytes, the disposition it must
@@ -1156,6 +1197,9 @@ pub fn gen_packet(rng: &mut Rng, class: FaultClass, tid: u64) -> GenPacket {
     use FaultClass as F;
     if matches!(class, F::GoodSmSend | F::SendPathDiscard) {
         return gen_host(rng, class, tid);
+    }
+    if matches!(class, F::GoodGmpSend | F::GmpSendDrop) {
+        return gen_gmp_send(rng, class, tid);
     }
     let e = |p: u8, c: u8| Expect::Dropped(Bank::Ext(p), c);
     let e0 = |c: u8| Expect::Dropped(Bank::Port0, c);
@@ -1547,6 +1591,8 @@ pub fn gen_packet(rng: &mut Rng, class: FaultClass, tid: u64) -> GenPacket {
         F::GoodLidSmp
         | F::GoodSmSend
         | F::SendPathDiscard
+        | F::GoodGmpSend
+        | F::GmpSendDrop
         | F::Vl15Overflow
         | F::DataOverflow
         | F::LinkDown
@@ -1565,6 +1611,61 @@ pub fn gen_packet(rng: &mut Rng, class: FaultClass, tid: u64) -> GenPacket {
         bytes,
         expect,
         host: None,
+    }
+}
+
+/// A packet port 0's host sends on `gmp_tx` (`GoodGmpSend`, `GmpSendDrop`).
+fn gen_gmp_send(rng: &mut Rng, class: FaultClass, tid: u64) -> GenPacket {
+    let e0 = |c: u8| Expect::Dropped(Bank::Port0, c);
+    let mut m = random_mad(rng, CLASS_PERF, METHOD_GET_RESP, tid);
+    m[2] = 1;
+    let sl = (rng.next_u64() & 15) as u8;
+    let psn = (rng.next_u64() & 0xFF_FFFF) as u32;
+    let vl = range(rng, 0, 7) as u8;
+    let (bytes, expect) = if class == FaultClass::GoodGmpSend {
+        let q = range(rng, 1, 6) as u8;
+        let dlid = lid_to(q, rng);
+        (
+            Packet::gmp(vl, sl, dlid, PORT0_LID, psn, m),
+            Expect::Delivered,
+        )
+    } else {
+        let q = range(rng, 1, 6) as u8;
+        match rng.next_u64() % 5 {
+            0 => {
+                let dlid = lid_to(q, rng);
+                let v = Packet::gmp(VL15, sl, dlid, PORT0_LID, psn, m);
+                (v, Expect::Dropped(Bank::Gmp, ctr::G_TX_DROP))
+            }
+            1 => {
+                let dlid = lid_to(q, rng);
+                let len = range(rng, 300, 600) as usize;
+                let v = data_wire(vl, dlid, PORT0_LID, 1, len, rng);
+                (v, Expect::Dropped(Bank::Gmp, ctr::G_TX_DROP))
+            }
+            2 => {
+                let dlid = pick(rng, &[0x40, 0x49, 0x55, 0, 0xC000, 0x300]);
+                let v = Packet::gmp(vl, sl, dlid, PORT0_LID, psn, m);
+                (v, e0(ctr::P0_NO_ROUTE))
+            }
+            3 => {
+                let dlid = pick(rng, &[PORT0_LID, 0x4C]);
+                let v = Packet::gmp(vl, sl, dlid, PORT0_LID, psn, m);
+                (v, e0(ctr::P0_LOOP_DROP))
+            }
+            _ => {
+                let dlid = lid_to(pick(rng, &[INIT_PORT, DOWN_PORT]), rng);
+                let v = Packet::gmp(vl, sl, dlid, PORT0_LID, psn, m);
+                (v, e0(ctr::P0_STATE_DROP))
+            }
+        }
+    };
+    GenPacket {
+        class,
+        port: 0,
+        bytes,
+        expect,
+        host: Some(HostSend::Gmp),
     }
 }
 
@@ -1777,6 +1878,7 @@ pub struct Bench {
     sma_tx: Source<SmiMeta>,
     sm_tx: Source<(u16, u8)>,
     trap_tx: Source<()>,
+    gmp_tx: Source<()>,
     exp: BTreeMap<Dest, BTreeMap<(u8, Lane), VecDeque<Exp>>>,
     ctr_exp: BTreeMap<(Bank, u8), u32>,
     /// Per (input, lane): packets holding a slot, oldest first.
@@ -1829,6 +1931,7 @@ impl Bench {
             sma_tx: Source::new(64, Pattern::Always),
             sm_tx: Source::new(64, Pattern::Always),
             trap_tx: Source::new(64, Pattern::Always),
+            gmp_tx: Source::new(64, Pattern::Always),
             exp: BTreeMap::new(),
             ctr_exp: BTreeMap::new(),
             inflight: HashMap::new(),
@@ -1938,16 +2041,25 @@ impl Bench {
         *self.tally.by_class.entry(g.class.name()).or_default() += 1;
         if let Some(h) = g.host {
             // Port 0's host: predicted now (its source keeps the order).
-            let mut m: Mad = [0; 256];
-            m.copy_from_slice(&g.bytes);
-            let (pr, lane) = match h {
-                HostSend::Sm { dlid, sl } => {
+            let mad = <Mad>::try_from(&g.bytes[..]);
+            let (pr, lane) = match (h, mad) {
+                (HostSend::Gmp, _) => {
+                    let w = &g.bytes[..g.bytes.len().saturating_sub(VCRC_BYTES)];
+                    self.gmp_tx.push(w, ());
+                    (self.model.gmp_send(w), Lane::GmpTx)
+                }
+                (HostSend::Sm { dlid, sl }, Ok(m)) => {
                     self.sm_tx.push(&m, (dlid, sl));
                     (self.model.sm_send(&m, dlid, sl), Lane::Sm)
                 }
-                HostSend::Trap => {
+                (HostSend::Trap, Ok(m)) => {
                     self.trap_tx.push(&m, ());
                     (self.model.trap_send(&m), Lane::Trap)
+                }
+                (_, Err(_)) => {
+                    let n = g.bytes.len();
+                    self.mismatch(format!("{}: a MAD of {n} bytes", g.class.name()));
+                    return;
                 }
             };
             self.check_disposition(&pr, g.class, g.expect, 0);
@@ -2028,7 +2140,7 @@ impl Bench {
             let (dest, lane, bytes, meta, bad, sq) = match o {
                 Out::Wire { port, bytes, sq } => {
                     let lane = match origin {
-                        _ if *sq => sq_lane,
+                        _ if *sq || key_port == 0 => sq_lane,
                         Some((_, l, _)) => l,
                         None => Lane::Vl15,
                     };
@@ -2177,7 +2289,10 @@ impl Bench {
     }
 
     fn busy_inputs(&self) -> bool {
-        self.drv.iter().any(|d| !d.q.is_empty()) || !self.sm_tx.idle() || !self.trap_tx.idle()
+        self.drv.iter().any(|d| !d.q.is_empty())
+            || !self.sm_tx.idle()
+            || !self.trap_tx.idle()
+            || !self.gmp_tx.idle()
     }
 
     fn expected_left(&self) -> usize {
@@ -2297,6 +2412,12 @@ impl Bench {
             din.trap_tx_tvalid = true;
             din.trap_tx_tlast = b.last;
         }
+        if let Some((b, ())) = self.gmp_tx.present() {
+            din.gmp_tx_tdata = b.data;
+            din.gmp_tx_tkeep = b.keep;
+            din.gmp_tx_tvalid = true;
+            din.gmp_tx_tlast = b.last;
+        }
         if let Some((a, v)) = self.reg_w.take() {
             din.reg_we = true;
             din.reg_addr = a;
@@ -2315,6 +2436,7 @@ impl Bench {
         self.sma_tx.taken(o.sma_tx_tready, now);
         self.sm_tx.taken(o.sm_tx_tready, now);
         self.trap_tx.taken(o.trap_tx_tready, now);
+        self.gmp_tx.taken(o.gmp_tx_tready, now);
         // Outputs.
         for i in 0..self.tx.len() {
             let po = self.pout[i];
@@ -2582,11 +2704,23 @@ impl Bench {
         let qi = usize::from(q) - 1;
         self.tx[qi].hold = true;
         let mut per_in: BTreeMap<u8, u32> = BTreeMap::new();
-        let k = range(rng, 2, 12);
+        // At most a buffer's worth per input and lane: the output is
+        // stalled, so nothing leaves before the link falls.
+        let mut used: HashMap<(u8, bool), usize> = HashMap::new();
+        let k = range(rng, 2, 10);
         for _ in 0..k {
-            let p = active_other(rng, q);
+            let vl15 = rng.chance(50);
+            let depth = if vl15 { VL15_DEPTH } else { DATA_DEPTH };
+            let p = loop {
+                let p = active_other(rng, q);
+                let u = used.entry((p, vl15)).or_default();
+                if *u < depth {
+                    *u += 1;
+                    break p;
+                }
+            };
             self.tid += 1;
-            let bytes = if rng.chance(50) {
+            let bytes = if vl15 {
                 let m = random_mad(rng, CLASS_SUBN_LID, METHOD_GET, self.tid);
                 let dl = lid_to(q, rng);
                 smp_wire(dl, 0x20, &m, rng)
@@ -2696,6 +2830,7 @@ impl Bench {
         self.sma_tx = Source::new(64, Pattern::Always);
         self.sm_tx = Source::new(64, Pattern::Always);
         self.trap_tx = Source::new(64, Pattern::Always);
+        self.gmp_tx = Source::new(64, Pattern::Always);
         self.exp.clear();
         self.ctr_exp.clear();
         self.inflight.clear();
