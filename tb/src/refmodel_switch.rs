@@ -9,8 +9,9 @@
 //!   interface, the port-0 GMP receive path, or a drop), the bytes that
 //!   leave, and the counter changes. Input-buffer occupancy is the
 //!   scoreboard's business (it keeps the buffers from overflowing except in
-//!   the directed overflow test, where [`SwitchModel::vl15_overflow`] says
-//!   what a full buffer does).
+//!   the directed overflow tests, where [`SwitchModel::buffer_full`] says
+//!   what a full buffer does). [`SwitchModel::sma_send`], `sm_send`,
+//!   `trap_send` and `gmp_send` predict what port 0's host sends.
 //! * [`Bench`]: drives the Verilated 8-port switch (the only switch binding
 //!   at DataW 64 that needs no extra feature) and checks it against the
 //!   model transaction by transaction, byte for byte, in order per (input,
