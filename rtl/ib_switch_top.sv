@@ -624,8 +624,11 @@ module ib_switch_top
     assign busy_out[q]      = tvalid || ov_locked[q] || od_locked[q];
 
 `ifndef SYNTHESIS
+    // Held in reset while the link is down, like u_chk_rx: the output then
+    // drops tx_tvalid_o whatever tx_tready_i says (it swallows what was
+    // granted to it), which is no stream to check.
     ib_axis_checker #(.DataW(DataW)) u_chk_tx (
-      .clk_i, .rst_ni,
+      .clk_i, .rst_ni(rst_ni && link_up_i[q-1]),
       .tdata_i(tx_tdata_o[(q-1)*DataW +: DataW]), .tkeep_i(tx_tkeep_o[(q-1)*DataB +: DataB]),
       .tvalid_i(tx_tvalid_o[q-1]), .tready_i(tx_tready_i[q-1]), .tlast_i(tx_tlast_o[q-1])
     );
