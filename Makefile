@@ -22,7 +22,7 @@ help:
 	@echo "make lint   verilator --lint-only -Wall (CA, switch, multiport CA, board), cargo fmt --check, clippy -D warnings"
 	@echo "make wave   FST waveform of one scenario into build/wave/"
 	@echo "make bench  latency, throughput, cxx-vs-C++ speed (side by side); then make soak"
-	@echo "make soak   10^6 good and faulted packets per DATA_W through the CA port, checked against the reference model"
+	@echo "make soak   10^6 good and faulted packets per DATA_W through the CA port, then 10^6 through the 8-port switch, checked against the reference models"
 	@echo "make synth  yosys + nextpnr (yowasp, pinned in .venv): iCEBreaker + ULX3S bitstreams, CA port out of context"
 	@echo "make formal bounded proofs of the VL15 buffer (yosys-smtbmc + boolector, pinned in .venv), then its mutants must fail"
 
@@ -104,14 +104,16 @@ bench: deps
 	$(MAKE) --no-print-directory soak SOAK_FEATURES="--features sw36"
 
 # Issue 6: SOAK_PACKETS good and faulted packets per DATA_W through the CA
-# port at line rate, every output and counter checked against the reference
-# model (tb/src/refmodel); prints packets, faults by class, mismatches, max
+# port, then through the 8-port switch (DATA_W 64), at line rate, every
+# output and counter checked against the reference models (tb/src/refmodel); prints packets, faults by class, mismatches, max
 # drain time, cycles and wall time. SOAK_FEATURES: bench builds with sw36,
 # and reuses that binary.
 SOAK_PACKETS ?= 1000000
 SOAK_SEED ?= 1
 soak: deps
 	$(CARGO) run --release -q -p vl15 $(SOAK_FEATURES) -- soak --device ca --width all \
+	  --packets $(SOAK_PACKETS) --seed $(SOAK_SEED)
+	$(CARGO) run --release -q -p vl15 $(SOAK_FEATURES) -- soak --device switch \
 	  --packets $(SOAK_PACKETS) --seed $(SOAK_SEED)
 
 # FPGA tools from PyPI (synth/requirements.txt, pinned) in a project-local venv.

@@ -1,6 +1,6 @@
 //! The switch datapath (`ib_switch_top`, 8 ports, DataW 64 — the only width
 //! the switch binding is built at) against the reference model in
-//! `vl15::refmodel_switch`: a seeded soak of ≥ 10^4 packets, one short test
+//! `vl15::refmodel::switch`: a seeded soak of ≥ 10^4 packets, one short test
 //! per fault class, the directed classes (VL15 overflow, link down and
 //! reset in the middle of a packet, backpressure storms), the model alone
 //! on the ibspec §5 worked trace, and a check that the scoreboard catches a
@@ -9,7 +9,7 @@
 use vl15::mad;
 use vl15::packet::consts::*;
 use vl15::packet::Packet;
-use vl15::refmodel_switch::{
+use vl15::refmodel::switch::{
     self as rs, ctr, Bank, Bench, Expect, FaultClass, Out, Patterns, SoakOptions,
 };
 use vl15::stream::{Pattern, Rng};

@@ -28,7 +28,6 @@ pub mod packet;
 pub mod pcap;
 pub mod qp0;
 pub mod refmodel;
-pub mod refmodel_switch;
 pub mod replay;
 pub mod routing;
 pub mod scenario;

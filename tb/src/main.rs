@@ -64,11 +64,13 @@ impl From<Lt> for LinkType {
     }
 }
 
-/// Devices `vl15 soak` can run (the switch is to follow).
+/// Devices `vl15 soak` can run.
 #[derive(Clone, Copy, ValueEnum)]
 enum SoakDevice {
-    /// One CA port, ib_ca_top
+    /// One CA port, ib_ca_top, at each --width
     Ca,
+    /// The 8-port switch, ib_switch_top (DATA_W 64, the only switch width bound)
+    Switch,
 }
 
 #[derive(Subcommand)]
@@ -314,6 +316,33 @@ fn widths(s: &str) -> Result<Vec<u32>> {
     }
 }
 
+/// `vl15 soak --device switch`: the switch's own generator and scoreboard
+/// (`refmodel::switch`), which has its own classes and runs at DATA_W 64.
+fn soak_switch(
+    width: &str,
+    packets: u64,
+    seed: u64,
+    fault_percent: u32,
+    class: &[String],
+    checkpoint: u64,
+) -> Result<bool> {
+    use vl15::refmodel::switch;
+    if !matches!(width, "64" | "all") {
+        bail!("the switch is bound at DATA_W 64 only (--width 64 or all), not {width:?}");
+    }
+    if !class.is_empty() {
+        bail!("--class selects CA fault classes; the switch soak runs every switch class");
+    }
+    let opt = switch::SoakOptions {
+        phase_packets: checkpoint.max(1),
+        fault_percent,
+        ..switch::SoakOptions::default()
+    };
+    let r = switch::soak(seed, packets, &opt).context("switch soak")?;
+    out!("{r}");
+    Ok(r.mismatches == 0)
+}
+
 fn soak(
     device: SoakDevice,
     width: &str,
@@ -324,7 +353,9 @@ fn soak(
     checkpoint: u64,
 ) -> Result<bool> {
     use vl15::faults::{self, FaultClass};
-    let SoakDevice::Ca = device;
+    if let SoakDevice::Switch = device {
+        return soak_switch(width, packets, seed, fault_percent, class, checkpoint);
+    }
     let classes = class
         .iter()
         .map(|n| {
@@ -613,8 +644,18 @@ fn main() -> ExitCode {
                 checkpoint,
             } => {
                 if list {
-                    for c in vl15::faults::FaultClass::ALL {
-                        outln!("{:<28} {:?}", c.name(), c.expect());
+                    match device {
+                        SoakDevice::Ca => {
+                            for c in vl15::faults::FaultClass::ALL {
+                                outln!("{:<28} {:?}", c.name(), c.expect());
+                            }
+                        }
+                        SoakDevice::Switch => {
+                            use vl15::refmodel::switch::FaultClass;
+                            for c in FaultClass::GOOD.iter().chain(&FaultClass::FAULTS) {
+                                outln!("{:<28} {}", c.name(), if c.is_good() { "good" } else { "fault" });
+                            }
+                        }
                     }
                     Ok(true)
                 } else {

@@ -6,8 +6,10 @@
 //! against it transaction by transaction.
 //!
 //! - [`ca`]: one channel-adapter port (`ib_ca_top`).
+//! - [`switch`]: the switch (`ib_switch_top`), with its own scoreboard and soak.
 
 pub mod ca;
+pub mod switch;
 
 /// The port counters (`ib_pkg::ctr_e`), in register order: counter `c` is
 /// read at `reg::CTR_BASE + c as u8`. `device::reg::COUNTERS` holds the same
