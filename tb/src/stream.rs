@@ -35,6 +35,18 @@ impl Rng {
     pub fn chance(&mut self, percent: u32) -> bool {
         (self.next_u64() % 100) < u64::from(percent)
     }
+    /// A value in `0..n` (0 when `n` is 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        if n == 0 {
+            0
+        } else {
+            (self.next_u64() % n as u64) as usize
+        }
+    }
+    /// One element of a non-empty slice.
+    pub fn pick<'a, T>(&mut self, from: &'a [T]) -> &'a T {
+        &from[self.below(from.len())]
+    }
 }
 
 /// When a source may present a beat (valid) or a sink may accept one (ready).
