@@ -337,7 +337,7 @@ impl Server {
             slog!(self, "control type {} refused: {e:#}", c.kind);
             c.kind = ctl::ERROR;
         }
-        if let Err(e) = self.ctl.send_to_addr(&c.encode(), from) {
+        if let Err(e) = send_nowait(&self.ctl, &c.encode(), from) {
             slog!(self, "could not reply to a control message: {e}");
         }
     }
@@ -891,6 +891,30 @@ impl Server {
             self.send(client, &r);
         }
     }
+}
+
+/// Send `b` to `to` without waiting. A blocking `sendto` on a datagram
+/// socket waits while the receiver's queue is full (10 datagrams,
+/// `net.unix.max_dgram_qlen`), so a client that sends control messages and
+/// never reads the replies would stall the whole server; with
+/// `MSG_DONTWAIT` that client loses its reply (EAGAIN) instead. (A
+/// well-behaved client has at most one control request outstanding.)
+fn send_nowait(sock: &UnixDatagram, b: &[u8], to: &SocketAddr) -> std::io::Result<()> {
+    use nix::sys::socket::{sendto, MsgFlags, UnixAddr};
+    use std::os::fd::AsRawFd;
+    use std::os::linux::net::SocketAddrExt;
+    let addr = match (to.as_abstract_name(), to.as_pathname()) {
+        (Some(n), _) => UnixAddr::new_abstract(n),
+        (None, Some(p)) => UnixAddr::new(p),
+        (None, None) => {
+            return Err(std::io::Error::new(
+                ErrorKind::InvalidInput,
+                "the sender is an unbound socket",
+            ))
+        }
+    }?;
+    sendto(sock.as_raw_fd(), b, &addr, MsgFlags::MSG_DONTWAIT)?;
+    Ok(())
 }
 
 /// A thread that reads one socket (the control socket when `slot` is None,

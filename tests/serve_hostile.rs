@@ -1,0 +1,84 @@
+//! `vl15 serve` under a hostile client (issue 6, "Parsers and the server";
+//! ibspec §10 is the protocol abused): afterwards a well-behaved client
+//! still attaches and a directed-route Get(NodeInfo) through the fabric at
+//! hop 0 and hop 1 answers what the topology file says
+//! (`vl15::hostile::check_well_behaved`).
+//!
+//! - A storm of malformed and hostile datagrams on the control and every
+//!   data socket, with clients connecting, reusing ids, exceeding the ten
+//!   slots and vanishing (`vl15::hostile::storm`), for a few seconds.
+//! - A client that never reads the replies to its control messages.
+//! - A client that never reads its data socket while its requests are
+//!   answered.
+//! - Ten clients that attach and vanish without DISCONNECT.
+//!
+//! Each runs in seconds; `vl15 fuzz --target serve --seconds N` (in `make
+//! bench` / `make fuzz`) runs the storm for longer.
+
+mod common;
+use common::*;
+
+use std::os::unix::net::UnixDatagram;
+use std::time::{Duration, Instant};
+
+use vl15::hostile::{check_well_behaved, storm, storm_file};
+use vl15::ibsim::{abstract_addr, ctl, SimCtl, SimRequest, MAX_CLIENTS};
+use vl15::mad;
+use vl15::packet::consts::{ATTR_NODE_INFO, METHOD_GET, PERMISSIVE_LID, QP0};
+use vl15::serve::{Background, ServeOptions};
+use vl15::topology::Topology;
+
+const FILE: &str = "net.2sw2path4hca";
+
+fn start() -> (Background, Topology) {
+    let path = topo(FILE);
+    let t = Topology::load(&path).unwrap();
+    let s = Background::start(&path, ServeOptions::default()).unwrap_or_else(|e| panic!("{e:#}"));
+    (s, t)
+}
+
+/// The well-behaved client's check, within `limit`.
+fn still_correct(s: &Background, t: &Topology, limit: Duration) {
+    let t0 = Instant::now();
+    let r = check_well_behaved(&s.sockname, t, "Hca1");
+    assert!(r.is_ok(), "after the abuse: {:#}", r.unwrap_err());
+    assert!(
+        t0.elapsed() < limit,
+        "the well-behaved client took {:?}",
+        t0.elapsed()
+    );
+}
+
+fn bind(name: &str) -> UnixDatagram {
+    UnixDatagram::bind_addr(&abstract_addr(name).unwrap()).unwrap()
+}
+
+/// A CONNECT of client `id` to `node` from `sock`; the slot or None.
+fn connect(sock: &UnixDatagram, base: &str, id: u32, node: &str) -> Option<u32> {
+    let mut info = [0u8; 44];
+    info[0..4].copy_from_slice(&id.to_ne_bytes());
+    info[12..12 + node.len()].copy_from_slice(node.as_bytes());
+    let m = SimCtl::new(ctl::CONNECT, 0, &info).unwrap();
+    sock.send_to_addr(&m.encode(), &abstract_addr(&format!("{base}:ctl")).unwrap())
+        .unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    let mut b = [0u8; 128];
+    let n = sock.recv(&mut b).expect("a reply to CONNECT");
+    let r = SimCtl::decode(&b[..n]).unwrap();
+    (r.kind == ctl::CONNECT).then(|| u32::from_ne_bytes([r.data[0], r.data[1], r.data[2], r.data[3]]))
+}
+
+#[test]
+fn a_client_that_never_reads_its_control_replies_does_not_stall_the_server() {
+    let (s, t) = start();
+    let deaf = bind(&format!("{}:ctl{}", s.sockname, 0xE000_0001u32));
+    let server = abstract_addr(&format!("{}:ctl", s.sockname)).unwrap();
+    // Far more than the kernel queues for one receiver (max_dgram_qlen 10).
+    for _ in 0..100 {
+        let m = SimCtl::new(ctl::GET_PORT, u32::MAX, &[]).unwrap();
+        deaf.send_to_addr(&m.encode(), &server).unwrap();
+    }
+    still_correct(&s, &t, Duration::from_secs(5));
+    drop(deaf);
+    s.stop().unwrap();
+}
