@@ -82,3 +82,32 @@ fn a_client_that_never_reads_its_control_replies_does_not_stall_the_server() {
     drop(deaf);
     s.stop().unwrap();
 }
+
+#[test]
+fn a_client_that_never_reads_its_data_socket_does_not_stall_the_server() {
+    let (s, t) = start();
+    let id = 0xE000_0002u32;
+    let c = bind(&format!("{}:ctl{id}", s.sockname));
+    let d = bind(&format!("{}:in{id}", s.sockname));
+    let slot = connect(&c, &s.sockname, id, "Hca2").expect("attached");
+    d.connect_addr(&abstract_addr(&format!("{}:out{slot}", s.sockname)).unwrap())
+        .unwrap();
+    // Hop-count-0 DR Get(NodeInfo): answered by the node's SMA at once.
+    let req = SimRequest {
+        dlid: PERMISSIVE_LID,
+        slid: 0,
+        dqp: QP0,
+        sqp: QP0,
+        status: 0,
+        length: 256,
+        mad: mad::dr_request(METHOD_GET, ATTR_NODE_INFO, 0, 7, &[]),
+    };
+    // More answers than the kernel buffers for one sender (212 KB of
+    // socket memory, ~1 KB per datagram).
+    for _ in 0..2000 {
+        d.send(&req.encode()).unwrap();
+    }
+    still_correct(&s, &t, Duration::from_secs(5));
+    drop((c, d));
+    s.stop().unwrap();
+}

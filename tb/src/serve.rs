@@ -784,12 +784,26 @@ impl Server {
         Ok(())
     }
 
-    /// Send `r` to client `i`; false (and the slot freed) when it is gone.
+    /// Send `r` to client `i`; false (and the slot freed) when it is gone,
+    /// false (and `r` dropped) when it does not read: a blocking send would
+    /// wait for a client whose data socket is full (about 200 unread
+    /// datagrams fill the socket's send buffer) and stall every other
+    /// client; a well-behaved client reads its socket all the time.
     fn send(&mut self, i: usize, r: &SimRequest) -> bool {
-        match self.outs[i].send(&r.encode()) {
+        use nix::sys::socket::{send, MsgFlags};
+        use std::os::fd::AsRawFd;
+        match send(self.outs[i].as_raw_fd(), &r.encode(), MsgFlags::MSG_DONTWAIT) {
             Ok(_) => {
                 self.stats.to_clients += 1;
                 true
+            }
+            Err(nix::errno::Errno::EAGAIN) => {
+                self.stats.dropped += 1;
+                slog!(
+                    self,
+                    "client {i}: its data socket is full (it does not read); a MAD for it dropped"
+                );
+                false
             }
             Err(e) => {
                 self.stats.dropped += 1;
