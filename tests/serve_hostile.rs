@@ -111,3 +111,24 @@ fn a_client_that_never_reads_its_data_socket_does_not_stall_the_server() {
     drop((c, d));
     s.stop().unwrap();
 }
+
+#[test]
+fn clients_that_vanish_without_disconnect_give_their_slots_back() {
+    let (s, t) = start();
+    let mut held = Vec::new();
+    for k in 0..MAX_CLIENTS {
+        let id = 0xE000_0100 + k;
+        let c = bind(&format!("{}:ctl{id}", s.sockname));
+        let d = bind(&format!("{}:in{id}", s.sockname));
+        assert!(connect(&c, &s.sockname, id, "Hca3").is_some(), "client {k}");
+        held.push((c, d));
+    }
+    // An eleventh is refused while the ten are there.
+    let c = bind(&format!("{}:ctl{}", s.sockname, 0xE000_0200u32));
+    let _d = bind(&format!("{}:in{}", s.sockname, 0xE000_0200u32));
+    assert_eq!(connect(&c, &s.sockname, 0xE000_0200, "Hca3"), None);
+    // All ten vanish (no DISCONNECT): their slots must not be lost.
+    drop(held);
+    still_correct(&s, &t, Duration::from_secs(5));
+    s.stop().unwrap();
+}

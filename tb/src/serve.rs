@@ -372,6 +372,9 @@ impl Server {
     }
 
     fn connect_node(&mut self, id: u32, want: &str, issm: bool) -> Result<(usize, String)> {
+        if self.clients.iter().all(Option::is_some) {
+            self.reclaim_gone();
+        }
         let slot = self
             .clients
             .iter()
@@ -422,6 +425,27 @@ impl Server {
             self.set_issm(slot, true)?;
         }
         Ok((slot, node))
+    }
+
+    /// Free the slots of clients that went away without DISCONNECT (their
+    /// data socket `<base>:in<id>` no longer exists: connecting to it is
+    /// refused). Without this, ten clients that vanish (killed, crashed)
+    /// would hold every slot until the server happened to send them
+    /// something, and no new client could attach.
+    fn reclaim_gone(&mut self) {
+        for i in 0..self.clients.len() {
+            let Some(id) = self.clients[i].as_ref().map(|c| c.id) else {
+                continue;
+            };
+            let Ok(addr) = abstract_addr(&format!("{}:in{id}", self.opts.sockname)) else {
+                continue;
+            };
+            if let Err(e) = self.outs[i].connect_addr(&addr) {
+                if e.kind() == ErrorKind::ConnectionRefused {
+                    self.disconnect(i, "is gone (its data socket no longer exists); slot freed");
+                }
+            }
+        }
     }
 
     fn issm_client(&self, dev: usize) -> Option<usize> {
