@@ -132,3 +132,50 @@ fn clients_that_vanish_without_disconnect_give_their_slots_back() {
     still_correct(&s, &t, Duration::from_secs(5));
     s.stop().unwrap();
 }
+
+/// A client that vanishes while its request is entering the RTL: the
+/// server detaches the node's SM host mid-packet. The request's remaining
+/// beats still go out (the RTL's stream checker asserts that `tvalid` never
+/// drops inside a packet; before the fix the simulation stopped there), and
+/// a new SM on the node is answered afterwards.
+#[test]
+fn detaching_mid_request_finishes_the_request_on_the_wire() {
+    use vl15::net::{Net, NetOptions};
+    use vl15::qp0::Ah;
+    let t = Topology::load(topo(FILE)).unwrap();
+    let mut net = Net::new(t.clone(), NetOptions::default()).unwrap();
+    let d = net.dev_index("Hca1").unwrap();
+    let req = mad::dr_request(METHOD_GET, ATTR_NODE_INFO, 0, 0x55, &[1]);
+    for cut in [1, 2, 3, 5, 8] {
+        net.attach_host(d, 1, false).unwrap();
+        net.post_send(d, &Ah::dr(), &req, 0).unwrap();
+        for _ in 0..cut {
+            net.step().unwrap();
+        }
+        net.detach_sm(d).unwrap();
+        for _ in 0..3000 {
+            net.step()
+                .unwrap_or_else(|e| panic!("detached after {cut} cycles: {e:#}"));
+        }
+    }
+    // A new SM on the node: its DR Get(NodeInfo) to the switch is answered.
+    net.attach_host(d, 1, false).unwrap();
+    net.post_send(d, &Ah::dr(), &req, 0).unwrap();
+    let sw = t.node("Switch1").unwrap();
+    let mut got = None;
+    for _ in 0..20_000 {
+        net.step().unwrap();
+        if let Some(m) = net
+            .poll_cq(d, usize::MAX)
+            .unwrap()
+            .into_iter()
+            .find_map(|w| w.mad)
+        {
+            got = Some(m);
+            break;
+        }
+    }
+    let m = got.expect("the switch answered");
+    let ni = vl15::packet::NodeInfo::decode(mad::data(&m)).unwrap();
+    assert_eq!((ni.node_guid, ni.num_ports), (sw.node_guid, sw.nports));
+}

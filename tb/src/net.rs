@@ -276,6 +276,10 @@ pub struct Device {
     /// Responses waiting for their service latency: (due, MAD, meta).
     sma_pending: VecDeque<(u64, Mad, SmiMeta)>,
     pub sm: Option<SmHost>,
+    /// The rest of a request that was entering `sm_tx_*` when its SM was
+    /// detached: it runs to its last beat (an AXI stream must not drop
+    /// `tvalid` mid-packet) before any new SM's requests.
+    sm_tx_tail: Option<Source<(AddressHandle, u8)>>,
     /// The SM receive queues of the CA's ports (port p at index p−1; the
     /// RTL keeps one count per port): the SM's port "takes everything" from
     /// `attach_sm` until its first `post_recv`. Where no SM is, nothing is
@@ -328,6 +332,7 @@ impl Device {
                 .sm
                 .as_ref()
                 .is_some_and(|s| !s.tx.idle() || s.rx.in_packet())
+            || self.sm_tx_tail.is_some()
     }
     /// PortState of port `p` as the RTL shows it (switch port 0 included).
     pub fn port_state(&self, p: u8) -> u8 {
@@ -500,6 +505,7 @@ impl Net {
                 sma_tx: Source::new(DATA_W, Pattern::Always),
                 sma_pending: VecDeque::new(),
                 sm: None,
+                sm_tx_tail: None,
                 sm_rq: vec![RecvQueue::empty(); np],
                 trap_tx: Source::new(DATA_W, Pattern::Always),
                 trap_pending: None,
@@ -701,7 +707,10 @@ impl Net {
             .devs
             .get_mut(d)
             .ok_or_else(|| anyhow!("no device {d}"))?;
-        if let Some(sm) = dev.sm.take() {
+        if let Some(mut sm) = dev.sm.take() {
+            if sm.tx.withdraw_unstarted() {
+                dev.sm_tx_tail = Some(sm.tx);
+            }
             let rq = usize::from(sm.port)
                 .checked_sub(1)
                 .filter(|_| !dev.is_switch)
@@ -1145,7 +1154,14 @@ impl Net {
             i.sm_rx_tready = true;
             if let Some(sm) = dev.sm.as_mut() {
                 i.sm_rx_tready = sm.rx.ready();
-                if let Some((b, (ah, port))) = sm.tx.present() {
+            }
+            let sm_tx = match (dev.sm_tx_tail.as_mut(), dev.sm.as_mut()) {
+                (Some(t), _) => Some(t),
+                (None, Some(sm)) => Some(&mut sm.tx),
+                (None, None) => None,
+            };
+            if let Some(tx) = sm_tx {
+                if let Some((b, (ah, port))) = tx.present() {
                     i.sm_tx_tdata = b.data;
                     i.sm_tx_tvalid = true;
                     i.sm_tx_tlast = b.last;
@@ -1255,8 +1271,15 @@ impl Net {
                 })?;
                 requests.push((d, m, r.meta));
             }
-            if let Some(sm) = dev.sm.as_mut() {
+            if let Some(t) = dev.sm_tx_tail.as_mut() {
+                t.taken(o.sm_tx_tready, now);
+                if t.idle() {
+                    dev.sm_tx_tail = None;
+                }
+            } else if let Some(sm) = dev.sm.as_mut() {
                 sm.tx.taken(o.sm_tx_tready, now);
+            }
+            if let Some(sm) = dev.sm.as_mut() {
                 while sm.send_wr.len() > sm.tx.pending() {
                     let Some(wr_id) = sm.send_wr.pop_front().expect("checked") else {
                         continue;

@@ -188,6 +188,14 @@ impl<M: Clone> Source<M> {
     pub fn idle(&self) -> bool {
         self.queue.is_empty()
     }
+    /// Withdraw every packet whose first beat has not been presented; a
+    /// packet under way stays (a presented beat stays valid until taken,
+    /// and a packet once begun runs to its last beat). True if one stays.
+    pub fn withdraw_unstarted(&mut self) -> bool {
+        let keep = usize::from(self.presenting || self.pos > 0);
+        self.queue.truncate(keep);
+        !self.queue.is_empty()
+    }
     /// The beat and sideband to present this cycle, if any. Once a beat is
     /// presented it stays presented until taken (AXI rule), whatever the gate.
     pub fn present(&mut self) -> Option<(Beat, M)> {
