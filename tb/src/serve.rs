@@ -49,6 +49,7 @@
 //! client, a client gone mid-transaction) is answered with SIM_CTL_ERROR or
 //! dropped, with one log line on stderr; nothing here panics on socket input.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::io::ErrorKind;
 use std::os::unix::net::{SocketAddr, UnixDatagram};
@@ -56,7 +57,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
 
@@ -178,14 +179,57 @@ pub struct Server {
     tx: mpsc::Sender<Msg>,
     stop: Arc<AtomicBool>,
     readers: Vec<JoinHandle<()>>,
+    log: Log,
 }
 
-fn log(base: &str, msg: std::fmt::Arguments) {
-    eprintln!("vl15 serve @{base}: {msg}");
+/// At most this many log lines a second; the rest are counted and their
+/// number printed once the second is over. A hostile client gets a log line
+/// for every datagram it gets dropped (tens of thousands a second, 40 MB
+/// of stderr a minute): without a limit it could fill a disk or drown the
+/// lines that matter.
+const LOG_LINES_PER_SECOND: u32 = 50;
+
+/// The server's stderr log, rate-limited (see [`LOG_LINES_PER_SECOND`]).
+struct Log {
+    window: Cell<Instant>,
+    lines: Cell<u32>,
+    suppressed: Cell<u64>,
+}
+
+impl Log {
+    fn new() -> Self {
+        Log {
+            window: Cell::new(Instant::now()),
+            lines: Cell::new(0),
+            suppressed: Cell::new(0),
+        }
+    }
+
+    /// Print one line unless the second's quota is used up; whether printed.
+    fn line(&self, base: &str, msg: std::fmt::Arguments) -> bool {
+        if self.window.get().elapsed() >= Duration::from_secs(1) {
+            let n = self.suppressed.replace(0);
+            if n > 0 {
+                eprintln!("vl15 serve @{base}: ({n} more log lines in the last second not shown)");
+            }
+            self.window.set(Instant::now());
+            self.lines.set(0);
+        }
+        if self.lines.get() < LOG_LINES_PER_SECOND {
+            self.lines.set(self.lines.get() + 1);
+            eprintln!("vl15 serve @{base}: {msg}");
+            true
+        } else {
+            self.suppressed.set(self.suppressed.get() + 1);
+            false
+        }
+    }
 }
 
 macro_rules! slog {
-    ($s:expr, $($t:tt)*) => { log(&$s.opts.sockname, format_args!($($t)*)) };
+    ($s:expr, $($t:tt)*) => {{
+        $s.log.line(&$s.opts.sockname, format_args!($($t)*));
+    }};
 }
 
 impl Server {
@@ -229,6 +273,7 @@ impl Server {
             tx,
             stop,
             readers,
+            log: Log::new(),
         })
     }
 
@@ -1144,6 +1189,21 @@ pub fn serve_file(
 mod tests {
     use super::*;
     use std::os::linux::net::SocketAddrExt;
+
+    /// A flood of log lines prints LOG_LINES_PER_SECOND of them a second
+    /// and counts the rest; the next second prints again.
+    #[test]
+    fn log_is_rate_limited() {
+        let l = Log::new();
+        let printed = (0..1000)
+            .filter(|i| l.line("t", format_args!("line {i}")))
+            .count();
+        assert_eq!(printed, LOG_LINES_PER_SECOND as usize);
+        assert_eq!(l.suppressed.get(), 1000 - u64::from(LOG_LINES_PER_SECOND));
+        l.window.set(Instant::now() - Duration::from_secs(1));
+        assert!(l.line("t", format_args!("after a second")));
+        assert_eq!(l.suppressed.get(), 0);
+    }
 
     #[test]
     fn abstract_name_has_trailing_nul() {
