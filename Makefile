@@ -11,7 +11,7 @@ WIDTHS := 32 64 128
 # Debian packages the build and the tests need; installed only when missing.
 DEB_PKGS := verilator tshark zlib1g-dev g++ make ibsim-utils libumad2sim0 infiniband-diags opensm
 
-.PHONY: all deps sim test lint lint-rtl lint-rust unit wave bench synth board-sim clean help
+.PHONY: all deps sim test lint lint-rtl lint-rust unit wave bench fuzz fuzz-afl synth board-sim clean help
 
 all: sim
 
@@ -21,7 +21,9 @@ help:
 	@echo "make test   everything: lint, unit harnesses, cargo tests (snapshots, tshark)"
 	@echo "make lint   verilator --lint-only -Wall (CA, switch, multiport CA, board), cargo fmt --check, clippy -D warnings"
 	@echo "make wave   FST waveform of one scenario into build/wave/"
-	@echo "make bench  latency, throughput, cxx-vs-C++ speed (side by side)"
+	@echo "make bench  latency, throughput, cxx-vs-C++ speed (side by side); then make fuzz"
+	@echo "make fuzz   every fuzz target and the vl15 serve storm, FUZZ_SECONDS each (default 45: 5.25 min)"
+	@echo "make fuzz-afl  AFL++ (cargo-afl, stable Rust) on the packet/pcap/topology parsers, AFL_SECONDS"
 	@echo "make synth  yosys + nextpnr (yowasp, pinned in .venv): iCEBreaker + ULX3S bitstreams, CA port out of context"
 
 deps:
@@ -99,6 +101,26 @@ $(BOARD_SIM): sim/board/board_pty.cpp $(RTL_BOARD_FILES)
 
 bench: deps
 	$(CARGO) run --release -q -p vl15 --features sw36 -- bench
+	$(MAKE) --no-print-directory fuzz
+
+# Seven targets (decode pcap topology ibsim console sma serve), FUZZ_SECONDS
+# each; prints cases per target and the seed (FUZZ_SEED to repeat a run).
+FUZZ_SECONDS ?= 45
+FUZZ_SEED ?=
+fuzz:
+	$(CARGO) run --release -q -p vl15 --features sw36 -- fuzz --seconds $(FUZZ_SECONDS) $(if $(FUZZ_SEED),--seed $(FUZZ_SEED))
+
+# AFL++ through cargo-afl (installed here when missing; it builds AFL++ on
+# first use). fuzz/afl holds the harness and its seeds; findings go to build/afl.
+AFL_SECONDS ?= 60
+fuzz-afl:
+	command -v cargo-afl >/dev/null || $(CARGO) install cargo-afl
+	cd fuzz/afl && $(CARGO) afl build --release
+	rm -rf build/afl && mkdir -p build
+	cd fuzz/afl && AFL_SKIP_CPUFREQ=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 AFL_NO_UI=1 \
+	  $(CARGO) afl fuzz -i in -o ../../build/afl -V $(AFL_SECONDS) target/release/vl15-afl
+	@grep -E "execs_done|execs_per_sec|saved_crashes|saved_hangs" build/afl/default/fuzzer_stats
+	@test "$$(ls build/afl/default/crashes | grep -c id:)" = 0 || { echo "fuzz-afl: crashes in build/afl/default/crashes"; exit 1; }
 
 # FPGA tools from PyPI (synth/requirements.txt, pinned) in a project-local venv.
 VENV := .venv

@@ -69,6 +69,32 @@ fn connect(sock: &UnixDatagram, base: &str, id: u32, node: &str) -> Option<u32> 
 }
 
 #[test]
+fn storm_leaves_the_server_up_and_correct() {
+    let seconds = 3;
+    let r = storm_file(&topo(FILE), 6, Duration::from_secs(seconds), u64::MAX)
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    eprintln!("{}", r.summary());
+    assert!(r.ok(), "{}", r.summary());
+    // The storm reached every part of the server it aims at.
+    assert!(r.counts.ctl > 100 && r.counts.data > 100, "{}", r.summary());
+    assert!(r.counts.connected > 0 && r.counts.vanished > 0, "{}", r.summary());
+    assert!(r.stats.dropped > 0 && r.stats.refused > 0, "{}", r.summary());
+    assert!(r.stats.to_rtl > 0, "nothing reached the fabric: {}", r.summary());
+}
+
+#[test]
+fn storm_from_several_seeds() {
+    let (s, t) = start();
+    for seed in 1..=3 {
+        let n = storm(&s.sockname, seed, Duration::from_millis(700), u64::MAX)
+            .unwrap_or_else(|e| panic!("{e:#}"));
+        assert!(n.ctl + n.data > 50, "seed {seed}: {n:?}");
+        still_correct(&s, &t, Duration::from_secs(10));
+    }
+    s.stop().unwrap();
+}
+
+#[test]
 fn a_client_that_never_reads_its_control_replies_does_not_stall_the_server() {
     let (s, t) = start();
     let deaf = bind(&format!("{}:ctl{}", s.sockname, 0xE000_0001u32));

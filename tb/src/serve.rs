@@ -89,6 +89,9 @@ pub struct ServeOptions {
     pub idle_wait: Duration,
     /// Cycles simulated between two looks at the sockets while busy.
     pub batch: u64,
+    /// At most this many log lines a second on stderr; the rest are
+    /// counted (see [`LOG_LINES_PER_SECOND`], the default).
+    pub log_lines_per_second: u32,
 }
 
 impl Default for ServeOptions {
@@ -98,6 +101,7 @@ impl Default for ServeOptions {
             timeout_cycles: 2_000_000,
             idle_wait: Duration::from_millis(100),
             batch: 256,
+            log_lines_per_second: LOG_LINES_PER_SECOND,
         }
     }
 }
@@ -187,18 +191,20 @@ pub struct Server {
 /// for every datagram it gets dropped (tens of thousands a second, 40 MB
 /// of stderr a minute): without a limit it could fill a disk or drown the
 /// lines that matter.
-const LOG_LINES_PER_SECOND: u32 = 50;
+pub const LOG_LINES_PER_SECOND: u32 = 50;
 
 /// The server's stderr log, rate-limited (see [`LOG_LINES_PER_SECOND`]).
 struct Log {
+    max: u32,
     window: Cell<Instant>,
     lines: Cell<u32>,
     suppressed: Cell<u64>,
 }
 
 impl Log {
-    fn new() -> Self {
+    fn new(max: u32) -> Self {
         Log {
+            max,
             window: Cell::new(Instant::now()),
             lines: Cell::new(0),
             suppressed: Cell::new(0),
@@ -215,7 +221,7 @@ impl Log {
             self.window.set(Instant::now());
             self.lines.set(0);
         }
-        if self.lines.get() < LOG_LINES_PER_SECOND {
+        if self.lines.get() < self.max {
             self.lines.set(self.lines.get() + 1);
             eprintln!("vl15 serve @{base}: {msg}");
             true
@@ -236,6 +242,7 @@ impl Server {
     /// Bind `<base>:ctl` and `<base>:out0..9` for `net`.
     pub fn bind(net: Net, opts: ServeOptions) -> Result<Server> {
         let base = opts.sockname.clone();
+        let log_max = opts.log_lines_per_second;
         if base.is_empty() || base.contains('\0') {
             bail!("socket name {base:?} must be non-empty and without NUL");
         }
@@ -273,7 +280,7 @@ impl Server {
             tx,
             stop,
             readers,
-            log: Log::new(),
+            log: Log::new(log_max),
         })
     }
 
@@ -1194,7 +1201,7 @@ mod tests {
     /// and counts the rest; the next second prints again.
     #[test]
     fn log_is_rate_limited() {
-        let l = Log::new();
+        let l = Log::new(LOG_LINES_PER_SECOND);
         let printed = (0..1000)
             .filter(|i| l.line("t", format_args!("line {i}")))
             .count();
