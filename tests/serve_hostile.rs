@@ -65,7 +65,8 @@ fn connect(sock: &UnixDatagram, base: &str, id: u32, node: &str) -> Option<u32> 
     let mut b = [0u8; 128];
     let n = sock.recv(&mut b).expect("a reply to CONNECT");
     let r = SimCtl::decode(&b[..n]).unwrap();
-    (r.kind == ctl::CONNECT).then(|| u32::from_ne_bytes([r.data[0], r.data[1], r.data[2], r.data[3]]))
+    (r.kind == ctl::CONNECT)
+        .then(|| u32::from_ne_bytes([r.data[0], r.data[1], r.data[2], r.data[3]]))
 }
 
 #[test]
@@ -77,9 +78,21 @@ fn storm_leaves_the_server_up_and_correct() {
     assert!(r.ok(), "{}", r.summary());
     // The storm reached every part of the server it aims at.
     assert!(r.counts.ctl > 100 && r.counts.data > 100, "{}", r.summary());
-    assert!(r.counts.connected > 0 && r.counts.vanished > 0, "{}", r.summary());
-    assert!(r.stats.dropped > 0 && r.stats.refused > 0, "{}", r.summary());
-    assert!(r.stats.to_rtl > 0, "nothing reached the fabric: {}", r.summary());
+    assert!(
+        r.counts.connected > 0 && r.counts.vanished > 0,
+        "{}",
+        r.summary()
+    );
+    assert!(
+        r.stats.dropped > 0 && r.stats.refused > 0,
+        "{}",
+        r.summary()
+    );
+    assert!(
+        r.stats.to_rtl > 0,
+        "nothing reached the fabric: {}",
+        r.summary()
+    );
 }
 
 #[test]

@@ -132,7 +132,9 @@ impl FromStr for Target {
 // Mutations
 
 /// Bytes worth trying at any position (edges of signed/unsigned fields).
-const INTERESTING: &[u8] = &[0x00, 0x01, 0x02, 0x03, 0x0F, 0x3F, 0x40, 0x7F, 0x80, 0xFE, 0xFF];
+const INTERESTING: &[u8] = &[
+    0x00, 0x01, 0x02, 0x03, 0x0F, 0x3F, 0x40, 0x7F, 0x80, 0xFE, 0xFF,
+];
 
 /// Invalid UTF-8 sequences: stray continuation, truncated 2/3/4-byte
 /// sequences, an overlong NUL, a surrogate, beyond U+10FFFF, bytes never
@@ -169,12 +171,64 @@ const HUGE_TEXT: &[&str] = &[
 
 /// Grammar pieces of the topology and console formats.
 const TOKENS: &[&str] = &[
-    "Switch", "Hca", "Ca", "Rt", " ", "\t", "\n", "\n\n", "\r\n", "\"", "\"Switch1\"", "\"Hca1\"",
-    "[", "]", "[1]", "[0]", "[3]", "[255]", "(", ")", "(0x1a2b)", "#", "# \"", "@", "@[1]",
-    "\"@a\"", "lid ", "lmc ", "4xQDR", "12xEDR", "2xNDR", "w=", "s=", "e=", "=", "+",
-    "switchguid=", "caguid=", "rtguid=", "vendid=", "devid=", "sysimgguid=", "width=", "speed=",
-    "extspeed=", "module=\"m\"", "include \"net.1\"", "include \"net\"", "include \"fuzz.net\"",
-    "do ", "enhanced port 0", "base port 0", "Link", "Unlink", "ReLink", "[ext 3]", "é", "\0",
+    "Switch",
+    "Hca",
+    "Ca",
+    "Rt",
+    " ",
+    "\t",
+    "\n",
+    "\n\n",
+    "\r\n",
+    "\"",
+    "\"Switch1\"",
+    "\"Hca1\"",
+    "[",
+    "]",
+    "[1]",
+    "[0]",
+    "[3]",
+    "[255]",
+    "(",
+    ")",
+    "(0x1a2b)",
+    "#",
+    "# \"",
+    "@",
+    "@[1]",
+    "\"@a\"",
+    "lid ",
+    "lmc ",
+    "4xQDR",
+    "12xEDR",
+    "2xNDR",
+    "w=",
+    "s=",
+    "e=",
+    "=",
+    "+",
+    "switchguid=",
+    "caguid=",
+    "rtguid=",
+    "vendid=",
+    "devid=",
+    "sysimgguid=",
+    "width=",
+    "speed=",
+    "extspeed=",
+    "module=\"m\"",
+    "include \"net.1\"",
+    "include \"net\"",
+    "include \"fuzz.net\"",
+    "do ",
+    "enhanced port 0",
+    "base port 0",
+    "Link",
+    "Unlink",
+    "ReLink",
+    "[ext 3]",
+    "é",
+    "\0",
 ];
 
 /// Apply one random mutation to `b`. `text` adds the text-only kinds
@@ -605,7 +659,10 @@ pub fn check_pcap(b: &[u8]) -> Check {
             }
             if let Ok(again) = encode_pcap(cap.link_type, &cap.records) {
                 let back = parse_pcap(&again).map_err(|e| format!("re-encoded capture: {e}"))?;
-                ensure_prop!(back == cap, "pcap parse → encode → parse changed the capture");
+                ensure_prop!(
+                    back == cap,
+                    "pcap parse → encode → parse changed the capture"
+                );
             }
         }
         Err(e) => ensure_prop!(!e.to_string().is_empty(), "empty pcap error"),
@@ -698,7 +755,12 @@ pub fn check_topology_consistent(t: &Topology) -> Check {
             n.nports
         );
         for (k, p) in n.ports.iter().enumerate() {
-            ensure_prop!(usize::from(p.num) == k + 1, "{:?}: port {k} numbered {}", n.id, p.num);
+            ensure_prop!(
+                usize::from(p.num) == k + 1,
+                "{:?}: port {k} numbered {}",
+                n.id,
+                p.num
+            );
             if let Some((j, q)) = p.remote {
                 let back = t.remote(j, q);
                 ensure_prop!(
@@ -728,7 +790,11 @@ pub fn check_topology_consistent(t: &Topology) -> Check {
                 .get(n)
                 .and_then(|node| node.port(p))
                 .ok_or_else(|| format!("link {x} ends at a missing port ({n},{p})"))?;
-            ensure_prop!(port.link == Some(x), "link {x}: port ({n},{p}) names {:?}", port.link);
+            ensure_prop!(
+                port.link == Some(x),
+                "link {x}: port ({n},{p}) names {:?}",
+                port.link
+            );
         }
     }
     Ok(())
@@ -764,12 +830,18 @@ pub fn gen_ibsim(rng: &mut Rng) -> Vec<u8> {
         .to_vec()
     } else {
         SimRequest {
-            dlid: { let v = rng.next_u64() as u16; *rng.pick(&[0, 1, 2, 0xBFFF, 0xC000, PERMISSIVE_LID, v]) },
+            dlid: {
+                let v = rng.next_u64() as u16;
+                *rng.pick(&[0, 1, 2, 0xBFFF, 0xC000, PERMISSIVE_LID, v])
+            },
             slid: rng.next_u64() as u16,
             dqp: *rng.pick(&[QP0, QP1, 2, u32::MAX]),
             sqp: rng.below(3) as u32,
             status: rng.below(200) as u32,
-            length: { let v = rng.next_u64(); *rng.pick(&[0, 1, 36, 100, 256, 257, u64::MAX, v]) },
+            length: {
+                let v = rng.next_u64();
+                *rng.pick(&[0, 1, 36, 100, 256, 257, u64::MAX, v])
+            },
             mad: gen_mad(rng),
         }
         .encode()
@@ -829,7 +901,9 @@ pub fn check_ibsim(b: &[u8]) -> Check {
 
 /// A console command line on `net.2sw2path4hca`'s node ids.
 pub fn gen_console(rng: &mut Rng) -> Vec<u8> {
-    const IDS: &[&str] = &["Switch1", "Switch2", "Hca1", "Hca2", "Hca3", "Hca4", "nobody", ""];
+    const IDS: &[&str] = &[
+        "Switch1", "Switch2", "Hca1", "Hca2", "Hca3", "Hca4", "nobody", "",
+    ];
     let word = *rng.pick(&["Link", "Unlink", "ReLink", "unlink", "RELINK", "Dump", ""]);
     let mut s = word.to_string();
     for _ in 0..rng.below(3) {
@@ -1123,7 +1197,10 @@ pub fn replay(target: Target, case_seed: u64) -> Result<Vec<u8>> {
     })) {
         Ok(Ok(())) => Ok(input),
         Ok(Err(w)) => bail!("case {case_seed:#x} of {target}: {w}"),
-        Err(p) => bail!("case {case_seed:#x} of {target}: panic: {}", panic_text(&*p)),
+        Err(p) => bail!(
+            "case {case_seed:#x} of {target}: panic: {}",
+            panic_text(&*p)
+        ),
     }
 }
 

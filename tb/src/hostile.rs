@@ -88,7 +88,7 @@ impl Hostile {
         })
     }
 
-    fn to_ctl(&mut self, from: Option<usize>, b: &[u8]) {
+    fn send_ctl(&mut self, from: Option<usize>, b: &[u8]) {
         let Ok(addr) = abstract_addr(&format!("{}:ctl", self.base)) else {
             return;
         };
@@ -103,7 +103,7 @@ impl Hostile {
         }
     }
 
-    fn to_out(&mut self, slot: u32, b: &[u8]) {
+    fn send_out(&mut self, slot: u32, b: &[u8]) {
         let Ok(addr) = abstract_addr(&format!("{}:out{slot}", self.base)) else {
             return;
         };
@@ -188,14 +188,8 @@ impl Hostile {
     }
 
     fn one(&mut self) -> Result<()> {
-        let r = &mut self.rng;
-        let kind = r.below(16);
-        let t = Instant::now();
-        let res = self.one_kind(kind);
-        if std::env::var_os("VL15_STORM_DEBUG").is_some() && t.elapsed() > Duration::from_millis(20) {
-            eprintln!("STORM kind {kind} took {:?}", t.elapsed());
-        }
-        res
+        let kind = self.rng.below(16);
+        self.one_kind(kind)
     }
 
     fn one_kind(&mut self, kind: usize) -> Result<()> {
@@ -205,7 +199,7 @@ impl Hostile {
             0 => {
                 let n = r.below(200);
                 let b: Vec<u8> = (0..n).map(|_| r.next_u64() as u8).collect();
-                self.to_ctl(None, &b);
+                self.send_ctl(None, &b);
             }
             // Control: a sim_ctl (or a request), mutated.
             1 | 2 => {
@@ -213,8 +207,12 @@ impl Hostile {
                 if r.chance(50) {
                     mutate(r, &mut b, false);
                 }
-                let from = if r.chance(50) { Some(r.below(10)) } else { None };
-                self.to_ctl(from, &b);
+                let from = if r.chance(50) {
+                    Some(r.below(10))
+                } else {
+                    None
+                };
+                self.send_ctl(from, &b);
             }
             // Control: right magic, every type, any client id.
             3 => {
@@ -223,13 +221,20 @@ impl Hostile {
                 } else {
                     r.next_u64() as u32
                 };
-                let id = { let v = r.next_u64() as u32; *r.pick(&[0, 1, 9, 10, 11, u32::MAX, v]) };
+                let id = {
+                    let v = r.next_u64() as u32;
+                    *r.pick(&[0, 1, 9, 10, 11, u32::MAX, v])
+                };
                 let data: Vec<u8> = (0..64).map(|_| r.next_u64() as u8).collect();
                 let mut c = SimCtl::new(kind, id, &data)?;
                 c.len = r.next_u64() as u32;
                 let b = c.encode();
-                let from = if r.chance(50) { Some(r.below(10)) } else { None };
-                self.to_ctl(from, &b);
+                let from = if r.chance(50) {
+                    Some(r.below(10))
+                } else {
+                    None
+                };
+                self.send_ctl(from, &b);
             }
             // CONNECT: valid node, unknown node, bad UTF-8, 32 bytes without
             // NUL; sometimes without a data socket, reused id, IsSM.
@@ -257,18 +262,24 @@ impl Hostile {
                 };
                 let b: Vec<u8> = (0..len).map(|_| r.next_u64() as u8).collect();
                 let slot = r.below(MAX_CLIENTS as usize) as u32;
-                self.to_out(slot, &b);
+                self.send_out(slot, &b);
             }
             // Data: sim_requests with MADs of every kind, mutated or not,
             // from live clients (so they reach the fabric) or strangers.
             _ => {
                 let mut req = SimRequest {
-                    dlid: { let v = r.next_u64() as u16; *r.pick(&[0, 1, 2, 3, 0xBFFF, PERMISSIVE_LID, v]) },
+                    dlid: {
+                        let v = r.next_u64() as u16;
+                        *r.pick(&[0, 1, 2, 3, 0xBFFF, PERMISSIVE_LID, v])
+                    },
                     slid: r.next_u64() as u16,
                     dqp: *r.pick(&[QP0, QP0, QP1, 2, u32::MAX]),
                     sqp: r.below(3) as u32,
                     status: 0,
-                    length: { let v = r.next_u64(); *r.pick(&[256, 0, 36, 100, u64::MAX, v]) },
+                    length: {
+                        let v = r.next_u64();
+                        *r.pick(&[256, 0, 36, 100, u64::MAX, v])
+                    },
                     mad: gen_mad(r),
                 };
                 if req.dqp == QP0 && r.chance(50) {
@@ -289,7 +300,7 @@ impl Hostile {
                     }
                 } else {
                     let slot = r.below(MAX_CLIENTS as usize) as u32;
-                    self.to_out(slot, &b);
+                    self.send_out(slot, &b);
                 }
             }
         }
@@ -447,7 +458,9 @@ pub fn storm_file(path: &Path, seed: u64, time: Duration, max: u64) -> Result<St
     let elapsed = t0.elapsed();
     let after = check_well_behaved(&server.sockname, &topo, &ca).map_err(|e| format!("{e:#}"));
     let alive = server.prober.run(|net| net.cycle).is_ok();
-    let fin = server.stop().context("vl15 serve failed during the storm")?;
+    let fin = server
+        .stop()
+        .context("vl15 serve failed during the storm")?;
     let after = if alive {
         after
     } else {
@@ -462,4 +475,3 @@ pub fn storm_file(path: &Path, seed: u64, time: Duration, max: u64) -> Result<St
         after,
     })
 }
-

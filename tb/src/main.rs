@@ -324,7 +324,10 @@ fn fuzz(
             bail!("--case-seed replays one case of one --target");
         };
         let input = fuzz::replay(t.parse()?, cs)?;
-        outln!("case {cs:#x} of {t} passes; input: {}", fuzz::hex(&input, 4096));
+        outln!(
+            "case {cs:#x} of {t} passes; input: {}",
+            fuzz::hex(&input, 4096)
+        );
         return Ok(true);
     }
     let seed = seed.unwrap_or_else(|| {

@@ -868,7 +868,11 @@ impl Server {
     fn send(&mut self, i: usize, r: &SimRequest) -> bool {
         use nix::sys::socket::{send, MsgFlags};
         use std::os::fd::AsRawFd;
-        match send(self.outs[i].as_raw_fd(), &r.encode(), MsgFlags::MSG_DONTWAIT) {
+        match send(
+            self.outs[i].as_raw_fd(),
+            &r.encode(),
+            MsgFlags::MSG_DONTWAIT,
+        ) {
             Ok(_) => {
                 self.stats.to_clients += 1;
                 true
