@@ -218,3 +218,63 @@ fn detaching_mid_request_finishes_the_request_on_the_wire() {
     let ni = vl15::packet::NodeInfo::decode(mad::data(&m)).unwrap();
     assert_eq!((ni.node_guid, ni.num_ports), (sw.node_guid, sw.nports));
 }
+
+/// A client vanishes while a MAD for it is leaving the RTL on `sm_rx_*`,
+/// and a new client attaches to the node at once (the storm found this:
+/// the server stopped with "SM received 168 bytes, not a MAD"). The new SM
+/// must not be handed the tail of the old one's MAD; its own request is
+/// answered.
+#[test]
+fn attaching_while_a_mad_is_on_sm_rx_skips_its_tail() {
+    use vl15::net::{Net, NetOptions};
+    use vl15::qp0::Ah;
+    let t = Topology::load(topo(FILE)).unwrap();
+    let mut net = Net::new(t.clone(), NetOptions::default()).unwrap();
+    let d = net.dev_index("Hca1").unwrap();
+    let req = mad::dr_request(METHOD_GET, ATTR_NODE_INFO, 0, 0x66, &[1]);
+    for extra in [0, 1, 3, 7] {
+        net.attach_host(d, 1, false).unwrap();
+        net.post_send(d, &Ah::dr(), &req, 0).unwrap();
+        let mut seen = false;
+        for _ in 0..20_000 {
+            net.step().unwrap();
+            if net.devs[d].dout.sm_rx_tvalid {
+                seen = true;
+                break;
+            }
+        }
+        assert!(seen, "the response reached sm_rx");
+        for _ in 0..extra {
+            net.step().unwrap();
+        }
+        net.detach_sm(d).unwrap();
+        net.attach_host(d, 1, false).unwrap();
+        for _ in 0..3000 {
+            net.step()
+                .unwrap_or_else(|e| panic!("re-attached {extra} cycles in: {e:#}"));
+        }
+        let stale: Vec<_> = net.poll_cq(d, usize::MAX).unwrap();
+        assert!(
+            stale.iter().all(|w| w.mad.is_none()),
+            "the new SM got the old SM's MAD"
+        );
+        net.detach_sm(d).unwrap();
+    }
+    net.attach_host(d, 1, false).unwrap();
+    net.post_send(d, &Ah::dr(), &req, 0).unwrap();
+    let mut got = None;
+    for _ in 0..20_000 {
+        net.step().unwrap();
+        if let Some(m) = net
+            .poll_cq(d, usize::MAX)
+            .unwrap()
+            .into_iter()
+            .find_map(|w| w.mad)
+        {
+            got = Some(m);
+            break;
+        }
+    }
+    let ni = vl15::packet::NodeInfo::decode(mad::data(&got.expect("answered"))).unwrap();
+    assert_eq!(ni.node_guid, t.node("Switch1").unwrap().node_guid);
+}
