@@ -11,6 +11,8 @@
 //! - A client that never reads its data socket while its requests are
 //!   answered.
 //! - Ten clients that attach and vanish without DISCONNECT.
+//! - A client's SM host detached while its request enters the RTL, and
+//!   re-attached while a MAD for the old one leaves it (fabric level).
 //!
 //! Each runs in seconds; `vl15 fuzz --target serve --seconds N` (in `make
 //! bench` / `make fuzz`) runs the storm for longer.

@@ -44,7 +44,8 @@ pub struct StormCounts {
     pub connected: u64,
     /// Clients that went away without DISCONNECT.
     pub vanished: u64,
-    /// Sends the kernel refused or timed out (the server's queue was full).
+    /// Sends the kernel refused (a full queue, or an `out<i>` socket
+    /// connected to another client) or that timed out.
     pub send_errors: u64,
 }
 
@@ -403,7 +404,7 @@ impl StormReport {
     pub fn summary(&self) -> String {
         let c = &self.counts;
         format!(
-            "fuzz serve    seed {:#018x}: {} datagrams in {:.1} s ({:.0}/s: {} ctl, {} data; {} clients attached, {} vanished, {} sends refused by a full queue); server: {} connects, {} refused, {} dropped, {} to RTL, {} local, {} returned 110; afterwards: {}",
+            "fuzz serve    seed {:#018x}: {} datagrams in {:.1} s ({:.0}/s: {} ctl, {} data; {} clients attached, {} vanished, {} sends refused by the kernel); server: {} connects, {} refused, {} dropped, {} to RTL, {} local, {} returned 110; afterwards: {}",
             self.seed,
             self.sent,
             self.elapsed.as_secs_f64(),
