@@ -690,14 +690,19 @@ pub fn gen_topology(rng: &mut Rng) -> Vec<u8> {
 }
 
 /// A directory holding the example topologies, so `include "net.1"` in a
-/// fuzzed file reads a real file (created once per process).
+/// fuzzed file reads a real file. One directory for every run (no litter
+/// in /tmp); each file is written under a temporary name and renamed, so a
+/// process reading it while another writes sees the whole file.
 fn include_dir() -> &'static Path {
     static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     DIR.get_or_init(|| {
-        let d = std::env::temp_dir().join(format!("vl15-fuzz-{}", std::process::id()));
+        let d = std::env::temp_dir().join("vl15-fuzz-includes");
         let _ = std::fs::create_dir_all(&d);
         for (name, text) in EXAMPLES {
-            let _ = std::fs::write(d.join(name), text);
+            let tmp = d.join(format!(".{name}.{}", std::process::id()));
+            if std::fs::write(&tmp, text).is_ok() {
+                let _ = std::fs::rename(&tmp, d.join(name));
+            }
         }
         d
     })
