@@ -260,8 +260,9 @@ enum Cmd {
         /// Seconds per target
         #[arg(long, default_value_t = 10)]
         seconds: u64,
-        /// Seed of the run (default: from the clock; printed either way)
-        #[arg(long)]
+        /// Seed of the run, decimal or 0x hex (default: from the clock;
+        /// printed either way)
+        #[arg(long, value_parser = parse_u64)]
         seed: Option<u64>,
         /// At most this many cases per target
         #[arg(long, default_value_t = u64::MAX)]
@@ -315,8 +316,14 @@ fn fuzz(
         if t == "all" {
             list.extend(Target::ALL.iter().map(|t| t.name().to_string()));
             list.push("serve".into());
-        } else {
+        } else if t == "serve" || t.parse::<Target>().is_ok() {
             list.push(t.clone());
+        } else {
+            let names: Vec<_> = Target::ALL.iter().map(|t| t.name()).collect();
+            bail!(
+                "unknown fuzz target {t:?} (targets: {}, serve, all)",
+                names.join(", ")
+            );
         }
     }
     if let Some(cs) = case_seed {
