@@ -21,8 +21,10 @@ help:
 	@echo "make test   everything: lint, unit harnesses, cargo tests (snapshots, tshark)"
 	@echo "make lint   verilator --lint-only -Wall (CA, switch, multiport CA, board), cargo fmt --check, clippy -D warnings"
 	@echo "make wave   FST waveform of one scenario into build/wave/"
-	@echo "make bench  latency, throughput, cxx-vs-C++ speed (side by side); then make soak"
 	@echo "make soak   10^6 good and faulted packets per DATA_W through the CA port, then 10^6 through the 8-port switch, checked against the reference models"
+	@echo "make bench  latency, throughput, cxx-vs-C++ speed (side by side); then make soak and make fuzz"
+	@echo "make fuzz   every fuzz target and the vl15 serve storm, FUZZ_SECONDS each (default 45: 5.25 min)"
+	@echo "make fuzz-afl  AFL++ (cargo-afl, stable Rust) on the packet/pcap/topology parsers, AFL_SECONDS"
 	@echo "make synth  yosys + nextpnr (yowasp, pinned in .venv): iCEBreaker + ULX3S bitstreams, CA port out of context"
 	@echo "make formal bounded proofs of the VL15 buffer (yosys-smtbmc + boolector, pinned in .venv), then its mutants must fail"
 
@@ -102,6 +104,7 @@ $(BOARD_SIM): sim/board/board_pty.cpp $(RTL_BOARD_FILES)
 bench: deps
 	$(CARGO) run --release -q -p vl15 --features sw36 -- bench
 	$(MAKE) --no-print-directory soak SOAK_FEATURES="--features sw36"
+	$(MAKE) --no-print-directory fuzz
 
 # Issue 6: SOAK_PACKETS good and faulted packets per DATA_W through the CA
 # port, then through the 8-port switch (DATA_W 64), at line rate, every
@@ -115,6 +118,25 @@ soak: deps
 	  --packets $(SOAK_PACKETS) --seed $(SOAK_SEED)
 	$(CARGO) run --release -q -p vl15 $(SOAK_FEATURES) -- soak --device switch \
 	  --packets $(SOAK_PACKETS) --seed $(SOAK_SEED)
+
+# Seven targets (decode pcap topology ibsim console sma serve), FUZZ_SECONDS
+# each; prints cases per target and the seed (FUZZ_SEED to repeat a run).
+FUZZ_SECONDS ?= 45
+FUZZ_SEED ?=
+fuzz:
+	$(CARGO) run --release -q -p vl15 --features sw36 -- fuzz --seconds $(FUZZ_SECONDS) $(if $(FUZZ_SEED),--seed $(FUZZ_SEED))
+
+# AFL++ through cargo-afl (installed here when missing; it builds AFL++ on
+# first use). fuzz/afl holds the harness and its seeds; findings go to build/afl.
+AFL_SECONDS ?= 60
+fuzz-afl:
+	command -v cargo-afl >/dev/null || $(CARGO) install cargo-afl
+	cd fuzz/afl && $(CARGO) afl build --release
+	rm -rf build/afl && mkdir -p build
+	cd fuzz/afl && AFL_SKIP_CPUFREQ=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 AFL_NO_UI=1 \
+	  $(CARGO) afl fuzz -i in -o ../../build/afl -V $(AFL_SECONDS) target/release/vl15-afl
+	@grep -E "execs_done|execs_per_sec|saved_crashes|saved_hangs" build/afl/default/fuzzer_stats
+	@test "$$(ls build/afl/default/crashes | grep -c id:)" = 0 || { echo "fuzz-afl: crashes in build/afl/default/crashes"; exit 1; }
 
 # FPGA tools from PyPI (synth/requirements.txt, pinned) in a project-local venv.
 VENV := .venv

@@ -283,3 +283,50 @@ fn bad_scenario_files_are_refused_with_the_reason() {
         assert!(err.contains(want), "{text}: {err}");
     }
 }
+
+/// `vl15 fuzz` stops at its time bound and prints the seed and the cases of
+/// each target; a case seed replays one case; an unknown target is an error
+/// that lists the targets.
+#[test]
+fn fuzz_is_time_bounded_and_prints_cases_and_seed() {
+    let t0 = std::time::Instant::now();
+    let o = vl15()
+        .args(["fuzz", "--target", "decode", "--target", "ibsim"])
+        .args(["--seconds", "1", "--seed", "0x2a"])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        t0.elapsed() < std::time::Duration::from_secs(30),
+        "{:?}",
+        t0.elapsed()
+    );
+    assert!(out.contains("seed 0x000000000000002a"), "{out}");
+    for t in ["decode", "ibsim"] {
+        let line = out
+            .lines()
+            .find(|l| l.starts_with(&format!("fuzz {t} ")))
+            .unwrap_or_else(|| panic!("no line for {t}: {out}"));
+        let cases: u64 = line
+            .split(": ")
+            .nth(1)
+            .and_then(|r| r.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{line}"));
+        assert!(cases > 0 && line.ends_with("0 failures"), "{line}");
+    }
+    let o = vl15()
+        .args(["fuzz", "--target", "decode", "--case-seed", "0x1234"])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stdout).contains("case 0x1234 of decode passes"));
+    let o = vl15().args(["fuzz", "--target", "nope"]).output().unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("serve, all"));
+}

@@ -110,7 +110,7 @@ pub fn umad2sim_path() -> Result<PathBuf> {
 
 /// An abstract-namespace address as ibsim names them: `<name>` plus one
 /// trailing NUL (ibspec §10: without it ibsim's sockets are not found).
-pub(crate) fn abstract_addr(name: &str) -> Result<SocketAddr> {
+pub fn abstract_addr(name: &str) -> Result<SocketAddr> {
     let mut bytes = name.as_bytes().to_vec();
     bytes.push(0);
     SocketAddr::from_abstract_name(&bytes)

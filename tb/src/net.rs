@@ -276,6 +276,16 @@ pub struct Device {
     /// Responses waiting for their service latency: (due, MAD, meta).
     sma_pending: VecDeque<(u64, Mad, SmiMeta)>,
     pub sm: Option<SmHost>,
+    /// The rest of a request that was entering `sm_tx_*` when its SM was
+    /// detached: it runs to its last beat (an AXI stream must not drop
+    /// `tvalid` mid-packet) before any new SM's requests.
+    sm_tx_tail: Option<Source<(AddressHandle, u8)>>,
+    /// A MAD is under way on `sm_rx_*` (a beat moved, not the last).
+    sm_rx_mid: bool,
+    /// An SM attached while a MAD was under way on `sm_rx_*`: the host
+    /// throws the rest of that MAD away (it began before this SM) instead
+    /// of handing the new SM a tail that is no MAD.
+    sm_rx_skip: bool,
     /// The SM receive queues of the CA's ports (port p at index p−1; the
     /// RTL keeps one count per port): the SM's port "takes everything" from
     /// `attach_sm` until its first `post_recv`. Where no SM is, nothing is
@@ -328,6 +338,7 @@ impl Device {
                 .sm
                 .as_ref()
                 .is_some_and(|s| !s.tx.idle() || s.rx.in_packet())
+            || self.sm_tx_tail.is_some()
     }
     /// PortState of port `p` as the RTL shows it (switch port 0 included).
     pub fn port_state(&self, p: u8) -> u8 {
@@ -500,6 +511,9 @@ impl Net {
                 sma_tx: Source::new(DATA_W, Pattern::Always),
                 sma_pending: VecDeque::new(),
                 sm: None,
+                sm_tx_tail: None,
+                sm_rx_mid: false,
+                sm_rx_skip: false,
                 sm_rq: vec![RecvQueue::empty(); np],
                 trap_tx: Source::new(DATA_W, Pattern::Always),
                 trap_pending: None,
@@ -646,6 +660,7 @@ impl Net {
                 bail!("{}: a switch's host sits on port 0, not {port}", dev.name);
             }
             dev.sm = Some(SmHost::new(0));
+            dev.sm_rx_skip = dev.sm_rx_mid;
             self.activate(d);
             if is_sm {
                 self.set_is_sm(d, 0, true);
@@ -666,6 +681,7 @@ impl Net {
             }
         }
         dev.sm = Some(SmHost::new(port));
+        dev.sm_rx_skip = dev.sm_rx_mid;
         dev.sm_rq[p] = RecvQueue::take_all();
         self.activate(d);
         if is_sm {
@@ -701,7 +717,10 @@ impl Net {
             .devs
             .get_mut(d)
             .ok_or_else(|| anyhow!("no device {d}"))?;
-        if let Some(sm) = dev.sm.take() {
+        if let Some(mut sm) = dev.sm.take() {
+            if sm.tx.withdraw_unstarted() {
+                dev.sm_tx_tail = Some(sm.tx);
+            }
             let rq = usize::from(sm.port)
                 .checked_sub(1)
                 .filter(|_| !dev.is_switch)
@@ -1143,9 +1162,16 @@ impl Net {
                 i.sm_rq_port = p as u8 + 1;
             }
             i.sm_rx_tready = true;
-            if let Some(sm) = dev.sm.as_mut() {
+            if let Some(sm) = dev.sm.as_mut().filter(|_| !dev.sm_rx_skip) {
                 i.sm_rx_tready = sm.rx.ready();
-                if let Some((b, (ah, port))) = sm.tx.present() {
+            }
+            let sm_tx = match (dev.sm_tx_tail.as_mut(), dev.sm.as_mut()) {
+                (Some(t), _) => Some(t),
+                (None, Some(sm)) => Some(&mut sm.tx),
+                (None, None) => None,
+            };
+            if let Some(tx) = sm_tx {
+                if let Some((b, (ah, port))) = tx.present() {
                     i.sm_tx_tdata = b.data;
                     i.sm_tx_tvalid = true;
                     i.sm_tx_tlast = b.last;
@@ -1255,8 +1281,15 @@ impl Net {
                 })?;
                 requests.push((d, m, r.meta));
             }
-            if let Some(sm) = dev.sm.as_mut() {
+            if let Some(t) = dev.sm_tx_tail.as_mut() {
+                t.taken(o.sm_tx_tready, now);
+                if t.idle() {
+                    dev.sm_tx_tail = None;
+                }
+            } else if let Some(sm) = dev.sm.as_mut() {
                 sm.tx.taken(o.sm_tx_tready, now);
+            }
+            if let Some(sm) = dev.sm.as_mut() {
                 while sm.send_wr.len() > sm.tx.pending() {
                     let Some(wr_id) = sm.send_wr.pop_front().expect("checked") else {
                         continue;
@@ -1278,13 +1311,15 @@ impl Net {
                     hop_ptr: o.sm_rx_hop_ptr,
                     hop_cnt: o.sm_rx_hop_cnt,
                 };
-                sm.rx.observe(
-                    o.sm_rx_tvalid,
-                    full(o.sm_rx_tdata, o.sm_rx_tlast),
-                    false,
-                    now,
-                    || meta,
-                );
+                if !dev.sm_rx_skip {
+                    sm.rx.observe(
+                        o.sm_rx_tvalid,
+                        full(o.sm_rx_tdata, o.sm_rx_tlast),
+                        false,
+                        now,
+                        || meta,
+                    );
+                }
                 while let Some(r) = sm.rx.packets.pop_front() {
                     let m: Mad = r.bytes.as_slice().try_into().map_err(|_| {
                         anyhow!(
@@ -1309,6 +1344,12 @@ impl Net {
                         meta: r.meta,
                         cycle: now,
                     });
+                }
+            }
+            if o.sm_rx_tvalid && i.sm_rx_tready {
+                dev.sm_rx_mid = !o.sm_rx_tlast;
+                if o.sm_rx_tlast {
+                    dev.sm_rx_skip = false;
                 }
             }
             if !o.idle || dev.has_host_work() {

@@ -49,6 +49,7 @@
 //! client, a client gone mid-transaction) is answered with SIM_CTL_ERROR or
 //! dropped, with one log line on stderr; nothing here panics on socket input.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::io::ErrorKind;
 use std::os::unix::net::{SocketAddr, UnixDatagram};
@@ -56,7 +57,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
 
@@ -88,6 +89,9 @@ pub struct ServeOptions {
     pub idle_wait: Duration,
     /// Cycles simulated between two looks at the sockets while busy.
     pub batch: u64,
+    /// At most this many log lines a second on stderr; the rest are
+    /// counted (see [`LOG_LINES_PER_SECOND`], the default).
+    pub log_lines_per_second: u32,
 }
 
 impl Default for ServeOptions {
@@ -97,6 +101,7 @@ impl Default for ServeOptions {
             timeout_cycles: 2_000_000,
             idle_wait: Duration::from_millis(100),
             batch: 256,
+            log_lines_per_second: LOG_LINES_PER_SECOND,
         }
     }
 }
@@ -178,20 +183,66 @@ pub struct Server {
     tx: mpsc::Sender<Msg>,
     stop: Arc<AtomicBool>,
     readers: Vec<JoinHandle<()>>,
+    log: Log,
 }
 
-fn log(base: &str, msg: std::fmt::Arguments) {
-    eprintln!("vl15 serve @{base}: {msg}");
+/// At most this many log lines a second; the rest are counted and their
+/// number printed once the second is over. A hostile client gets a log line
+/// for every datagram it gets dropped (tens of thousands a second, 40 MB
+/// of stderr a minute): without a limit it could fill a disk or drown the
+/// lines that matter.
+pub const LOG_LINES_PER_SECOND: u32 = 50;
+
+/// The server's stderr log, rate-limited (see [`LOG_LINES_PER_SECOND`]).
+struct Log {
+    max: u32,
+    window: Cell<Instant>,
+    lines: Cell<u32>,
+    suppressed: Cell<u64>,
+}
+
+impl Log {
+    fn new(max: u32) -> Self {
+        Log {
+            max,
+            window: Cell::new(Instant::now()),
+            lines: Cell::new(0),
+            suppressed: Cell::new(0),
+        }
+    }
+
+    /// Print one line unless the second's quota is used up; whether printed.
+    fn line(&self, base: &str, msg: std::fmt::Arguments) -> bool {
+        if self.window.get().elapsed() >= Duration::from_secs(1) {
+            let n = self.suppressed.replace(0);
+            if n > 0 {
+                eprintln!("vl15 serve @{base}: ({n} more log lines in the last second not shown)");
+            }
+            self.window.set(Instant::now());
+            self.lines.set(0);
+        }
+        if self.lines.get() < self.max {
+            self.lines.set(self.lines.get() + 1);
+            eprintln!("vl15 serve @{base}: {msg}");
+            true
+        } else {
+            self.suppressed.set(self.suppressed.get() + 1);
+            false
+        }
+    }
 }
 
 macro_rules! slog {
-    ($s:expr, $($t:tt)*) => { log(&$s.opts.sockname, format_args!($($t)*)) };
+    ($s:expr, $($t:tt)*) => {{
+        $s.log.line(&$s.opts.sockname, format_args!($($t)*));
+    }};
 }
 
 impl Server {
     /// Bind `<base>:ctl` and `<base>:out0..9` for `net`.
     pub fn bind(net: Net, opts: ServeOptions) -> Result<Server> {
         let base = opts.sockname.clone();
+        let log_max = opts.log_lines_per_second;
         if base.is_empty() || base.contains('\0') {
             bail!("socket name {base:?} must be non-empty and without NUL");
         }
@@ -229,6 +280,7 @@ impl Server {
             tx,
             stop,
             readers,
+            log: Log::new(log_max),
         })
     }
 
@@ -337,7 +389,7 @@ impl Server {
             slog!(self, "control type {} refused: {e:#}", c.kind);
             c.kind = ctl::ERROR;
         }
-        if let Err(e) = self.ctl.send_to_addr(&c.encode(), from) {
+        if let Err(e) = send_nowait(&self.ctl, &c.encode(), from) {
             slog!(self, "could not reply to a control message: {e}");
         }
     }
@@ -372,6 +424,9 @@ impl Server {
     }
 
     fn connect_node(&mut self, id: u32, want: &str, issm: bool) -> Result<(usize, String)> {
+        if self.clients.iter().all(Option::is_some) {
+            self.reclaim_gone();
+        }
         let slot = self
             .clients
             .iter()
@@ -422,6 +477,27 @@ impl Server {
             self.set_issm(slot, true)?;
         }
         Ok((slot, node))
+    }
+
+    /// Free the slots of clients that went away without DISCONNECT (their
+    /// data socket `<base>:in<id>` no longer exists: connecting to it is
+    /// refused). Without this, ten clients that vanish (killed, crashed)
+    /// would hold every slot until the server happened to send them
+    /// something, and no new client could attach.
+    fn reclaim_gone(&mut self) {
+        for i in 0..self.clients.len() {
+            let Some(id) = self.clients[i].as_ref().map(|c| c.id) else {
+                continue;
+            };
+            let Ok(addr) = abstract_addr(&format!("{}:in{id}", self.opts.sockname)) else {
+                continue;
+            };
+            if let Err(e) = self.outs[i].connect_addr(&addr) {
+                if e.kind() == ErrorKind::ConnectionRefused {
+                    self.disconnect(i, "is gone (its data socket no longer exists); slot freed");
+                }
+            }
+        }
     }
 
     fn issm_client(&self, dev: usize) -> Option<usize> {
@@ -784,12 +860,30 @@ impl Server {
         Ok(())
     }
 
-    /// Send `r` to client `i`; false (and the slot freed) when it is gone.
+    /// Send `r` to client `i`; false (and the slot freed) when it is gone,
+    /// false (and `r` dropped) when it does not read: a blocking send would
+    /// wait for a client whose data socket is full (about 200 unread
+    /// datagrams fill the socket's send buffer) and stall every other
+    /// client; a well-behaved client reads its socket all the time.
     fn send(&mut self, i: usize, r: &SimRequest) -> bool {
-        match self.outs[i].send(&r.encode()) {
+        use nix::sys::socket::{send, MsgFlags};
+        use std::os::fd::AsRawFd;
+        match send(
+            self.outs[i].as_raw_fd(),
+            &r.encode(),
+            MsgFlags::MSG_DONTWAIT,
+        ) {
             Ok(_) => {
                 self.stats.to_clients += 1;
                 true
+            }
+            Err(nix::errno::Errno::EAGAIN) => {
+                self.stats.dropped += 1;
+                slog!(
+                    self,
+                    "client {i}: its data socket is full (it does not read); a MAD for it dropped"
+                );
+                false
             }
             Err(e) => {
                 self.stats.dropped += 1;
@@ -891,6 +985,30 @@ impl Server {
             self.send(client, &r);
         }
     }
+}
+
+/// Send `b` to `to` without waiting. A blocking `sendto` on a datagram
+/// socket waits while the receiver's queue is full (10 datagrams,
+/// `net.unix.max_dgram_qlen`), so a client that sends control messages and
+/// never reads the replies would stall the whole server; with
+/// `MSG_DONTWAIT` that client loses its reply (EAGAIN) instead. (A
+/// well-behaved client has at most one control request outstanding.)
+fn send_nowait(sock: &UnixDatagram, b: &[u8], to: &SocketAddr) -> std::io::Result<()> {
+    use nix::sys::socket::{sendto, MsgFlags, UnixAddr};
+    use std::os::fd::AsRawFd;
+    use std::os::linux::net::SocketAddrExt;
+    let addr = match (to.as_abstract_name(), to.as_pathname()) {
+        (Some(n), _) => UnixAddr::new_abstract(n),
+        (None, Some(p)) => UnixAddr::new(p),
+        (None, None) => {
+            return Err(std::io::Error::new(
+                ErrorKind::InvalidInput,
+                "the sender is an unbound socket",
+            ))
+        }
+    }?;
+    sendto(sock.as_raw_fd(), b, &addr, MsgFlags::MSG_DONTWAIT)?;
+    Ok(())
 }
 
 /// A thread that reads one socket (the control socket when `slot` is None,
@@ -1082,6 +1200,21 @@ pub fn serve_file(
 mod tests {
     use super::*;
     use std::os::linux::net::SocketAddrExt;
+
+    /// A flood of log lines prints LOG_LINES_PER_SECOND of them a second
+    /// and counts the rest; the next second prints again.
+    #[test]
+    fn log_is_rate_limited() {
+        let l = Log::new(LOG_LINES_PER_SECOND);
+        let printed = (0..1000)
+            .filter(|i| l.line("t", format_args!("line {i}")))
+            .count();
+        assert_eq!(printed, LOG_LINES_PER_SECOND as usize);
+        assert_eq!(l.suppressed.get(), 1000 - u64::from(LOG_LINES_PER_SECOND));
+        l.window.set(Instant::now() - Duration::from_secs(1));
+        assert!(l.line("t", format_args!("after a second")));
+        assert_eq!(l.suppressed.get(), 0);
+    }
 
     #[test]
     fn abstract_name_has_trailing_nul() {

@@ -35,6 +35,18 @@ impl Rng {
     pub fn chance(&mut self, percent: u32) -> bool {
         (self.next_u64() % 100) < u64::from(percent)
     }
+    /// A value in `0..n` (0 when `n` is 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        if n == 0 {
+            0
+        } else {
+            (self.next_u64() % n as u64) as usize
+        }
+    }
+    /// One element of a non-empty slice.
+    pub fn pick<'a, T>(&mut self, from: &'a [T]) -> &'a T {
+        &from[self.below(from.len())]
+    }
 }
 
 /// When a source may present a beat (valid) or a sink may accept one (ready).
@@ -175,6 +187,14 @@ impl<M: Clone> Source<M> {
     }
     pub fn idle(&self) -> bool {
         self.queue.is_empty()
+    }
+    /// Withdraw every packet whose first beat has not been presented; a
+    /// packet under way stays (a presented beat stays valid until taken,
+    /// and a packet once begun runs to its last beat). True if one stays.
+    pub fn withdraw_unstarted(&mut self) -> bool {
+        let keep = usize::from(self.presenting || self.pos > 0);
+        self.queue.truncate(keep);
+        !self.queue.is_empty()
     }
     /// The beat and sideband to present this cycle, if any. Once a beat is
     /// presented it stays presented until taken (AXI rule), whatever the gate.
