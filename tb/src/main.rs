@@ -288,6 +288,7 @@ enum Cmd {
         /// Drain and check the counters every this many packets
         #[arg(long, default_value_t = 2000)]
         checkpoint: u64,
+    },
     /// Fuzz the parsers of untrusted input for a time bound (see tb/src/fuzz.rs).
     ///
     /// Each target runs for --seconds: structure-aware mutations of valid
@@ -773,7 +774,11 @@ fn main() -> ExitCode {
                         SoakDevice::Switch => {
                             use vl15::refmodel::switch::FaultClass;
                             for c in FaultClass::GOOD.iter().chain(&FaultClass::FAULTS) {
-                                outln!("{:<28} {}", c.name(), if c.is_good() { "good" } else { "fault" });
+                                outln!(
+                                    "{:<28} {}",
+                                    c.name(),
+                                    if c.is_good() { "good" } else { "fault" }
+                                );
                             }
                         }
                     }
