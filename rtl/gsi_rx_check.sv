@@ -93,6 +93,7 @@ module gsi_rx_check
   localparam int unsigned GmpPktLenGrh  = SmpPktLen + GrhBytes / 4;        // 82
   // Shortest GRH packet with a BTH: LRH + GRH + BTH + ICRC.
   localparam int unsigned MinPktLenGrh  = MinPktLen + GrhBytes / 4;        // 16
+  localparam int unsigned PkeyLastLocal = PbBthPkey + 1;                   // BTH.P_Key's last byte
 
   // ---------------------------------------------------------------------------
   // ICRC masks: the bits forced to 1 in each of the first MaskBeats beats
@@ -438,6 +439,14 @@ module gsi_rx_check
       if (out_valid_q && out_last_q) begin
         assert (out_user_q == (out_reason_q != GsiOk))
           else $error("%m: discard flag and reason disagree");
+      end
+      // A QP1 packet that reaches the P_Key verdict ends at least two beats
+      // after the beat holding its P_Key's last byte, so pkey_hit_q is the
+      // match of its own P_Key (captured into f_q, then registered).
+      if (good_link && is_qp1 && !err_hdr) begin
+        assert (32'(pos_q) >= ((global_q ? PkeyLastLocal + GrhBytes : PkeyLastLocal) / DataB + 2) *
+                              DataB)
+          else $error("%m: P_Key verdict before its match settled");
       end
       if (ev_gmp_q) begin
         assert (!out_user_q) else $error("%m: a good GMP discarded");

@@ -453,7 +453,8 @@ pub const TRAP_BAD_Q_KEY: u16 = 258;
 /// The DataDetails of Trap 257/258, from the discarded packet (ibspec §8:
 /// Notice bytes 12–13 LID1, 14–15 LID2, 16–19 Key, 20–23 SL(4)/QP1(24),
 /// 24–27 QP2, 28–43 GID1, 44–59 GID2). As the qib driver fills them
-/// (`qib_bad_pkey`/`qib_bad_qkey` from `qib_ud_rcv`): LID1 = the packet's
+/// (`qib_bad_pkey`, older `qib_bad_pqkey` for both traps, called from
+/// `qib_ud_rcv` with `lrh[3]`, `lrh[1]`, SL, SrcQP, QP number): LID1 = the packet's
 /// SLID, LID2 = its DLID, Key = the offending P_Key (in the low 16 bits) or
 /// Q_Key, SL = LRH.SL, QP1 = DETH.SrcQP, QP2 = BTH.DestQP; GID1/GID2 = the
 /// GRH's SGID/DGID when the packet has one, else 0.

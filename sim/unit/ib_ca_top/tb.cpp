@@ -1422,7 +1422,8 @@ int main(int argc, char** argv) {
       sma_out.clear(), drx_out.clear(), wire_out.clear();
       expect_ctrs(c, "traffic after RegCtrClearSel");
     }
-    std::printf("ib_ca_top DataW=%d: GSI 9 GMPs, 6 ICRC errors, 24 bad headers, 3 link errors on drx; "
+    std::printf("ib_ca_top DataW=%d: GSI 12 GMPs, 6 ICRC errors, 21 bad headers, 3 P_Key and 3 Q_Key "
+                "violations, 3 link errors on drx; then the P_Key table: 14 packets (3 pass, 8 P_Key, 3 Q_Key); "
                 "%lu RX words, %lu TX words (%d VL15 + %zu data packets)\n",
                 DATAW, words, tx_words, n_vl15, data_wire.size());
   }
