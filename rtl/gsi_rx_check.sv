@@ -1,10 +1,11 @@
 // gsi_rx_check: the destination checks of a data-VL packet before it reaches
-// the host (ibspec §6 "GMP (QP1) checks", Linux qib_ud_rcv / validate_mad).
-// Takes the data-VL stream of ib_link_rx (one packet LRH..VCRC: ib_link_rx
-// forwards the VCRC, so the packet is 4*PktLen + 2 bytes; no ready; in_tuser_i
-// on tlast = the link layer already discarded it) and passes every beat
-// through unchanged, one register stage later (latency 1 cycle), with
-// out_tuser_o on the tlast beat = discard.
+// the host (ibspec §2 QP0/QP1 key rules, §6 "GMP (QP1) checks", Linux
+// qib_ud_rcv / validate_mad, rxe_recv check_keys). Takes the data-VL stream
+// of ib_link_rx (one packet LRH..VCRC: ib_link_rx forwards the VCRC, so the
+// packet is 4*PktLen + 2 bytes; no ready; in_tuser_i on tlast = the link
+// layer already discarded it) and passes every beat through unchanged, one
+// register stage later (latency 1 cycle), with out_tuser_o on the tlast beat
+// = discard and out_reason_o on the tlast beat = why (gsi_reason_e).
 //
 // Checks, in this precedence, on a packet the link layer passed (one event
 // pulse, with the output tlast beat; none for a packet with in_tuser_i):
@@ -17,18 +18,41 @@
 // 2. Header -> ev_bad_hdr_o: LNH 3 with GRH.NxtHdr != 0x1B; BTH.DestQP = 0 (QP0 is
 //    only reached on VL15: "only SMPs use VL15"); DestQP = 1 and any of:
 //    OpCode != 0x64 (UD Send-Only), TVer != 0, PadCnt != 0 or PktLen != 72
-//    (82 with a GRH) (the payload is not one 256-byte MAD), DETH.Q_Key !=
-//    0x80010000, MAD BaseVersion != 1, MgmtClass 0x01 or 0x81 (SMP classes
-//    are QP0's, validate_mad).
-// 3. DestQP = 1 and none of the above: a good GMP -> ev_gmp_o.
+//    (82 with a GRH) (the payload is not one 256-byte MAD), MAD BaseVersion
+//    != 1, MgmtClass 0x01 or 0x81 (SMP classes are QP0's, validate_mad).
+// 3. DestQP = 1: BTH.P_Key must match an entry of the port's P_Key table
+//    (rxe pkey_match: low 15 bits equal and non-zero, and the packet's or the
+//    entry's bit 15 (full member) set; so P_Key 0x0000/0x8000 never match)
+//    -> else ev_pkey_viol_o (PortInfo P_KeyViolations, Trap 257).
+// 4. DestQP = 1: DETH.Q_Key must be 0x80010000 -> else ev_qkey_viol_o
+//    (PortInfo Q_KeyViolations, Trap 258).
+// 5. DestQP = 1 and none of the above: a good GMP -> ev_gmp_o.
 // Any other DestQP (a redirected GSA, any other QP of the host) is checked
 // for its ICRC only. With LNH 3 every field is read 40 bytes later (after the
 // GRH); LNH 0/1 never pass ib_link_rx.
+//
+// Why this order: a packet whose ICRC fails may have any header byte
+// corrupted, so no header field of it is trusted (a flipped P_Key bit must
+// count as an ICRC error, not as a P_Key violation blamed on the sender and
+// reported to the SM); a packet failing 2 is not a GMP at all (its "P_Key"
+// and "Q_Key" bytes need not be BTH/DETH fields); the P_Key (BTH, partition
+// membership) is checked before the Q_Key (DETH, QP access) as the IBA's
+// transport header validation and rxe check_keys do. The qib driver does no
+// QP1 P_Key check (ibspec §12 item 3); this follows rxe and the IBA.
+//
+// The P_Key table: PkeyEntries 16-bit entries in registers (reset: entry 0 =
+// 0xFFFF, the default full-member P_Key, every other 0 = invalid), written
+// one entry per pkey_we_i; pkey_rdata_o = entry pkey_idx_i. The match against
+// every entry is registered (pkey_hit_q, from the packet's P_Key field and
+// the table of the cycle before): a GMP's P_Key ends at packet byte 11 (51
+// with a GRH), at least 15 beats before the tlast of its 290 (330) bytes at
+// DataW 128, so the hit is settled at tlast; a shorter packet fails check 2.
 module gsi_rx_check
   import ib_pkg::*;
 #(
-  parameter int unsigned DataW = 64,  // stream width in bits: 32, 64 or 128
-  localparam int unsigned DataB = DataW / 8
+  parameter int unsigned DataW       = 64,  // stream width in bits: 32, 64 or 128
+  parameter int unsigned PkeyEntries = 64,  // P_Key table size (NodeInfo.PartitionCap), 1..256
+  localparam int unsigned DataB      = DataW / 8
 ) (
   input  logic             clk_i,
   input  logic             rst_ni,
@@ -44,20 +68,32 @@ module gsi_rx_check
   output logic             out_tvalid_o,
   output logic             out_tlast_o,
   output logic             out_tuser_o,   // on tlast: discard
+  output gsi_reason_e      out_reason_o,  // on tlast: why discarded (GsiOk if not)
+  // P_Key table: write entry pkey_idx_i; read entry pkey_idx_i
+  input  logic             pkey_we_i,
+  input  logic [7:0]       pkey_idx_i,    // >= PkeyEntries: writes ignored, reads 0
+  input  logic [15:0]      pkey_wdata_i,
+  output logic [15:0]      pkey_rdata_o,
   // event pulses with the output tlast beat, at most one per packet
   output logic             ev_icrc_err_o,
   output logic             ev_bad_hdr_o,
+  output logic             ev_pkey_viol_o,
+  output logic             ev_qkey_viol_o,
   output logic             ev_gmp_o
 );
 
   if (DataW != 32 && DataW != 64 && DataW != 128) begin : gen_dataw_check
     $fatal(1, "%m: DataW must be 32, 64 or 128, got %0d", DataW);
   end
+  if (PkeyEntries < 1 || PkeyEntries > 256) begin : gen_pkey_entries_check
+    $fatal(1, "%m: PkeyEntries must be 1..256, got %0d", PkeyEntries);
+  end
 
   localparam int unsigned GmpPktLen     = SmpPktLen;                       // 72
   localparam int unsigned GmpPktLenGrh  = SmpPktLen + GrhBytes / 4;        // 82
   // Shortest GRH packet with a BTH: LRH + GRH + BTH + ICRC.
   localparam int unsigned MinPktLenGrh  = MinPktLen + GrhBytes / 4;        // 16
+  localparam int unsigned PkeyLastLocal = PbBthPkey + 1;                   // BTH.P_Key's last byte
 
   // ---------------------------------------------------------------------------
   // ICRC masks: the bits forced to 1 in each of the first MaskBeats beats
@@ -122,6 +158,7 @@ module gsi_rx_check
     logic [7:0]  nxthdr;      // GRH.NxtHdr (LNH 3 only)
     logic [7:0]  opcode;
     logic [7:0]  flags;       // SE M PadCnt[5:4] TVer[3:0]
+    logic [15:0] pkey;
     logic [23:0] destqp;
     logic [31:0] qkey;
     logic [7:0]  base_ver;
@@ -200,6 +237,10 @@ module gsi_rx_check
       if (p[8]) f_d.opcode = p[7:0];
       p = pick(pos_q, in_tdata_i, in_tkeep_i, grh, PbBthFlags);
       if (p[8]) f_d.flags = p[7:0];
+      p = pick(pos_q, in_tdata_i, in_tkeep_i, grh, PbBthPkey);
+      if (p[8]) f_d.pkey[15:8] = p[7:0];
+      p = pick(pos_q, in_tdata_i, in_tkeep_i, grh, PbBthPkey + 1);
+      if (p[8]) f_d.pkey[7:0] = p[7:0];
       for (int unsigned i = 0; i < 3; i++) begin
         p = pick(pos_q, in_tdata_i, in_tkeep_i, grh, PbBthDestQp + i);
         if (p[8]) f_d.destqp[8*(2-i) +: 8] = p[7:0];
@@ -242,12 +283,49 @@ module gsi_rx_check
   end
 
   // ---------------------------------------------------------------------------
+  // P_Key table and the registered match of the packet's P_Key (f_q.pkey)
+  // ---------------------------------------------------------------------------
+  logic [PkeyEntries-1:0][15:0] pkey_tab_q;
+  logic                         pkey_hit_q, pkey_hit_d;
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      pkey_tab_q    <= '0;
+      pkey_tab_q[0] <= DefaultPkey;
+    end else if (pkey_we_i && 32'(pkey_idx_i) < PkeyEntries) begin
+      pkey_tab_q[pkey_idx_i] <= pkey_wdata_i;
+    end
+  end
+
+  assign pkey_rdata_o = (32'(pkey_idx_i) < PkeyEntries) ? pkey_tab_q[pkey_idx_i] : 16'h0000;
+
+  // rxe pkey_match(entry, packet): low 15 bits equal and non-zero, one of the
+  // two a full member (bit 15).
+  always_comb begin
+    pkey_hit_d = 1'b0;
+    for (int unsigned i = 0; i < PkeyEntries; i++) begin
+      if (pkey_tab_q[i][14:0] != 15'd0 && pkey_tab_q[i][14:0] == f_q.pkey[14:0] &&
+          (pkey_tab_q[i][15] || f_q.pkey[15])) begin
+        pkey_hit_d = 1'b1;
+      end
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      pkey_hit_q <= 1'b0;
+    end else begin
+      pkey_hit_q <= pkey_hit_d;
+    end
+  end
+
+  // ---------------------------------------------------------------------------
   // Verdict at tlast. Every field the header checks read lies in an earlier
   // beat than tlast of any packet they could accept (a GMP is 290/330 bytes;
   // DestQP of a packet long enough for its BTH ends at least 10 bytes before
   // tlast), so they read f_q; the ICRC is decided by this beat's CRC.
   // ---------------------------------------------------------------------------
-  logic err_icrc, err_hdr, is_qp1, qp1_bad, global_q, grh_short;
+  logic err_icrc, err_hdr, err_pkey, err_qkey, is_qp1, qp1_bad, global_q, grh_short;
 
   always_comb begin
     global_q  = (f_q.lnh == LnhIbaGlobal);
@@ -256,20 +334,39 @@ module gsi_rx_check
     is_qp1   = (f_q.destqp == 24'd1);
     qp1_bad  = (f_q.opcode != OpUdSendOnly) || (f_q.flags[5:0] != 6'd0) ||
                (32'(f_q.pktlen) != (global_q ? GmpPktLenGrh : GmpPktLen)) ||
-               (f_q.qkey != Qp1Qkey) || (f_q.base_ver != MadBaseVersion) ||
+               (f_q.base_ver != MadBaseVersion) ||
                (f_q.mgmt_class == ClassSubnLid) || (f_q.mgmt_class == ClassSubnDr);
     err_hdr  = grh_short || (global_q && f_q.nxthdr != GrhNxtHdrIba) ||
                (f_q.destqp == 24'd0) || (is_qp1 && qp1_bad);
+    err_pkey = is_qp1 && !pkey_hit_q;
+    err_qkey = is_qp1 && (f_q.qkey != Qp1Qkey);
   end
 
   logic good_link;
   assign good_link = in_tvalid_i && in_tlast_i && !in_tuser_i;
 
+  always_comb begin
+    if (in_tuser_i) begin
+      reason = GsiLinkDrop;
+    end else if (err_icrc) begin
+      reason = GsiIcrcErr;
+    end else if (err_hdr) begin
+      reason = GsiBadHdr;
+    end else if (err_pkey) begin
+      reason = GsiPkeyViol;
+    end else if (err_qkey) begin
+      reason = GsiQkeyViol;
+    end else begin
+      reason = GsiOk;
+    end
+  end
+
   // ---------------------------------------------------------------------------
   // Output register stage
   // ---------------------------------------------------------------------------
   logic             out_valid_q, out_last_q, out_user_q;
-  logic             ev_icrc_q, ev_hdr_q, ev_gmp_q;
+  logic             ev_icrc_q, ev_hdr_q, ev_pkey_q, ev_qkey_q, ev_gmp_q;
+  gsi_reason_e      out_reason_q, reason;
   logic [DataW-1:0] out_data_q;
   logic [DataB-1:0] out_keep_q;
 
@@ -278,18 +375,24 @@ module gsi_rx_check
       out_valid_q <= 1'b0;
       out_last_q  <= 1'b0;
       out_user_q  <= 1'b0;
+      out_reason_q <= GsiOk;
       ev_icrc_q   <= 1'b0;
       ev_hdr_q    <= 1'b0;
+      ev_pkey_q   <= 1'b0;
+      ev_qkey_q   <= 1'b0;
       ev_gmp_q    <= 1'b0;
     end else begin
       out_valid_q <= in_tvalid_i;
       if (in_tvalid_i) begin
-        out_last_q <= in_tlast_i;
-        out_user_q <= in_tlast_i && (in_tuser_i || err_icrc || err_hdr);
+        out_last_q   <= in_tlast_i;
+        out_user_q   <= in_tlast_i && (reason != GsiOk);
+        out_reason_q <= in_tlast_i ? reason : GsiOk;
       end
-      ev_icrc_q <= good_link && err_icrc;
-      ev_hdr_q  <= good_link && !err_icrc && err_hdr;
-      ev_gmp_q  <= good_link && !err_icrc && !err_hdr && is_qp1;
+      ev_icrc_q <= good_link && (reason == GsiIcrcErr);
+      ev_hdr_q  <= good_link && (reason == GsiBadHdr);
+      ev_pkey_q <= good_link && (reason == GsiPkeyViol);
+      ev_qkey_q <= good_link && (reason == GsiQkeyViol);
+      ev_gmp_q  <= good_link && (reason == GsiOk) && is_qp1;
     end
   end
 
@@ -305,10 +408,13 @@ module gsi_rx_check
   assign out_tkeep_o   = out_keep_q;
   assign out_tvalid_o  = out_valid_q;
   assign out_tlast_o   = out_last_q;
-  assign out_tuser_o   = out_user_q;
-  assign ev_icrc_err_o = ev_icrc_q;
-  assign ev_bad_hdr_o  = ev_hdr_q;
-  assign ev_gmp_o      = ev_gmp_q;
+  assign out_tuser_o    = out_user_q;
+  assign out_reason_o   = out_reason_q;
+  assign ev_icrc_err_o  = ev_icrc_q;
+  assign ev_bad_hdr_o   = ev_hdr_q;
+  assign ev_pkey_viol_o = ev_pkey_q;
+  assign ev_qkey_viol_o = ev_qkey_q;
+  assign ev_gmp_o       = ev_gmp_q;
 
   // ---------------------------------------------------------------------------
   // Assertions
@@ -320,14 +426,27 @@ module gsi_rx_check
         assert (in_tkeep_i == '1)
           else $error("%m: partial tkeep on a beat without tlast");
       end
-      assert (32'(ev_icrc_q) + 32'(ev_hdr_q) + 32'(ev_gmp_q) <= 1)
+      assert (32'(ev_icrc_q) + 32'(ev_hdr_q) + 32'(ev_pkey_q) + 32'(ev_qkey_q) +
+              32'(ev_gmp_q) <= 1)
         else $error("%m: more than one event for a packet");
-      if (ev_icrc_q || ev_hdr_q || ev_gmp_q) begin
+      if (ev_icrc_q || ev_hdr_q || ev_pkey_q || ev_qkey_q || ev_gmp_q) begin
         assert (out_valid_q && out_last_q)
           else $error("%m: event without the output tlast beat");
       end
-      if (ev_icrc_q || ev_hdr_q) begin
+      if (ev_icrc_q || ev_hdr_q || ev_pkey_q || ev_qkey_q) begin
         assert (out_user_q) else $error("%m: a packet with an error event not discarded");
+      end
+      if (out_valid_q && out_last_q) begin
+        assert (out_user_q == (out_reason_q != GsiOk))
+          else $error("%m: discard flag and reason disagree");
+      end
+      // A QP1 packet that reaches the P_Key verdict ends at least two beats
+      // after the beat holding its P_Key's last byte, so pkey_hit_q is the
+      // match of its own P_Key (captured into f_q, then registered).
+      if (good_link && is_qp1 && !err_hdr) begin
+        assert (32'(pos_q) >= ((global_q ? PkeyLastLocal + GrhBytes : PkeyLastLocal) / DataB + 2) *
+                              DataB)
+          else $error("%m: P_Key verdict before its match settled");
       end
       if (ev_gmp_q) begin
         assert (!out_user_q) else $error("%m: a good GMP discarded");

@@ -48,6 +48,7 @@ module ib_ca_mp_top
   output logic [NumPorts-1:0]       drx_tvalid_o,
   output logic [NumPorts-1:0]       drx_tlast_o,
   output logic [NumPorts-1:0]       drx_tuser_o,
+  output logic [NumPorts*3-1:0]     drx_reason_o,  // port p at [3(p-1) +: 3], on tlast (gsi_reason_e)
   // host -> data VLs (LRH..ICRC)
   input  logic [NumPorts*DataW-1:0] dtx_tdata_i,
   input  logic [NumPorts*DataB-1:0] dtx_tkeep_i,
@@ -187,6 +188,7 @@ module ib_ca_mp_top
       .drx_tvalid_o       (drx_tvalid_o[i]),
       .drx_tlast_o        (drx_tlast_o[i]),
       .drx_tuser_o        (drx_tuser_o[i]),
+      .drx_reason_o       (drx_reason_o[i*3 +: 3]),
       .dtx_tdata_i        (dtx_tdata_i[i*DataW +: DataW]),
       .dtx_tkeep_i        (dtx_tkeep_i[i*DataB +: DataB]),
       .dtx_tvalid_i       (dtx_tvalid_i[i]),

@@ -1,7 +1,7 @@
 // ib_ca_top: one InfiniBand CA port's VL15/SMI datapath with flat ports (top
 // of the simulation model). Wire RX -> ib_link_rx -> smi_rq -> VL15 RX ib_pkt_fifo ->
 // smi_rx_dispatch -> SMA RX / SM RX; data VLs: ib_link_rx -> gsi_rx_check
-// (ICRC, QP0/QP1 GMP checks) -> data RX; SMA/SM/trap TX -> smi_sq -> VL15 TX
+// (ICRC, QP0/QP1 GMP checks, QP1 P_Key/Q_Key) -> data RX; SMA/SM/trap TX -> smi_sq -> VL15 TX
 // ib_pkt_fifo -> ib_link_tx -> wire TX (data VLs pass beside it); the port
 // registers and event counters in ib_port_regs; ib_axis_checker on every
 // stream (simulation only). The physical link (link_up_i) drives PortState
@@ -19,6 +19,7 @@ module ib_ca_top
   parameter int unsigned Vl15RxDepth = 4,   // VL15 RX buffer slots (SMPs)
   parameter int unsigned Vl15TxDepth = 2,   // VL15 TX buffer slots (SMPs)
   parameter int unsigned PortNum     = 1,   // this port's number
+  parameter int unsigned PkeyEntries = 64,  // P_Key table entries (NodeInfo.PartitionCap of a CA)
   localparam int unsigned DataB      = DataW / 8
 ) (
   input  logic               clk_i,
@@ -40,6 +41,7 @@ module ib_ca_top
   output logic               drx_tvalid_o,
   output logic               drx_tlast_o,
   output logic               drx_tuser_o,
+  output logic [2:0]         drx_reason_o,   // on tlast: ib_pkg::gsi_reason_e
   // host -> data VLs (LRH..ICRC)
   input  logic [DataW-1:0]   dtx_tdata_i,
   input  logic [DataB-1:0]   dtx_tkeep_i,
@@ -138,6 +140,7 @@ module ib_ca_top
   logic [3:0]         port_state;
   logic [7:0]         rx_depth;
   logic               link_q;    // link_up_i registered (ib_port_regs)
+  logic [31:0]        regs_rdata;  // ib_port_regs' read data (the P_Key registers beside it)
 
   ib_port_regs #(
     .DataW      (DataW),
@@ -150,7 +153,7 @@ module ib_ca_top
     .reg_we_i,
     .reg_addr_i,
     .reg_wdata_i,
-    .reg_rdata_o,
+    .reg_rdata_o    (regs_rdata),
     .ev_i           (ev),
     .ev2_i          (ev2),
     .add_i          (ctr_add),
@@ -165,6 +168,34 @@ module ib_ca_top
   );
 
   assign port_state_o = port_state;
+
+  // P_Key table registers (the table itself is in gsi_rx_check): RegPkeyIdx
+  // selects an entry, RegPkeyData reads it and writes it (then steps the
+  // index), RegPkeyCap reads the table size.
+  logic [7:0]  pkey_idx_q;
+  logic [15:0] pkey_rdata;
+  logic        pkey_we;
+
+  assign pkey_we = reg_we_i && (reg_addr_i == RegPkeyData);
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      pkey_idx_q <= '0;
+    end else if (reg_we_i && reg_addr_i == RegPkeyIdx) begin
+      pkey_idx_q <= reg_wdata_i[7:0];
+    end else if (pkey_we) begin
+      pkey_idx_q <= pkey_idx_q + 8'd1;
+    end
+  end
+
+  always_comb begin
+    unique case (reg_addr_i)
+      RegPkeyCap:  reg_rdata_o = 32'(PkeyEntries);
+      RegPkeyIdx:  reg_rdata_o = {24'h0, pkey_idx_q};
+      RegPkeyData: reg_rdata_o = {16'h0, pkey_rdata};
+      default:     reg_rdata_o = regs_rdata;
+    endcase
+  end
 
   // ---------------------------------------------------------------------------
   // Receive path
@@ -209,9 +240,10 @@ module ib_ca_top
   );
 
   // GSI receive checks on the data VLs (one cycle of latency)
-  logic ev_gsi_icrc_err, ev_gsi_bad_hdr, ev_gsi_gmp;
+  logic ev_gsi_icrc_err, ev_gsi_bad_hdr, ev_gsi_pkey_viol, ev_gsi_qkey_viol, ev_gsi_gmp;
+  gsi_reason_e drx_reason;
 
-  gsi_rx_check #(.DataW(DataW)) u_gsi_rx (
+  gsi_rx_check #(.DataW(DataW), .PkeyEntries(PkeyEntries)) u_gsi_rx (
     .clk_i,
     .rst_ni,
     .in_tdata_i   (ldrx_tdata),
@@ -224,10 +256,18 @@ module ib_ca_top
     .out_tvalid_o (drx_tvalid_o),
     .out_tlast_o  (drx_tlast_o),
     .out_tuser_o  (drx_tuser_o),
+    .out_reason_o (drx_reason),
+    .pkey_we_i    (pkey_we),
+    .pkey_idx_i   (pkey_idx_q),
+    .pkey_wdata_i (reg_wdata_i[15:0]),
+    .pkey_rdata_o (pkey_rdata),
     .ev_icrc_err_o(ev_gsi_icrc_err),
     .ev_bad_hdr_o (ev_gsi_bad_hdr),
+    .ev_pkey_viol_o(ev_gsi_pkey_viol),
+    .ev_qkey_viol_o(ev_gsi_qkey_viol),
     .ev_gmp_o     (ev_gsi_gmp)
   );
+  assign drx_reason_o = drx_reason;
 
   logic             rxf_wr_valid;
   logic [DataW-1:0] rxf_wr_data;
@@ -666,6 +706,8 @@ module ib_ca_top
     ev[CtrDataIcrcErr]  = ev_gsi_icrc_err;
     ev[CtrGsiBadHdr]    = ev_gsi_bad_hdr;
     ev[CtrGsiGmps]      = ev_gsi_gmp;
+    ev[CtrPkeyViol]     = ev_gsi_pkey_viol;
+    ev[CtrQkeyViol]     = ev_gsi_qkey_viol;
   end
 
   // ---------------------------------------------------------------------------

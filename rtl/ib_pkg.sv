@@ -270,8 +270,14 @@ package ib_pkg;
   localparam logic [7:0] RegRxDepth      = 8'h08;  // RW VL15 RX slots in use, 1..Vl15RxDepth
   localparam logic [7:0] RegCtrClearSel  = 8'h0E;  // WO: clears counter i for every set bit i
   localparam logic [7:0] RegCtrClear     = 8'h0F;  // WO: any write clears every counter
+  // P_Key table of the port (gsi_rx_check; 0x40..0x4F reserved for it):
+  // entry RegPkeyIdx is read/written through RegPkeyData; a write of
+  // RegPkeyData also steps RegPkeyIdx by 1 (a 32-entry block in 33 writes).
+  localparam logic [7:0] RegPkeyCap      = 8'h40;  // RO entries (= NodeInfo.PartitionCap)
+  localparam logic [7:0] RegPkeyIdx      = 8'h41;  // RW [7:0] entry index
+  localparam logic [7:0] RegPkeyData     = 8'h42;  // RW [15:0] entry RegPkeyIdx (write: then index + 1)
 
-  localparam int unsigned NumCtrs = 24;
+  localparam int unsigned NumCtrs = 27;
   typedef enum logic [4:0] {
     CtrRxPkts       = 5'd0,   // every packet seen on the wire (tlast)
     CtrRxVcrcErr    = 5'd1,   // VCRC mismatch
@@ -299,7 +305,11 @@ package ib_pkg;
     CtrGsiGmps      = 5'd21,  // good GMPs (QP1) delivered to the host
     // IBA PortRcvData / PortXmitData: 4-byte words (LRH.PktLen, LRH..ICRC)
     CtrRxWords      = 5'd22,  // every packet that passed ib_link_rx's checks, VL15 and data
-    CtrTxWords      = 5'd23   // every packet sent on the wire (not those the link gate discarded)
+    CtrTxWords      = 5'd23,  // every packet sent on the wire (not those the link gate discarded)
+    // 24 reserved: M_Key violations (branch mkey)
+    // QP1 key checks (gsi_rx_check): PortInfo P_KeyViolations / Q_KeyViolations
+    CtrPkeyViol     = 5'd25,  // QP1 packet whose P_Key matches no P_Key table entry
+    CtrQkeyViol     = 5'd26   // QP1 packet whose Q_Key is not 0x80010000
   } ctr_e;
   localparam logic [7:0] RegCtrBase = 8'h10;  // counter i at RegCtrBase + i, RO
   // The counters must fit below the board's registers (0xC0..0xFF, ib_ca_board)
@@ -309,6 +319,18 @@ package ib_pkg;
   localparam int unsigned CtrAddW   = 11;
 
   localparam logic [31:0] RegIdValue = 32'h564C_3135;
+
+  // Why gsi_rx_check discarded a data-VL packet (its out_reason_o / the
+  // tops' drx_reason_o, valid with tlast): the host builds Trap 257/258
+  // from a P_Key/Q_Key discard.
+  typedef enum logic [2:0] {
+    GsiOk       = 3'd0,  // not discarded
+    GsiLinkDrop = 3'd1,  // the link layer discarded it (VCRC, length, LVer, LNH, ...)
+    GsiIcrcErr  = 3'd2,  // ICRC mismatch
+    GsiBadHdr   = 3'd3,  // header validation (DestQP 0, not a well-formed GMP)
+    GsiPkeyViol = 3'd4,  // QP1: P_Key matches no table entry
+    GsiQkeyViol = 3'd5   // QP1: Q_Key not 0x80010000
+  } gsi_reason_e;
 
   /* verilator lint_on UNUSEDPARAM */
 
@@ -347,6 +369,13 @@ package ib_pkg;
   localparam logic [15:0] SwRegPortChange  = 16'h0009;
   localparam logic [15:0] SwRegLftDepth    = 16'h000A;
   localparam logic [15:0] SwRegCtrClear    = 16'h000F;
+  // Port 0's P_Key table (its GMP path's gsi_rx_check; 0x0020..0x002F
+  // reserved for it), accessed as a CA port's RegPkey*: index, data (a write
+  // steps the index), size.
+  localparam logic [15:0] SwRegPkeyCap     = 16'h0020;  // RO entries (= NodeInfo.PartitionCap)
+  localparam logic [15:0] SwRegPkeyIdx     = 16'h0021;  // RW [7:0]
+  localparam logic [15:0] SwRegPkeyData    = 16'h0022;  // RW [15:0] entry SwRegPkeyIdx
+  localparam int unsigned SwPkeyEntries    = 8;         // switch NodeInfo.PartitionCap (ibsim: 8)
   localparam logic [15:0] SwRegPortState   = 16'h0100;  // + p
   localparam logic [15:0] SwRegCtrBase     = 16'h0200;  // + 16p + c
   localparam logic [15:0] SwRegCtr0GBase   = 16'h0600;  // + c: port-0 GMP counter bank
@@ -407,7 +436,9 @@ package ib_pkg;
     SwCtr0gTxPkts     = 4'd4,   // gmp_tx packets taken into the port-0 data buffer
     SwCtr0gTxDrop     = 4'd5,   // gmp_tx packets dropped: VL15, or longer than 288 bytes
     SwCtr0gRxWords    = 4'd6,   // sum of PktLen of the packets counted in RxPkts
-    SwCtr0gTxWords    = 4'd7    // sum of PktLen of the packets counted in TxPkts
+    SwCtr0gTxWords    = 4'd7,   // sum of PktLen of the packets counted in TxPkts
+    SwCtr0gPkeyViol   = 4'd8,   // gsi_rx_check: QP1 P_Key matches no port-0 table entry
+    SwCtr0gQkeyViol   = 4'd9    // gsi_rx_check: QP1 Q_Key not 0x80010000
   } sw_ctr0g_e;
   /* verilator lint_on UNUSEDPARAM */
 

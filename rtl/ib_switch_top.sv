@@ -88,6 +88,7 @@ module ib_switch_top
   output logic                         gmp_rx_tvalid_o,
   output logic                         gmp_rx_tlast_o,
   output logic                         gmp_rx_tuser_o,
+  output logic [2:0]                   gmp_rx_reason_o,  // on tlast: ib_pkg::gsi_reason_e
   // GMP TX: packets LRH..ICRC built by the host (data VL, SLID = port-0 LID),
   // routed by the LFT; at most 288 bytes
   input  logic [DataW-1:0]             gmp_tx_tdata_i,
@@ -144,13 +145,15 @@ module ib_switch_top
   logic [15:0] lft_waddr, lft_raddr;
   logic [31:0] lft_wdata, lft_rdata;
 
+  logic [31:0] regs_rdata;  // sw_regs' read data (port 0's P_Key registers beside it)
+
   sw_regs #(.NumPorts(NumPorts), .LftDepth(LftDepth)) u_regs (
     .clk_i,
     .rst_ni,
     .reg_we_i,
     .reg_addr_i,
     .reg_wdata_i,
-    .reg_rdata_o,
+    .reg_rdata_o        (regs_rdata),
     .lft_we_o           (lft_we),
     .lft_waddr_o        (lft_waddr),
     .lft_wdata_o        (lft_wdata),
@@ -1052,9 +1055,37 @@ module ib_switch_top
     .words_o(grx_words)
   );
 
-  logic ev_gsi_icrc, ev_gsi_bad_hdr, ev_gsi_gmp;
+  logic ev_gsi_icrc, ev_gsi_bad_hdr, ev_gsi_pkey, ev_gsi_qkey, ev_gsi_gmp;
+  gsi_reason_e gmp_rx_reason;
 
-  gsi_rx_check #(.DataW(DataW)) u_gsi_rx_check (
+  // Port 0's P_Key table registers (the table is in gsi_rx_check), as a CA
+  // port's: SwRegPkeyIdx selects, SwRegPkeyData reads/writes (then steps).
+  logic [7:0]  pkey_idx_q;
+  logic [15:0] pkey_rdata;
+  logic        pkey_we;
+
+  assign pkey_we = reg_we_i && (reg_addr_i == SwRegPkeyData);
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      pkey_idx_q <= '0;
+    end else if (reg_we_i && reg_addr_i == SwRegPkeyIdx) begin
+      pkey_idx_q <= reg_wdata_i[7:0];
+    end else if (pkey_we) begin
+      pkey_idx_q <= pkey_idx_q + 8'd1;
+    end
+  end
+
+  always_comb begin
+    unique case (reg_addr_i)
+      SwRegPkeyCap:  reg_rdata_o = 32'(SwPkeyEntries);
+      SwRegPkeyIdx:  reg_rdata_o = {24'h0, pkey_idx_q};
+      SwRegPkeyData: reg_rdata_o = {16'h0, pkey_rdata};
+      default:       reg_rdata_o = regs_rdata;
+    endcase
+  end
+
+  gsi_rx_check #(.DataW(DataW), .PkeyEntries(SwPkeyEntries)) u_gsi_rx_check (
     .clk_i,
     .rst_ni,
     .in_tdata_i   (grx_tdata_q),
@@ -1067,10 +1098,18 @@ module ib_switch_top
     .out_tvalid_o (gmp_rx_tvalid_o),
     .out_tlast_o  (gmp_rx_tlast_o),
     .out_tuser_o  (gmp_rx_tuser_o),
+    .out_reason_o (gmp_rx_reason),
+    .pkey_we_i    (pkey_we),
+    .pkey_idx_i   (pkey_idx_q),
+    .pkey_wdata_i (reg_wdata_i[15:0]),
+    .pkey_rdata_o (pkey_rdata),
     .ev_icrc_err_o(ev_gsi_icrc),
     .ev_bad_hdr_o (ev_gsi_bad_hdr),
+    .ev_pkey_viol_o(ev_gsi_pkey),
+    .ev_qkey_viol_o(ev_gsi_qkey),
     .ev_gmp_o     (ev_gsi_gmp)
   );
+  assign gmp_rx_reason_o = gmp_rx_reason;
 
   // idle tracking of port 0
   logic [8:0] rx_occ_q, p0_occ_q, gtx_occ_q;
@@ -1124,6 +1163,8 @@ module ib_switch_top
     gev[SwCtr0gIcrcErr] = sw_ev_t'(ev_gsi_icrc);
     gev[SwCtr0gBadHdr]  = sw_ev_t'(ev_gsi_bad_hdr);
     gev[SwCtr0gGmps]    = sw_ev_t'(ev_gsi_gmp);
+    gev[SwCtr0gPkeyViol] = sw_ev_t'(ev_gsi_pkey);
+    gev[SwCtr0gQkeyViol] = sw_ev_t'(ev_gsi_qkey);
     gev[SwCtr0gTxPkts]  = sw_ev_t'(ev_gtx_pkt);
     gev[SwCtr0gTxDrop]  = sw_ev_t'(ev_gtx_drop);
     gev[SwCtr0gRxWords] = grx_words;

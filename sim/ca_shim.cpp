@@ -286,6 +286,7 @@ class CaModelImpl final : public CaModel {
     o.drx_tvalid = m.drx_tvalid_o;
     o.drx_tlast = m.drx_tlast_o;
     o.drx_tuser = m.drx_tuser_o;
+    o.drx_reason = m.drx_reason_o;
     o.dtx_tready = m.dtx_tready_o;
     o.sma_rx_tdata = get_data(m.sma_rx_tdata_o);
     o.sma_rx_tvalid = m.sma_rx_tvalid_o;

@@ -164,6 +164,7 @@ class DevModelImpl final : public DevModel {
         p[k].drx_tvalid = get_bits(m.drx_tvalid_o, k, 1);
         p[k].drx_tlast = get_bits(m.drx_tlast_o, k, 1);
         p[k].drx_tuser = get_bits(m.drx_tuser_o, k, 1);
+        p[k].drx_reason = static_cast<uint8_t>(get_bits(m.drx_reason_o, k * 3, 3));
         p[k].dtx_tready = get_bits(m.dtx_tready_o, k, 1);
       } else {
         p[k].drx_tdata = Data{0, 0};
@@ -171,6 +172,7 @@ class DevModelImpl final : public DevModel {
         p[k].drx_tvalid = false;
         p[k].drx_tlast = false;
         p[k].drx_tuser = false;
+        p[k].drx_reason = 0;
         p[k].dtx_tready = false;
       }
     }
@@ -207,6 +209,7 @@ class DevModelImpl final : public DevModel {
       o.gmp_rx_tvalid = m.gmp_rx_tvalid_o;
       o.gmp_rx_tlast = m.gmp_rx_tlast_o;
       o.gmp_rx_tuser = m.gmp_rx_tuser_o;
+      o.gmp_rx_reason = m.gmp_rx_reason_o;
       o.gmp_tx_tready = m.gmp_tx_tready_o;
     } else {
       o.port_state_change = false;
@@ -216,6 +219,7 @@ class DevModelImpl final : public DevModel {
       o.gmp_rx_tvalid = false;
       o.gmp_rx_tlast = false;
       o.gmp_rx_tuser = false;
+      o.gmp_rx_reason = 0;
       o.gmp_tx_tready = false;
     }
   }

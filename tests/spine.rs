@@ -213,12 +213,17 @@ fn every_packet_accounted_once() {
         );
         // Data-VL packets the link passed reach the host unflagged unless
         // the GSI checks discard them (each counted once: ICRC, then the
-        // header); every good GMP among them is counted.
+        // header, then the QP1 P_Key and Q_Key); every good GMP among them
+        // is counted.
         let drx = &r.fab.nodes[CA].port.drx.packets;
         let unflagged = drx.iter().filter(|p| !p.bad).count() as u32;
         assert_eq!(
             unflagged,
-            c.get("rx_data_pkts") - c.get("data_icrc_err") - c.get("gsi_bad_hdr"),
+            c.get("rx_data_pkts")
+                - c.get("data_icrc_err")
+                - c.get("gsi_bad_hdr")
+                - c.get("pkey_viol")
+                - c.get("qkey_viol"),
             "DATA_W {w}: {}",
             c.nonzero()
         );

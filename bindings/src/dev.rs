@@ -59,6 +59,8 @@ mod ffi {
         drx_tvalid: bool,
         drx_tlast: bool,
         drx_tuser: bool,
+        /// On tlast: why gsi_rx_check discarded it (ib_pkg::gsi_reason_e).
+        drx_reason: u8,
         dtx_tready: bool,
         /// PortState (4 bits).
         port_state: u8,
@@ -141,6 +143,8 @@ mod ffi {
         gmp_rx_tvalid: bool,
         gmp_rx_tlast: bool,
         gmp_rx_tuser: bool,
+        /// On tlast: why port 0's gsi_rx_check discarded it (gsi_reason_e).
+        gmp_rx_reason: u8,
         gmp_tx_tready: bool,
         reg_rdata: u32,
         /// Nothing buffered or in flight anywhere in the device.

@@ -106,6 +106,8 @@ mod ffi {
         drx_tvalid: bool,
         drx_tlast: bool,
         drx_tuser: bool,
+        /// On tlast: why gsi_rx_check discarded it (ib_pkg::gsi_reason_e).
+        drx_reason: u8,
         dtx_tready: bool,
         // SMA RX
         sma_rx_tdata: [u64; 2],

@@ -161,6 +161,7 @@ module ib_ca_board
   logic [DataW-1:0] drx_tdata;
   logic [DataB-1:0] drx_tkeep;
   logic             drx_tvalid, drx_tlast, drx_tuser, dtx_tready, sq_tx_beat;
+  logic [2:0]       drx_reason;
   logic [3:0]       port_state;  // read through the port registers instead
   logic             port_idle;
 
@@ -213,6 +214,7 @@ module ib_ca_board
     .drx_tvalid_o       (drx_tvalid),
     .drx_tlast_o        (drx_tlast),
     .drx_tuser_o        (drx_tuser),
+    .drx_reason_o       (drx_reason),
     .dtx_tdata_i        ('0),
     .dtx_tkeep_i        ('0),
     .dtx_tvalid_i       (1'b0),
@@ -281,7 +283,7 @@ module ib_ca_board
 
   // Data VLs are not carried over the UART (docs/uart.md).
   logic unused_port;
-  assign unused_port = ^{drx_tdata, drx_tkeep, drx_tvalid, drx_tlast, drx_tuser, dtx_tready,
+  assign unused_port = ^{drx_tdata, drx_tkeep, drx_tvalid, drx_tlast, drx_tuser, drx_reason, dtx_tready,
                          sq_tx_beat, port_state, port_idle, dn_slot_free, dn_rd_meta[DownMetaW-1:DownMetaW-2]};
 
   // ---------------------------------------------------------------------------

@@ -170,9 +170,17 @@ pub mod reg {
     pub const CTR_CLEAR: u8 = 0x0F;
     pub const CTR_BASE: u8 = 0x10;
     pub const ID_VALUE: u32 = 0x564C_3135;
+    /// P_Key table (gsi_rx_check): size (RO), entry index, entry data (a
+    /// write also steps the index).
+    pub const PKEY_CAP: u8 = 0x40;
+    pub const PKEY_IDX: u8 = 0x41;
+    pub const PKEY_DATA: u8 = 0x42;
+    /// Index in [`COUNTERS`] of the QP1 key-violation counters.
+    pub const CTR_PKEY_VIOL: u8 = 25;
+    pub const CTR_QKEY_VIOL: u8 = 26;
 
     /// Counter names in `ib_pkg::ctr_e` order.
-    pub const COUNTERS: [&str; 24] = [
+    pub const COUNTERS: [&str; 27] = [
         "rx_pkts",
         "rx_vcrc_err",
         "rx_lver_err",
@@ -200,7 +208,25 @@ pub mod reg {
         // IBA PortRcvData / PortXmitData: sums of LRH.PktLen (4-byte words)
         "rx_words",
         "tx_words",
+        // reserved: M_Key violations (branch mkey); reads 0
+        "reserved_24",
+        // QP1 key checks (gsi_rx_check): PortInfo P_KeyViolations /
+        // Q_KeyViolations
+        "pkey_viol",
+        "qkey_viol",
     ];
+}
+
+/// Why `gsi_rx_check` discarded a data-VL packet (`ib_pkg::gsi_reason_e`),
+/// as the port delivers it with tlast (`drx_reason`, a switch's
+/// `gmp_rx_reason`).
+pub mod gsi_reason {
+    pub const OK: u8 = 0;
+    pub const LINK_DROP: u8 = 1;
+    pub const ICRC_ERR: u8 = 2;
+    pub const BAD_HDR: u8 = 3;
+    pub const PKEY_VIOL: u8 = 4;
+    pub const QKEY_VIOL: u8 = 5;
 }
 
 /// A snapshot of every counter, by name.
@@ -258,7 +284,7 @@ pub struct Tap {
     /// Packets completed on each output.
     pub sma: Vec<Received<SmiMeta>>,
     pub sm: Vec<Received<SmiMeta>>,
-    pub drx: Vec<Received<()>>,
+    pub drx: Vec<Received<u8>>,
     pub wire: Vec<Received<()>>,
 }
 
@@ -271,7 +297,8 @@ pub struct CaPort {
     /// Port → wire.
     pub wire_tx: Sink<()>,
     /// Data VLs → host (no ready).
-    pub drx: Sink<()>,
+    /// Data-VL packets; meta = the discard reason on tlast (gsi_reason_e).
+    pub drx: Sink<u8>,
     /// Host → data VLs.
     pub dtx: Source<()>,
     pub sma_rx: Sink<SmiMeta>,
@@ -490,7 +517,9 @@ impl CaPort {
             last: o.drx_tlast,
         };
         let n_drx = self.drx.packets.len();
-        self.drx.observe(o.drx_tvalid, drx, o.drx_tuser, cyc, || ());
+        let reason = o.drx_reason;
+        self.drx
+            .observe(o.drx_tvalid, drx, o.drx_tuser, cyc, || reason);
         // MAD streams carry full beats only (no tkeep port).
         let keep = keep_mask(self.data_w);
         let full = |data: [u64; 2], last: bool| Beat { data, keep, last };
@@ -613,16 +642,42 @@ mod tests {
                 }
             }
         }
-        assert_eq!(ctrs.len(), reg::COUNTERS.len(), "{ctrs:?}");
+        // Indices ctr_e leaves unused are named reserved_<i> here.
+        let reserved = reg::COUNTERS
+            .iter()
+            .enumerate()
+            .filter(|(i, n)| **n == format!("reserved_{i}"))
+            .count();
+        assert_eq!(ctrs.len() + reserved, reg::COUNTERS.len(), "{ctrs:?}");
         for (i, name) in &ctrs {
             assert_eq!(reg::COUNTERS[*i], name, "counter {i}");
         }
+        assert_eq!(reg::COUNTERS[usize::from(reg::CTR_PKEY_VIOL)], "pkey_viol");
+        assert_eq!(reg::COUNTERS[usize::from(reg::CTR_QKEY_VIOL)], "qkey_viol");
         let addr = |n: &str| regs.iter().find(|(k, _)| k == n).map(|(_, a)| *a);
         assert_eq!(addr("CtrClearSel"), Some(reg::CTR_CLEAR_SEL));
         assert_eq!(addr("CtrClear"), Some(reg::CTR_CLEAR));
         assert_eq!(addr("CtrBase"), Some(reg::CTR_BASE));
         assert_eq!(addr("RxDepth"), Some(reg::RX_DEPTH));
         assert_eq!(addr("PortState"), Some(reg::PORT_STATE));
+        assert_eq!(addr("PkeyCap"), Some(reg::PKEY_CAP));
+        assert_eq!(addr("PkeyIdx"), Some(reg::PKEY_IDX));
+        assert_eq!(addr("PkeyData"), Some(reg::PKEY_DATA));
+        // gsi_reason_e
+        let reason = |n: &str| {
+            pkg.lines()
+                .map(|l| l.trim_start())
+                .find(|l| l.starts_with(n) && l[n.len()..].trim_start().starts_with('='))
+                .and_then(|l| l.split("3'd").nth(1))
+                .and_then(|v| v.split(|c: char| !c.is_ascii_digit()).next())
+                .and_then(|v| v.parse::<u8>().ok())
+        };
+        assert_eq!(reason("GsiOk"), Some(gsi_reason::OK));
+        assert_eq!(reason("GsiLinkDrop"), Some(gsi_reason::LINK_DROP));
+        assert_eq!(reason("GsiIcrcErr"), Some(gsi_reason::ICRC_ERR));
+        assert_eq!(reason("GsiBadHdr"), Some(gsi_reason::BAD_HDR));
+        assert_eq!(reason("GsiPkeyViol"), Some(gsi_reason::PKEY_VIOL));
+        assert_eq!(reason("GsiQkeyViol"), Some(gsi_reason::QKEY_VIOL));
         // the counters end below the board's registers (0xC0)
         assert!(usize::from(reg::CTR_BASE) + reg::COUNTERS.len() <= 0xC0);
     }

@@ -26,7 +26,13 @@
 //!   [`Gsi::inbox`] for the layer above (`vl15 serve`, [`GmpClient`]).
 //!   When the RTL's GSI check (`gsi_rx_check`, ibspec §6) is in the CA, the
 //!   bad GMPs it flags arrive with `tuser` set; the host checks then only
-//!   repeat what the RTL did.
+//!   repeat what the RTL did. The RTL also checks a QP1 packet's P_Key
+//!   against the port's P_Key table and its Q_Key (ibspec §2) and says why
+//!   it discarded a packet (`drx_reason`, `gmp_rx_reason`): for a P_Key or
+//!   Q_Key violation the node's SMA sends Trap 257 / 258 to the port's
+//!   MasterSMLID with the dropped packet's fields ([`key_violation_of`],
+//!   [`Net::key_violation_trap`]); the violations are counted in the RTL
+//!   (PortInfo P_KeyViolations / Q_KeyViolations).
 //! * The PMA ([`Pma`]): PerfMgt (class 0x04, ClassVersion 1)
 //!   Get(ClassPortInfo), Get/Set(PortCounters), Get/Set
 //!   (PortCountersExtended), read through the register interface from the
@@ -62,9 +68,10 @@ use std::collections::VecDeque;
 
 use anyhow::{anyhow, bail, Context, Result};
 
-use crate::device::reg;
+use crate::device::{gsi_reason, reg};
 use crate::mad::{self, put16, put32, Mad};
 use crate::net::{mpreg, Net};
+use crate::node_sma::{KeyViolation, TRAP_BAD_P_KEY, TRAP_BAD_Q_KEY};
 use crate::packet::consts::*;
 use crate::packet::smp::{be16, be32};
 use crate::packet::{Bth, Deth, Lrh, Packet};
@@ -155,6 +162,14 @@ pub struct GsiStats {
     pub lid_err: u64,
     /// Q_Key not the one of the destination QP.
     pub qkey_err: u64,
+    /// Of `rtl_discarded`: QP1 packets the RTL dropped for a P_Key matching
+    /// no entry of the port's table / a Q_Key ≠ 0x80010000 (reason code
+    /// with tlast).
+    pub pkey_viol: u64,
+    pub qkey_viol: u64,
+    /// Trap 257/258 handed to the node's SMA (not sent while the port has
+    /// no LID or MasterSMLID).
+    pub key_traps: u64,
     /// Requests a PMA answered (redirects included).
     pub pma_answers: u64,
     /// GMPs left in the inbox for the layer above.
@@ -589,6 +604,42 @@ impl ClassPortInfo {
     }
 }
 
+/// The Trap 257/258 DataDetails of a packet (LRH..VCRC) the RTL discarded
+/// for its P_Key (`trap` 257) or Q_Key (258): LID1 = SLID, LID2 = DLID,
+/// Key = the BTH P_Key / the DETH Q_Key, SL = LRH.SL, QP1 = DETH.SrcQP,
+/// QP2 = BTH.DestQP, GID1/GID2 = GRH SGID/DGID (LNH 3), else 0 (see
+/// [`KeyViolation`]). None for a packet too short to hold them (the RTL
+/// flags only well-formed GMPs this way).
+pub fn key_violation_of(b: &[u8], trap: u16) -> Option<KeyViolation> {
+    const LRH: usize = 8;
+    const GRH: usize = 40;
+    let grh = b.get(1)? & 3 == 3;
+    let o = if grh { LRH + GRH } else { LRH };
+    // BTH (12) and DETH (8) after the LRH (and GRH).
+    if b.len() < o + 20 {
+        return None;
+    }
+    let b24 = |i: usize| u32::from_be_bytes([0, b[i], b[i + 1], b[i + 2]]);
+    let mut v = KeyViolation {
+        lid1: be16(b, 6),
+        lid2: be16(b, 2),
+        key: if trap == TRAP_BAD_P_KEY {
+            u32::from(be16(b, o + 2))
+        } else {
+            be32(b, o + 12)
+        },
+        sl: b[1] >> 4,
+        qp1: b24(o + 17),
+        qp2: b24(o + 5),
+        ..KeyViolation::default()
+    };
+    if grh {
+        v.gid1.copy_from_slice(&b[LRH + 8..LRH + 24]);
+        v.gid2.copy_from_slice(&b[LRH + 24..LRH + 40]);
+    }
+    Some(v)
+}
+
 /// The host side of QP1 on every CA port of a fabric. See the module
 /// documentation.
 pub struct Gsi {
@@ -740,17 +791,17 @@ impl Gsi {
     /// to the inbox. PMA answers read registers (simulate cycles); packets
     /// that arrive meanwhile wait for the next call.
     pub fn poll(&mut self, net: &mut Net) -> Result<usize> {
-        let mut got: Vec<(usize, u8, Vec<u8>, bool)> = Vec::new();
+        let mut got: Vec<(usize, u8, Vec<u8>, bool, u8)> = Vec::new();
         for (d, dev) in net.devs.iter_mut().enumerate() {
             if dev.is_switch {
                 while let Some(r) = dev.gmp_rx.packets.pop_front() {
-                    got.push((d, 0, r.bytes, r.bad));
+                    got.push((d, 0, r.bytes, r.bad, r.meta));
                 }
                 continue;
             }
             for (i, rx) in dev.data_rx.iter_mut().enumerate() {
                 while let Some(r) = rx.packets.pop_front() {
-                    got.push((d, i as u8 + 1, r.bytes, r.bad));
+                    got.push((d, i as u8 + 1, r.bytes, r.bad, r.meta));
                 }
             }
         }
@@ -758,13 +809,30 @@ impl Gsi {
             // The VCRC a port would append: the receive side parses whole
             // wire packets.
             crate::crc::append_vcrc(&mut b);
-            got.push((d, p, b, false));
+            got.push((d, p, b, false, gsi_reason::OK));
         }
         let before = self.inbox.len();
-        for (d, p, bytes, bad) in got {
+        for (d, p, bytes, bad, reason) in got {
             self.stats.received += 1;
             if bad {
                 self.stats.rtl_discarded += 1;
+                let trap = match reason {
+                    gsi_reason::PKEY_VIOL => {
+                        self.stats.pkey_viol += 1;
+                        TRAP_BAD_P_KEY
+                    }
+                    gsi_reason::QKEY_VIOL => {
+                        self.stats.qkey_viol += 1;
+                        TRAP_BAD_Q_KEY
+                    }
+                    _ => continue,
+                };
+                // The node's SMA reports it to the SM (ibspec §8).
+                if let Some(v) = key_violation_of(&bytes, trap) {
+                    if net.key_violation_trap(d, p, trap, &v) {
+                        self.stats.key_traps += 1;
+                    }
+                }
                 continue;
             }
             let Some(g) = self.check(net, d, p, &bytes) else {

@@ -20,8 +20,9 @@ use vl15_bindings::{Dev, DevIn, DevKind, DevOut, PortIn, PortOut};
 use crate::device::{AddressHandle, RecvQueue, SmiMeta};
 use crate::fabric::TraceEntry;
 use crate::mad::{self, Mad};
-use crate::node_sma::{HwWrite, NodeHw, NodeIdentity, NodeSma};
+use crate::node_sma::{HwWrite, KeyViolation, NodeHw, NodeIdentity, NodeSma};
 use crate::packet::consts::CLASS_SUBN_LID;
+use crate::packet::smp::be16;
 use crate::stream::{Beat, Pattern, Sink, Source};
 use crate::topology::{NodeKind, Topology};
 
@@ -86,6 +87,15 @@ pub mod swreg {
     pub const CTR0G_RX_WORDS: u8 = 6;
     /// Port-0 GMP bank: sum of PktLen of the packets in TX_PKTS.
     pub const CTR0G_TX_WORDS: u8 = 7;
+    /// Port-0 GMP bank: QP1 P_Key matching no port-0 table entry.
+    pub const CTR0G_PKEY_VIOL: u8 = 8;
+    /// Port-0 GMP bank: QP1 Q_Key not 0x80010000.
+    pub const CTR0G_QKEY_VIOL: u8 = 9;
+    /// Port 0's P_Key table: size (RO), entry index, entry data (a write
+    /// also steps the index).
+    pub const PKEY_CAP: u16 = 0x0020;
+    pub const PKEY_IDX: u16 = 0x0021;
+    pub const PKEY_DATA: u16 = 0x0022;
     /// Counter c of port 0's GMP bank.
     pub fn ctr0g(c: u8) -> u16 {
         CTR0G_BASE + u16::from(c)
@@ -96,6 +106,17 @@ pub mod swreg {
     pub fn ctr(p: u8, c: u8) -> u16 {
         CTR_BASE + 16 * u16::from(p) + u16::from(c)
     }
+}
+
+/// RTL counters an SMA response shows: (MAD offset, register), read while
+/// the response waits for its service latency.
+type CounterReads = Vec<(usize, u16)>;
+
+/// Write a 32-bit RTL counter into a 16-bit MAD field, saturated (IBA
+/// counters stop at their maximum; the RTL's wrap at 2^32).
+fn put_sat16(m: &mut Mad, off: usize, v: u32) {
+    let s = u16::try_from(v).unwrap_or(u16::MAX);
+    m[off..off + 2].copy_from_slice(&s.to_be_bytes());
 }
 
 /// Multiport CA register map: register `a` of port `p` (crate::device::reg).
@@ -273,8 +294,9 @@ pub struct Device {
     pub sma: NodeSma,
     sma_rx: Sink<SmiMeta>,
     sma_tx: Source<SmiMeta>,
-    /// Responses waiting for their service latency: (due, MAD, meta).
-    sma_pending: VecDeque<(u64, Mad, SmiMeta)>,
+    /// Responses waiting for their service latency: (due, MAD, meta, RTL
+    /// counters still to be read into the MAD).
+    sma_pending: VecDeque<(u64, Mad, SmiMeta, CounterReads)>,
     pub sm: Option<SmHost>,
     /// The rest of a request that was entering `sm_tx_*` when its SM was
     /// detached: it runs to its last beat (an AXI stream must not drop
@@ -307,13 +329,13 @@ pub struct Device {
     /// host sends, and packets the port delivered (LRH..VCRC, `bad` = the
     /// link layer flagged it).
     pub data_tx: Vec<Source<()>>,
-    pub data_rx: Vec<Sink<()>>,
+    pub data_rx: Vec<Sink<u8>>,
     /// Switch port 0's GMP (QP1) host streams: packets (LRH..ICRC, data VL,
     /// SLID = the switch LID) the host sends, routed by the LFT; and the
     /// data-VL packets for the switch LID (LRH..VCRC, `bad` = the GSI
     /// checks said discard). Unused on a CA.
     pub gmp_tx: Source<()>,
-    pub gmp_rx: Sink<()>,
+    pub gmp_rx: Sink<u8>,
     regs: VecDeque<(u16, u32)>,
     read: Option<u16>,
     read_value: Option<u32>,
@@ -355,6 +377,45 @@ impl Device {
     }
     /// Register address of a CA port register / switch register, for writes
     /// made on behalf of the SMA.
+    /// The RTL counters a PortInfo response `r` to request `req` (arrived
+    /// on `arrival`) shows: P_KeyViolations (PortInfo bytes 46–47) and
+    /// Q_KeyViolations (48–49) of a port with a QP1 receive path (a CA
+    /// port: `pkey_viol`/`qkey_viol`; switch port 0: its GMP bank's). As
+    /// (MAD offset, register) pairs; none for another attribute, an error
+    /// status, or a switch's external port (no P_Key check there: 0).
+    fn key_violation_reads(&self, req: &Mad, r: &Mad, arrival: u8) -> CounterReads {
+        use crate::device::reg;
+        use crate::packet::consts::ATTR_PORT_INFO;
+        const DATA: usize = 64;
+        if mad::attr_id(r) != ATTR_PORT_INFO || be16(r, mad::off::STATUS) & 0x7FFF != 0 {
+            return Vec::new();
+        }
+        let modifier = mad::attr_mod(req);
+        let (p, q) = if self.is_switch {
+            if modifier != 0 {
+                return Vec::new();
+            }
+            (
+                swreg::ctr0g(swreg::CTR0G_PKEY_VIOL),
+                swreg::ctr0g(swreg::CTR0G_QKEY_VIOL),
+            )
+        } else {
+            let port = if modifier == 0 {
+                arrival
+            } else {
+                match u8::try_from(modifier) {
+                    Ok(p) => p,
+                    Err(_) => return Vec::new(),
+                }
+            };
+            (
+                mpreg::port(port, reg::CTR_BASE + reg::CTR_PKEY_VIOL),
+                mpreg::port(port, reg::CTR_BASE + reg::CTR_QKEY_VIOL),
+            )
+        };
+        vec![(DATA + 46, p), (DATA + 48, q)]
+    }
+
     fn hw_writes(&self, w: &HwWrite, out: &mut Vec<(u16, u32)>) {
         use crate::device::reg;
         let sw = self.is_switch;
@@ -392,6 +453,26 @@ impl Device {
             }
             HwWrite::LinearFdbTop(top) => out.push((swreg::LINEAR_FDB_TOP, top.into())),
             HwWrite::ClearPortStateChange => out.push((swreg::PORT_STATE_CHANGE, 1)),
+            HwWrite::PkeyBlock {
+                port,
+                block,
+                keys,
+                n,
+            } => {
+                // Index, then one data write per entry (each steps the index).
+                let (idx, data) = if sw {
+                    (swreg::PKEY_IDX, swreg::PKEY_DATA)
+                } else {
+                    (
+                        mpreg::port(port, reg::PKEY_IDX),
+                        mpreg::port(port, reg::PKEY_DATA),
+                    )
+                };
+                out.push((idx, u32::from(block) * 32));
+                for k in &keys[..usize::from(n)] {
+                    out.push((data, u32::from(*k)));
+                }
+            }
             // The fabric's business (link retraining, the neighbour's
             // active width/speed); the RTL models no PHY.
             HwWrite::RetrainLink { .. }
@@ -744,6 +825,28 @@ impl Net {
         if let Some(m) = dev.sma.set_is_sm(port, on, tid) {
             dev.trap_pending = Some((m, port, now));
             self.activate(d);
+        }
+    }
+
+    /// Trap 257 (bad P_Key) or 258 (bad Q_Key) from the SMA of device `d`
+    /// for its `port` (a CA port, or 0 on a switch), with the fields of the
+    /// discarded packet: sent to the port's MasterSMLID through the trap
+    /// path, repeated until repressed (it replaces a trap not yet
+    /// repressed). False when the SMA may not send it (no LID or no
+    /// MasterSMLID yet).
+    pub fn key_violation_trap(&mut self, d: usize, port: u8, trap: u16, v: &KeyViolation) -> bool {
+        let now = self.cycle;
+        let Some(dev) = self.devs.get_mut(d) else {
+            return false;
+        };
+        let tid = TRAP_TID_BASE | dev.traps_sent;
+        match dev.sma.trap_key_violation(port, trap, v, tid) {
+            Some(m) => {
+                dev.trap_pending = Some((m, port, now));
+                self.activate(d);
+                true
+            }
+            None => false,
         }
     }
 
@@ -1128,9 +1231,9 @@ impl Net {
             while dev
                 .sma_pending
                 .front()
-                .is_some_and(|(due, _, _)| *due <= now)
+                .is_some_and(|(due, _, _, reads)| *due <= now && reads.is_empty())
             {
-                let (_, m, meta) = dev.sma_pending.pop_front().expect("checked");
+                let (_, m, meta, _) = dev.sma_pending.pop_front().expect("checked");
                 dev.sma_tx.push(&m, meta);
             }
             if let Some((b, m)) = dev.sma_tx.present() {
@@ -1191,12 +1294,24 @@ impl Net {
                 }
             }
             let reading = dev.regs.is_empty() && dev.read.is_some();
+            // A counter a pending SMA response shows (PortInfo
+            // P_KeyViolations/Q_KeyViolations), when the register port is
+            // free: read during the response's service latency.
+            let patch = if dev.regs.is_empty() && dev.read.is_none() {
+                dev.sma_pending
+                    .iter()
+                    .position(|(_, _, _, r)| !r.is_empty())
+            } else {
+                None
+            };
             if let Some((a, v)) = dev.regs.pop_front() {
                 i.reg_we = true;
                 i.reg_addr = a;
                 i.reg_wdata = v;
             } else if let Some(a) = dev.read {
                 i.reg_addr = a;
+            } else if let Some(k) = patch {
+                i.reg_addr = dev.sma_pending[k].3[0].1;
             }
 
             let o = dev
@@ -1209,6 +1324,11 @@ impl Net {
             if reading {
                 dev.read = None;
                 dev.read_value = Some(o.reg_rdata);
+            }
+            if let Some(k) = patch {
+                let (_, m, _, reads) = &mut dev.sma_pending[k];
+                let (off, _) = reads.remove(0);
+                put_sat16(m, off, o.reg_rdata);
             }
             dev.sma_tx.taken(o.sma_tx_tready, now);
             dev.trap_tx.taken(o.trap_tx_tready, now);
@@ -1236,8 +1356,9 @@ impl Net {
                     keep: o.gmp_rx_tkeep,
                     last: o.gmp_rx_tlast,
                 };
+                let reason = o.gmp_rx_reason;
                 dev.gmp_rx
-                    .observe(o.gmp_rx_tvalid, b, o.gmp_rx_tuser, now, || ());
+                    .observe(o.gmp_rx_tvalid, b, o.gmp_rx_tuser, now, || reason);
             } else {
                 for p in 0..dev.pout.len() {
                     let po = dev.pout[p];
@@ -1247,7 +1368,7 @@ impl Net {
                         keep: po.drx_tkeep,
                         last: po.drx_tlast,
                     };
-                    dev.data_rx[p].observe(po.drx_tvalid, b, po.drx_tuser, now, || ());
+                    dev.data_rx[p].observe(po.drx_tvalid, b, po.drx_tuser, now, || po.drx_reason);
                 }
             }
             let full = |data: [u64; 2], last: bool| Beat {
@@ -1486,6 +1607,10 @@ impl Net {
             meta.port
         };
         let resp = self.devs[d].sma.handle(&m, arrival, &mut view);
+        let reads = resp
+            .as_ref()
+            .map(|r| self.devs[d].key_violation_reads(&m, r, arrival))
+            .unwrap_or_default();
         let writes = view.writes;
         let mut regs = Vec::new();
         for w in &writes {
@@ -1524,7 +1649,7 @@ impl Net {
             // The response's meta echoes the request's LRH addresses and SL;
             // `port` is the tag that routes it to the arrival port's SQ.
             dev.sma_pending
-                .push_back((now + self.opts.sma_latency, r, meta));
+                .push_back((now + self.opts.sma_latency, r, meta, reads));
             self.stats.sma_answers += 1;
         }
         self.activate(d);
@@ -1617,8 +1742,16 @@ impl Net {
         self.answer(d, *req, meta, now)?;
         let dev = &mut self.devs[d];
         if dev.sma_pending.len() > before {
-            // Not for the wire: take the response back from the SMA queue.
-            Ok(dev.sma_pending.pop_back().map(|(_, m, _)| m))
+            // Not for the wire: take the response back from the SMA queue
+            // (and read the counters it shows now).
+            let Some((_, mut m, _, reads)) = dev.sma_pending.pop_back() else {
+                return Ok(None);
+            };
+            for (off, addr) in reads {
+                let v = self.read_reg(d, addr)?;
+                put_sat16(&mut m, off, v);
+            }
+            Ok(Some(m))
         } else {
             Ok(None)
         }

@@ -23,7 +23,7 @@
 //! | SwitchInfo (switch) | yes | LinearFDBTop, LifeTime, PortStateChange w1c | ignored |
 //! | GUIDInfo | block 0 = the port GUID, other blocks 0 | 0x0008 | block |
 //! | PortInfo | yes | see below | port (bit 31 ignored) |
-//! | P_KeyTable | yes | yes | 15:0 block, 31:16 port (switch) |
+//! | P_KeyTable | yes | yes (CA ports, switch port 0 → [`HwWrite::PkeyBlock`]) | 15:0 block, 31:16 port (switch) |
 //! | SLtoVLMappingTable | yes | yes | 15:8 in port, 7:0 out port (switch) |
 //! | VLArbitrationTable | yes | yes | 31:16 table 1..4, 15:0 port (switch) |
 //! | LinearForwardingTable (switch) | yes | yes → [`HwWrite::LftBlock`] | block |
@@ -77,7 +77,13 @@
 //!   too; a write that differs from that goes to the hardware
 //!   ([`HwWrite::PortPhysState`]) but is not read back (ibsim reads back
 //!   whatever was last written, e.g. 3 Disabled).
-//! * No traps are originated (ibsim sends trap 144 on width/speed changes).
+//! * Traps: 128 (switch link state), 144 (IsSM change) and 257/258 (a QP1
+//!   packet with a bad P_Key / Q_Key, reported by the host GSI); none on
+//!   width/speed changes (ibsim sends 144 then).
+//! * PortInfo P_KeyViolations / Q_KeyViolations (bytes 46–49) are 0 here;
+//!   the fabric ([`crate::net::Net`]) fills them from the RTL counters of
+//!   the port (saturated at 0xFFFF) while the response waits for its
+//!   service latency. A Set does not write them.
 //! * FDR10 (MlnxExtPortInfo link speed fields) is not modelled.
 
 use anyhow::{bail, Context, Result};
@@ -440,6 +446,64 @@ fn ibsim_description(s: &str) -> NodeDescription {
 // ---------------------------------------------------------------------------
 // Hardware
 
+/// Trap numbers of the QP1 key violations (ibspec §8 Notice table).
+pub const TRAP_BAD_P_KEY: u16 = 257;
+pub const TRAP_BAD_Q_KEY: u16 = 258;
+
+/// The DataDetails of Trap 257/258, from the discarded packet (ibspec §8:
+/// Notice bytes 12–13 LID1, 14–15 LID2, 16–19 Key, 20–23 SL(4)/QP1(24),
+/// 24–27 QP2, 28–43 GID1, 44–59 GID2). As the qib driver fills them
+/// (`qib_bad_pkey`, older `qib_bad_pqkey` for both traps, called from
+/// `qib_ud_rcv` with `lrh[3]`, `lrh[1]`, SL, SrcQP, QP number): LID1 = the packet's
+/// SLID, LID2 = its DLID, Key = the offending P_Key (in the low 16 bits) or
+/// Q_Key, SL = LRH.SL, QP1 = DETH.SrcQP, QP2 = BTH.DestQP; GID1/GID2 = the
+/// GRH's SGID/DGID when the packet has one, else 0.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KeyViolation {
+    pub lid1: u16,
+    pub lid2: u16,
+    pub key: u32,
+    pub sl: u8,
+    pub qp1: u32,
+    pub qp2: u32,
+    pub gid1: [u8; 16],
+    pub gid2: [u8; 16],
+}
+
+impl KeyViolation {
+    /// Into Notice bytes 12..60 (`out` is those 48 bytes).
+    pub fn encode(&self, out: &mut [u8]) {
+        out[0..2].copy_from_slice(&self.lid1.to_be_bytes());
+        out[2..4].copy_from_slice(&self.lid2.to_be_bytes());
+        out[4..8].copy_from_slice(&self.key.to_be_bytes());
+        let sl_qp1 = (u32::from(self.sl & 0xF) << 28) | (self.qp1 & 0xFF_FFFF);
+        out[8..12].copy_from_slice(&sl_qp1.to_be_bytes());
+        out[12..16].copy_from_slice(&(self.qp2 & 0xFF_FFFF).to_be_bytes());
+        out[16..32].copy_from_slice(&self.gid1);
+        out[32..48].copy_from_slice(&self.gid2);
+    }
+
+    /// From Notice data (SMP data bytes 0..64).
+    pub fn decode(notice: &[u8]) -> KeyViolation {
+        let d = &notice[12..60];
+        let b32 = |o: usize| u32::from_be_bytes([d[o], d[o + 1], d[o + 2], d[o + 3]]);
+        let mut gid1 = [0u8; 16];
+        let mut gid2 = [0u8; 16];
+        gid1.copy_from_slice(&d[16..32]);
+        gid2.copy_from_slice(&d[32..48]);
+        KeyViolation {
+            lid1: u16::from_be_bytes([d[0], d[1]]),
+            lid2: u16::from_be_bytes([d[2], d[3]]),
+            key: b32(4),
+            sl: (b32(8) >> 28) as u8,
+            qp1: b32(8) & 0xFF_FFFF,
+            qp2: b32(12) & 0xFF_FFFF,
+            gid1,
+            gid2,
+        }
+    }
+}
+
 /// A register write the SMA asks the node's hardware for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HwWrite {
@@ -496,6 +560,16 @@ pub enum HwWrite {
     LinearFdbTop(u16),
     /// SwitchInfo Set with PortStateChange = 1 (write-1-to-clear).
     ClearPortStateChange,
+    /// P_KeyTable Set of a port whose QP1 receive path checks P_Keys (a
+    /// CA port, switch port 0): entries 32·block … 32·block + n − 1 are
+    /// `keys[..n]`. (A switch's external ports have no P_Key check in the
+    /// RTL: no write.)
+    PkeyBlock {
+        port: u8,
+        block: u16,
+        keys: [u16; 32],
+        n: u8,
+    },
 }
 
 /// The node's hardware as the SMA sees it (implemented over the RTL).
@@ -772,6 +846,34 @@ impl NodeSma {
         Some(m)
     }
 
+    /// Trap 257 (bad P_Key) or 258 (bad Q_Key) of `port` (ibspec §8
+    /// Notice; IBA 14.2.5.1): a LID-routed SubnTrap(Notice), generic, type 2
+    /// (security), producer = the node type, IssuerLID = the port's LID,
+    /// DataDetails from the discarded packet `v`. None while the port has
+    /// no LID or no MasterSMLID, or for another trap number.
+    pub fn trap_key_violation(
+        &self,
+        port: u8,
+        trap: u16,
+        v: &KeyViolation,
+        tid: u64,
+    ) -> Option<Mad> {
+        if trap != TRAP_BAD_P_KEY && trap != TRAP_BAD_Q_KEY {
+            return None;
+        }
+        let lid = self.port_lid(port).filter(|&l| l != 0)?;
+        self.master_sm_lid(port).filter(|&l| l != 0)?;
+        let mut m = mad::request(CLASS_SUBN_LID, METHOD_TRAP, ATTR_NOTICE, 0, tid);
+        let d = mad::data_mut(&mut m);
+        d[0] = 0x80 | 2; // IsGeneric, Type 2 (security)
+        let producer: u8 = if self.id.is_switch() { 2 } else { 1 };
+        d[1..4].copy_from_slice(&[0, 0, producer]);
+        d[4..6].copy_from_slice(&trap.to_be_bytes());
+        d[6..8].copy_from_slice(&lid.to_be_bytes()); // IssuerLID
+        v.encode(&mut d[12..60]);
+        Some(m)
+    }
+
     /// The neighbour's side of a LinkWidth/Speed change
     /// ([`HwWrite::LinkActive`] of the other end): set this port's active
     /// values. Ports out of range are ignored.
@@ -841,7 +943,7 @@ impl NodeSma {
                 ATTR_SWITCH_INFO => self.switch_info(q, &mut data, hw),
                 ATTR_GUID_INFO => self.guid_info(q, &mut data),
                 ATTR_PORT_INFO => self.port_info(q, &mut data, hw),
-                ATTR_P_KEY_TABLE => self.pkey_table(q, &mut data),
+                ATTR_P_KEY_TABLE => self.pkey_table(q, &mut data, hw),
                 ATTR_SL_TO_VL_TABLE => self.sl2vl(q, &mut data),
                 ATTR_VL_ARB_TABLE => self.vlarb(q, &mut data),
                 ATTR_LINEAR_FWD_TABLE => self.lft_block(q, &mut data, hw),
@@ -1142,7 +1244,7 @@ impl NodeSma {
         pi.encode()
     }
 
-    fn pkey_table(&mut self, q: Query, data: &mut [u8; 64]) -> u16 {
+    fn pkey_table(&mut self, q: Query, data: &mut [u8; 64], hw: &mut dyn NodeHw) -> u16 {
         let sw = self.id.is_switch();
         let block = (q.modifier & 0xFFFF) as usize;
         let port = if sw {
@@ -1164,6 +1266,19 @@ impl NodeSma {
         let table = &mut ps.pkeys[block * 64..block * 64 + n];
         if q.set {
             table.copy_from_slice(&data[..n]);
+            // The RTL's table (gsi_rx_check) of a port with a QP1 path.
+            if !sw || port == 0 {
+                let mut keys = [0u16; 32];
+                for (k, c) in keys.iter_mut().zip(table.chunks(2)) {
+                    *k = u16::from_be_bytes([c[0], c[1]]);
+                }
+                hw.write(HwWrite::PkeyBlock {
+                    port,
+                    block: block as u16,
+                    keys,
+                    n: (n / 2) as u8,
+                });
+            }
         } else {
             data.fill(0);
             data[..n].copy_from_slice(table);
@@ -1977,6 +2092,85 @@ mod tests {
         );
         assert_eq!(ask(&mut ca, &mut hw, &get(ATTR_P_KEY_TABLE, 1), 1).0, 0);
         assert_eq!(ask(&mut ca, &mut hw, &get(ATTR_P_KEY_TABLE, 2), 1).0, 0x1C);
+    }
+
+    #[test]
+    fn p_key_table_sets_reach_the_rtl_tables_of_qp1_ports_only() {
+        let pk = |w: &HwWrite| match *w {
+            HwWrite::PkeyBlock {
+                port,
+                block,
+                keys,
+                n,
+            } => Some((port, block, keys, n)),
+            _ => None,
+        };
+        let mut d = [0u8; 64];
+        d[..6].copy_from_slice(&[0xFF, 0xFF, 0x00, 0x06, 0x80, 0x07]);
+        // CA block 1 (entries 32..63): all 32 keys, for the arrival port.
+        let (mut ca, mut hw) = hca1();
+        assert_eq!(ask(&mut ca, &mut hw, &set(ATTR_P_KEY_TABLE, 1, &d), 1).0, 0);
+        let w: Vec<_> = hw.writes.iter().filter_map(pk).collect();
+        assert_eq!(w.len(), 1);
+        let (port, block, keys, n) = w[0];
+        assert_eq!((port, block, n), (1, 1, 32));
+        assert_eq!(&keys[..4], &[0xFFFF, 0x0006, 0x8007, 0]);
+        // A Get writes nothing.
+        hw.writes.clear();
+        ask(&mut ca, &mut hw, &get(ATTR_P_KEY_TABLE, 1), 1);
+        assert!(hw.writes.iter().all(|w| pk(w).is_none()));
+        // Switch port 0: its 8 entries; an external port: no RTL table.
+        let (mut sw, mut hw) = switch1();
+        ask(&mut sw, &mut hw, &set(ATTR_P_KEY_TABLE, 0, &d), 0);
+        ask(&mut sw, &mut hw, &set(ATTR_P_KEY_TABLE, 0x3_0000, &d), 0);
+        let w: Vec<_> = hw.writes.iter().filter_map(pk).collect();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert_eq!((w[0].0, w[0].1, w[0].3), (0, 0, 8));
+    }
+
+    #[test]
+    fn key_violation_traps_carry_the_notice_layout() {
+        let (mut ca, mut hw) = hca1();
+        let v = KeyViolation {
+            lid1: 0x0102,
+            lid2: 0x0304,
+            key: 0x8005,
+            sl: 0xA,
+            qp1: 0x12_3456,
+            qp2: 1,
+            gid1: [0x11; 16],
+            gid2: [0x22; 16],
+        };
+        // No LID and no MasterSMLID yet: none (as every trap here).
+        assert!(ca.trap_key_violation(1, TRAP_BAD_P_KEY, &v, 7).is_none());
+        let mut pi = [0u8; 64];
+        pi[16..18].copy_from_slice(&2u16.to_be_bytes()); // LID 2
+        pi[18..20].copy_from_slice(&1u16.to_be_bytes()); // MasterSMLID 1
+        pi[32] = 0; // PortState no change
+        ask(&mut ca, &mut hw, &set(ATTR_PORT_INFO, 1, &pi), 1);
+        assert!(
+            ca.trap_key_violation(1, 144, &v, 7).is_none(),
+            "not a key trap"
+        );
+        let t = ca
+            .trap_key_violation(1, TRAP_BAD_Q_KEY, &v, 7)
+            .expect("trap");
+        assert_eq!(mad::method(&t), METHOD_TRAP);
+        assert_eq!(mad::attr_id(&t), ATTR_NOTICE);
+        assert_eq!(mad::tid(&t), 7);
+        let n = mad::data(&t);
+        // ibspec §8: generic, type 2 (security), producer CA, trap 258,
+        // IssuerLID 2; 12-13 LID1, 14-15 LID2, 16-19 Key, 20-23 SL/QP1,
+        // 24-27 QP2, 28-43 GID1, 44-59 GID2 (SL in bits 31:28 of 20-23, QP1 in
+        // 23:0, as qib_bad_pkey: (sl << 28) | qp1).
+        assert_eq!(&n[0..8], &[0x82, 0, 0, 1, 0x01, 0x02, 0, 2]);
+        assert_eq!(
+            &n[12..28],
+            &[1, 2, 3, 4, 0, 0, 0x80, 5, 0xA0, 0x12, 0x34, 0x56, 0, 0, 0, 1]
+        );
+        assert_eq!(&n[28..44], &[0x11; 16]);
+        assert_eq!(&n[44..60], &[0x22; 16]);
+        assert_eq!(KeyViolation::decode(n), v);
     }
 
     #[test]

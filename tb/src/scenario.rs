@@ -139,7 +139,7 @@ pub const SCENARIOS: &[Scenario] = &[
     },
     Scenario {
         name: "gsi_checks",
-        proves: "data-VL packets reach the data RX port whole; a bad ICRC, DestQP 0, an SMP class or a wrong Q_Key on QP1 are flagged discard and counted, QP 2 passes; word counters = sum of PktLen; RegCtrClearSel clears only the selected counters",
+        proves: "data-VL packets reach the data RX port whole; a bad ICRC, DestQP 0, an SMP class or a wrong Q_Key on QP1 are flagged discard and counted (the Q_Key in Q_KeyViolations), QP 2 passes; word counters = sum of PktLen; RegCtrClearSel clears only the selected counters",
         run: gsi_checks,
     },
 ];
@@ -1028,7 +1028,9 @@ fn gsi_checks(r: &mut Run) -> Result<()> {
             ("rx_data_pkts", 6),
             ("gsi_gmps", 1),
             ("data_icrc_err", 1),
-            ("gsi_bad_hdr", 3),
+            ("gsi_bad_hdr", 2),
+            ("qkey_viol", 1), // PortInfo Q_KeyViolations, not a bad header
+            ("pkey_viol", 0), // P_Key 0xFFFF matches the default table
             ("smi_to_sma", 1),
             ("sq_pkts", 1),
             ("tx_vl15_pkts", 1),
@@ -1038,10 +1040,16 @@ fn gsi_checks(r: &mut Run) -> Result<()> {
     )?;
     // PerfMgt Set(PortCounters) style: clear only the GSI counters and the
     // received words.
-    let sel = ["data_icrc_err", "gsi_bad_hdr", "gsi_gmps", "rx_words"]
-        .iter()
-        .map(|n| reg::COUNTERS.iter().position(|c| c == n).expect("counter"))
-        .fold(0u32, |a, i| a | 1 << i);
+    let sel = [
+        "data_icrc_err",
+        "gsi_bad_hdr",
+        "qkey_viol",
+        "gsi_gmps",
+        "rx_words",
+    ]
+    .iter()
+    .map(|n| reg::COUNTERS.iter().position(|c| c == n).expect("counter"))
+    .fold(0u32, |a, i| a | 1 << i);
     r.fab.nodes[CA].port.write_reg(reg::CTR_CLEAR_SEL, sel);
     let c = r.counters(CA)?;
     expect_counters(

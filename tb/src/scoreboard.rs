@@ -193,7 +193,7 @@ pub struct Scoreboard {
     psn_debt: i64,
     obs_sma: VecDeque<Received<SmiMeta>>,
     obs_sm: VecDeque<Received<SmiMeta>>,
-    obs_drx: VecDeque<Received<()>>,
+    obs_drx: VecDeque<Received<u8>>,
     /// The latest receive decisions, in words (context for a mismatch).
     recent: VecDeque<String>,
     link_up: bool,

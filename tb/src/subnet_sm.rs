@@ -31,7 +31,9 @@
 //! that is not the node found before (GUID, ports, type) or a node that
 //! does not answer starts a heavy sweep (discovery again from scratch; LIDs of ports seen before stay
 //! the same). A Trap from an SMA is answered with TrapRepress and starts a
-//! heavy sweep.
+//! heavy sweep — except the security traps 257/258 (bad P_Key / Q_Key at
+//! a port's QP1, ibspec §8), which say nothing about the topology: they are
+//! repressed, logged and kept in [`SubnetManager::key_traps`].
 //!
 //! # Several SMs (ibspec §9)
 //!
@@ -77,7 +79,7 @@ use serde::Serialize;
 use crate::device::SmiMeta;
 use crate::mad::{self, Mad};
 use crate::net::Net;
-use crate::node_sma::CAP_IS_SM;
+use crate::node_sma::{KeyViolation, CAP_IS_SM, TRAP_BAD_P_KEY, TRAP_BAD_Q_KEY};
 use crate::packet::consts::*;
 use crate::packet::{NodeInfo, PortInfo};
 use crate::qp0::{Ah, Event, Transactions, TxOptions, TxStats};
@@ -346,6 +348,24 @@ pub struct SubnetManager {
     pub stats: SmStats,
     /// Errors and events, one line each, with the cycle.
     pub log: Vec<String>,
+    /// Trap 257/258 received (repeats of one not yet repressed included),
+    /// in arrival order.
+    pub key_traps: Vec<KeyTrap>,
+}
+
+/// A Trap 257 (bad P_Key) or 258 (bad Q_Key) the SM received.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyTrap {
+    pub cycle: u64,
+    pub trap: u16,
+    /// Notice: IsGeneric/Type byte, ProducerType, IssuerLID.
+    pub generic_type: u8,
+    pub producer: u32,
+    pub issuer_lid: u16,
+    /// LRH SLID of the trap (the issuing port's LID).
+    pub slid: u16,
+    pub tid: u64,
+    pub details: KeyViolation,
 }
 
 fn dr(method: u8, attr: u16, modifier: u32, path: &[u8], data: Option<&[u8]>) -> Mad {
@@ -387,6 +407,7 @@ impl SubnetManager {
             next_sweep: net.cycle,
             stats: SmStats::default(),
             log: Vec::new(),
+            key_traps: Vec::new(),
         })
     }
 
@@ -647,15 +668,38 @@ impl SubnetManager {
             let trap = u16::from_be_bytes([d[4], d[5]]);
             let issuer = u16::from_be_bytes([d[6], d[7]]);
             self.stats.traps += 1;
-            self.note(
-                now,
-                format!("trap {trap} from LID {issuer} (SLID {})", meta.slid),
-            );
+            let security = trap == TRAP_BAD_P_KEY || trap == TRAP_BAD_Q_KEY;
+            if security {
+                let v = KeyViolation::decode(d);
+                self.note(
+                    now,
+                    format!(
+                        "trap {trap} ({}) from LID {issuer}: LID1 {} LID2 {} key {:#x} SL {} QP1 {:#x} QP2 {:#x}",
+                        if trap == TRAP_BAD_P_KEY { "bad P_Key" } else { "bad Q_Key" },
+                        v.lid1, v.lid2, v.key, v.sl, v.qp1, v.qp2
+                    ),
+                );
+                self.key_traps.push(KeyTrap {
+                    cycle: now,
+                    trap,
+                    generic_type: d[0],
+                    producer: u32::from_be_bytes([0, d[1], d[2], d[3]]),
+                    issuer_lid: issuer,
+                    slid: meta.slid,
+                    tid: mad::tid(m),
+                    details: v,
+                });
+            } else {
+                self.note(
+                    now,
+                    format!("trap {trap} from LID {issuer} (SLID {})", meta.slid),
+                );
+            }
             // TrapRepress: same TID, attribute and data, back to the sender.
             let mut r = *m;
             r[mad::off::METHOD] = METHOD_TRAP_REPRESS;
             self.tx.send_untracked(net, Ah::lid(meta.slid), &r)?;
-            if self.state == SmState::Master {
+            if self.state == SmState::Master && !security {
                 self.dirty = true;
             }
             return Ok(());

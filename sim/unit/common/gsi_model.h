@@ -1,8 +1,11 @@
 // The GSI receive checks of a data-VL packet as ibspec states them (§3.1
-// ICRC, §6 GMP (QP1) checks), and the link layer's verdict (§1 PktLen, LVer,
-// LNH; §3.2 VCRC): the independent model of the gsi_rx_check and ib_ca_top
-// harnesses. Packets are LRH..VCRC.
+// ICRC, §6 GMP (QP1) checks, §2 QP1 key rules: P_Key against the port's
+// table with the rxe pkey_match rule, Q_Key 0x80010000), and the link
+// layer's verdict (§1 PktLen, LVer, LNH; §3.2 VCRC): the independent model of
+// the gsi_rx_check and ib_ca_top harnesses. Packets are LRH..VCRC.
 #pragma once
+#include <vector>
+
 #include "tb_util.h"
 
 static uint32_t gsi_crc32(const uint8_t* p, size_t n) {
@@ -53,29 +56,56 @@ static void finish_pkt(Bytes& p, bool good_icrc = true) {
   fix_vcrc(p);
 }
 
-enum Ev { EvNone, EvIcrc, EvHdr, EvGmp };
-static const char* kEvName[] = {"none", "icrc_err", "bad_hdr", "gmp"};
+enum Ev { EvNone, EvIcrc, EvHdr, EvPkey, EvQkey, EvGmp, NumEv };
+static const char* kEvName[] = {"none", "icrc_err", "bad_hdr", "pkey_viol", "qkey_viol", "gmp"};
+// gsi_reason_e (ib_pkg): why a packet is discarded, with tlast.
+enum Reason { RsOk, RsLinkDrop, RsIcrc, RsHdr, RsPkey, RsQkey };
 struct Want {
   bool discard;
   Ev ev;
+  Reason reason;
 };
-// The spec's verdict on a packet the link passed (tuser = 0).
-static Want model(const Bytes& p, bool tuser) {
-  if (tuser) return {true, EvNone};
+// A P_Key table (PortInfo P_KeyTable entries, bit 15 = full member). The
+// default: entry 0 = 0xFFFF, every other entry 0 (invalid).
+using PkeyTable = std::vector<uint16_t>;
+static PkeyTable default_pkeys(size_t n) {
+  PkeyTable t(n, 0);
+  if (n) t[0] = 0xFFFF;
+  return t;
+}
+// IBA / Linux rxe pkey_match: the low 15 bits equal and non-zero, and at
+// least one of the two a full member.
+static bool pkey_match(uint16_t a, uint16_t b) {
+  return (a & 0x7FFF) != 0 && (a & 0x7FFF) == (b & 0x7FFF) && ((a | b) & 0x8000);
+}
+static bool pkey_in(const PkeyTable& t, uint16_t k) {
+  for (uint16_t e : t)
+    if (pkey_match(e, k)) return true;
+  return false;
+}
+// The spec's verdict on a packet (tuser = the link discarded it), for a port
+// whose P_Key table is `pkeys`. Order: ICRC (a corrupted packet's fields are
+// not trusted), header validity, P_Key, Q_Key.
+static Want model(const Bytes& p, bool tuser, const PkeyTable& pkeys = default_pkeys(64)) {
+  if (tuser) return {true, EvNone, RsLinkDrop};
   int o = hdr_off(p), pl = pktlen_of(p);
   bool grh = lnh_of(p) == 3;
   // a GRH packet with no room for GRH + BTH + ICRC: no BTH, no ICRC rule
-  if (grh && pl < 16) return {true, EvHdr};
-  if (icrc_calc(p) != icrc_in(p)) return {true, EvIcrc};
-  if (grh && p[14] != 0x1B) return {true, EvHdr};
+  if (grh && pl < 16) return {true, EvHdr, RsHdr};
+  if (icrc_calc(p) != icrc_in(p)) return {true, EvIcrc, RsIcrc};
+  if (grh && p[14] != 0x1B) return {true, EvHdr, RsHdr};
   uint32_t qp = (p[13 + o] << 16) | (p[14 + o] << 8) | p[15 + o];
-  if (qp == 0) return {true, EvHdr};
-  if (qp != 1) return {false, EvNone};
-  if (pl != (grh ? 82 : 72)) return {true, EvHdr};  // the payload is not one 256-byte MAD
+  if (qp == 0) return {true, EvHdr, RsHdr};
+  if (qp != 1) return {false, EvNone, RsOk};
+  if (pl != (grh ? 82 : 72)) return {true, EvHdr, RsHdr};  // the payload is not one 256-byte MAD
+  bool ok = p[8 + o] == 0x64 && (p[9 + o] & 0x3F) == 0 && p[28 + o] == 1 && p[29 + o] != 0x01 &&
+            p[29 + o] != 0x81;
+  if (!ok) return {true, EvHdr, RsHdr};
+  uint16_t pkey = uint16_t((p[10 + o] << 8) | p[11 + o]);
+  if (!pkey_in(pkeys, pkey)) return {true, EvPkey, RsPkey};
   uint32_t qkey = (uint32_t(p[20 + o]) << 24) | (p[21 + o] << 16) | (p[22 + o] << 8) | p[23 + o];
-  bool ok = p[8 + o] == 0x64 && (p[9 + o] & 0x3F) == 0 && qkey == 0x80010000u &&
-            p[28 + o] == 1 && p[29 + o] != 0x01 && p[29 + o] != 0x81;
-  return ok ? Want{false, EvGmp} : Want{true, EvHdr};
+  if (qkey != 0x80010000u) return {true, EvQkey, RsQkey};
+  return {false, EvGmp, RsOk};
 }
 
 // The link layer's verdict (ib_link_rx): length = 4 * PktLen + 2, PktLen

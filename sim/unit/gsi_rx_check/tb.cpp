@@ -8,11 +8,16 @@
 // reference vectors V3/V4 (good GMPs on VL0/VL3; tests/vectors holds the
 // same bytes as the ibspec reference vectors), each bad field alone,
 // QP 2 with good and bad ICRC, GRH packets, random packets, and packets
-// the link already flagged (in_tuser_i). The input has no ready: random idle
-// cycles inside and between packets, and long back-to-back runs. Checked:
-// every output beat is the input beat one cycle later (fixed latency 1),
-// out_tuser_o on tlast = the model's discard (0 on every other beat), and
-// exactly the model's event, once, with the output tlast beat.
+// the link already flagged (in_tuser_i); QP1 P_Keys against the default
+// table (entry 0 = 0xFFFF) and against a written one (full and limited
+// members, P_Key 0 / 0x8000 invalid, the last entry), and the order of the
+// checks (ICRC, header, P_Key, Q_Key) with two faults in one packet. The
+// table is written through pkey_we_i and read back (pkey_rdata_o) while the
+// input is idle. The input has no ready: random idle cycles inside and
+// between packets, and long back-to-back runs. Checked: every output beat
+// is the input beat one cycle later (fixed latency 1), out_tuser_o and
+// out_reason_o on tlast = the model's discard and reason (0 on every other
+// beat), and exactly the model's event, once, with the output tlast beat.
 #include <deque>
 #include <memory>
 
@@ -44,7 +49,10 @@ struct Beat {
 static Beat prev_in;
 // expected verdicts in packet order, and the packets seen
 static std::deque<std::pair<Want, const char*>> expect_q;
-static int n_pkts = 0, n_ev[4] = {};
+static int n_pkts = 0, n_ev[NumEv] = {};
+// the P_Key table the RTL holds (the module's default PkeyEntries 64)
+static constexpr int kPkeyEntries = 64;
+static PkeyTable pkeys = default_pkeys(kPkeyEntries);
 
 static void tick() {
   Beat cur;
@@ -55,6 +63,9 @@ static void tick() {
   top->in_tlast_i = urand(2);
   top->in_tuser_i = urand(2);
   top->in_tvalid_i = 0;
+  top->pkey_we_i = 0;
+  top->pkey_idx_i = urand(256);
+  top->pkey_wdata_i = urand(65536);
   if (!in_q.empty() && !chance(gap_pct) && top->rst_ni) {
     InPkt& p = in_q.front();
     size_t n = std::min<size_t>(kDataB, p.b.size() - in_off);
@@ -69,7 +80,7 @@ static void tick() {
     top->in_tvalid_i = 1;
     in_off += n;
     if (cur.last) {
-      expect_q.push_back({model(p.b, p.tuser), p.what});
+      expect_q.push_back({model(p.b, p.tuser, pkeys), p.what});
       in_q.pop_front();
       in_off = 0;
     }
@@ -80,7 +91,8 @@ static void tick() {
     // outputs now = the beat presented one cycle earlier
     CHECK(top->out_tvalid_o == prev_in.valid, "cycle %lu: out_tvalid %u, expected %u", cycle, top->out_tvalid_o,
           prev_in.valid);
-    int nev = top->ev_icrc_err_o + top->ev_bad_hdr_o + top->ev_gmp_o;
+    int nev = top->ev_icrc_err_o + top->ev_bad_hdr_o + top->ev_pkey_viol_o + top->ev_qkey_viol_o +
+              top->ev_gmp_o;
     if (prev_in.valid) {
       uint8_t o[16];
       get_bytes(top->out_tdata_o, o, kDataB);
@@ -92,16 +104,24 @@ static void tick() {
         if (!expect_q.empty()) {
           auto [w, what] = expect_q.front();
           expect_q.pop_front();
-          Ev got = top->ev_icrc_err_o ? EvIcrc : top->ev_bad_hdr_o ? EvHdr : top->ev_gmp_o ? EvGmp : EvNone;
+          Ev got = top->ev_icrc_err_o    ? EvIcrc
+                   : top->ev_bad_hdr_o   ? EvHdr
+                   : top->ev_pkey_viol_o ? EvPkey
+                   : top->ev_qkey_viol_o ? EvQkey
+                   : top->ev_gmp_o       ? EvGmp
+                                         : EvNone;
           CHECK(top->out_tuser_o == w.discard, "%s: out_tuser %u, expected %u", what, top->out_tuser_o,
                 w.discard);
+          CHECK(top->out_reason_o == w.reason, "%s: out_reason %u, expected %u", what, top->out_reason_o,
+                w.reason);
           CHECK(nev <= 1 && got == w.ev, "%s: event %s (%d pulses), expected %s", what, kEvName[got], nev,
                 kEvName[w.ev]);
           n_pkts++;
           n_ev[got]++;
         }
       } else {
-        CHECK(top->out_tuser_o == 0 && nev == 0, "cycle %lu: tuser/event on a beat without tlast", cycle);
+        CHECK(top->out_tuser_o == 0 && top->out_reason_o == 0 && nev == 0,
+              "cycle %lu: tuser/reason/event on a beat without tlast", cycle);
       }
     } else {
       CHECK(nev == 0, "cycle %lu: event without an output beat", cycle);
@@ -119,6 +139,43 @@ static void drain() {
   for (int i = 0; i < 100000 && !in_q.empty(); i++) tick();
   run(4);
   CHECK(in_q.empty() && expect_q.empty(), "not drained: %zu in, %zu expected", in_q.size(), expect_q.size());
+}
+
+// Write the RTL's P_Key table (input idle), in random entry order, then read
+// every entry back (and an index past the table: 0).
+static void clock_idle() {
+  top->in_tvalid_i = 0;
+  top->clk_i = 0;
+  top->eval();
+  top->clk_i = 1;
+  top->eval();
+  cycle++;
+}
+static void set_pkeys(const PkeyTable& t) {
+  drain();
+  std::vector<int> order(kPkeyEntries);
+  for (int i = 0; i < kPkeyEntries; i++) order[i] = i;
+  for (int i = kPkeyEntries; i > 1; i--) std::swap(order[i - 1], order[urand(i)]);
+  for (int i : order) {
+    top->pkey_we_i = 1;
+    top->pkey_idx_i = i;
+    top->pkey_wdata_i = t[i];
+    clock_idle();
+  }
+  top->pkey_we_i = 1;  // out of range: ignored
+  top->pkey_idx_i = kPkeyEntries;
+  top->pkey_wdata_i = 0xFFFF;
+  clock_idle();
+  top->pkey_we_i = 0;
+  pkeys = t;
+  for (int i = 0; i <= kPkeyEntries; i++) {
+    top->pkey_idx_i = i;
+    top->eval();
+    uint16_t want = i < kPkeyEntries ? t[i] : 0;
+    CHECK(top->pkey_rdata_o == want, "P_Key entry %d reads %04x, expected %04x", i, top->pkey_rdata_o, want);
+  }
+  prev_in = Beat{};
+  run(2);
 }
 
 // ---------------------------------------------------------------------------
@@ -170,6 +227,12 @@ static Bytes random_pkt(bool grh) {
   uint32_t qp = urand(4) == 0 ? urand(1u << 24) : urand(3);
   p[13 + o] = qp >> 16, p[14 + o] = (qp >> 8) & 0xFF, p[15 + o] = qp & 0xFF;
   if (urand(2)) p[8 + o] = 0x64, p[9 + o] &= 0xC0;
+  {  // P_Key: mostly one of the table's entries (as limited or full member;
+     // 0xFFFF for an empty one), else random
+    uint16_t e = pkeys[urand(pkeys.size())];
+    uint16_t k = urand(4) ? uint16_t((e ? e : 0xFFFF) ^ (urand(2) << 15)) : uint16_t(urand(65536));
+    p[10 + o] = k >> 8, p[11 + o] = k & 0xFF;
+  }
   if (urand(2) && p.size() > size_t(24 + o)) p[20 + o] = 0x80, p[21 + o] = 0x01, p[22 + o] = 0, p[23 + o] = 0;
   if (urand(2) && p.size() > size_t(30 + o)) p[28 + o] = 1;
   finish_pkt(p, urand(8) != 0);
@@ -239,6 +302,19 @@ int main(int argc, char** argv) {
   mod([](Bytes& p) { p[15] = 2; p[28] = 7; p[29] = 0x81; p[20] = 0; }, "QP 2, SMP-like MAD (passes)");
   mod([](Bytes& p) { p[15] = 2; finish_pkt(p); p[100] ^= 0x80; fix_vcrc(p); }, "QP 2, bad ICRC", false);
   mod([](Bytes& p) { p[13] = p[14] = p[15] = 0xFF; }, "QP 0xFFFFFF (multicast QP)");
+  // P_Key (BTH bytes 2-3 = packet 10-11) against the default table {0xFFFF}
+  mod([](Bytes& p) { p[10] = 0x7F; }, "P_Key 0x7FFF (limited; entry 0xFFFF full: match)");
+  mod([](Bytes& p) { p[10] = 0x80; p[11] = 0x01; }, "P_Key 0x8001 (not in the table)");
+  mod([](Bytes& p) { p[10] = 0x00; p[11] = 0x00; }, "P_Key 0x0000 (invalid)");
+  mod([](Bytes& p) { p[10] = 0x80; p[11] = 0x00; }, "P_Key 0x8000 (invalid)");
+  mod([](Bytes& p) { p[10] = 0x12; p[20] = 0; }, "P_Key 0x12FF and Q_Key 0x00010000 (P_Key first)");
+  mod([](Bytes& p) { p[10] = 0x12; p[28] = 2; }, "P_Key 0x12FF and BaseVersion 2 (header first)");
+  mod([](Bytes& p) { p[10] = 0x12; p[9] = 0x01; }, "P_Key 0x12FF and TVer 1 (header first)");
+  mod([](Bytes& p) { p[10] = 0x12; p[40] ^= 1; fix_vcrc(p); }, "P_Key 0x12FF and bad ICRC (ICRC first)", false);
+  mod([](Bytes& p) { p[20] = 0; p[40] ^= 1; fix_vcrc(p); }, "Q_Key 0 and bad ICRC (ICRC first)", false);
+  mod([](Bytes& p) { p[20] = 0; p[29] = 0x81; }, "Q_Key 0 and MgmtClass 0x81 (header first)");
+  mod([](Bytes& p) { p[15] = 2; p[10] = 0x12; p[20] = 0; }, "QP 2 with P_Key 0x12FF, Q_Key 0 (not checked)");
+  mod([](Bytes& p) { p[15] = 0; p[10] = 0x12; }, "DestQP 0 with P_Key 0x12FF (header)");
   mod([](Bytes& p) { p[13] = 1; p[15] = 1; }, "QP 0x010001");
   add(V3, "V3 flagged by the link", true);
   {
@@ -277,6 +353,18 @@ int main(int argc, char** argv) {
     t[61] = 0;
     finish_pkt(t);
     add(t, "GRH, Q_Key 0x80000000");
+    t = g;
+    t[50] = 0x80, t[51] = 0x02;
+    finish_pkt(t);
+    add(t, "GRH, P_Key 0x8002");
+    t = g;
+    t[50] = 0x7F;
+    finish_pkt(t);
+    add(t, "GRH, P_Key 0x7FFF (match)");
+    t = g;
+    t[10] = 0x80, t[11] = 0x02;  // GRH bytes where a local BTH.P_Key would be
+    finish_pkt(t);
+    add(t, "GRH, P_Key 0xFFFF, GRH bytes 2-3 0x8002 (read after the GRH)");
     t = g;
     t[100] ^= 4;
     fix_vcrc(t);
@@ -320,11 +408,71 @@ int main(int argc, char** argv) {
     }
     drain();
   }
-  CHECK(n_ev[EvIcrc] > 50 && n_ev[EvHdr] > 100 && n_ev[EvGmp] > 50 && n_ev[EvNone] > 100,
-        "coverage: %d none, %d icrc, %d hdr, %d gmp", n_ev[EvNone], n_ev[EvIcrc], n_ev[EvHdr], n_ev[EvGmp]);
-  std::printf("gsi_rx_check DataW=%d: %zu cases, %d packets (%d single): %d passed without event, %d ICRC, "
-              "%d bad header, %d GMPs\n",
-              DATAW, cases.size(), n_pkts, singles, n_ev[EvNone], n_ev[EvIcrc], n_ev[EvHdr], n_ev[EvGmp]);
+  int default_pkey = n_ev[EvPkey], default_gmp = n_ev[EvGmp];
+
+  // ---- a written P_Key table: full and limited members, invalid entries ----
+  PkeyTable t(kPkeyEntries, 0);
+  t[0] = 0x8001;                // full
+  t[1] = 0x0002;                // limited
+  t[7] = 0x8000;                // invalid (low bits 0): matches nothing
+  t[kPkeyEntries - 1] = 0x9234; // full, the last entry
+  set_pkeys(t);
+  struct PkCase {
+    uint16_t k;
+    Ev ev;  // the rule's verdict, stated here from the IBA rule (and checked against the model)
+    const char* what;
+  };
+  const PkCase pk_cases[] = {
+      {0x8001, EvGmp, "table: P_Key 0x8001, entry 0x8001 (full/full)"},
+      {0x0001, EvGmp, "table: P_Key 0x0001, entry 0x8001 (limited/full)"},
+      {0x8002, EvGmp, "table: P_Key 0x8002, entry 0x0002 (full/limited)"},
+      {0x0002, EvPkey, "table: P_Key 0x0002, entry 0x0002 (limited/limited)"},
+      {0xFFFF, EvPkey, "table: P_Key 0xFFFF, no 0x7FFF entry"},
+      {0x8000, EvPkey, "table: P_Key 0x8000, entry 0x8000 (invalid)"},
+      {0x0000, EvPkey, "table: P_Key 0x0000 (zero entries never match)"},
+      {0x1234, EvGmp, "table: P_Key 0x1234, last entry 0x9234"},
+      {0x9234, EvGmp, "table: P_Key 0x9234, last entry 0x9234"},
+      {0x8003, EvPkey, "table: P_Key 0x8003, no entry"},
+  };
+  std::vector<InPkt> pk;
+  for (const PkCase& c : pk_cases) {
+    Bytes p = V3;
+    p[10] = c.k >> 8, p[11] = c.k & 0xFF;
+    finish_pkt(p);
+    CHECK(model(p, false, pkeys).ev == c.ev, "model disagrees with the rule: %s", c.what);
+    pk.push_back({p, false, c.what});
+    Bytes g = with_grh(p);
+    CHECK(model(g, false, pkeys).ev == c.ev, "model disagrees with the rule (GRH): %s", c.what);
+    pk.push_back({g, false, c.what});
+  }
+  for (auto& c : pk) {
+    gap_pct = 30;
+    in_q.push_back(c);
+    drain();
+  }
+  gap_pct = 0;
+  for (int r = 0; r < 4; r++) {
+    for (size_t i = 0; i < pk.size(); i++) in_q.push_back(pk[urand(pk.size())]);
+    for (size_t i = 0; i < cases.size(); i++) in_q.push_back(cases[urand(cases.size())]);
+  }
+  drain();
+  gap_pct = 10;
+  for (int i = 0; i < 300; i++) in_q.push_back({random_pkt(urand(3) == 0), urand(10) == 0, "random packet"});
+  drain();
+  // and back to the default table: 0xFFFF passes again
+  set_pkeys(default_pkeys(kPkeyEntries));
+  in_q.push_back({V3, false, "V3 after the default table is back"});
+  drain();
+
+  CHECK(n_ev[EvIcrc] > 50 && n_ev[EvHdr] > 100 && n_ev[EvGmp] > 50 && n_ev[EvNone] > 100 &&
+            default_pkey > 20 && n_ev[EvPkey] - default_pkey > 40 && n_ev[EvQkey] > 10 &&
+            n_ev[EvGmp] - default_gmp > 40,
+        "coverage: %d none, %d icrc, %d hdr, %d pkey (%d default table), %d qkey, %d gmp", n_ev[EvNone],
+        n_ev[EvIcrc], n_ev[EvHdr], n_ev[EvPkey], default_pkey, n_ev[EvQkey], n_ev[EvGmp]);
+  std::printf("gsi_rx_check DataW=%d: %zu cases + %zu P_Key table cases, %d packets (%d single): %d passed "
+              "without event, %d ICRC, %d bad header, %d P_Key violations, %d Q_Key violations, %d GMPs\n",
+              DATAW, cases.size(), pk.size(), n_pkts, singles, n_ev[EvNone], n_ev[EvIcrc], n_ev[EvHdr],
+              n_ev[EvPkey], n_ev[EvQkey], n_ev[EvGmp]);
   top->final();
   int rc = finish("gsi_rx_check");
   std::fflush(stdout);

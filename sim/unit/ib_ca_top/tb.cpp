@@ -44,18 +44,23 @@ enum : uint8_t {
   kRegCtrClearSel = 0x0E,
   kRegCtrClear = 0x0F,
   kRegCtrBase = 0x10,
+  kRegPkeyCap = 0x40,
+  kRegPkeyIdx = 0x41,
+  kRegPkeyData = 0x42,
 };
 enum Ctr {
   CtrRxPkts, CtrRxVcrcErr, CtrRxLverErr, CtrRxLnhErr, CtrRxLenErr, CtrRxDataPkts, CtrVl15Dropped,
   CtrSmiIcrcErr, CtrSmiBadHdr, CtrSmiLidErr, CtrSmiDrDiscard, CtrSmiPortDown, CtrSmiToSma, CtrSmiToSm,
   CtrSqDrDiscard, CtrSqLocal, CtrSqPkts, CtrTxVl15Pkts, CtrTxDataPkts, CtrDataIcrcErr, CtrGsiBadHdr,
-  CtrGsiGmps, CtrRxWords, CtrTxWords, NumCtrs
+  CtrGsiGmps, CtrRxWords, CtrTxWords,
+  CtrReserved24,  // reserved: M_Key violations (branch mkey); never counts here
+  CtrPkeyViol, CtrQkeyViol, NumCtrs
 };
 static const char* kCtrName[] = {"RxPkts", "RxVcrcErr", "RxLverErr", "RxLnhErr", "RxLenErr", "RxDataPkts",
                                  "Vl15Dropped", "SmiIcrcErr", "SmiBadHdr", "SmiLidErr", "SmiDrDiscard",
                                  "SmiPortDown", "SmiToSma", "SmiToSm", "SqDrDiscard", "SqLocal", "SqPkts",
                                  "TxVl15Pkts", "TxDataPkts", "DataIcrcErr", "GsiBadHdr", "GsiGmps",
-                                 "RxWords", "TxWords"};
+                                 "RxWords", "TxWords", "Reserved24", "PkeyViol", "QkeyViol"};
 static_assert(sizeof(kCtrName) / sizeof(kCtrName[0]) == NumCtrs, "counter names");
 static constexpr int kMad = 28;         // packet byte of MAD byte 0
 static constexpr int kMadBeats = 256 / kDataB;
@@ -118,6 +123,7 @@ static Bytes wire_cur;
 static std::vector<RxMad> sma_out, sm_out;
 static RxMad sma_cur, sm_cur;
 static std::vector<std::pair<Bytes, bool>> drx_out;
+static std::vector<int> drx_reason_out;  // drx_reason_o with each drx_out packet's tlast
 static Bytes drx_cur;
 // MAD sources
 struct Src {
@@ -339,6 +345,7 @@ static void tick() {
     drx_cur.insert(drx_cur.end(), o, o + n);
     if (top->drx_tlast_o) {
       drx_out.push_back({drx_cur, top->drx_tuser_o != 0});
+      drx_reason_out.push_back(top->drx_reason_o);
       drx_cur.clear();
     }
   }
@@ -1194,7 +1201,9 @@ int main(int argc, char** argv) {
     mod([](Bytes& p) { p[8] = 0x65; });                // opcode
     mod([](Bytes& p) { p.erase(p.end() - 6, p.end() - 2); });  // payload 252
     mod([](Bytes& p) { p.insert(p.end() - 6, 4, 0); });        // payload 260
-    mod([](Bytes& p) { p[21] = 0; });                  // Q_Key 0x80000000
+    mod([](Bytes& p) { p[21] = 0; });                  // Q_Key 0x80000000 (Q_KeyViolations)
+    mod([](Bytes& p) { p[10] = 0x80, p[11] = 0x05; });  // P_Key 0x8005, not in the table (P_KeyViolations)
+    mod([](Bytes& p) { p[10] = 0x7F; });               // P_Key 0x7FFF: limited, entry 0 0xFFFF full: a GMP
     mod([](Bytes& p) { p[28] = 2; });                  // BaseVersion 2
     mod([](Bytes& p) { p[29] = 0x01; });               // MgmtClass 0x01
     mod([](Bytes& p) { p[29] = 0x81; });               // MgmtClass 0x81
@@ -1224,6 +1233,8 @@ int main(int argc, char** argv) {
       dp.push_back(g);
     }
     std::vector<std::pair<Bytes, bool>> want_drx;
+    std::vector<int> want_reason;
+    drx_reason_out.clear();
     uint64_t words = 0;
     for (int round = 0; round < 3; round++) {
       rx_gap = round == 0 ? 0 : round == 1 ? 30 : 80;
@@ -1234,8 +1245,9 @@ int main(int argc, char** argv) {
         rx_q.push_back(p);
         c[CtrRxPkts]++;
         bool lg = link_good(p);
-        Want w = lg ? model(p, false) : Want{true, EvNone};
+        Want w = lg ? model(p, false) : Want{true, EvNone, RsLinkDrop};
         want_drx.push_back({p, w.discard});
+        want_reason.push_back(w.reason);
         if (!lg) {
           c[CtrRxVcrcErr]++;
           continue;
@@ -1245,6 +1257,8 @@ int main(int argc, char** argv) {
         if (w.ev == EvIcrc) c[CtrDataIcrcErr]++;
         if (w.ev == EvHdr) c[CtrGsiBadHdr]++;
         if (w.ev == EvGmp) c[CtrGsiGmps]++;
+        if (w.ev == EvPkey) c[CtrPkeyViol]++;
+        if (w.ev == EvQkey) c[CtrQkeyViol]++;
         if (urand(3) == 0) {  // an SMP in between
           rx_q.push_back(V1);
           c[CtrRxPkts]++, c[CtrSmiToSma]++;
@@ -1259,14 +1273,78 @@ int main(int argc, char** argv) {
       CHECK(drx_out[i].first == want_drx[i].first, "GSI: drx packet %zu differs", i);
       CHECK(drx_out[i].second == want_drx[i].second, "GSI: drx packet %zu tuser %u, expected %u", i,
             drx_out[i].second, want_drx[i].second);
+      CHECK(drx_reason_out[i] == want_reason[i], "GSI: drx packet %zu reason %d, expected %d", i,
+            drx_reason_out[i], want_reason[i]);
     }
-    CHECK(c[CtrGsiGmps] == 3 * 3 && c[CtrDataIcrcErr] == 3 * 2 && c[CtrGsiBadHdr] == 3 * 8,
-          "GSI: case list changed (%u GMPs, %u ICRC, %u bad header)", c[CtrGsiGmps], c[CtrDataIcrcErr],
-          c[CtrGsiBadHdr]);
+    CHECK(c[CtrGsiGmps] == 3 * 4 && c[CtrDataIcrcErr] == 3 * 2 && c[CtrGsiBadHdr] == 3 * 7 &&
+              c[CtrPkeyViol] == 3 * 1 && c[CtrQkeyViol] == 3 * 1,
+          "GSI: case list changed (%u GMPs, %u ICRC, %u bad header, %u P_Key, %u Q_Key)", c[CtrGsiGmps],
+          c[CtrDataIcrcErr], c[CtrGsiBadHdr], c[CtrPkeyViol], c[CtrQkeyViol]);
     CHECK(words == mw_rx, "GSI: words %lu, model %lu", words, mw_rx);
     drx_out.clear();
     sma_out.clear();
     expect_ctrs(c, "GSI checks");
+
+    // The P_Key table registers: size 64 (a CA's NodeInfo.PartitionCap),
+    // the reset table (entry 0 = 0xFFFF, every other 0), index + data with
+    // the index stepping after a data write. Then, with entries 0 = 0x8005
+    // (full) and 1 = 0x0006 (limited), GMPs are judged by the IBA rule
+    // (gsi_model.h) and counted in P_KeyViolations / Q_KeyViolations.
+    CHECK(reg_read(kRegPkeyCap) == 64, "RegPkeyCap %u, expected 64", reg_read(kRegPkeyCap));
+    for (int i = 0; i < 64; i++) {
+      reg_write(kRegPkeyIdx, i);
+      uint32_t want = i == 0 ? 0xFFFF : 0;
+      CHECK(reg_read(kRegPkeyData) == want, "reset P_Key entry %d = %04x, expected %04x", i, reg_read(kRegPkeyData),
+            want);
+    }
+    PkeyTable t = default_pkeys(64);
+    t[0] = 0x8005, t[1] = 0x0006;
+    reg_write(kRegPkeyIdx, 0);
+    reg_write(kRegPkeyData, t[0]);
+    reg_write(kRegPkeyData, t[1]);
+    CHECK(reg_read(kRegPkeyIdx) == 2, "RegPkeyIdx %u after two data writes, expected 2", reg_read(kRegPkeyIdx));
+    for (int i = 0; i < 3; i++) {
+      reg_write(kRegPkeyIdx, i);
+      CHECK(reg_read(kRegPkeyData) == t[i], "P_Key entry %d = %04x, expected %04x", i, reg_read(kRegPkeyData), t[i]);
+    }
+    std::vector<std::pair<Bytes, Want>> pk;
+    for (uint16_t k : {0x8005, 0x0005, 0x8006, 0x0006, 0xFFFF, 0x0000, 0x8000}) {
+      Bytes p = V3;
+      p[10] = k >> 8, p[11] = k & 0xFF;
+      finish_pkt(p);
+      pk.push_back({p, model(p, false, t)});
+      p[21] = 0;  // and with a bad Q_Key: P_Key first
+      finish_pkt(p);
+      pk.push_back({p, model(p, false, t)});
+    }
+    drx_reason_out.clear();
+    for (auto& [p, w] : pk) {
+      rx_q.push_back(p);
+      words += pktlen_of(p);
+      c[CtrRxPkts]++, c[CtrRxDataPkts]++;
+      if (w.ev == EvGmp) c[CtrGsiGmps]++;
+      if (w.ev == EvPkey) c[CtrPkeyViol]++;
+      if (w.ev == EvQkey) c[CtrQkeyViol]++;
+    }
+    settle();
+    CHECK(drx_out.size() == pk.size(), "P_Key: %zu packets on drx, expected %zu", drx_out.size(), pk.size());
+    for (size_t i = 0; i < drx_out.size() && i < pk.size(); i++) {
+      CHECK(drx_out[i].first == pk[i].first && drx_out[i].second == pk[i].second.discard &&
+                drx_reason_out[i] == pk[i].second.reason,
+            "P_Key: drx packet %zu (P_Key %02x%02x): tuser %u reason %d, expected %u / %d", i, pk[i].first[10],
+            pk[i].first[11], drx_out[i].second, drx_reason_out[i], pk[i].second.discard, pk[i].second.reason);
+    }
+    // 0x8005, 0x0005 (entry 0 full) and 0x8006 (full vs limited entry 1) pass
+    // the P_Key check; 0x0006 (limited/limited), 0xFFFF, 0, 0x8000 fail it.
+    CHECK(c[CtrGsiGmps] == 3 * 4 + 3 && c[CtrPkeyViol] == 3 + 4 * 2 && c[CtrQkeyViol] == 3 + 3,
+          "P_Key: the rule's counts changed (%u GMPs, %u P_Key, %u Q_Key)", c[CtrGsiGmps], c[CtrPkeyViol],
+          c[CtrQkeyViol]);
+    CHECK(words == mw_rx, "P_Key: words %lu, model %lu", words, mw_rx);
+    drx_out.clear();
+    expect_ctrs(c, "P_Key table");
+    reg_write(kRegPkeyIdx, 0);  // the default table again (V3 has P_Key 0xFFFF)
+    reg_write(kRegPkeyData, 0xFFFF);
+    reg_write(kRegPkeyData, 0x0000);
 
     // data TX under backpressure beside VL15 responses
     sma_echo = true;
@@ -1344,7 +1422,8 @@ int main(int argc, char** argv) {
       sma_out.clear(), drx_out.clear(), wire_out.clear();
       expect_ctrs(c, "traffic after RegCtrClearSel");
     }
-    std::printf("ib_ca_top DataW=%d: GSI 9 GMPs, 6 ICRC errors, 24 bad headers, 3 link errors on drx; "
+    std::printf("ib_ca_top DataW=%d: GSI 12 GMPs, 6 ICRC errors, 21 bad headers, 3 P_Key and 3 Q_Key "
+                "violations, 3 link errors on drx; then the P_Key table: 14 packets (3 pass, 8 P_Key, 3 Q_Key); "
                 "%lu RX words, %lu TX words (%d VL15 + %zu data packets)\n",
                 DATAW, words, tx_words, n_vl15, data_wire.size());
   }

@@ -38,6 +38,7 @@ enum : uint16_t {
   kRegNumPorts = 0x0006, kRegNumPortsMax = 0x0007, kRegLinearTop = 0x0008, kRegPortChange = 0x0009,
   kRegLftDepth = 0x000A, kRegCtrClear = 0x000F, kRegPortState = 0x0100, kRegCtrBase = 0x0200,
   kRegLftBase = 0x1000, kRegCtr0GBase = 0x0600, kRegCtrClrSel = 0x0800,
+  kRegPkeyCap = 0x0020, kRegPkeyIdx = 0x0021, kRegPkeyData = 0x0022,
 };
 enum Ctr {  // external port p
   RxPkts, RxVcrcErr, RxLenErr, RxLverErr, RxLnhErr, Vl15Dropped, DataDropped, LinkDownDrop,
@@ -48,8 +49,10 @@ enum Ctr0 {  // port 0
   SqPkts, SqDrDiscard, SqLocal, P0NoRoute, P0LoopDrop, P0StateDrop
 };
 enum Ctr0g {  // port 0, GMP bank (0x0600 + c)
-  GRxPkts, GIcrcErr, GBadHdr, GGmps, GTxPkts, GTxDrop, GRxWords, GTxWords
+  GRxPkts, GIcrcErr, GBadHdr, GGmps, GTxPkts, GTxDrop, GRxWords, GTxWords, GPkeyViol, GQkeyViol
 };
+// gsi_reason_e (ib_pkg)
+enum { RsOk, RsLinkDrop, RsIcrc, RsHdr, RsPkey, RsQkey };
 enum : uint8_t { Down = 1, Init = 2, Armed = 3, Active = 4 };
 
 // ---------------------------------------------------------------------------
@@ -338,6 +341,7 @@ struct GmpRx {
   Bytes b;
   bool tuser;
   int port_slid;
+  int reason;  // gmp_rx_reason_o on tlast (ib_pkg::gsi_reason_e)
 };
 static std::vector<GmpRx> gmp_out;
 static Bytes gmp_cur;
@@ -498,7 +502,8 @@ static void tick() {
                 "gmp_rx: bad VCRC");
           gmp_cur.resize(gmp_cur.size() - 2);
         }
-        gmp_out.push_back(GmpRx{gmp_cur, bool(top->gmp_rx_tuser_o), gmp_cur.size() >= 8 ? be16(gmp_cur, 6) : 0});
+        gmp_out.push_back(GmpRx{gmp_cur, bool(top->gmp_rx_tuser_o), gmp_cur.size() >= 8 ? be16(gmp_cur, 6) : 0,
+                                int(top->gmp_rx_reason_o)});
         gmp_cur.clear();
       }
     }
@@ -1320,8 +1325,21 @@ static void test_gmp_drops() {
         a, ctr(a, NoRoute), ctr(a, StateDrop));
   // RxWords counts what passed the link checks (the two routed drops), not the VCRC error
   CHECK(ctr(a, RxWords) == 2 * 72, "RxWords %u", ctr(a, RxWords));
-  // the GSI checks (ibspec §6) on the switch's path: each packet reaches
-  // gmp_rx whole, with tuser on its tlast, and one counter names it
+  // the GSI checks (ibspec §6, §2 QP1 keys) on the switch's path: each
+  // packet reaches gmp_rx whole, with tuser and the reason on its tlast, and
+  // one counter names it. Port 0's P_Key table: 8 entries (a switch's
+  // NodeInfo.PartitionCap), reset to entry 0 = 0xFFFF.
+  CHECK(reg_read(kRegPkeyCap) == 8, "switch RegPkeyCap %u, expected 8", reg_read(kRegPkeyCap));
+  for (int i = 0; i < 8; i++) {
+    reg_write(kRegPkeyIdx, i);
+    CHECK(reg_read(kRegPkeyData) == (i == 0 ? 0xFFFFu : 0u), "switch P_Key entry %d = %04x", i,
+          reg_read(kRegPkeyData));
+  }
+  auto with_pkey = [](Bytes p, uint16_t k) {
+    p[10] = k >> 8, p[11] = k & 0xFF;
+    set_icrc(p);
+    return p;
+  };
   Bytes bi = gmp_pkt(2, kSwLid, host_lid(a), 15);
   bi[100] ^= 0x40;                          // ICRC no longer matches (VCRC made for it)
   Bytes bq = gmp_pkt(3, kSwLid, host_lid(a), 16);
@@ -1329,17 +1347,51 @@ static void test_gmp_drops() {
   set_icrc(bq);
   Bytes b0 = data_pkt(0, kSwLid, host_lid(a), 64, 17);  // DestQP 0 on a data VL
   Bytes g1 = gmp_pkt(4, kSwLid, host_lid(a), 18);        // good
-  for (auto* x : {&bi, &bq, &b0, &g1}) rx(*x);
-  CHECK(gmp_out.size() == 4, "GSI: gmp_rx got %zu of 4", gmp_out.size());
-  if (gmp_out.size() == 4) {
-    CHECK(gmp_out[0].b == bi && gmp_out[1].b == bq && gmp_out[2].b == b0 && gmp_out[3].b == g1, "GSI: packets changed");
-    CHECK(gmp_out[0].tuser && gmp_out[1].tuser && gmp_out[2].tuser && !gmp_out[3].tuser, "GSI: tuser %d %d %d %d",
-          gmp_out[0].tuser, gmp_out[1].tuser, gmp_out[2].tuser, gmp_out[3].tuser);
+  Bytes bp = with_pkey(gmp_pkt(4, kSwLid, host_lid(a), 19), 0x8007);  // P_Key not in {0xFFFF}
+  Bytes gl = with_pkey(gmp_pkt(4, kSwLid, host_lid(a), 20), 0x7FFF);  // limited vs full 0xFFFF: good
+  for (auto* x : {&bi, &bq, &b0, &g1, &bp, &gl}) rx(*x);
+  CHECK(gmp_out.size() == 6, "GSI: gmp_rx got %zu of 6", gmp_out.size());
+  if (gmp_out.size() == 6) {
+    CHECK(gmp_out[0].b == bi && gmp_out[1].b == bq && gmp_out[2].b == b0 && gmp_out[3].b == g1 &&
+              gmp_out[4].b == bp && gmp_out[5].b == gl,
+          "GSI: packets changed");
+    const int want[6] = {RsIcrc, RsQkey, RsHdr, RsOk, RsPkey, RsOk};
+    for (int i = 0; i < 6; i++) {
+      CHECK(gmp_out[i].tuser == (want[i] != RsOk) && gmp_out[i].reason == want[i],
+            "GSI: packet %d tuser %d reason %d, expected reason %d", i, gmp_out[i].tuser, gmp_out[i].reason,
+            want[i]);
+    }
   }
-  CHECK(gctr(GIcrcErr) == 1 && gctr(GBadHdr) == 2 && gctr(GGmps) == 1 && gctr(GRxPkts) == 4,
-        "GSI counters: IcrcErr %u BadHdr %u Gmps %u RxPkts %u", gctr(GIcrcErr), gctr(GBadHdr), gctr(GGmps),
-        gctr(GRxPkts));
+  CHECK(gctr(GIcrcErr) == 1 && gctr(GBadHdr) == 1 && gctr(GQkeyViol) == 1 && gctr(GPkeyViol) == 1 &&
+            gctr(GGmps) == 2 && gctr(GRxPkts) == 6,
+        "GSI counters: IcrcErr %u BadHdr %u QkeyViol %u PkeyViol %u Gmps %u RxPkts %u", gctr(GIcrcErr),
+        gctr(GBadHdr), gctr(GQkeyViol), gctr(GPkeyViol), gctr(GGmps), gctr(GRxPkts));
   gmp_out.clear();
+  // a written table: entry 0 = 0x0007 (limited), entry 7 (the last) = 0x8009;
+  // the index steps after each data write
+  reg_write(kRegPkeyIdx, 0);
+  reg_write(kRegPkeyData, 0x0007);
+  CHECK(reg_read(kRegPkeyIdx) == 1, "switch RegPkeyIdx %u after a data write", reg_read(kRegPkeyIdx));
+  reg_write(kRegPkeyIdx, 7);
+  reg_write(kRegPkeyData, 0x8009);
+  reg_write(kRegPkeyIdx, 7);
+  CHECK(reg_read(kRegPkeyData) == 0x8009, "switch P_Key entry 7 = %04x", reg_read(kRegPkeyData));
+  // 0x8007 (full vs limited 0x0007): good; 0x0007 (limited/limited): bad;
+  // 0x0009 (limited vs full 0x8009): good; 0xFFFF (no longer in): bad
+  const uint16_t keys[4] = {0x8007, 0x0007, 0x0009, 0xFFFF};
+  const int kwant[4] = {RsOk, RsPkey, RsOk, RsPkey};
+  for (int i = 0; i < 4; i++) rx(with_pkey(gmp_pkt(4, kSwLid, host_lid(a), 21 + i), keys[i]));
+  CHECK(gmp_out.size() == 4, "P_Key table: gmp_rx got %zu of 4", gmp_out.size());
+  for (size_t i = 0; i < gmp_out.size() && i < 4; i++) {
+    CHECK(gmp_out[i].reason == kwant[i] && gmp_out[i].tuser == (kwant[i] != RsOk),
+          "P_Key table: P_Key %04x reason %d, expected %d", keys[i], gmp_out[i].reason, kwant[i]);
+  }
+  CHECK(gctr(GPkeyViol) == 3 && gctr(GGmps) == 4, "P_Key table: PkeyViol %u Gmps %u", gctr(GPkeyViol), gctr(GGmps));
+  gmp_out.clear();
+  reg_write(kRegPkeyIdx, 0);  // the default table again
+  reg_write(kRegPkeyData, 0xFFFF);
+  reg_write(kRegPkeyIdx, 7);
+  reg_write(kRegPkeyData, 0x0000);
   // port 0 without a LID: data to LID 0 is no route, nothing reaches gmp_rx
   reg_write(kRegPort0Lid, 0);
   rx(gmp_pkt(0, 0, host_lid(a), 14));
