@@ -59,6 +59,7 @@ fn cfg() -> PortConfig {
         master_sm_lid: 1,
         master_sm_sl: 0,
         port_num: 1,
+        ..PortConfig::default()
     }
 }
 
@@ -93,7 +94,7 @@ fn finish(b: &mut CaBench, rng: &mut Rng) -> vl15::refmodel::CtrDelta {
 }
 
 /// The error counters: every counter that says a packet was rejected.
-const ERRORS: [Ctr; 13] = [
+const ERRORS: [Ctr; 15] = [
     Ctr::RxVcrcErr,
     Ctr::RxLverErr,
     Ctr::RxLnhErr,
@@ -107,6 +108,8 @@ const ERRORS: [Ctr; 13] = [
     Ctr::SqDrDiscard,
     Ctr::DataIcrcErr,
     Ctr::GsiBadHdr,
+    Ctr::PkeyViol,
+    Ctr::QkeyViol,
 ];
 
 fn errors(c: &vl15::refmodel::CtrDelta) -> u32 {
@@ -149,7 +152,8 @@ fn rx_class(class: FaultClass) {
             assert_eq!(c.get(Ctr::SmiToSma), 2 * n);
             assert_eq!(c.get(Ctr::TxVl15Pkts), 2 * n);
             assert_eq!(b.sb.stats.to_sma, u64::from(2 * n));
-            let data = bad[0] >> 4 != VL15 && ctr == Ctr::GsiBadHdr;
+            let data = bad[0] >> 4 != VL15
+                && matches!(ctr, Ctr::GsiBadHdr | Ctr::PkeyViol | Ctr::QkeyViol);
             assert_eq!(b.sb.stats.to_drx, u64::from(if data { n } else { 0 }));
         }
     }
@@ -174,6 +178,8 @@ rx_tests! {
     class_destqp_on_vl15 => DestQpOnVl15,
     class_vl15_to_qp1 => Vl15ToQp1,
     class_qp0_on_data_vl => Qp0OnDataVl,
+    class_qp1_bad_pkey => Qp1BadPkey,
+    class_qp1_bad_qkey => Qp1BadQkey,
     class_base_version => BaseVersion,
     class_class_not_smp => ClassNotSmp,
     class_dlid_not_ours => DlidNotOurs,

@@ -55,6 +55,8 @@ pub enum FaultClass {
     DestQpOnVl15,
     Vl15ToQp1,
     Qp0OnDataVl,
+    Qp1BadPkey,
+    Qp1BadQkey,
     BaseVersion,
     ClassNotSmp,
     DlidNotOurs,
@@ -71,7 +73,7 @@ pub enum FaultClass {
 }
 
 impl FaultClass {
-    pub const ALL: [FaultClass; 25] = [
+    pub const ALL: [FaultClass; 27] = [
         FaultClass::BadVcrc,
         FaultClass::BadIcrc,
         FaultClass::LVer,
@@ -84,6 +86,8 @@ impl FaultClass {
         FaultClass::DestQpOnVl15,
         FaultClass::Vl15ToQp1,
         FaultClass::Qp0OnDataVl,
+        FaultClass::Qp1BadPkey,
+        FaultClass::Qp1BadQkey,
         FaultClass::BaseVersion,
         FaultClass::ClassNotSmp,
         FaultClass::DlidNotOurs,
@@ -113,6 +117,8 @@ impl FaultClass {
             FaultClass::DestQpOnVl15 => "destqp_on_vl15",
             FaultClass::Vl15ToQp1 => "vl15_to_qp1",
             FaultClass::Qp0OnDataVl => "qp0_on_data_vl",
+            FaultClass::Qp1BadPkey => "qp1_bad_pkey",
+            FaultClass::Qp1BadQkey => "qp1_bad_qkey",
             FaultClass::BaseVersion => "base_version",
             FaultClass::ClassNotSmp => "class_not_smp",
             FaultClass::DlidNotOurs => "dlid_not_ours",
@@ -157,6 +163,10 @@ impl FaultClass {
             }
             // ibspec §6 GMP validation: QP0 only on VL15 ("only SMPs use VL15")
             Qp0OnDataVl => Expect::Rx(Ctr::GsiBadHdr),
+            // ibspec §2 (rxe check_keys): a QP1 packet's P_Key must match an
+            // entry of the port's table, its Q_Key must be 0x80010000
+            Qp1BadPkey => Expect::Rx(Ctr::PkeyViol),
+            Qp1BadQkey => Expect::Rx(Ctr::QkeyViol),
             // ibspec §1 (LMC), §2 ([qib_ud] permissive DLID only for class 0x81)
             DlidNotOurs | PermissiveDlidLidRouted => Expect::Rx(Ctr::SmiLidErr),
             // ibspec §5: C14-6 and the receive rules
@@ -423,6 +433,29 @@ impl Gen {
                 p.deth = Deth::new(QP1_Q_KEY, QP1);
             }
             Qp0OnDataVl => p.lrh.vl = self.below(15) as u8,
+            Qp1BadPkey => {
+                // the default table holds only 0xFFFF: any other partition
+                // number misses, whatever the membership bit
+                let mut q = self.good_packet(Good::Gmp);
+                q.bth.p_key = loop {
+                    let k = self.rng.next_u64() as u16;
+                    if k & 0x7FFF != 0x7FFF {
+                        break k;
+                    }
+                };
+                p = q;
+            }
+            Qp1BadQkey => {
+                let mut q = self.good_packet(Good::Gmp);
+                let k = loop {
+                    let k = self.rng.next_u64() as u32;
+                    if k != QP1_Q_KEY {
+                        break k;
+                    }
+                };
+                q.deth = Deth::new(k, QP1);
+                p = q;
+            }
             BaseVersion => {
                 p.mad[0] = loop {
                     let v = self.rng.next_u64() as u8;
@@ -675,6 +708,7 @@ pub fn soak(o: &SoakOpts) -> Result<SoakReport> {
         master_sm_lid: 0x0001,
         master_sm_sl: 3,
         port_num: 1,
+        ..PortConfig::default()
     };
     b.configure(cfg, 4)?;
     let start_cycle = b.cycle();

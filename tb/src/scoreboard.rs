@@ -378,6 +378,13 @@ impl Scoreboard {
             reg::MASTER_SM_SL => c.master_sm_sl = (v & 0xF) as u8,
             reg::PORT_STATE => c.port_state = (v & 0xF) as u8,
             reg::RX_DEPTH => self.depth = (v as usize).max(1),
+            reg::PKEY_IDX => c.pkey_idx = v as u8,
+            reg::PKEY_DATA => {
+                if let Some(e) = c.pkeys.get_mut(usize::from(c.pkey_idx)) {
+                    *e = v as u16;
+                }
+                c.pkey_idx = c.pkey_idx.wrapping_add(1);
+            }
             reg::CTR_CLEAR => {
                 self.expected = CtrDelta::default();
                 self.amb_counts = [0; NUM_CTRS];

@@ -40,6 +40,22 @@ pub struct PortConfig {
     pub master_sm_sl: u8,
     /// The port's number (`ib_ca_top` PortNum, 1 for a one-port CA).
     pub port_num: u8,
+    /// The port's P_Key table (PartitionCap entries) and the index the next
+    /// entry write goes to.
+    pub pkeys: [u16; PKEY_ENTRIES],
+    pub pkey_idx: u8,
+}
+
+/// P_Key table size of a CA port: NodeInfo.PartitionCap
+/// (`node_sma::CA_PARTITION_CAP`).
+pub const PKEY_ENTRIES: usize = crate::node_sma::CA_PARTITION_CAP as usize;
+
+/// The default P_Key table: entry 0 the default partition 0xFFFF, the rest
+/// 0 (ibspec §10 defaults; §2 default P_Key 0xFFFF).
+const fn default_pkeys() -> [u16; PKEY_ENTRIES] {
+    let mut t = [0; PKEY_ENTRIES];
+    t[0] = 0xFFFF;
+    t
 }
 
 impl Default for PortConfig {
@@ -52,6 +68,8 @@ impl Default for PortConfig {
             master_sm_lid: 0,
             master_sm_sl: 0,
             port_num: 1,
+            pkeys: default_pkeys(),
+            pkey_idx: 0,
         }
     }
 }
@@ -185,6 +203,9 @@ impl RxCtx<'_> {
     }
     pub fn dest_qp(&self) -> u32 {
         self.be24(self.bth() + 5)
+    }
+    pub fn p_key(&self) -> u16 {
+        self.be16(self.bth() + 2)
     }
     pub fn q_key(&self) -> u32 {
         self.be32(self.bth() + BTH_BYTES)
@@ -427,9 +448,9 @@ fn data_icrc(c: &mut RxCtx) -> Verdict {
     };
     fail_if(want != got, Ctr::DataIcrcErr)
 }
-/// ibspec §6 GMP validation and §2 key rules: QP0 only on VL15; QP1 takes
-/// one 256-byte MAD in a UD SEND Only with the GSI Q_Key, BaseVersion 1 and
-/// a class other than the SM classes.
+/// ibspec §6 GMP validation: QP0 only on VL15; QP1 takes one 256-byte MAD
+/// in a UD SEND Only with BaseVersion 1 and a class other than the SM
+/// classes (the keys are checked after: `gsi_pkey`, `gsi_qkey`).
 fn gsi_bad_hdr(c: &mut RxCtx) -> Verdict {
     let glob = c.lnh() == LNH_IBA_GLOBAL;
     if glob && c.b(LRH_BYTES + 6) != 0x1B {
@@ -449,12 +470,31 @@ fn gsi_bad_hdr(c: &mut RxCtx) -> Verdict {
             || c.tver() != 0
             || c.pad_cnt() != 0
             || c.pkt_len() != len
-            || c.q_key() != QP1_Q_KEY
             || c.base_version() != BASE_VERSION
             || matches!(c.mgmt_class(), CLASS_SUBN_LID | CLASS_SUBN_DR);
         return fail_if(bad, Ctr::GsiBadHdr);
     }
     Verdict::Pass
+}
+
+/// ibspec §2 (Linux rxe `pkey_match`, IBA 10.9.3): a QP1 packet's P_Key
+/// must match an entry of the port's table — the low 15 bits equal and not
+/// 0, and at least one of the two a full member (bit 15); else P_KeyViolations.
+fn gsi_pkey(c: &mut RxCtx) -> Verdict {
+    if c.dest_qp() != QP1 {
+        return Verdict::Pass;
+    }
+    let p = c.p_key();
+    let hit = c
+        .cfg
+        .pkeys
+        .iter()
+        .any(|&e| p & 0x7FFF != 0 && e & 0x7FFF == p & 0x7FFF && (e | p) & 0x8000 != 0);
+    fail_if(!hit, Ctr::PkeyViol)
+}
+/// ibspec §2: QP1 takes only the GSI Q_Key 0x80010000; else Q_KeyViolations.
+fn gsi_qkey(c: &mut RxCtx) -> Verdict {
+    fail_if(c.dest_qp() == QP1 && c.q_key() != QP1_Q_KEY, Ctr::QkeyViol)
 }
 
 /// CRC-32 (the ICRC engine) with no masking.
@@ -487,6 +527,8 @@ pub fn default_checks() -> Vec<RxCheck> {
         c("gsi_short_grh", Path::Data, gsi_short_grh),
         c("data_icrc", Path::Data, data_icrc),
         c("gsi_bad_hdr", Path::Data, gsi_bad_hdr),
+        c("gsi_pkey", Path::Data, gsi_pkey),
+        c("gsi_qkey", Path::Data, gsi_qkey),
     ]
 }
 

@@ -42,10 +42,13 @@ pub enum Ctr {
     GsiGmps,
     RxWords,
     TxWords,
+    MkeyViol,
+    PkeyViol,
+    QkeyViol,
 }
 
 /// Number of counters.
-pub const NUM_CTRS: usize = 24;
+pub const NUM_CTRS: usize = 27;
 
 impl Ctr {
     pub const ALL: [Ctr; NUM_CTRS] = [
@@ -73,6 +76,9 @@ impl Ctr {
         Ctr::GsiGmps,
         Ctr::RxWords,
         Ctr::TxWords,
+        Ctr::MkeyViol,
+        Ctr::PkeyViol,
+        Ctr::QkeyViol,
     ];
 
     /// The counter's name as `device::reg::COUNTERS` spells it.
