@@ -271,7 +271,7 @@ package ib_pkg;
   localparam logic [7:0] RegCtrClearSel  = 8'h0E;  // WO: clears counter i for every set bit i
   localparam logic [7:0] RegCtrClear     = 8'h0F;  // WO: any write clears every counter
 
-  localparam int unsigned NumCtrs = 24;
+  localparam int unsigned NumCtrs = 25;
   typedef enum logic [4:0] {
     CtrRxPkts       = 5'd0,   // every packet seen on the wire (tlast)
     CtrRxVcrcErr    = 5'd1,   // VCRC mismatch
@@ -299,7 +299,9 @@ package ib_pkg;
     CtrGsiGmps      = 5'd21,  // good GMPs (QP1) delivered to the host
     // IBA PortRcvData / PortXmitData: 4-byte words (LRH.PktLen, LRH..ICRC)
     CtrRxWords      = 5'd22,  // every packet that passed ib_link_rx's checks, VL15 and data
-    CtrTxWords      = 5'd23   // every packet sent on the wire (not those the link gate discarded)
+    CtrTxWords      = 5'd23,  // every packet sent on the wire (not those the link gate discarded)
+    // M_Key check (smi_mkey_chk): SMPs for the SMA dropped for a bad M_Key
+    CtrMkeyViol     = 5'd24
   } ctr_e;
   localparam logic [7:0] RegCtrBase = 8'h10;  // counter i at RegCtrBase + i, RO
   // The counters must fit below the board's registers (0xC0..0xFF, ib_ca_board)
@@ -309,6 +311,13 @@ package ib_pkg;
   localparam int unsigned CtrAddW   = 11;
 
   localparam logic [31:0] RegIdValue = 32'h564C_3135;
+
+  // M_Key state of the port (smi_mkey_chk), RegMkeyBase + idx, idx 0..7:
+  // 0 M_Key[31:0] (staged), 1 M_Key[63:32] (commits both), 2 ProtectBits,
+  // 3 LeasePeriod (s), 4 cycles per lease second, 5 M_KeyViolations,
+  // 6 lease status (RO: [16] running, [15:0] seconds elapsed)
+  localparam logic [7:0] RegMkeyBase  = 8'h30;
+  localparam logic [7:0] RegMkeyEnd   = 8'h38;  // first address after them
 
   /* verilator lint_on UNUSEDPARAM */
 
@@ -347,6 +356,7 @@ package ib_pkg;
   localparam logic [15:0] SwRegPortChange  = 16'h0009;
   localparam logic [15:0] SwRegLftDepth    = 16'h000A;
   localparam logic [15:0] SwRegCtrClear    = 16'h000F;
+  localparam logic [15:0] SwRegMkeyBase    = 16'h0010;  // + idx 0..7: port 0's M_Key state (smi_mkey_chk)
   localparam logic [15:0] SwRegPortState   = 16'h0100;  // + p
   localparam logic [15:0] SwRegCtrBase     = 16'h0200;  // + 16p + c
   localparam logic [15:0] SwRegCtr0GBase   = 16'h0600;  // + c: port-0 GMP counter bank
@@ -395,7 +405,8 @@ package ib_pkg;
     SwCtr0SqLocal     = 4'd11,  // DR SMP for the local node after the send rules, not sent
     SwCtr0NoRoute     = 4'd12,  // port-0 packet: LFT no route
     SwCtr0LoopDrop    = 4'd13,  // port-0 packet: LFT egress = 0
-    SwCtr0StateDrop   = 4'd14   // port-0 packet: PortState gating (VL15: egress Down; GMP: egress not Active)
+    SwCtr0StateDrop   = 4'd14,  // port-0 packet: PortState gating (VL15: egress Down; GMP: egress not Active)
+    SwCtr0MkeyViol    = 4'd15   // SMP for the switch SMA dropped for a bad M_Key (smi_mkey_chk)
   } sw_ctr0_e;
 
   // Port 0, the GMP (QP1) path: a second bank (0x0600 + c)

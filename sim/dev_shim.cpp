@@ -165,6 +165,8 @@ class DevModelImpl final : public DevModel {
         p[k].drx_tlast = get_bits(m.drx_tlast_o, k, 1);
         p[k].drx_tuser = get_bits(m.drx_tuser_o, k, 1);
         p[k].dtx_tready = get_bits(m.dtx_tready_o, k, 1);
+        p[k].mkey_prot = static_cast<uint8_t>(get_bits(m.mkey_prot_o, 2 * k, 2));
+        p[k].mkey_viols = static_cast<uint16_t>(get_bits(m.mkey_viols_o, 16 * k, 16));
       } else {
         p[k].drx_tdata = Data{0, 0};
         p[k].drx_tkeep = 0;
@@ -172,6 +174,8 @@ class DevModelImpl final : public DevModel {
         p[k].drx_tlast = false;
         p[k].drx_tuser = false;
         p[k].dtx_tready = false;
+        p[k].mkey_prot = 0;
+        p[k].mkey_viols = 0;
       }
     }
     o.sma_rx_tdata = get_mad(m.sma_rx_tdata_o);
@@ -184,6 +188,8 @@ class DevModelImpl final : public DevModel {
     o.sma_rx_mgmt_class = m.sma_rx_mgmt_class_o;
     o.sma_rx_hop_ptr = m.sma_rx_hop_ptr_o;
     o.sma_rx_hop_cnt = m.sma_rx_hop_cnt_o;
+    o.sma_rx_mkey_viol = m.sma_rx_mkey_viol_o;
+    o.sma_rx_mkey_mask = m.sma_rx_mkey_mask_o;
     o.sm_rx_tdata = get_mad(m.sm_rx_tdata_o);
     o.sm_rx_tvalid = m.sm_rx_tvalid_o;
     o.sm_rx_tlast = m.sm_rx_tlast_o;
@@ -208,6 +214,8 @@ class DevModelImpl final : public DevModel {
       o.gmp_rx_tlast = m.gmp_rx_tlast_o;
       o.gmp_rx_tuser = m.gmp_rx_tuser_o;
       o.gmp_tx_tready = m.gmp_tx_tready_o;
+      o.port0_mkey_prot = m.mkey_prot_o;
+      o.port0_mkey_viols = m.mkey_viols_o;
     } else {
       o.port_state_change = false;
       o.port0_state = 0;
@@ -217,6 +225,8 @@ class DevModelImpl final : public DevModel {
       o.gmp_rx_tlast = false;
       o.gmp_rx_tuser = false;
       o.gmp_tx_tready = false;
+      o.port0_mkey_prot = 0;
+      o.port0_mkey_viols = 0;
     }
   }
 

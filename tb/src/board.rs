@@ -162,6 +162,7 @@ fn rx_mad(p: &[u8]) -> (Box<Mad>, SmiMeta) {
         mgmt_class: p[6],
         hop_ptr: p[7],
         hop_cnt: p[8],
+        ..SmiMeta::default()
     };
     let mut m = Box::new([0u8; 256]);
     m.copy_from_slice(&p[12..12 + 256]);

@@ -1237,6 +1237,8 @@ impl Net {
                 mgmt_class: o.sma_rx_mgmt_class,
                 hop_ptr: o.sma_rx_hop_ptr,
                 hop_cnt: o.sma_rx_hop_cnt,
+                mkey_viol: o.sma_rx_mkey_viol,
+                mkey_mask: o.sma_rx_mkey_mask,
             };
             dev.sma_rx.observe(
                 o.sma_rx_tvalid,
@@ -1277,6 +1279,7 @@ impl Net {
                     mgmt_class: o.sm_rx_mgmt_class,
                     hop_ptr: o.sm_rx_hop_ptr,
                     hop_cnt: o.sm_rx_hop_cnt,
+                    ..SmiMeta::default()
                 };
                 sm.rx.observe(
                     o.sm_rx_tvalid,
