@@ -133,7 +133,7 @@ module smi_mkey_chk
   assign ev_viol_o = last_hs && viol;
 
   assign tick_eff = (tick_q == 32'd0) ? 32'd1 : tick_q;
-  assign sec_done = run_q && (cyc_q == tick_eff - 32'd1);
+  assign sec_done = run_q && (cyc_q >= tick_eff - 32'd1);  // >=: MkeyTick may be lowered meanwhile
   assign expire   = sec_done && (lease_q != 16'd0) && (32'(sec_q) + 32'd1 >= 32'(lease_q));
 
   always_ff @(posedge clk_i) begin

@@ -49,13 +49,13 @@ enum Ctr {
   CtrRxPkts, CtrRxVcrcErr, CtrRxLverErr, CtrRxLnhErr, CtrRxLenErr, CtrRxDataPkts, CtrVl15Dropped,
   CtrSmiIcrcErr, CtrSmiBadHdr, CtrSmiLidErr, CtrSmiDrDiscard, CtrSmiPortDown, CtrSmiToSma, CtrSmiToSm,
   CtrSqDrDiscard, CtrSqLocal, CtrSqPkts, CtrTxVl15Pkts, CtrTxDataPkts, CtrDataIcrcErr, CtrGsiBadHdr,
-  CtrGsiGmps, CtrRxWords, CtrTxWords, NumCtrs
+  CtrGsiGmps, CtrRxWords, CtrTxWords, CtrMkeyViol, NumCtrs
 };
 static const char* kCtrName[] = {"RxPkts", "RxVcrcErr", "RxLverErr", "RxLnhErr", "RxLenErr", "RxDataPkts",
                                  "Vl15Dropped", "SmiIcrcErr", "SmiBadHdr", "SmiLidErr", "SmiDrDiscard",
                                  "SmiPortDown", "SmiToSma", "SmiToSm", "SqDrDiscard", "SqLocal", "SqPkts",
                                  "TxVl15Pkts", "TxDataPkts", "DataIcrcErr", "GsiBadHdr", "GsiGmps",
-                                 "RxWords", "TxWords"};
+                                 "RxWords", "TxWords", "MkeyViol"};
 static_assert(sizeof(kCtrName) / sizeof(kCtrName[0]) == NumCtrs, "counter names");
 static constexpr int kMad = 28;         // packet byte of MAD byte 0
 static constexpr int kMadBeats = 256 / kDataB;
