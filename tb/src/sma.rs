@@ -181,8 +181,10 @@ impl Sma {
         write_mkey_regs(port, pi);
     }
 
+    /// Responses to send, or a trap not yet sent once (a trap waiting for
+    /// its TrapRepress is not work: it is only repeated).
     pub fn busy(&self) -> bool {
-        !self.pending.is_empty() || self.trap_pending.is_some()
+        !self.pending.is_empty() || self.trap_pending.as_ref().is_some_and(|(_, due)| *due == 0)
     }
 
     /// One cycle of host-side work: take received requests, release due
