@@ -27,6 +27,8 @@ pub const SYNC: u8 = 0xA5;
 pub const MAX_WIRE: usize = 512;
 const MAD_FRAME: usize = 8 + 256;
 const RX_MAD_FRAME: usize = 12 + 256;
+/// SMA_RX adds the M_Key verdict byte (bit 0 violation, bit 1 masked Get).
+const SMA_RX_FRAME: usize = RX_MAD_FRAME + 1;
 
 /// Frame types (docs/uart.md).
 pub mod ty {
@@ -61,7 +63,8 @@ fn len_ok(t: u8, len: usize) -> Option<bool> {
         ty::SMA_TX | ty::SM_TX | ty::TRAP_TX => len == MAD_FRAME,
         ty::REG_WRITE | ty::REG_READ_RESP => len == 5,
         ty::REG_READ => len == 1,
-        ty::SMA_RX | ty::SM_RX => len == RX_MAD_FRAME,
+        ty::SMA_RX => len == SMA_RX_FRAME,
+        ty::SM_RX => len == RX_MAD_FRAME,
         _ => return None,
     })
 }
@@ -257,7 +260,9 @@ impl<L: Read + Write> BoardPort<L> {
             match f.ty {
                 ty::WIRE_TX => self.events.push_back(BoardEvent::WireTx(f.payload)),
                 ty::SMA_RX => {
-                    let (m, meta) = rx_mad(p);
+                    let (m, mut meta) = rx_mad(p);
+                    meta.mkey_viol = p[RX_MAD_FRAME] & 1 != 0;
+                    meta.mkey_mask = p[RX_MAD_FRAME] & 2 != 0;
                     self.events.push_back(BoardEvent::SmaRx(m, meta));
                 }
                 ty::SM_RX => {
