@@ -331,3 +331,166 @@ fn set_writing_zero_clears_violations_and_dr_smps_are_checked() -> Result<()> {
     ensure!(r.fab.read_reg(CA, reg::MKEY_VIOLS)? == 0, "register not cleared");
     Ok(())
 }
+
+// ---------------------------------------------------------------------------
+// The built-in SM with keys, on an RTL fabric (net.2sw2path4hca)
+// ---------------------------------------------------------------------------
+
+mod common;
+
+use vl15::net::{mpreg, swreg, Net};
+use vl15::simrun::{bring_up_sms, dump_state, start_sm, SimOptions, SmSpec};
+use vl15::subnet_sm::{run_for, SmState, SubnetManager};
+
+fn spec(node: &str, priority: u8) -> SmSpec {
+    SmSpec {
+        node: Some(node.into()),
+        port: 1,
+        priority,
+        ..SmSpec::default()
+    }
+}
+
+fn sm_opts(protect: u8, sm_key: u64) -> SimOptions {
+    let mut o = SimOptions::default();
+    o.sm.tx.m_key = K;
+    o.sm.m_key_protect = protect;
+    o.sm.sm_key = sm_key;
+    o.sm.poll_interval = 200_000;
+    o
+}
+
+fn logs(sms: &[SubnetManager]) -> String {
+    sms.iter()
+        .map(|s| format!("== {} {:?}\n{}", s.name, s.state, s.log.join("\n")))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// (M_Key, protect, violations) of every cabled CA port and every switch
+/// port 0, read from the RTL registers: (device, port, state).
+fn fabric_keys(net: &mut Net) -> Result<Vec<(String, u8, (u64, u32, u32))>> {
+    let dump = dump_state(net)?;
+    let mut out = Vec::new();
+    for d in 0..net.devs.len() {
+        let (sw, name) = (net.devs[d].is_switch, net.devs[d].name.clone());
+        let node = dump.nodes.iter().find(|n| n.id == name).context("node in the dump")?;
+        let ports: Vec<u8> = if sw {
+            vec![0]
+        } else {
+            node.ports.iter().filter(|p| p.neighbour.is_some()).map(|p| p.port).collect()
+        };
+        for p in ports {
+            let a = |r: u8| if sw { swreg::mkey(r) } else { mpreg::port(p, r) };
+            let lo = net.read_reg(d, a(reg::MKEY_LO))?;
+            let hi = net.read_reg(d, a(reg::MKEY_HI))?;
+            let prot = net.read_reg(d, a(reg::MKEY_PROT))?;
+            let viols = net.read_reg(d, a(reg::MKEY_VIOLS))?;
+            out.push((name.clone(), p, (u64::from(hi) << 32 | u64::from(lo), prot, viols)));
+        }
+    }
+    Ok(out)
+}
+
+#[test]
+fn the_sm_brings_the_fabric_up_with_its_key_on_every_port() -> Result<()> {
+    let o = sm_opts(2, 0);
+    let (mut net, sms, summary) =
+        bring_up_sms(&common::topo("net.2sw2path4hca"), &o, &[spec("Hca1", 0)])?;
+    ensure!(summary.active_ports == summary.linked_ports, "not all Active\n{}", logs(&sms));
+    for (dev, p, (key, prot, viols)) in fabric_keys(&mut net)? {
+        ensure!(key == K && prot == 2, "{dev}[{p}]: M_Key {key:#x} protect {prot}");
+        // the SM used its key in every SMP after setting it
+        ensure!(viols == 0, "{dev}[{p}]: {viols} violations\n{}", logs(&sms));
+    }
+    ensure!(sms[0].stats.mkey_traps == 0, "Trap 256 during bring-up\n{}", logs(&sms));
+    Ok(())
+}
+
+#[test]
+fn a_second_sm_with_the_wrong_key_changes_nothing() -> Result<()> {
+    let o = sm_opts(2, 0);
+    let path = common::topo("net.2sw2path4hca");
+    let (mut net, mut sms, _) = bring_up_sms(&path, &o, &[spec("Hca1", 0)])?;
+    let before = dump_state(&mut net)?;
+    let keys_before = fabric_keys(&mut net)?;
+    // a higher-priority SM on Hca2 that does not know the M_Key
+    let mut rogue = spec("Hca2", 9);
+    rogue.m_key = Some(BAD);
+    let sm = start_sm(&mut net, &path, &o, &rogue, 1)?;
+    sms.push(sm);
+    run_for(&mut net, &mut sms, 3_000_000)?;
+    let after = dump_state(&mut net)?;
+    // nothing changed outside the rogue's own node: LIDs, MasterSMLID,
+    // PortStates and the M_Keys in the RTL (the LFTs may change: the master
+    // routes around Hca2 once the rogue has rekeyed its own port, which it
+    // reaches locally, hop count 0)
+    for (b, a) in before.nodes.iter().zip(&after.nodes) {
+        if b.id == "Hca2" {
+            continue;
+        }
+        for (pb, pa) in b.ports.iter().zip(&a.ports) {
+            ensure!(
+                (pb.lid, pb.master_sm_lid, pb.state) == (pa.lid, pa.master_sm_lid, pa.state),
+                "{}[{}] changed: {pb:?} -> {pa:?}\n{}",
+                b.id,
+                pb.port,
+                logs(&sms)
+            );
+        }
+    }
+    let keys_after = fabric_keys(&mut net)?;
+    let mut viols = 0;
+    for (b, a) in keys_before.iter().zip(&keys_after) {
+        if b.0 == "Hca2" {
+            continue;
+        }
+        ensure!(a.2 .0 == K && a.2 .1 == 2, "{}[{}]: M_Key state {:?}", a.0, a.1, a.2);
+        viols += a.2 .2;
+    }
+    // the rogue's SMPs were dropped and counted, and reported to the master
+    ensure!(viols > 0, "no violations counted\n{}", logs(&sms));
+    ensure!(sms[0].stats.mkey_traps > 0, "the master got no Trap 256\n{}", logs(&sms));
+    ensure!(sms[0].state == SmState::Master, "{}", logs(&sms));
+    // protect 2: the master does not answer the rogue's SMInfo Gets
+    Ok(())
+}
+
+#[test]
+fn sm_key_in_sminfo_as_ibspec_9_says() -> Result<()> {
+    const S: u64 = 0x5EC2_E7;
+    let path = common::topo("net.2sw2path4hca");
+    // both SMs share the M_Key and the SM_Key: the Standby sees the
+    // master's SM_Key in every poll answer
+    let o = sm_opts(1, S);
+    let (mut net, mut sms, _) = bring_up_sms(&path, &o, &[spec("Hca1", 0), spec("Hca2", 5)])?;
+    ensure!(sms[1].state == SmState::Master && sms[0].state == SmState::Standby, "{}", logs(&sms));
+    run_for(&mut net, &mut sms, 1_000_000)?;
+    let f = sms[0].following.clone().context("the Standby follows nobody")?;
+    ensure!(f.info.sm_key == S, "SM_Key in the poll answer {:#x}", f.info.sm_key);
+    ensure!(sms[0].stats.polls_answered > 0 && sms[0].stats.sm_key_ignored == 0, "{}", logs(&sms));
+
+    // an SM with another SM_Key ignores the master's SMInfo answers (it
+    // joins after the bring-up: it never settles, finding no master)
+    let o2 = sm_opts(1, S);
+    let (mut net, mut sms, _) = bring_up_sms(&path, &o2, &[spec("Hca2", 5)])?;
+    let mut other = spec("Hca1", 0);
+    other.sm_key = Some(S + 1);
+    sms.push(start_sm(&mut net, &path, &o2, &other, 1)?);
+    run_for(&mut net, &mut sms, 1_000_000)?;
+    ensure!(sms[1].stats.sm_key_ignored > 0, "wrong SM_Key not ignored\n{}", logs(&sms));
+    ensure!(sms[1].following.is_none(), "it follows a master whose SM_Key is not its own");
+
+    // protect 1, wrong M_Key: the master answers with SM_Key 0, which an SM
+    // without an SM_Key of its own takes (its Gets pass at protect 1)
+    let (mut net, mut sms, _) = bring_up_sms(&path, &o2, &[spec("Hca2", 5)])?;
+    let mut nokey = spec("Hca1", 0);
+    nokey.sm_key = Some(0);
+    nokey.m_key = Some(BAD);
+    sms.push(start_sm(&mut net, &path, &o2, &nokey, 1)?);
+    run_for(&mut net, &mut sms, 1_000_000)?;
+    let f = sms[1].following.clone().context("no master followed")?;
+    ensure!(f.info.sm_key == 0, "protect 1, wrong M_Key: SM_Key {:#x}, want 0", f.info.sm_key);
+    ensure!(sms[0].stats.sm_info_refused == 0, "protect 1: a Get refused");
+    Ok(())
+}
