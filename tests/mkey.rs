@@ -68,7 +68,11 @@ fn setup(width: u32, prot: u8, lease: u16) -> Result<Run> {
     let mut m = mad::request(CLASS_SUBN_LID, METHOD_SET, ATTR_PORT_INFO, 0, 0);
     mad::data_mut(&mut m).copy_from_slice(&pi.encode());
     let resp = ask(&mut r, lid_ah(CA_LID), m, 0)?.context("no response to the Set")?;
-    ensure!(mad::status(&resp) == 0, "Set status {:#06x}", mad::status(&resp));
+    ensure!(
+        mad::status(&resp) == 0,
+        "Set status {:#06x}",
+        mad::status(&resp)
+    );
     let got = pi_of(&resp);
     ensure!(
         got.m_key == K && got.m_key_protect_bits == prot && got.m_key_lease_period == lease,
@@ -105,7 +109,11 @@ fn check_trap256_lid(t: &Mad, method: u8, attr: u16, modifier: u32, key: u64) ->
         "not a SubnTrap(Notice)"
     );
     let d = mad::data(t);
-    ensure!(d[0] == 0x82, "IsGeneric/Type {:#04x}, want generic security", d[0]);
+    ensure!(
+        d[0] == 0x82,
+        "IsGeneric/Type {:#04x}, want generic security",
+        d[0]
+    );
     ensure!(d[1..4] == [0, 0, 1], "ProducerType {:?}, want CA", &d[1..4]);
     ensure!(d[4..6] == 256u16.to_be_bytes(), "TrapNumber {:?}", &d[4..6]);
     ensure!(d[6..8] == CA_LID.to_be_bytes(), "IssuerLID");
@@ -158,7 +166,10 @@ fn gets_succeed_are_masked_or_dropped_per_protect_level() -> Result<()> {
                 counter(&mut r, "mkey_viol")? == viols,
                 "width {width} protect {prot}: mkey_viol counter"
             );
-            ensure!(r.fab.read_reg(CA, reg::MKEY_VIOLS)? == viols, "M_KeyViolations register");
+            ensure!(
+                r.fab.read_reg(CA, reg::MKEY_VIOLS)? == viols,
+                "M_KeyViolations register"
+            );
             let pi = pi_of(&get_pi(&mut r, K)?.context("Get")?);
             ensure!(
                 u32::from(pi.m_key_violations) == viols,
@@ -192,13 +203,19 @@ fn set_and_trap_repress_with_a_wrong_key_are_dropped_at_every_level() -> Result<
         let resp = ask(&mut r, lid_ah(CA_LID), m, BAD)?;
         ensure!(resp.is_none(), "protect {prot}: bad-key Set answered");
         // nothing changed: RTL registers and the SMA's state
-        ensure!(r.fab.read_reg(CA, reg::PORT_LID)? == u32::from(CA_LID), "LID register changed");
+        ensure!(
+            r.fab.read_reg(CA, reg::PORT_LID)? == u32::from(CA_LID),
+            "LID register changed"
+        );
         ensure!(
             r.fab.read_reg(CA, reg::MASTER_SM_LID)? == u32::from(SM_LID),
             "MasterSMLID changed"
         );
         let (key, p, _, v) = regs_mkey(&mut r)?;
-        ensure!(key == K && p == u32::from(prot) && v == 1, "M_Key registers {key:#x} {p} {v}");
+        ensure!(
+            key == K && p == u32::from(prot) && v == 1,
+            "M_Key registers {key:#x} {p} {v}"
+        );
         ensure!(r.sma(CA).cfg.port_info == before, "SMA PortInfo changed");
         // Trap 256 to the MasterSMLID
         let t = traps(&mut r);
@@ -219,10 +236,22 @@ fn set_and_trap_repress_with_a_wrong_key_are_dropped_at_every_level() -> Result<
         mad::set_tid(&mut rep_bad, tid);
         r.post(lid_ah(CA_LID), rep_bad);
         r.idle()?;
-        ensure!(r.fab.read_reg(CA, reg::MKEY_VIOLS)? == 2, "bad TrapRepress not counted");
-        ensure!(r.sma(CA).trap_pending().is_some(), "bad-key TrapRepress repressed the trap");
+        ensure!(
+            r.fab.read_reg(CA, reg::MKEY_VIOLS)? == 2,
+            "bad TrapRepress not counted"
+        );
+        ensure!(
+            r.sma(CA).trap_pending().is_some(),
+            "bad-key TrapRepress repressed the trap"
+        );
         let t = traps(&mut r);
-        check_trap256_lid(t.last().expect("trap"), METHOD_TRAP_REPRESS, ATTR_NOTICE, 0, BAD)?;
+        check_trap256_lid(
+            t.last().expect("trap"),
+            METHOD_TRAP_REPRESS,
+            ATTR_NOTICE,
+            0,
+            BAD,
+        )?;
         // the trap is repeated until repressed with the right key and TID
         let n = t.len();
         let interval = r.sma(CA).cfg.trap_interval;
@@ -234,7 +263,10 @@ fn set_and_trap_repress_with_a_wrong_key_are_dropped_at_every_level() -> Result<
         mad::set_tid(&mut rep_ok, tid);
         r.post(lid_ah(CA_LID), rep_ok);
         r.idle()?;
-        ensure!(r.sma(CA).trap_pending().is_none(), "valid TrapRepress did not repress");
+        ensure!(
+            r.sma(CA).trap_pending().is_none(),
+            "valid TrapRepress did not repress"
+        );
         let n = traps(&mut r).len();
         r.fab.run(2 * interval + 2000)?;
         ensure!(traps(&mut r).len() == n, "trap repeated after TrapRepress");
@@ -260,26 +292,54 @@ fn trap256_carries_the_directed_route_fields() -> Result<()> {
             m[mad::off::RETURN_PATH + i] = 100 + i as u8;
         }
         let n0 = r.wire("ca>sm").len();
-        r.inject(&Packet::smp_bytes(15, 0, PERMISSIVE_LID, PERMISSIVE_LID, 9, m));
+        r.inject(&Packet::smp_bytes(
+            15,
+            0,
+            PERMISSIVE_LID,
+            PERMISSIVE_LID,
+            9,
+            m,
+        ));
         r.idle()?;
-        ensure!(r.wire("ca>sm")[n0..].iter().all(|p| {
-            Packet::parse(&p.bytes).is_ok_and(|p| mad::method(&p.mad) == METHOD_TRAP)
-        }), "hc {hc}: the bad-key DR Get was answered");
+        ensure!(
+            r.wire("ca>sm")[n0..].iter().all(|p| {
+                Packet::parse(&p.bytes).is_ok_and(|p| mad::method(&p.mad) == METHOD_TRAP)
+            }),
+            "hc {hc}: the bad-key DR Get was answered"
+        );
         let t = traps(&mut r);
         ensure!(t.len() == 1, "hc {hc}: {} traps", t.len());
         let d = mad::data(&t[0]);
         ensure!(d[14..16] == [0xFF, 0xFF], "DRSLID {:?}", &d[14..16]);
         let n = usize::from(hc).min(30);
         let trunc = if hc > 30 { 0x40 } else { 0 };
-        ensure!(d[33] == 0x80 | trunc | n as u8, "hc {hc}: byte 33 {:#04x}", d[33]);
+        ensure!(
+            d[33] == 0x80 | trunc | n as u8,
+            "hc {hc}: byte 33 {:#04x}",
+            d[33]
+        );
         // the SMP's ReturnPath as the CA received it (RP[hc] := port 1)
         let mut rp = [0u8; 64];
         for (i, b) in rp.iter_mut().enumerate() {
-            *b = if i == usize::from(hc) { 1 } else { 100 + i as u8 };
+            *b = if i == usize::from(hc) {
+                1
+            } else {
+                100 + i as u8
+            };
         }
-        ensure!(d[34..34 + n] == rp[..n], "hc {hc}: DRReturnPath {:?}", &d[34..34 + n]);
-        ensure!(d[34 + n..].iter().all(|b| *b == 0), "hc {hc}: bytes after the path");
-        ensure!(d[16] == METHOD_GET && d[24..32] == BAD.to_be_bytes(), "Method / M_Key");
+        ensure!(
+            d[34..34 + n] == rp[..n],
+            "hc {hc}: DRReturnPath {:?}",
+            &d[34..34 + n]
+        );
+        ensure!(
+            d[34 + n..].iter().all(|b| *b == 0),
+            "hc {hc}: bytes after the path"
+        );
+        ensure!(
+            d[16] == METHOD_GET && d[24..32] == BAD.to_be_bytes(),
+            "Method / M_Key"
+        );
     }
     Ok(())
 }
@@ -291,25 +351,46 @@ fn lease_expiry_drops_protection_and_a_valid_smp_stops_the_lease() -> Result<()>
     let mut r = setup(64, 3, LEASE)?;
     r.fab.nodes[CA].port.write_reg(reg::MKEY_TICK, TICK);
     // a violation starts the lease
-    ensure!(get_pi(&mut r, BAD)?.is_none(), "bad Get answered at protect 3");
+    ensure!(
+        get_pi(&mut r, BAD)?.is_none(),
+        "bad Get answered at protect 3"
+    );
     let st = r.fab.read_reg(CA, reg::MKEY_LEASE_ST)?;
-    ensure!(st >> 16 & 1 == 1, "lease not running after a violation ({st:#x})");
+    ensure!(
+        st >> 16 & 1 == 1,
+        "lease not running after a violation ({st:#x})"
+    );
     // a valid Get stops it: protection stays long after the period
     ensure!(get_pi(&mut r, K)?.is_some(), "valid Get not answered");
-    ensure!(r.fab.read_reg(CA, reg::MKEY_LEASE_ST)? >> 16 & 1 == 0, "valid Get did not stop the lease");
+    ensure!(
+        r.fab.read_reg(CA, reg::MKEY_LEASE_ST)? >> 16 & 1 == 0,
+        "valid Get did not stop the lease"
+    );
     r.fab.run(u64::from(TICK) * u64::from(LEASE) * 2)?;
-    ensure!(r.fab.read_reg(CA, reg::MKEY_PROT)? == 3, "protection dropped with the lease stopped");
+    ensure!(
+        r.fab.read_reg(CA, reg::MKEY_PROT)? == 3,
+        "protection dropped with the lease stopped"
+    );
     // a violation again, then nothing valid: after the period protect = 0
     ensure!(get_pi(&mut r, BAD)?.is_none(), "bad Get answered");
     r.fab.run(u64::from(TICK) * u64::from(LEASE) + 100)?;
-    ensure!(r.fab.read_reg(CA, reg::MKEY_PROT)? == 0, "lease expired, protect not 0");
+    ensure!(
+        r.fab.read_reg(CA, reg::MKEY_PROT)? == 0,
+        "lease expired, protect not 0"
+    );
     // protect 0: a bad-key Get is answered and shows the key
     let pi = pi_of(&get_pi(&mut r, BAD)?.context("bad Get not answered after the lease")?);
-    ensure!(pi.m_key == K && pi.m_key_protect_bits == 0, "PortInfo after the lease {pi:?}");
+    ensure!(
+        pi.m_key == K && pi.m_key_protect_bits == 0,
+        "PortInfo after the lease {pi:?}"
+    );
     // the key itself still guards Sets
     let mut m = mad::request(CLASS_SUBN_LID, METHOD_SET, ATTR_PORT_INFO, 0, 0);
     mad::data_mut(&mut m).copy_from_slice(&pi.encode());
-    ensure!(ask(&mut r, lid_ah(CA_LID), m, BAD)?.is_none(), "bad Set answered after the lease");
+    ensure!(
+        ask(&mut r, lid_ah(CA_LID), m, BAD)?.is_none(),
+        "bad Set answered after the lease"
+    );
     Ok(())
 }
 
@@ -317,18 +398,31 @@ fn lease_expiry_drops_protection_and_a_valid_smp_stops_the_lease() -> Result<()>
 fn set_writing_zero_clears_violations_and_dr_smps_are_checked() -> Result<()> {
     let mut r = setup(64, 2, 0)?;
     let dr = mad::dr_request(METHOD_GET, ATTR_PORT_INFO, 0, 0, &[1]);
-    ensure!(ask(&mut r, dr_ah(), dr, BAD)?.is_none(), "bad DR Get answered at protect 2");
+    ensure!(
+        ask(&mut r, dr_ah(), dr, BAD)?.is_none(),
+        "bad DR Get answered at protect 2"
+    );
     let resp = ask(&mut r, dr_ah(), dr, K)?.context("valid DR Get")?;
     let mut pi = pi_of(&resp);
-    ensure!(pi.m_key_violations == 1, "M_KeyViolations {}", pi.m_key_violations);
+    ensure!(
+        pi.m_key_violations == 1,
+        "M_KeyViolations {}",
+        pi.m_key_violations
+    );
     // a valid Set with M_KeyViolations 0 clears it (Linux qib)
     pi.m_key_violations = 0;
     pi.port_state = PORT_STATE_NO_CHANGE;
     let mut m = mad::dr_request(METHOD_SET, ATTR_PORT_INFO, 0, 0, &[1]);
     mad::data_mut(&mut m).copy_from_slice(&pi.encode());
     let resp = ask(&mut r, dr_ah(), m, K)?.context("valid Set")?;
-    ensure!(pi_of(&resp).m_key_violations == 0, "Set response violations");
-    ensure!(r.fab.read_reg(CA, reg::MKEY_VIOLS)? == 0, "register not cleared");
+    ensure!(
+        pi_of(&resp).m_key_violations == 0,
+        "Set response violations"
+    );
+    ensure!(
+        r.fab.read_reg(CA, reg::MKEY_VIOLS)? == 0,
+        "register not cleared"
+    );
     Ok(())
 }
 
@@ -369,24 +463,45 @@ fn logs(sms: &[SubnetManager]) -> String {
 
 /// (M_Key, protect, violations) of every cabled CA port and every switch
 /// port 0, read from the RTL registers: (device, port, state).
-fn fabric_keys(net: &mut Net) -> Result<Vec<(String, u8, (u64, u32, u32))>> {
+/// (device, port, (M_Key, protect, violations)).
+type PortKeys = (String, u8, (u64, u32, u32));
+
+fn fabric_keys(net: &mut Net) -> Result<Vec<PortKeys>> {
     let dump = dump_state(net)?;
     let mut out = Vec::new();
     for d in 0..net.devs.len() {
         let (sw, name) = (net.devs[d].is_switch, net.devs[d].name.clone());
-        let node = dump.nodes.iter().find(|n| n.id == name).context("node in the dump")?;
+        let node = dump
+            .nodes
+            .iter()
+            .find(|n| n.id == name)
+            .context("node in the dump")?;
         let ports: Vec<u8> = if sw {
             vec![0]
         } else {
-            node.ports.iter().filter(|p| p.neighbour.is_some()).map(|p| p.port).collect()
+            node.ports
+                .iter()
+                .filter(|p| p.neighbour.is_some())
+                .map(|p| p.port)
+                .collect()
         };
         for p in ports {
-            let a = |r: u8| if sw { swreg::mkey(r) } else { mpreg::port(p, r) };
+            let a = |r: u8| {
+                if sw {
+                    swreg::mkey(r)
+                } else {
+                    mpreg::port(p, r)
+                }
+            };
             let lo = net.read_reg(d, a(reg::MKEY_LO))?;
             let hi = net.read_reg(d, a(reg::MKEY_HI))?;
             let prot = net.read_reg(d, a(reg::MKEY_PROT))?;
             let viols = net.read_reg(d, a(reg::MKEY_VIOLS))?;
-            out.push((name.clone(), p, (u64::from(hi) << 32 | u64::from(lo), prot, viols)));
+            out.push((
+                name.clone(),
+                p,
+                (u64::from(hi) << 32 | u64::from(lo), prot, viols),
+            ));
         }
     }
     Ok(out)
@@ -397,13 +512,24 @@ fn the_sm_brings_the_fabric_up_with_its_key_on_every_port() -> Result<()> {
     let o = sm_opts(2, 0);
     let (mut net, sms, summary) =
         bring_up_sms(&common::topo("net.2sw2path4hca"), &o, &[spec("Hca1", 0)])?;
-    ensure!(summary.active_ports == summary.linked_ports, "not all Active\n{}", logs(&sms));
+    ensure!(
+        summary.active_ports == summary.linked_ports,
+        "not all Active\n{}",
+        logs(&sms)
+    );
     for (dev, p, (key, prot, viols)) in fabric_keys(&mut net)? {
-        ensure!(key == K && prot == 2, "{dev}[{p}]: M_Key {key:#x} protect {prot}");
+        ensure!(
+            key == K && prot == 2,
+            "{dev}[{p}]: M_Key {key:#x} protect {prot}"
+        );
         // the SM used its key in every SMP after setting it
         ensure!(viols == 0, "{dev}[{p}]: {viols} violations\n{}", logs(&sms));
     }
-    ensure!(sms[0].stats.mkey_traps == 0, "Trap 256 during bring-up\n{}", logs(&sms));
+    ensure!(
+        sms[0].stats.mkey_traps == 0,
+        "Trap 256 during bring-up\n{}",
+        logs(&sms)
+    );
     Ok(())
 }
 
@@ -445,12 +571,22 @@ fn a_second_sm_with_the_wrong_key_changes_nothing() -> Result<()> {
         if b.0 == "Hca2" {
             continue;
         }
-        ensure!(a.2 .0 == K && a.2 .1 == 2, "{}[{}]: M_Key state {:?}", a.0, a.1, a.2);
+        ensure!(
+            a.2 .0 == K && a.2 .1 == 2,
+            "{}[{}]: M_Key state {:?}",
+            a.0,
+            a.1,
+            a.2
+        );
         viols += a.2 .2;
     }
     // the rogue's SMPs were dropped and counted, and reported to the master
     ensure!(viols > 0, "no violations counted\n{}", logs(&sms));
-    ensure!(sms[0].stats.mkey_traps > 0, "the master got no Trap 256\n{}", logs(&sms));
+    ensure!(
+        sms[0].stats.mkey_traps > 0,
+        "the master got no Trap 256\n{}",
+        logs(&sms)
+    );
     ensure!(sms[0].state == SmState::Master, "{}", logs(&sms));
     // protect 2: the master does not answer the rogue's SMInfo Gets
     Ok(())
@@ -458,17 +594,32 @@ fn a_second_sm_with_the_wrong_key_changes_nothing() -> Result<()> {
 
 #[test]
 fn sm_key_in_sminfo_as_ibspec_9_says() -> Result<()> {
-    const S: u64 = 0x5EC2_E7;
+    const S: u64 = 0x005E_C2E7;
     let path = common::topo("net.2sw2path4hca");
     // both SMs share the M_Key and the SM_Key: the Standby sees the
     // master's SM_Key in every poll answer
     let o = sm_opts(1, S);
     let (mut net, mut sms, _) = bring_up_sms(&path, &o, &[spec("Hca1", 0), spec("Hca2", 5)])?;
-    ensure!(sms[1].state == SmState::Master && sms[0].state == SmState::Standby, "{}", logs(&sms));
+    ensure!(
+        sms[1].state == SmState::Master && sms[0].state == SmState::Standby,
+        "{}",
+        logs(&sms)
+    );
     run_for(&mut net, &mut sms, 1_000_000)?;
-    let f = sms[0].following.clone().context("the Standby follows nobody")?;
-    ensure!(f.info.sm_key == S, "SM_Key in the poll answer {:#x}", f.info.sm_key);
-    ensure!(sms[0].stats.polls_answered > 0 && sms[0].stats.sm_key_ignored == 0, "{}", logs(&sms));
+    let f = sms[0]
+        .following
+        .clone()
+        .context("the Standby follows nobody")?;
+    ensure!(
+        f.info.sm_key == S,
+        "SM_Key in the poll answer {:#x}",
+        f.info.sm_key
+    );
+    ensure!(
+        sms[0].stats.polls_answered > 0 && sms[0].stats.sm_key_ignored == 0,
+        "{}",
+        logs(&sms)
+    );
 
     // an SM with another SM_Key ignores the master's SMInfo answers (it
     // joins after the bring-up: it never settles, finding no master)
@@ -478,8 +629,15 @@ fn sm_key_in_sminfo_as_ibspec_9_says() -> Result<()> {
     other.sm_key = Some(S + 1);
     sms.push(start_sm(&mut net, &path, &o2, &other, 1)?);
     run_for(&mut net, &mut sms, 1_000_000)?;
-    ensure!(sms[1].stats.sm_key_ignored > 0, "wrong SM_Key not ignored\n{}", logs(&sms));
-    ensure!(sms[1].following.is_none(), "it follows a master whose SM_Key is not its own");
+    ensure!(
+        sms[1].stats.sm_key_ignored > 0,
+        "wrong SM_Key not ignored\n{}",
+        logs(&sms)
+    );
+    ensure!(
+        sms[1].following.is_none(),
+        "it follows a master whose SM_Key is not its own"
+    );
 
     // protect 1, wrong M_Key: the master answers with SM_Key 0, which an SM
     // without an SM_Key of its own takes (its Gets pass at protect 1)
@@ -490,7 +648,14 @@ fn sm_key_in_sminfo_as_ibspec_9_says() -> Result<()> {
     sms.push(start_sm(&mut net, &path, &o2, &nokey, 1)?);
     run_for(&mut net, &mut sms, 1_000_000)?;
     let f = sms[1].following.clone().context("no master followed")?;
-    ensure!(f.info.sm_key == 0, "protect 1, wrong M_Key: SM_Key {:#x}, want 0", f.info.sm_key);
-    ensure!(sms[0].stats.sm_info_refused == 0, "protect 1: a Get refused");
+    ensure!(
+        f.info.sm_key == 0,
+        "protect 1, wrong M_Key: SM_Key {:#x}, want 0",
+        f.info.sm_key
+    );
+    ensure!(
+        sms[0].stats.sm_info_refused == 0,
+        "protect 1: a Get refused"
+    );
     Ok(())
 }

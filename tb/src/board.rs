@@ -395,6 +395,11 @@ pub fn replay_serial<L: Read + Write>(
                     if let Some(resp) = sma.handle(&m, &meta, board) {
                         board.sma_tx(&resp, &meta)?;
                     }
+                    // Trap 256 for an M_Key violation (the board's verdict
+                    // byte): TRAP_TX, TX meta ignored (docs/uart.md)
+                    if let Some(t) = sma.take_new_trap() {
+                        board.send(ty::TRAP_TX, &[&[0u8; 8][..], &t[..]].concat())?;
+                    }
                     board.take_error()?;
                 }
                 BoardEvent::SmRx(..) => to_sm += 1,

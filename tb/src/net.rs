@@ -1497,9 +1497,8 @@ impl Net {
             let o = &self.devs[d].dout;
             mkey[0] = Some((o.port0_mkey_prot, o.port0_mkey_viols));
         } else {
-            for p in 1..=np {
-                let o = &self.devs[d].pout[p - 1];
-                mkey[p] = Some((o.mkey_prot, o.mkey_viols));
+            for (m, o) in mkey[1..].iter_mut().zip(&self.devs[d].pout) {
+                *m = Some((o.mkey_prot, o.mkey_viols));
             }
         }
         let mut view = HwView {

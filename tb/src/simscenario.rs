@@ -186,14 +186,23 @@ pub fn run(path: &Path) -> Result<(String, bool)> {
     if let Some(n) = sc.poll_retries {
         opts.sm.poll_retries = n;
     }
-    ensure!(sc.m_key_protect <= 3, "{}: m_key_protect {} > 3", path.display(), sc.m_key_protect);
+    ensure!(
+        sc.m_key_protect <= 3,
+        "{}: m_key_protect {} > 3",
+        path.display(),
+        sc.m_key_protect
+    );
     if let Some(k) = &sc.m_key {
-        opts.sm.tx.m_key = k.value().with_context(|| format!("{}: m_key", path.display()))?;
+        opts.sm.tx.m_key = k
+            .value()
+            .with_context(|| format!("{}: m_key", path.display()))?;
     }
     opts.sm.m_key_protect = sc.m_key_protect;
     opts.sm.m_key_lease = sc.m_key_lease;
     if let Some(k) = &sc.sm_key {
-        opts.sm.sm_key = k.value().with_context(|| format!("{}: sm_key", path.display()))?;
+        opts.sm.sm_key = k
+            .value()
+            .with_context(|| format!("{}: sm_key", path.display()))?;
     }
     let key = |k: &Option<Key>| k.as_ref().map(Key::value).transpose();
     let mut specs: Vec<SmSpec> = Vec::new();

@@ -163,6 +163,19 @@ impl Sma {
         }
     }
 
+    /// A trap made since the last call and not yet sent (for hosts that
+    /// send it themselves, as the board replay does: once, no repeats).
+    pub fn take_new_trap(&mut self) -> Option<Mad> {
+        match self.trap_pending.as_mut() {
+            Some((t, due)) if *due == 0 => {
+                *due = u64::MAX;
+                self.traps_sent += 1;
+                Some(*t)
+            }
+            _ => None,
+        }
+    }
+
     /// The trap not yet repressed, if any.
     pub fn trap_pending(&self) -> Option<&Mad> {
         self.trap_pending.as_ref().map(|(m, _)| m)
@@ -235,7 +248,12 @@ impl Sma {
             return;
         }
         self.trap_count += 1;
-        let t = mad::trap256(req, pi.lid, NODE_TYPE_CA_PRODUCER, TRAP_TID_BASE | self.trap_count);
+        let t = mad::trap256(
+            req,
+            pi.lid,
+            NODE_TYPE_CA_PRODUCER,
+            TRAP_TID_BASE | self.trap_count,
+        );
         self.trap_pending = Some((t, 0));
     }
 

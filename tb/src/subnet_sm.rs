@@ -703,7 +703,13 @@ impl SubnetManager {
             let mismatch = mad::m_key(m) != self.opts.tx.m_key;
             if method == METHOD_GET && mismatch && self.opts.m_key_protect > 1 {
                 self.stats.sm_info_refused += 1;
-                self.note(now, format!("SMInfo Get with a wrong M_Key from SLID {}: no reply", meta.slid));
+                self.note(
+                    now,
+                    format!(
+                        "SMInfo Get with a wrong M_Key from SLID {}: no reply",
+                        meta.slid
+                    ),
+                );
                 return Ok(());
             }
             let hide_key = method == METHOD_GET && mismatch && self.opts.m_key_protect == 1;
@@ -975,7 +981,10 @@ impl SubnetManager {
                 // ibspec §9: with an SM_Key of its own, an SM ignores SMInfo
                 // responses that carry another one.
                 self.stats.sm_key_ignored += 1;
-                self.note(now, format!("SMInfo response with a wrong SM_Key ignored ({ctx:?})"));
+                self.note(
+                    now,
+                    format!("SMInfo response with a wrong SM_Key ignored ({ctx:?})"),
+                );
             }
             Ctx::PeerSmInfo(path) => {
                 let info = SmInfo::decode(data);
