@@ -647,7 +647,7 @@ impl NodeSma {
         } else {
             0
         };
-        NodeSma {
+        let mut sma = NodeSma {
             lft: if sw {
                 vec![0xFF; usize::from(id.lft_depth)]
             } else {
@@ -659,7 +659,16 @@ impl NodeSma {
             mft_masks,
             ports,
             id,
+        };
+        // M_KeyLeasePeriod starts as ibsim's template has it (0x0FF9 s);
+        // `init_writes` puts it into the hardware.
+        for p in 0..=n as u8 {
+            if sma.mkey_port(p) {
+                let t = sma.port_template(p, true);
+                sma.ports[usize::from(p)].m_key_lease = u16::from_be_bytes([t[26], t[27]]);
+            }
         }
+        sma
     }
 
     pub fn identity(&self) -> &NodeIdentity {
@@ -676,6 +685,13 @@ impl NodeSma {
             w.push(HwWrite::PortLmc { port: p, lmc: 0 });
             w.push(HwWrite::MasterSmLid { port: p, lid: 0 });
             w.push(HwWrite::MasterSmSl { port: p, sl: 0 });
+            let ps = &self.ports[usize::from(p)];
+            w.push(HwWrite::Mkey {
+                port: p,
+                key: ps.m_key,
+                prot: ps.m_key_prot,
+                lease: ps.m_key_lease,
+            });
         }
         if self.id.is_switch() {
             w.push(HwWrite::LinearFdbTop(self.lft_top));
@@ -1812,6 +1828,16 @@ mod tests {
         assert_eq!(
             hw.writes,
             vec![
+                // the M_Key fields as written (M_Key 0, protect 0 in byte
+                // 34's top bits, the lease period echoed from the Get);
+                // M_KeyViolations written as 0 clears the count
+                HwWrite::Mkey {
+                    port: 1,
+                    key: 0,
+                    prot: 0,
+                    lease: u16::from_be_bytes([d[26], d[27]]),
+                },
+                HwWrite::MkeyViolations { port: 1, value: 0 },
                 HwWrite::PortLid { port: 1, lid: 0x12 },
                 HwWrite::PortLmc { port: 1, lmc: 3 },
                 HwWrite::MasterSmLid { port: 1, lid: 1 },
@@ -2210,10 +2236,10 @@ mod tests {
         let st = ask(&mut sw, &mut hw, &set(ATTR_LINEAR_FWD_TABLE, 480, &e), 0).0;
         assert_eq!(st, STATUS_INVALID_FIELD);
         assert_eq!(hw.writes.len(), 1);
-        // init_writes: port-0 registers, LinearFDBTop, every block 0xFF but
-        // the one written.
+        // init_writes: port-0 registers (LID, LMC, MasterSMLID, SL, the
+        // M_Key state), LinearFDBTop, every block 0xFF but the one written.
         let w = sw.init_writes();
-        assert_eq!(w.len(), 4 + 1 + 480);
+        assert_eq!(w.len(), 5 + 1 + 480);
         assert!(w.contains(&HwWrite::LftBlock {
             block: 2,
             entries: e
