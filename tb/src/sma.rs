@@ -182,8 +182,9 @@ impl Sma {
     }
 
     /// Program the RTL port registers from the PortInfo the SMA holds
-    /// (LID, LMC, MasterSMLID, MasterSMSL, PortState, M_Key,
-    /// M_KeyProtectBits, M_KeyLeasePeriod).
+    /// (LID, LMC, MasterSMLID, MasterSMSL, PortState; M_Key,
+    /// M_KeyProtectBits and M_KeyLeasePeriod unless they are the RTL's
+    /// reset values, all 0).
     pub fn init_registers(&self, port: &mut impl PortRegisters) {
         let pi = &self.cfg.port_info;
         port.write_reg(reg::PORT_LID, u32::from(pi.lid));
@@ -191,7 +192,9 @@ impl Sma {
         port.write_reg(reg::MASTER_SM_LID, u32::from(pi.master_sm_lid));
         port.write_reg(reg::MASTER_SM_SL, u32::from(pi.master_sm_sl));
         port.write_reg(reg::PORT_STATE, u32::from(pi.port_state));
-        write_mkey_regs(port, pi);
+        if pi.m_key != 0 || pi.m_key_protect_bits != 0 || pi.m_key_lease_period != 0 {
+            write_mkey_regs(port, pi);
+        }
     }
 
     /// Responses to send, or a trap not yet sent once (a trap waiting for
@@ -408,6 +411,7 @@ impl Sma {
         pi.subnet_timeout = new.subnet_timeout;
         pi.port_state = state;
         self.init_registers(port);
+        write_mkey_regs(port, &self.cfg.port_info);
         0
     }
 }
