@@ -67,6 +67,9 @@ module ib_ca_mp_top
   output logic [7:0]                sma_rx_mgmt_class_o,
   output logic [6:0]                sma_rx_hop_ptr_o,
   output logic [6:0]                sma_rx_hop_cnt_o,
+  // M_Key verdict of the port the packet came from, with the tlast beat
+  output logic                      sma_rx_mkey_viol_o,
+  output logic                      sma_rx_mkey_mask_o,
   // SM RX (shared)
   output logic [DataW-1:0]          sm_rx_tdata_o,
   output logic                      sm_rx_tvalid_o,
@@ -116,6 +119,9 @@ module ib_ca_mp_top
   output logic [31:0]               reg_rdata_o,
   // PortState of port p at [4(p-1) +: 4]; nothing buffered or in flight
   output logic [NumPorts*4-1:0]     port_state_o,
+  // M_KeyProtectBits of port p at [2(p-1) +: 2], M_KeyViolations at [16(p-1) +: 16]
+  output logic [NumPorts*2-1:0]     mkey_prot_o,
+  output logic [NumPorts*16-1:0]    mkey_viols_o,
   output logic                      idle_o
 );
 
@@ -131,12 +137,15 @@ module ib_ca_mp_top
   localparam logic [15:0] RegMpBadTag = 16'h0001;       // TX_BAD_PORT
   // RX meta on the mux: slid, dlid, sl, port, mgmt_class, hop_ptr, hop_cnt
   localparam int unsigned RxMetaW     = 16 + 16 + 4 + 8 + 8 + 7 + 7;
+  // the SMA's adds the M_Key verdict (mkey_viol, mkey_mask; valid with tlast)
+  localparam int unsigned SmaMetaW    = RxMetaW + 2;
 
   // ---------------------------------------------------------------------------
   // Per-port signals
   // ---------------------------------------------------------------------------
   logic [NumPorts*DataW-1:0]   p_sma_rx_tdata, p_sm_rx_tdata;
-  logic [NumPorts*RxMetaW-1:0] p_sma_rx_meta, p_sm_rx_meta;
+  logic [NumPorts*SmaMetaW-1:0] p_sma_rx_meta;
+  logic [NumPorts*RxMetaW-1:0] p_sm_rx_meta;
   logic [NumPorts-1:0]         p_sma_rx_tvalid, p_sma_rx_tlast, p_sma_rx_tready;
   logic [NumPorts-1:0]         p_sm_rx_tvalid, p_sm_rx_tlast, p_sm_rx_tready;
   logic [NumPorts-1:0]         p_sma_tx_tvalid, p_sma_tx_tready;
@@ -165,6 +174,7 @@ module ib_ca_mp_top
     logic [3:0]  sma_sl, sm_sl;
     logic [7:0]  sma_port, sma_cls, sm_port, sm_cls;
     logic [6:0]  sma_hp, sma_hc, sm_hp, sm_hc;
+    logic        sma_mkey_viol, sma_mkey_mask;
 
     ib_ca_top #(
       .DataW      (DataW),
@@ -205,6 +215,8 @@ module ib_ca_mp_top
       .sma_rx_mgmt_class_o(sma_cls),
       .sma_rx_hop_ptr_o   (sma_hp),
       .sma_rx_hop_cnt_o   (sma_hc),
+      .sma_rx_mkey_viol_o (sma_mkey_viol),
+      .sma_rx_mkey_mask_o (sma_mkey_mask),
       .sm_rx_tdata_o      (p_sm_rx_tdata[i*DataW +: DataW]),
       .sm_rx_tvalid_o     (p_sm_rx_tvalid[i]),
       .sm_rx_tlast_o      (p_sm_rx_tlast[i]),
@@ -244,11 +256,13 @@ module ib_ca_mp_top
       .sq_tx_beat_o       (p_sq_tx_beat[i]),
       .link_up_i          (link_up_i[i]),
       .port_state_o       (port_state_o[i*4 +: 4]),
+      .mkey_prot_o        (mkey_prot_o[i*2 +: 2]),
+      .mkey_viols_o       (mkey_viols_o[i*16 +: 16]),
       .idle_o             (p_idle[i])
     );
 
-    assign p_sma_rx_meta[i*RxMetaW +: RxMetaW] = {sma_slid, sma_dlid, sma_sl, sma_port, sma_cls,
-                                                  sma_hp, sma_hc};
+    assign p_sma_rx_meta[i*SmaMetaW +: SmaMetaW] = {sma_slid, sma_dlid, sma_sl, sma_port, sma_cls,
+                                                    sma_hp, sma_hc, sma_mkey_viol, sma_mkey_mask};
     assign p_sm_rx_meta[i*RxMetaW +: RxMetaW]  = {sm_slid, sm_dlid, sm_sl, sm_port, sm_cls,
                                                   sm_hp, sm_hc};
   end
@@ -256,7 +270,7 @@ module ib_ca_mp_top
   // ---------------------------------------------------------------------------
   // Shared SMA RX / SM RX: round-robin between the ports
   // ---------------------------------------------------------------------------
-  smi_port_mux #(.DataW(DataW), .NumPorts(NumPorts), .MetaW(RxMetaW)) u_sma_rx_mux (
+  smi_port_mux #(.DataW(DataW), .NumPorts(NumPorts), .MetaW(SmaMetaW)) u_sma_rx_mux (
     .clk_i,
     .rst_ni,
     .in_tdata_i  (p_sma_rx_tdata),
@@ -266,7 +280,7 @@ module ib_ca_mp_top
     .in_tready_o (p_sma_rx_tready),
     .out_tdata_o (sma_rx_tdata_o),
     .out_meta_o  ({sma_rx_slid_o, sma_rx_dlid_o, sma_rx_sl_o, sma_rx_port_o, sma_rx_mgmt_class_o,
-                   sma_rx_hop_ptr_o, sma_rx_hop_cnt_o}),
+                   sma_rx_hop_ptr_o, sma_rx_hop_cnt_o, sma_rx_mkey_viol_o, sma_rx_mkey_mask_o}),
     .out_tvalid_o(sma_rx_tvalid_o),
     .out_tlast_o (sma_rx_tlast_o),
     .out_tready_i(sma_rx_tready_i)

@@ -60,6 +60,11 @@ module ib_ca_top
   output logic [7:0]         sma_rx_mgmt_class_o,
   output logic [6:0]         sma_rx_hop_ptr_o,
   output logic [6:0]         sma_rx_hop_cnt_o,
+  // M_Key check (smi_mkey_chk), valid with the sma_rx tlast beat: mkey_viol
+  // = a bad M_Key (drop: no response; the host sends Trap 256 from the MAD),
+  // mkey_mask = a Get with a bad key at protect 1 (PortInfo's M_Key reads 0)
+  output logic               sma_rx_mkey_viol_o,
+  output logic               sma_rx_mkey_mask_o,
   // SM RX
   output logic [DataW-1:0]   sm_rx_tdata_o,
   output logic               sm_rx_tvalid_o,
@@ -116,6 +121,10 @@ module ib_ca_top
   // without any change of behaviour
   input  logic               link_up_i,
   output logic [3:0]         port_state_o,
+  // the port's M_KeyProtectBits and M_KeyViolations (registers 0x32, 0x35;
+  // the lease expiry clears the protect bits, the check counts violations)
+  output logic [1:0]         mkey_prot_o,
+  output logic [15:0]        mkey_viols_o,
   output logic               idle_o
 );
 
@@ -141,6 +150,10 @@ module ib_ca_top
   logic [7:0]         rx_depth;
   logic               link_q;    // link_up_i registered (ib_port_regs)
   logic [31:0]        regs_rdata;  // ib_port_regs' read data (the P_Key registers beside it)
+  logic [31:0]        mkey_rdata;  // smi_mkey_chk's read data (0x30..0x37)
+  logic               mkey_sel;    // reg_addr_i names an M_Key register
+
+  assign mkey_sel = reg_addr_i >= RegMkeyBase && reg_addr_i < RegMkeyEnd;
 
   ib_port_regs #(
     .DataW      (DataW),
@@ -193,7 +206,7 @@ module ib_ca_top
       RegPkeyCap:  reg_rdata_o = 32'(PkeyEntries);
       RegPkeyIdx:  reg_rdata_o = {24'h0, pkey_idx_q};
       RegPkeyData: reg_rdata_o = {16'h0, pkey_rdata};
-      default:     reg_rdata_o = regs_rdata;
+      default:     reg_rdata_o = mkey_sel ? mkey_rdata : regs_rdata;
     endcase
   end
 
@@ -376,6 +389,30 @@ module ib_ca_top
     .ev_to_sma_o  (ev_to_sma),
     .ev_to_sm_o   (ev_to_sm),
     .ev_sm_drop_o (ev_sm_drop)
+  );
+
+  // ---------------------------------------------------------------------------
+  // M_Key check on the SMA-bound stream (observes it; verdict with tlast)
+  // ---------------------------------------------------------------------------
+  logic ev_mkey_viol, mkey_lease_run;
+
+  smi_mkey_chk #(.DataW(DataW)) u_mkey_chk (
+    .clk_i,
+    .rst_ni,
+    .reg_we_i   (reg_we_i && mkey_sel),
+    .reg_idx_i  (reg_addr_i[2:0]),
+    .reg_wdata_i,
+    .reg_rdata_o(mkey_rdata),
+    .tdata_i    (sma_rx_tdata_o),
+    .tvalid_i   (sma_rx_tvalid_o),
+    .tready_i   (sma_rx_tready_i),
+    .tlast_i    (sma_rx_tlast_o),
+    .viol_o     (sma_rx_mkey_viol_o),
+    .mask_o     (sma_rx_mkey_mask_o),
+    .ev_viol_o  (ev_mkey_viol),
+    .prot_o     (mkey_prot_o),
+    .viols_o    (mkey_viols_o),
+    .lease_run_o(mkey_lease_run)
   );
 
   // ---------------------------------------------------------------------------
@@ -610,7 +647,7 @@ module ib_ca_top
     end
   end
 
-  assign idle_o = !rx_pkt_q && !vl15_rx_tvalid && !ldrx_tvalid && !drx_tvalid_o &&
+  assign idle_o = !mkey_lease_run && !rx_pkt_q && !vl15_rx_tvalid && !ldrx_tvalid && !drx_tvalid_o &&
                   (rx_cnt_q == '0) && !sq_pkt_q && (tx_cnt_q == '0) &&
                   !lt_tvalid && !wire_pkt_q && !drop_q && (link_q == link_up_i);
 
@@ -706,6 +743,7 @@ module ib_ca_top
     ev[CtrDataIcrcErr]  = ev_gsi_icrc_err;
     ev[CtrGsiBadHdr]    = ev_gsi_bad_hdr;
     ev[CtrGsiGmps]      = ev_gsi_gmp;
+    ev[CtrMkeyViol]     = ev_mkey_viol;
     ev[CtrPkeyViol]     = ev_gsi_pkey_viol;
     ev[CtrQkeyViol]     = ev_gsi_qkey_viol;
   end

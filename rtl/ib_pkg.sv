@@ -306,7 +306,8 @@ package ib_pkg;
     // IBA PortRcvData / PortXmitData: 4-byte words (LRH.PktLen, LRH..ICRC)
     CtrRxWords      = 5'd22,  // every packet that passed ib_link_rx's checks, VL15 and data
     CtrTxWords      = 5'd23,  // every packet sent on the wire (not those the link gate discarded)
-    // 24 reserved: M_Key violations (branch mkey)
+    // M_Key check (smi_mkey_chk): SMPs for the SMA dropped for a bad M_Key
+    CtrMkeyViol     = 5'd24,
     // QP1 key checks (gsi_rx_check): PortInfo P_KeyViolations / Q_KeyViolations
     CtrPkeyViol     = 5'd25,  // QP1 packet whose P_Key matches no P_Key table entry
     CtrQkeyViol     = 5'd26   // QP1 packet whose Q_Key is not 0x80010000
@@ -331,6 +332,13 @@ package ib_pkg;
     GsiPkeyViol = 3'd4,  // QP1: P_Key matches no table entry
     GsiQkeyViol = 3'd5   // QP1: Q_Key not 0x80010000
   } gsi_reason_e;
+
+  // M_Key state of the port (smi_mkey_chk), RegMkeyBase + idx, idx 0..7:
+  // 0 M_Key[31:0] (staged), 1 M_Key[63:32] (commits both), 2 ProtectBits,
+  // 3 LeasePeriod (s), 4 cycles per lease second, 5 M_KeyViolations,
+  // 6 lease status (RO: [16] running, [15:0] seconds elapsed)
+  localparam logic [7:0] RegMkeyBase  = 8'h30;
+  localparam logic [7:0] RegMkeyEnd   = 8'h38;  // first address after them
 
   /* verilator lint_on UNUSEDPARAM */
 
@@ -369,6 +377,7 @@ package ib_pkg;
   localparam logic [15:0] SwRegPortChange  = 16'h0009;
   localparam logic [15:0] SwRegLftDepth    = 16'h000A;
   localparam logic [15:0] SwRegCtrClear    = 16'h000F;
+  localparam logic [15:0] SwRegMkeyBase    = 16'h0010;  // + idx 0..7: port 0's M_Key state (smi_mkey_chk)
   // Port 0's P_Key table (its GMP path's gsi_rx_check; 0x0020..0x002F
   // reserved for it), accessed as a CA port's RegPkey*: index, data (a write
   // steps the index), size.
@@ -424,7 +433,8 @@ package ib_pkg;
     SwCtr0SqLocal     = 4'd11,  // DR SMP for the local node after the send rules, not sent
     SwCtr0NoRoute     = 4'd12,  // port-0 packet: LFT no route
     SwCtr0LoopDrop    = 4'd13,  // port-0 packet: LFT egress = 0
-    SwCtr0StateDrop   = 4'd14   // port-0 packet: PortState gating (VL15: egress Down; GMP: egress not Active)
+    SwCtr0StateDrop   = 4'd14,  // port-0 packet: PortState gating (VL15: egress Down; GMP: egress not Active)
+    SwCtr0MkeyViol    = 4'd15   // SMP for the switch SMA dropped for a bad M_Key (smi_mkey_chk)
   } sw_ctr0_e;
 
   // Port 0, the GMP (QP1) path: a second bank (0x0600 + c)

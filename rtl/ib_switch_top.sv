@@ -48,6 +48,10 @@ module ib_switch_top
   output logic [7:0]                   sma_rx_mgmt_class_o,
   output logic [6:0]                   sma_rx_hop_ptr_o,
   output logic [6:0]                   sma_rx_hop_cnt_o,
+  // M_Key check of port 0 (smi_mkey_chk), valid with the sma_rx tlast beat:
+  // drop (Trap 256), or a bad-key Get at protect 1 (M_Key reads 0)
+  output logic                         sma_rx_mkey_viol_o,
+  output logic                         sma_rx_mkey_mask_o,
   // SM RX
   output logic [DataW-1:0]             sm_rx_tdata_o,
   output logic                         sm_rx_tvalid_o,
@@ -104,6 +108,8 @@ module ib_switch_top
   // status
   output logic [(NumPorts+1)*4-1:0]    port_state_o,         // PortState of port p at [4p +: 4]
   output logic                         port_state_change_o,  // SwitchInfo.PortStateChange
+  output logic [1:0]                   mkey_prot_o,          // port 0's M_KeyProtectBits
+  output logic [15:0]                  mkey_viols_o,         // port 0's M_KeyViolations
   output logic                         idle_o                // nothing buffered or in flight
 );
 
@@ -145,7 +151,11 @@ module ib_switch_top
   logic [15:0] lft_waddr, lft_raddr;
   logic [31:0] lft_wdata, lft_rdata;
 
-  logic [31:0] regs_rdata;  // sw_regs' read data (port 0's P_Key registers beside it)
+  // port 0's M_Key registers (SwRegMkeyBase..+7) live in smi_mkey_chk, its
+  // P_Key registers beside sw_regs
+  logic [31:0] regs_rdata, mkey_rdata;
+  logic        mkey_sel;
+  assign mkey_sel = reg_addr_i >= SwRegMkeyBase && reg_addr_i < SwRegMkeyBase + 16'd8;
 
   sw_regs #(.NumPorts(NumPorts), .LftDepth(LftDepth)) u_regs (
     .clk_i,
@@ -792,6 +802,28 @@ module ib_switch_top
     .ev_sm_drop_o (loc_sm_drop)
   );
 
+  // M_Key check of port 0 on the switch SMA's stream (observes it)
+  logic ev_mkey_viol, mkey_lease_run;
+
+  smi_mkey_chk #(.DataW(DataW)) u_mkey_chk (
+    .clk_i,
+    .rst_ni,
+    .reg_we_i   (reg_we_i && mkey_sel),
+    .reg_idx_i  (reg_addr_i[2:0]),
+    .reg_wdata_i,
+    .reg_rdata_o(mkey_rdata),
+    .tdata_i    (sma_rx_tdata_o),
+    .tvalid_i   (sma_rx_tvalid_o),
+    .tready_i   (sma_rx_tready_i),
+    .tlast_i    (sma_rx_tlast_o),
+    .viol_o     (sma_rx_mkey_viol_o),
+    .mask_o     (sma_rx_mkey_mask_o),
+    .ev_viol_o  (ev_mkey_viol),
+    .prot_o     (mkey_prot_o),
+    .viols_o    (mkey_viols_o),
+    .lease_run_o(mkey_lease_run)
+  );
+
   always_comb begin
     fwd_base_meta       = rxf_rd_meta.base;
     fwd_base_meta.to_sm = 1'b0;
@@ -1081,7 +1113,7 @@ module ib_switch_top
       SwRegPkeyCap:  reg_rdata_o = 32'(SwPkeyEntries);
       SwRegPkeyIdx:  reg_rdata_o = {24'h0, pkey_idx_q};
       SwRegPkeyData: reg_rdata_o = {16'h0, pkey_rdata};
-      default:       reg_rdata_o = regs_rdata;
+      default:       reg_rdata_o = mkey_sel ? mkey_rdata : regs_rdata;
     endcase
   end
 
@@ -1134,7 +1166,7 @@ module ib_switch_top
                       gtx_busy || gtx_occ_q != '0 || od_locked[0] || grx_tvalid_q ||
                       grx_extra_q || gmp_rx_tvalid_o;
 
-  assign idle_o = !(|busy_in) && !(|busy_out);
+  assign idle_o = !mkey_lease_run && !(|busy_in) && !(|busy_out);
 
   // counters of port 0
   always_comb begin
@@ -1154,6 +1186,7 @@ module ib_switch_top
     ev[0][SwCtr0NoRoute]     = sw_ev_t'(r_no_route[0][0]) + sw_ev_t'(r_no_route[0][1]);
     ev[0][SwCtr0LoopDrop]    = sw_ev_t'(r_loop[0][0]) + sw_ev_t'(r_loop[0][1]);
     ev[0][SwCtr0StateDrop]   = sw_ev_t'(r_state[0][0]) + sw_ev_t'(r_state[0][1]);
+    ev[0][SwCtr0MkeyViol]    = sw_ev_t'(ev_mkey_viol);
   end
 
   // counters of port 0's GMP path (second bank)

@@ -11,6 +11,7 @@ rtl/ib_port_regs.sv
 rtl/smi_rq.sv
 rtl/gsi_rx_check.sv
 rtl/smi_rx_dispatch.sv
+rtl/smi_mkey_chk.sv
 rtl/smi_sq.sv
 rtl/ib_ca_top.sv
 rtl/fpga/ib_uart_pkg.sv

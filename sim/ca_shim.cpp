@@ -298,6 +298,8 @@ class CaModelImpl final : public CaModel {
     o.sma_rx_mgmt_class = m.sma_rx_mgmt_class_o;
     o.sma_rx_hop_ptr = m.sma_rx_hop_ptr_o;
     o.sma_rx_hop_cnt = m.sma_rx_hop_cnt_o;
+    o.sma_rx_mkey_viol = m.sma_rx_mkey_viol_o;
+    o.sma_rx_mkey_mask = m.sma_rx_mkey_mask_o;
     o.sm_rx_tdata = get_data(m.sm_rx_tdata_o);
     o.sm_rx_tvalid = m.sm_rx_tvalid_o;
     o.sm_rx_tlast = m.sm_rx_tlast_o;
@@ -314,6 +316,8 @@ class CaModelImpl final : public CaModel {
     o.reg_rdata = m.reg_rdata_o;
     o.sq_tx_beat = m.sq_tx_beat_o;
     o.port_state = m.port_state_o;
+    o.mkey_prot = m.mkey_prot_o;
+    o.mkey_viols = m.mkey_viols_o;
     o.idle = m.idle_o;
   }
 

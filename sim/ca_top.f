@@ -9,5 +9,6 @@ rtl/ib_port_regs.sv
 rtl/smi_rq.sv
 rtl/gsi_rx_check.sv
 rtl/smi_rx_dispatch.sv
+rtl/smi_mkey_chk.sv
 rtl/smi_sq.sv
 rtl/ib_ca_top.sv

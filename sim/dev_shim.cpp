@@ -166,6 +166,8 @@ class DevModelImpl final : public DevModel {
         p[k].drx_tuser = get_bits(m.drx_tuser_o, k, 1);
         p[k].drx_reason = static_cast<uint8_t>(get_bits(m.drx_reason_o, k * 3, 3));
         p[k].dtx_tready = get_bits(m.dtx_tready_o, k, 1);
+        p[k].mkey_prot = static_cast<uint8_t>(get_bits(m.mkey_prot_o, 2 * k, 2));
+        p[k].mkey_viols = static_cast<uint16_t>(get_bits(m.mkey_viols_o, 16 * k, 16));
       } else {
         p[k].drx_tdata = Data{0, 0};
         p[k].drx_tkeep = 0;
@@ -174,6 +176,8 @@ class DevModelImpl final : public DevModel {
         p[k].drx_tuser = false;
         p[k].drx_reason = 0;
         p[k].dtx_tready = false;
+        p[k].mkey_prot = 0;
+        p[k].mkey_viols = 0;
       }
     }
     o.sma_rx_tdata = get_mad(m.sma_rx_tdata_o);
@@ -186,6 +190,8 @@ class DevModelImpl final : public DevModel {
     o.sma_rx_mgmt_class = m.sma_rx_mgmt_class_o;
     o.sma_rx_hop_ptr = m.sma_rx_hop_ptr_o;
     o.sma_rx_hop_cnt = m.sma_rx_hop_cnt_o;
+    o.sma_rx_mkey_viol = m.sma_rx_mkey_viol_o;
+    o.sma_rx_mkey_mask = m.sma_rx_mkey_mask_o;
     o.sm_rx_tdata = get_mad(m.sm_rx_tdata_o);
     o.sm_rx_tvalid = m.sm_rx_tvalid_o;
     o.sm_rx_tlast = m.sm_rx_tlast_o;
@@ -211,6 +217,8 @@ class DevModelImpl final : public DevModel {
       o.gmp_rx_tuser = m.gmp_rx_tuser_o;
       o.gmp_rx_reason = m.gmp_rx_reason_o;
       o.gmp_tx_tready = m.gmp_tx_tready_o;
+      o.port0_mkey_prot = m.mkey_prot_o;
+      o.port0_mkey_viols = m.mkey_viols_o;
     } else {
       o.port_state_change = false;
       o.port0_state = 0;
@@ -221,6 +229,8 @@ class DevModelImpl final : public DevModel {
       o.gmp_rx_tuser = false;
       o.gmp_rx_reason = 0;
       o.gmp_tx_tready = false;
+      o.port0_mkey_prot = 0;
+      o.port0_mkey_viols = 0;
     }
   }
 

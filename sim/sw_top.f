@@ -5,6 +5,7 @@ rtl/ib_link_rx.sv
 rtl/ib_link_tx.sv
 rtl/ib_pkt_fifo.sv
 rtl/smi_rx_dispatch.sv
+rtl/smi_mkey_chk.sv
 rtl/sw_smi_rq.sv
 rtl/sw_smi_sq.sv
 rtl/sw_regs.sv

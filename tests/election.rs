@@ -27,6 +27,7 @@ fn spec(node: &str, priority: u8) -> SmSpec {
         node: Some(node.into()),
         port: 1,
         priority,
+        ..SmSpec::default()
     }
 }
 

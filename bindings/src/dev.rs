@@ -64,6 +64,10 @@ mod ffi {
         dtx_tready: bool,
         /// PortState (4 bits).
         port_state: u8,
+        /// M_KeyProtectBits and M_KeyViolations of the port (CA only; a
+        /// switch has them for port 0 in `DevOut`).
+        mkey_prot: u8,
+        mkey_viols: u16,
     }
 
     /// Inputs of the management side for one cycle.
@@ -123,6 +127,10 @@ mod ffi {
         sma_rx_mgmt_class: u8,
         sma_rx_hop_ptr: u8,
         sma_rx_hop_cnt: u8,
+        /// M_Key check verdict, valid with the sma_rx tlast beat: drop
+        /// (Trap 256), or a bad-key Get at protect 1 (M_Key reads 0).
+        sma_rx_mkey_viol: bool,
+        sma_rx_mkey_mask: bool,
         sm_rx_tdata: [u64; 2],
         sm_rx_tvalid: bool,
         sm_rx_tlast: bool,
@@ -153,6 +161,9 @@ mod ffi {
         port_state_change: bool,
         /// PortState of switch port 0 (switch only).
         port0_state: u8,
+        /// M_KeyProtectBits and M_KeyViolations of switch port 0 (switch only).
+        port0_mkey_prot: u8,
+        port0_mkey_viols: u16,
     }
 
     unsafe extern "C++" {

@@ -120,6 +120,10 @@ mod ffi {
         sma_rx_mgmt_class: u8,
         sma_rx_hop_ptr: u8,
         sma_rx_hop_cnt: u8,
+        /// M_Key check verdict, valid with the sma_rx tlast beat: drop
+        /// (Trap 256), or a bad-key Get at protect 1 (M_Key reads 0)
+        sma_rx_mkey_viol: bool,
+        sma_rx_mkey_mask: bool,
         // SM RX
         sm_rx_tdata: [u64; 2],
         sm_rx_tvalid: bool,
@@ -139,6 +143,9 @@ mod ffi {
         reg_rdata: u32,
         // observability: an SMI send-engine beat enters the VL15 TX buffer
         sq_tx_beat: bool,
+        /// M_KeyProtectBits and M_KeyViolations of the port (smi_mkey_chk)
+        mkey_prot: u8,
+        mkey_viols: u16,
         /// PortState register (4 bits)
         port_state: u8,
         /// nothing buffered or in flight in the port

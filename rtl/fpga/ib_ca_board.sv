@@ -155,6 +155,10 @@ module ib_ca_board
   logic [3:0]       sma_rx_sl, sm_rx_sl;
   logic [7:0]       sma_rx_port, sma_rx_class, sm_rx_port, sm_rx_class;
   logic [6:0]       sma_rx_hp, sma_rx_hc, sm_rx_hp, sm_rx_hc;
+  logic             sma_rx_mkey_viol, sma_rx_mkey_mask;  // M_Key verdict (with tlast)
+  // the host reads the M_Key state through the registers (0x32, 0x35)
+  logic [1:0]       mkey_prot;
+  logic [15:0]      mkey_viols;
   logic             reg_we;
   logic [7:0]       reg_addr;
   logic [31:0]      port_rdata;
@@ -231,6 +235,8 @@ module ib_ca_board
     .sma_rx_mgmt_class_o(sma_rx_class),
     .sma_rx_hop_ptr_o   (sma_rx_hp),
     .sma_rx_hop_cnt_o   (sma_rx_hc),
+    .sma_rx_mkey_viol_o (sma_rx_mkey_viol),
+    .sma_rx_mkey_mask_o (sma_rx_mkey_mask),
     .sm_rx_tdata_o      (sm_rx_tdata),
     .sm_rx_tvalid_o     (sm_rx_tvalid),
     .sm_rx_tlast_o      (sm_rx_tlast),
@@ -278,12 +284,14 @@ module ib_ca_board
     // the board has no physical link: always up (PortState resets to Init)
     .link_up_i          (1'b1),
     .port_state_o       (port_state),
+    .mkey_prot_o        (mkey_prot),
+    .mkey_viols_o       (mkey_viols),
     .idle_o             (port_idle)
   );
 
   // Data VLs are not carried over the UART (docs/uart.md).
   logic unused_port;
-  assign unused_port = ^{drx_tdata, drx_tkeep, drx_tvalid, drx_tlast, drx_tuser, drx_reason, dtx_tready,
+  assign unused_port = ^{mkey_prot, mkey_viols, drx_tdata, drx_tkeep, drx_tvalid, drx_tlast, drx_tuser, drx_reason, dtx_tready,
                          sq_tx_beat, port_state, port_idle, dn_slot_free, dn_rd_meta[DownMetaW-1:DownMetaW-2]};
 
   // ---------------------------------------------------------------------------
@@ -375,6 +383,7 @@ module ib_ca_board
     .sma_tlast_i (sma_rx_tlast),
     .sma_tready_o(sma_rx_tready),
     .sma_meta_i  (sma_meta),
+    .sma_mkey_i  ({sma_rx_mkey_mask, sma_rx_mkey_viol}),
     .sm_tdata_i  (sm_rx_tdata),
     .sm_tvalid_i (sm_rx_tvalid),
     .sm_tlast_i  (sm_rx_tlast),

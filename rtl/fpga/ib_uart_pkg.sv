@@ -22,7 +22,7 @@ package ib_uart_pkg;
   localparam logic [7:0]  FtRegRead     = 8'h06;  // addr (1)
   // Board -> host
   localparam logic [7:0]  FtWireTx      = 8'h81;  // wire packet out of the port (LRH..VCRC)
-  localparam logic [7:0]  FtSmaRx       = 8'h82;  // RX meta (12) + MAD (256)
+  localparam logic [7:0]  FtSmaRx       = 8'h82;  // RX meta (12) + MAD (256) + M_Key verdict (1)
   localparam logic [7:0]  FtSmRx        = 8'h83;  // RX meta (12) + MAD (256)
   localparam logic [7:0]  FtRegReadResp = 8'h86;  // addr (1) + data (4, LE)
 
@@ -30,6 +30,10 @@ package ib_uart_pkg;
   localparam int unsigned RxMetaBytes   = 12;  // slid[2] dlid[2] sl port class hop_ptr hop_cnt rsvd[3]
   localparam int unsigned MadFrameLen   = TxMetaBytes + 256;
   localparam int unsigned RxMadFrameLen = RxMetaBytes + 256;
+  // SMA_RX adds one trailer byte after the MAD: the M_Key check's verdict
+  // (bit 0 violation: do not answer, send Trap 256; bit 1 masked Get), which
+  // ib_ca_top gives only with the tlast beat, after the meta has gone out
+  localparam int unsigned SmaRxFrameLen = RxMadFrameLen + 1;
   localparam int unsigned RegWriteLen   = 5;
   localparam int unsigned RegReadLen    = 1;
 

@@ -4,6 +4,8 @@
 // RX and SMA RX (RxMetaBytes of meta, then the 256 MAD bytes of the DataW
 // beats), wire TX packets from the capture FIFO (length from its meta, last
 // beat's tkeep). A source beat is taken (tready) when its last byte is sent.
+// SMA RX frames end with one more byte, the M_Key verdict (sma_mkey_i,
+// valid with the tlast beat, latched when that beat is taken).
 module ib_uart_up
   import ib_uart_pkg::*;
 #(
@@ -23,6 +25,7 @@ module ib_uart_up
   input  logic             sma_tlast_i,
   output logic             sma_tready_o,
   input  logic [8*RxMetaBytes-1:0] sma_meta_i,  // meta byte i in [8*i +: 8]
+  input  logic [1:0]       sma_mkey_i,    // {mask, viol}, valid with the tlast beat
   input  logic [DataW-1:0] sm_tdata_i,
   input  logic             sm_tvalid_i,
   input  logic             sm_tlast_i,
@@ -66,6 +69,8 @@ module ib_uart_up
   logic [DataW-1:0] beat;
   logic [DataB-1:0] keep;
   logic            beat_valid, in_meta, beat_end, hs;
+  logic            in_trailer;     // SMA RX: the verdict byte after the MAD
+  logic [1:0]      mkey_q;         // verdict of the SMA MAD being sent
 
   always_comb begin
     m_type_o   = FtWireTx;
@@ -100,7 +105,7 @@ module ib_uart_up
       end
       SelSma: begin
         m_type_o   = FtSmaRx;
-        m_len_o    = 16'(RxMadFrameLen);
+        m_len_o    = 16'(SmaRxFrameLen);
         meta_n     = 16'(RxMetaBytes);
         meta_byte  = sma_meta_i[8*idx_q[3:0] +: 8];
         beat       = sma_tdata_i;
@@ -113,12 +118,14 @@ module ib_uart_up
   end
 
   assign in_meta    = idx_q < meta_n;
-  assign m_tdata_o  = in_meta ? meta_byte : beat[8*off_q +: 8];
-  assign m_tvalid_o = sel_q != SelNone && (in_meta || beat_valid);
+  assign in_trailer = sel_q == SelSma && idx_q >= 16'(RxMadFrameLen);
+  assign m_tdata_o  = in_meta ? meta_byte : (in_trailer ? {6'd0, mkey_q} : beat[8*off_q +: 8]);
+  assign m_tvalid_o = sel_q != SelNone && (in_meta || in_trailer || beat_valid);
   assign m_tlast_o  = idx_q == m_len_o - 16'd1;
   assign hs         = m_tvalid_o && m_tready_i;
   // last byte of a beat: the beat is full, or the next byte is not kept
-  assign beat_end   = !in_meta && (32'(off_q) == DataB - 1 || !keep[off_q + OffW'(1)]);
+  assign beat_end   = !in_meta && !in_trailer &&
+                      (32'(off_q) == DataB - 1 || !keep[off_q + OffW'(1)]);
 
   assign sma_tready_o = sel_q == SelSma && hs && beat_end;
   assign sm_tready_o  = sel_q == SelSm && hs && beat_end;
@@ -138,20 +145,22 @@ module ib_uart_up
       else if (wtx_tvalid_i) sel_d = SelWtx;
     end else if (hs) begin
       idx_d = idx_q + 16'd1;
-      if (!in_meta) off_d = beat_end ? '0 : off_q + OffW'(1);
+      if (!in_meta && !in_trailer) off_d = beat_end ? '0 : off_q + OffW'(1);
       if (m_tlast_o) sel_d = SelNone;
     end
   end
 
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
-      sel_q <= SelNone;
-      idx_q <= '0;
-      off_q <= '0;
+      sel_q  <= SelNone;
+      idx_q  <= '0;
+      off_q  <= '0;
+      mkey_q <= '0;
     end else begin
       sel_q <= sel_d;
       idx_q <= idx_d;
       off_q <= off_d;
+      if (sma_tready_o && sma_tlast_i) mkey_q <= sma_mkey_i;
     end
   end
 
@@ -160,7 +169,8 @@ module ib_uart_up
   always_ff @(posedge clk_i) begin
     if (rst_ni && hs && !in_meta && beat_end) begin
       unique case (sel_q)
-        SelSma:  assert (sma_tlast_i == m_tlast_o) else $error("%m: SMA RX tlast vs length");
+        SelSma:  assert (sma_tlast_i == (idx_q == m_len_o - 16'd2))
+                   else $error("%m: SMA RX tlast vs length");
         SelSm:   assert (sm_tlast_i == m_tlast_o) else $error("%m: SM RX tlast vs length");
         SelWtx:  assert (wtx_tlast_i == m_tlast_o) else $error("%m: wire TX tlast vs length");
         default: ;

@@ -27,6 +27,8 @@ pub const SYNC: u8 = 0xA5;
 pub const MAX_WIRE: usize = 512;
 const MAD_FRAME: usize = 8 + 256;
 const RX_MAD_FRAME: usize = 12 + 256;
+/// SMA_RX adds the M_Key verdict byte (bit 0 violation, bit 1 masked Get).
+const SMA_RX_FRAME: usize = RX_MAD_FRAME + 1;
 
 /// Frame types (docs/uart.md).
 pub mod ty {
@@ -61,7 +63,8 @@ fn len_ok(t: u8, len: usize) -> Option<bool> {
         ty::SMA_TX | ty::SM_TX | ty::TRAP_TX => len == MAD_FRAME,
         ty::REG_WRITE | ty::REG_READ_RESP => len == 5,
         ty::REG_READ => len == 1,
-        ty::SMA_RX | ty::SM_RX => len == RX_MAD_FRAME,
+        ty::SMA_RX => len == SMA_RX_FRAME,
+        ty::SM_RX => len == RX_MAD_FRAME,
         _ => return None,
     })
 }
@@ -162,6 +165,7 @@ fn rx_mad(p: &[u8]) -> (Box<Mad>, SmiMeta) {
         mgmt_class: p[6],
         hop_ptr: p[7],
         hop_cnt: p[8],
+        ..SmiMeta::default()
     };
     let mut m = Box::new([0u8; 256]);
     m.copy_from_slice(&p[12..12 + 256]);
@@ -256,7 +260,9 @@ impl<L: Read + Write> BoardPort<L> {
             match f.ty {
                 ty::WIRE_TX => self.events.push_back(BoardEvent::WireTx(f.payload)),
                 ty::SMA_RX => {
-                    let (m, meta) = rx_mad(p);
+                    let (m, mut meta) = rx_mad(p);
+                    meta.mkey_viol = p[RX_MAD_FRAME] & 1 != 0;
+                    meta.mkey_mask = p[RX_MAD_FRAME] & 2 != 0;
                     self.events.push_back(BoardEvent::SmaRx(m, meta));
                 }
                 ty::SM_RX => {
@@ -388,6 +394,11 @@ pub fn replay_serial<L: Read + Write>(
                     to_sma += 1;
                     if let Some(resp) = sma.handle(&m, &meta, board) {
                         board.sma_tx(&resp, &meta)?;
+                    }
+                    // Trap 256 for an M_Key violation (the board's verdict
+                    // byte): TRAP_TX, TX meta ignored (docs/uart.md)
+                    if let Some(t) = sma.take_new_trap() {
+                        board.send(ty::TRAP_TX, &[&[0u8; 8][..], &t[..]].concat())?;
                     }
                     board.take_error()?;
                 }

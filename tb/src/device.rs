@@ -20,6 +20,14 @@ pub struct SmiMeta {
     pub mgmt_class: u8,
     pub hop_ptr: u8,
     pub hop_cnt: u8,
+    /// SMA RX only: the RTL's M_Key check (`smi_mkey_chk`) found a bad
+    /// M_Key: the SMA must not answer; it sends Trap 256 from the MAD.
+    #[serde(default)]
+    pub mkey_viol: bool,
+    /// SMA RX only: a Get with a bad M_Key at protect 1: PortInfo's M_Key
+    /// field is returned as 0.
+    #[serde(default)]
+    pub mkey_mask: bool,
 }
 
 /// The port-register write path the SMA uses (ib_pkg's register map). The
@@ -27,11 +35,21 @@ pub struct SmiMeta {
 /// line sends a REG_WRITE frame. One trait, so the same SMA code drives both.
 pub trait PortRegisters {
     fn write_reg(&mut self, addr: u8, value: u32);
+    /// The port's M_KeyProtectBits and M_KeyViolations as the RTL holds
+    /// them now (the lease expiry clears the protect bits, the M_Key check
+    /// counts violations), or None where they cannot be seen synchronously
+    /// (the SMA then reports what it last wrote).
+    fn mkey_state(&self) -> Option<(u8, u16)> {
+        None
+    }
 }
 
 impl PortRegisters for CaPort {
     fn write_reg(&mut self, addr: u8, value: u32) {
         CaPort::write_reg(self, addr, value);
+    }
+    fn mkey_state(&self) -> Option<(u8, u16)> {
+        Some((self.mkey_prot, self.mkey_viols))
     }
 }
 
@@ -179,6 +197,20 @@ pub mod reg {
     pub const CTR_PKEY_VIOL: u8 = 25;
     pub const CTR_QKEY_VIOL: u8 = 26;
 
+    /// M_Key state (`smi_mkey_chk`): M_Key low word (staged until the high
+    /// word is written), high word (commits both), M_KeyProtectBits,
+    /// M_KeyLeasePeriod (seconds), clock cycles per lease second,
+    /// M_KeyViolations, lease status (RO: bit 16 running, 15:0 seconds).
+    pub const MKEY_LO: u8 = 0x30;
+    pub const MKEY_HI: u8 = 0x31;
+    pub const MKEY_PROT: u8 = 0x32;
+    pub const MKEY_LEASE: u8 = 0x33;
+    pub const MKEY_TICK: u8 = 0x34;
+    pub const MKEY_VIOLS: u8 = 0x35;
+    pub const MKEY_LEASE_ST: u8 = 0x36;
+    /// Reset value of MKEY_TICK: a 125 MHz clock.
+    pub const MKEY_TICK_RESET: u32 = 125_000_000;
+
     /// Counter names in `ib_pkg::ctr_e` order.
     pub const COUNTERS: [&str; 27] = [
         "rx_pkts",
@@ -208,8 +240,8 @@ pub mod reg {
         // IBA PortRcvData / PortXmitData: sums of LRH.PktLen (4-byte words)
         "rx_words",
         "tx_words",
-        // reserved: M_Key violations (branch mkey); reads 0
-        "reserved_24",
+        // SMPs for the SMA dropped by the M_Key check (smi_mkey_chk)
+        "mkey_viol",
         // QP1 key checks (gsi_rx_check): PortInfo P_KeyViolations /
         // Q_KeyViolations
         "pkey_viol",
@@ -329,6 +361,10 @@ pub struct CaPort {
     /// A copy of the port's traffic for an observer; None (the default):
     /// nothing is copied.
     pub tap: Option<Box<Tap>>,
+    /// The port's M_KeyProtectBits and M_KeyViolations outputs of the
+    /// last cycle.
+    pub mkey_prot: u8,
+    pub mkey_viols: u16,
 }
 
 impl CaPort {
@@ -361,6 +397,8 @@ impl CaPort {
             link_up: true,
             idle: false,
             tap: None,
+            mkey_prot: 0,
+            mkey_viols: 0,
         })
     }
 
@@ -531,6 +569,8 @@ impl CaPort {
             mgmt_class: o.sma_rx_mgmt_class,
             hop_ptr: o.sma_rx_hop_ptr,
             hop_cnt: o.sma_rx_hop_cnt,
+            mkey_viol: o.sma_rx_mkey_viol,
+            mkey_mask: o.sma_rx_mkey_mask,
         };
         let b = full(o.sma_rx_tdata, o.sma_rx_tlast);
         let n_sma = self.sma_rx.packets.len();
@@ -544,6 +584,7 @@ impl CaPort {
             mgmt_class: o.sm_rx_mgmt_class,
             hop_ptr: o.sm_rx_hop_ptr,
             hop_cnt: o.sm_rx_hop_cnt,
+            ..SmiMeta::default()
         };
         let b = full(o.sm_rx_tdata, o.sm_rx_tlast);
         let received = self.sm_rx.packets.len();
@@ -574,6 +615,8 @@ impl CaPort {
             }
             self.sq_beats += 1;
         }
+        self.mkey_prot = o.mkey_prot;
+        self.mkey_viols = o.mkey_viols;
         self.cycle = self.ca.cycle();
         self.idle = o.idle;
         Ok(o.reg_rdata)

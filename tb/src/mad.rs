@@ -113,3 +113,54 @@ pub fn make_response(m: &mut Mad, status: u16) {
     let s = if is_dr(m) { status | 0x8000 } else { status };
     put16(m, off::STATUS, s);
 }
+
+/// M_Key of an SMP (bytes 24..31).
+pub fn m_key(m: &Mad) -> u64 {
+    be64(m, off::M_KEY)
+}
+pub fn set_m_key(m: &mut Mad, key: u64) {
+    m[off::M_KEY..off::M_KEY + 8].copy_from_slice(&key.to_be_bytes());
+}
+
+/// Trap 256 DataDetails: bytes of the DR return path it carries (Notice
+/// bytes 34..63).
+pub const TRAP256_RETURN_PATH: usize = 30;
+/// Notice byte 33: DRNotice, DRPathTruncated (with DRHopCount in 5:0).
+pub const TRAP256_DR_NOTICE: u8 = 0x80;
+pub const TRAP256_DR_TRUNC: u8 = 0x40;
+
+/// Trap 256 (bad M_Key; ibspec §8 Notice) for the SMP `req` that violated
+/// the M_Key of a port with LID `lid`: a LID-routed SubnTrap(Notice),
+/// generic, type 2 (security), producer `producer` (1 CA, 2 switch),
+/// IssuerLID and LID = `lid`, the request's Method, AttributeID,
+/// AttributeModifier and M_Key, and for a directed-route SMP its DrSLID,
+/// DRNotice, DRHopCount and the first 30 bytes of its ReturnPath
+/// (DRPathTruncated when the hop count is larger), as Linux qib_bad_mkey
+/// builds it.
+pub fn trap256(req: &Mad, lid: u16, producer: u8, tid: u64) -> Mad {
+    let mut m = request(CLASS_SUBN_LID, METHOD_TRAP, ATTR_NOTICE, 0, tid);
+    let d = data_mut(&mut m);
+    d[0] = 0x80 | 2; // IsGeneric, Type 2 (security)
+    d[1..4].copy_from_slice(&[0, 0, producer]);
+    d[4..6].copy_from_slice(&256u16.to_be_bytes());
+    d[6..8].copy_from_slice(&lid.to_be_bytes()); // IssuerLID
+    d[12..14].copy_from_slice(&lid.to_be_bytes());
+    d[16] = method(req);
+    d[18..20].copy_from_slice(&attr_id(req).to_be_bytes());
+    d[20..24].copy_from_slice(&attr_mod(req).to_be_bytes());
+    d[24..32].copy_from_slice(&m_key(req).to_be_bytes());
+    if is_dr(req) {
+        d[14..16].copy_from_slice(&req[off::DR_SLID..off::DR_SLID + 2]);
+        let hc = usize::from(req[off::HOP_CNT]);
+        let mut flags = TRAP256_DR_NOTICE;
+        let n = if hc > TRAP256_RETURN_PATH {
+            flags |= TRAP256_DR_TRUNC;
+            TRAP256_RETURN_PATH
+        } else {
+            hc
+        };
+        d[33] = flags | n as u8;
+        d[34..34 + n].copy_from_slice(&req[off::RETURN_PATH..off::RETURN_PATH + n]);
+    }
+    m
+}

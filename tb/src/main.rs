@@ -222,6 +222,19 @@ enum Cmd {
         /// LMC of every CA port (0..7)
         #[arg(long, default_value_t = 0)]
         lmc: u8,
+        /// M_Key the SM uses in every SMP and sets on every port it brings
+        /// up (decimal or 0x-hex)
+        #[arg(long, value_parser = vl15::simrun::parse_key, default_value = "0")]
+        m_key: u64,
+        /// M_KeyProtectBits the SM sets (0..3)
+        #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=3))]
+        m_key_protect: u8,
+        /// M_KeyLeasePeriod the SM sets (seconds; 0 = never expires)
+        #[arg(long, default_value_t = 0)]
+        m_key_lease: u16,
+        /// The SM's SMInfo.SM_Key (decimal or 0x-hex)
+        #[arg(long, value_parser = vl15::simrun::parse_key, default_value = "0")]
+        sm_key: u64,
         /// SMPs outstanding at once (OpenSM --maxsmps)
         #[arg(long, default_value_t = 4)]
         max_smps: usize,
@@ -701,6 +714,10 @@ fn main() -> ExitCode {
                 sm,
                 sm_port,
                 lmc,
+                m_key,
+                m_key_protect,
+                m_key_lease,
+                sm_key,
                 max_smps,
                 timeout,
                 link_latency,
@@ -714,6 +731,10 @@ fn main() -> ExitCode {
                     ..Default::default()
                 };
                 opts.sm.lmc = lmc;
+                opts.sm.tx.m_key = m_key;
+                opts.sm.m_key_protect = m_key_protect;
+                opts.sm.m_key_lease = m_key_lease;
+                opts.sm.sm_key = sm_key;
                 opts.sm.tx.max_outstanding = max_smps;
                 opts.sm.tx.timeout = timeout;
                 opts.net.link_latency = link_latency;

@@ -53,6 +53,17 @@ pub mod swreg {
     /// bit c of [15:0]; for p = 0, bits [31:16] name the GMP bank.
     pub const CTR_CLEAR_SEL: u16 = 0x0800;
     pub const LFT_BASE: u16 = 0x1000;
+    /// Port 0's M_Key state (`smi_mkey_chk`), `MKEY_BASE + idx` with the
+    /// CA's indexes (`reg::MKEY_LO - reg::MKEY_LO` …): M_Key low (staged) and
+    /// high word, protect bits, lease period, cycles per lease second,
+    /// M_KeyViolations, lease status.
+    pub const MKEY_BASE: u16 = 0x0010;
+    /// Port-0 counter: SMPs for the switch SMA dropped for a bad M_Key.
+    pub const CTR0_MKEY_VIOL: u8 = 15;
+    /// Switch register of CA M_Key register `ca_addr` (`reg::MKEY_*`).
+    pub fn mkey(ca_addr: u8) -> u16 {
+        MKEY_BASE + u16::from(ca_addr - crate::device::reg::MKEY_LO)
+    }
     /// External port counter: packets received (good or not).
     pub const CTR_RX_PKTS: u8 = 0;
     /// External port counter: good VL15 packet dropped, input slots full.
@@ -325,6 +336,8 @@ pub struct Device {
     last_link_up: Vec<bool>,
     /// Traps sent (repeats included).
     pub traps_sent: u64,
+    /// SMPs the RTL's M_Key check flagged as violations (never answered).
+    pub mkey_violations: u64,
     /// CA data-VL host ports, per port at index p−1: packets (LRH..ICRC) the
     /// host sends, and packets the port delivered (LRH..VCRC, `bad` = the
     /// link layer flagged it).
@@ -452,6 +465,30 @@ impl Device {
                 }
             }
             HwWrite::LinearFdbTop(top) => out.push((swreg::LINEAR_FDB_TOP, top.into())),
+            HwWrite::Mkey {
+                port,
+                key,
+                prot,
+                lease,
+            } => {
+                let a = |r: u8| {
+                    if sw {
+                        swreg::mkey(r)
+                    } else {
+                        mpreg::port(port, r)
+                    }
+                };
+                // low word first: the high-word write commits the key
+                out.push((a(reg::MKEY_LO), key as u32));
+                out.push((a(reg::MKEY_HI), (key >> 32) as u32));
+                out.push((a(reg::MKEY_PROT), prot.into()));
+                out.push((a(reg::MKEY_LEASE), lease.into()));
+            }
+            HwWrite::MkeyViolations { port, value } => out.push(if sw {
+                (swreg::mkey(reg::MKEY_VIOLS), value.into())
+            } else {
+                (mpreg::port(port, reg::MKEY_VIOLS), value.into())
+            }),
             HwWrite::ClearPortStateChange => out.push((swreg::PORT_STATE_CHANGE, 1)),
             HwWrite::PkeyBlock {
                 port,
@@ -484,6 +521,9 @@ impl Device {
 
 /// What the SMA sees of the hardware and the neighbours while it answers.
 struct HwView<'a> {
+    /// M_KeyProtectBits and M_KeyViolations by port (CA ports; index 0 =
+    /// switch port 0).
+    mkey: &'a [Option<(u8, u16)>],
     states: &'a [u8],
     link_up: &'a [bool],
     neighbour: &'a [Option<u8>],
@@ -509,6 +549,9 @@ impl NodeHw for HwView<'_> {
     }
     fn write(&mut self, w: HwWrite) {
         self.writes.push(w);
+    }
+    fn mkey_state(&self, port: u8) -> Option<(u8, u16)> {
+        self.mkey.get(usize::from(port)).copied().flatten()
     }
 }
 
@@ -601,6 +644,7 @@ impl Net {
                 last_states: Vec::new(),
                 last_link_up: vec![false; np],
                 traps_sent: 0,
+                mkey_violations: 0,
                 data_tx: (0..np)
                     .map(|_| Source::new(DATA_W, Pattern::Always))
                     .collect(),
@@ -1384,6 +1428,8 @@ impl Net {
                 mgmt_class: o.sma_rx_mgmt_class,
                 hop_ptr: o.sma_rx_hop_ptr,
                 hop_cnt: o.sma_rx_hop_cnt,
+                mkey_viol: o.sma_rx_mkey_viol,
+                mkey_mask: o.sma_rx_mkey_mask,
             };
             dev.sma_rx.observe(
                 o.sma_rx_tvalid,
@@ -1431,6 +1477,7 @@ impl Net {
                     mgmt_class: o.sm_rx_mgmt_class,
                     hop_ptr: o.sm_rx_hop_ptr,
                     hop_cnt: o.sm_rx_hop_cnt,
+                    ..SmiMeta::default()
                 };
                 if !dev.sm_rx_skip {
                     sm.rx.observe(
@@ -1569,6 +1616,20 @@ impl Net {
 
     /// The SMA of device `d` answers request `m`.
     fn answer(&mut self, d: usize, m: Mad, meta: SmiMeta, now: u64) -> Result<()> {
+        if meta.mkey_viol {
+            // The RTL's M_Key check dropped it: no response; Trap 256 to
+            // the MasterSMLID of the port (switch: port 0), repeated until
+            // repressed.
+            let dev = &mut self.devs[d];
+            dev.mkey_violations += 1;
+            let port = if dev.is_switch { 0 } else { meta.port };
+            let tid = TRAP_TID_BASE | dev.traps_sent;
+            if let Some(t) = dev.sma.trap256(&m, port, tid) {
+                dev.trap_pending = Some((t, port, now));
+                self.activate(d);
+            }
+            return Ok(());
+        }
         if mad::method(&m) == crate::packet::consts::METHOD_TRAP_REPRESS {
             // The SM saw the trap: stop repeating it (TID and attribute match).
             let dev = &mut self.devs[d];
@@ -1593,7 +1654,17 @@ impl Net {
                 neighbour[p] = Some(self.devs[od].port_state(op));
             }
         }
+        let mut mkey = vec![None; np + 1];
+        if self.devs[d].is_switch {
+            let o = &self.devs[d].dout;
+            mkey[0] = Some((o.port0_mkey_prot, o.port0_mkey_viols));
+        } else {
+            for (m, o) in mkey[1..].iter_mut().zip(&self.devs[d].pout) {
+                *m = Some((o.mkey_prot, o.mkey_viols));
+            }
+        }
         let mut view = HwView {
+            mkey: &mkey,
             states: &states,
             link_up: &link_up,
             neighbour: &neighbour,
@@ -1606,7 +1677,9 @@ impl Net {
         } else {
             meta.port
         };
-        let resp = self.devs[d].sma.handle(&m, arrival, &mut view);
+        let resp = self.devs[d]
+            .sma
+            .handle_smp(&m, arrival, meta.mkey_mask, &mut view);
         let reads = resp
             .as_ref()
             .map(|r| self.devs[d].key_violation_reads(&m, r, arrival))

@@ -570,6 +570,20 @@ pub enum HwWrite {
         keys: [u16; 32],
         n: u8,
     },
+    /// M_Key, M_KeyProtectBits and M_KeyLeasePeriod of a CA port or switch
+    /// port 0 (a PortInfo Set the RTL's M_Key check accepted).
+    Mkey {
+        port: u8,
+        key: u64,
+        prot: u8,
+        lease: u16,
+    },
+    /// M_KeyViolations of a CA port or switch port 0 := `value` (a PortInfo
+    /// Set writing 0 clears it, as Linux qib does).
+    MkeyViolations {
+        port: u8,
+        value: u16,
+    },
 }
 
 /// The node's hardware as the SMA sees it (implemented over the RTL).
@@ -586,6 +600,13 @@ pub trait NodeHw {
     /// SwitchInfo.PortStateChange (switches; CAs return false).
     fn port_state_change(&self) -> bool;
     fn write(&mut self, w: HwWrite);
+    /// M_KeyProtectBits and M_KeyViolations of a CA port or switch port 0
+    /// as the hardware holds them now (its M_Key check counts violations,
+    /// the lease expiry clears the protect bits); None: hardware without an
+    /// M_Key check (the SMA reports what it wrote).
+    fn mkey_state(&self, _port: u8) -> Option<(u8, u16)> {
+        None
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -613,6 +634,11 @@ struct PortSoft {
     vlarb_high: [u8; 128],
     vlarb_low: [u8; 128],
     ext_port_info: [u8; 64],
+    /// M_Key state as last written by a Set (CA ports, switch port 0).
+    m_key: u64,
+    m_key_prot: u8,
+    m_key_lease: u16,
+    m_key_viols: u16,
 }
 
 impl PortSoft {
@@ -650,6 +676,10 @@ impl PortSoft {
             vlarb_high: vlarb(&VLARB_HIGH_DEFAULT),
             vlarb_low: vlarb(&VLARB_LOW_DEFAULT),
             ext_port_info: [0; 64],
+            m_key: 0,
+            m_key_prot: 0,
+            m_key_lease: 0,
+            m_key_viols: 0,
         }
     }
 }
@@ -691,7 +721,7 @@ impl NodeSma {
         } else {
             0
         };
-        NodeSma {
+        let mut sma = NodeSma {
             lft: if sw {
                 vec![0xFF; usize::from(id.lft_depth)]
             } else {
@@ -703,7 +733,16 @@ impl NodeSma {
             mft_masks,
             ports,
             id,
+        };
+        // M_KeyLeasePeriod starts as ibsim's template has it (0x0FF9 s);
+        // `init_writes` puts it into the hardware.
+        for p in 0..=n as u8 {
+            if sma.mkey_port(p) {
+                let t = sma.port_template(p, true);
+                sma.ports[usize::from(p)].m_key_lease = u16::from_be_bytes([t[26], t[27]]);
+            }
         }
+        sma
     }
 
     pub fn identity(&self) -> &NodeIdentity {
@@ -720,6 +759,13 @@ impl NodeSma {
             w.push(HwWrite::PortLmc { port: p, lmc: 0 });
             w.push(HwWrite::MasterSmLid { port: p, lid: 0 });
             w.push(HwWrite::MasterSmSl { port: p, sl: 0 });
+            let ps = &self.ports[usize::from(p)];
+            w.push(HwWrite::Mkey {
+                port: p,
+                key: ps.m_key,
+                prot: ps.m_key_prot,
+                lease: ps.m_key_lease,
+            });
         }
         if self.id.is_switch() {
             w.push(HwWrite::LinearFdbTop(self.lft_top));
@@ -895,6 +941,21 @@ impl NodeSma {
     /// `decode_sim_MAD`), a response, TrapRepress, SMInfo (the SM's), or an
     /// arrival port the node does not have.
     pub fn handle(&mut self, req: &Mad, arrival_port: u8, hw: &mut dyn NodeHw) -> Option<Mad> {
+        self.handle_smp(req, arrival_port, false, hw)
+    }
+
+    /// [`handle`](Self::handle) for a request the hardware's M_Key check
+    /// passed; `mkey_mask`: a Get with a bad M_Key at protect 1, whose
+    /// PortInfo M_Key reads 0 (the check's `mkey_mask`). A request the check
+    /// flagged as a violation is not answered at all: the caller sends
+    /// [`trap256`](Self::trap256) instead.
+    pub fn handle_smp(
+        &mut self,
+        req: &Mad,
+        arrival_port: u8,
+        mkey_mask: bool,
+        hw: &mut dyn NodeHw,
+    ) -> Option<Mad> {
         if req[mad::off::BASE_VERSION] != BASE_VERSION || req[mad::off::CLASS_VERSION] > 2 {
             return None;
         }
@@ -936,6 +997,7 @@ impl NodeSma {
                 set: method == METHOD_SET,
                 modifier: mad::attr_mod(req),
                 arrival: arrival_port,
+                mkey_mask,
             };
             match attr {
                 ATTR_NODE_DESC => self.node_desc(q, &mut data),
@@ -1024,6 +1086,8 @@ impl NodeSma {
             return STATUS_INVALID_FIELD;
         };
         let mut state = None;
+        // a Set writing M_KeyViolations 0 clears it
+        let clears_viols = q.set && data[44] == 0 && data[45] == 0;
         if q.set {
             if !self.id.is_switch() && port != q.arrival {
                 // ibsim: a CA or router may only Set the port it is asked on.
@@ -1035,7 +1099,38 @@ impl NodeSma {
             }
         }
         *data = self.port_info_bytes(port, q.arrival, hw, state);
+        if self.mkey_port(port) {
+            // M_Key fields (CA ports, switch port 0): protect bits and
+            // violations from the hardware, except right after a Set (its
+            // register writes are not visible yet).
+            let ps = &self.ports[usize::from(port)];
+            let (prot, viols) = match hw.mkey_state(port) {
+                Some((p, v)) if !q.set => (p, v),
+                Some((_, v)) => (ps.m_key_prot, if clears_viols { 0 } else { v }),
+                None => (ps.m_key_prot, ps.m_key_viols),
+            };
+            let key = if q.mkey_mask { 0 } else { ps.m_key };
+            data[0..8].copy_from_slice(&key.to_be_bytes());
+            data[26..28].copy_from_slice(&ps.m_key_lease.to_be_bytes());
+            data[34] = (data[34] & 0x3F) | (prot << 6);
+            data[44..46].copy_from_slice(&viols.to_be_bytes());
+        }
         0
+    }
+
+    /// Ports that hold an M_Key: every CA port, switch port 0.
+    fn mkey_port(&self, port: u8) -> bool {
+        (!self.id.is_switch() || port == 0) && usize::from(port) < self.ports.len()
+    }
+
+    /// Trap 256 (bad M_Key) for the request `req` that the hardware's M_Key
+    /// check dropped at `port` (a CA port or switch port 0), with TID `tid`;
+    /// None while the port has no LID or no MasterSMLID (traps need both).
+    pub fn trap256(&self, req: &Mad, port: u8, tid: u64) -> Option<Mad> {
+        let lid = self.port_lid(port).filter(|&l| l != 0)?;
+        self.master_sm_lid(port).filter(|&l| l != 0)?;
+        let producer: u8 = if self.id.is_switch() { 2 } else { 1 };
+        Some(mad::trap256(req, lid, producer, tid))
     }
 
     /// The port a PortInfo-style modifier names: `None` above NumPorts;
@@ -1074,6 +1169,21 @@ impl NodeSma {
         ps.master_sm_sl = new.master_sm_sl;
         ps.hoq_life = new.hoq_life;
         if lid_port {
+            ps.m_key = new.m_key;
+            ps.m_key_prot = new.m_key_protect_bits;
+            ps.m_key_lease = new.m_key_lease_period;
+            hw.write(HwWrite::Mkey {
+                port,
+                key: new.m_key,
+                prot: new.m_key_protect_bits,
+                lease: new.m_key_lease_period,
+            });
+            // qib subn_set_portinfo: writing 0 clears M_KeyViolations; any
+            // other value leaves the count alone.
+            if new.m_key_violations == 0 {
+                ps.m_key_viols = 0;
+                hw.write(HwWrite::MkeyViolations { port, value: 0 });
+            }
             hw.write(HwWrite::PortLid { port, lid: new.lid });
             hw.write(HwWrite::PortLmc { port, lmc: new.lmc });
             hw.write(HwWrite::MasterSmLid {
@@ -1425,6 +1535,8 @@ struct Query {
     set: bool,
     modifier: u32,
     arrival: u8,
+    /// PortInfo's M_Key reads 0 (a bad-key Get at protect 1).
+    mkey_mask: bool,
 }
 
 /// Status of a read-only attribute: a Set is answered with the data and
@@ -1831,6 +1943,16 @@ mod tests {
         assert_eq!(
             hw.writes,
             vec![
+                // the M_Key fields as written (M_Key 0, protect 0 in byte
+                // 34's top bits, the lease period echoed from the Get);
+                // M_KeyViolations written as 0 clears the count
+                HwWrite::Mkey {
+                    port: 1,
+                    key: 0,
+                    prot: 0,
+                    lease: u16::from_be_bytes([d[26], d[27]]),
+                },
+                HwWrite::MkeyViolations { port: 1, value: 0 },
                 HwWrite::PortLid { port: 1, lid: 0x12 },
                 HwWrite::PortLmc { port: 1, lmc: 3 },
                 HwWrite::MasterSmLid { port: 1, lid: 1 },
@@ -2308,10 +2430,10 @@ mod tests {
         let st = ask(&mut sw, &mut hw, &set(ATTR_LINEAR_FWD_TABLE, 480, &e), 0).0;
         assert_eq!(st, STATUS_INVALID_FIELD);
         assert_eq!(hw.writes.len(), 1);
-        // init_writes: port-0 registers, LinearFDBTop, every block 0xFF but
-        // the one written.
+        // init_writes: port-0 registers (LID, LMC, MasterSMLID, SL, the
+        // M_Key state), LinearFDBTop, every block 0xFF but the one written.
         let w = sw.init_writes();
-        assert_eq!(w.len(), 4 + 1 + 480);
+        assert_eq!(w.len(), 5 + 1 + 480);
         assert!(w.contains(&HwWrite::LftBlock {
             block: 2,
             entries: e

@@ -166,6 +166,9 @@ pub struct TxOptions {
     pub timeout: u64,
     /// Sends after the first before giving up.
     pub retries: u32,
+    /// M_Key written into every SMP sent (requests, TrapRepress, SMInfo
+    /// responses); 0 = none.
+    pub m_key: u64,
 }
 
 impl Default for TxOptions {
@@ -174,6 +177,7 @@ impl Default for TxOptions {
             max_outstanding: 4,
             timeout: 200_000,
             retries: 3,
+            m_key: 0,
         }
     }
 }
@@ -260,7 +264,8 @@ impl<C> Transactions<C> {
 
     /// Queue a request with its own timeout and retry count (a Standby's
     /// poll: one try, answered before the next poll or counted missing).
-    pub fn submit_with(&mut self, ah: Ah, req: Mad, ctx: C, timeout: u64, retries: u32) {
+    pub fn submit_with(&mut self, ah: Ah, mut req: Mad, ctx: C, timeout: u64, retries: u32) {
+        mad::set_m_key(&mut req, self.opts.m_key);
         self.queue.push_back(Queued {
             ah,
             req: Box::new(req),
@@ -274,7 +279,9 @@ impl<C> Transactions<C> {
     /// gives, TrapRepress): its TID is left as it is.
     pub fn send_untracked(&mut self, net: &mut Net, ah: Ah, m: &Mad) -> Result<()> {
         self.stats.sent += 1;
-        net.post_send(self.dev, &ah, m, 0)
+        let mut m = *m;
+        mad::set_m_key(&mut m, self.opts.m_key);
+        net.post_send(self.dev, &ah, &m, 0)
     }
 
     /// Requests queued or on the wire.

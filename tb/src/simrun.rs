@@ -96,13 +96,28 @@ impl Summary {
     }
 }
 
-/// Where one SM runs, and its priority.
+/// Where one SM runs, its priority, and its keys.
 #[derive(Debug, Clone, Default)]
 pub struct SmSpec {
     /// Node id of the CA (None: the file's first CA).
     pub node: Option<String>,
     pub port: u8,
     pub priority: u8,
+    /// SMInfo.SM_Key (None: `opts.sm.sm_key`).
+    pub sm_key: Option<u64>,
+    /// The M_Key this SM uses and sets (None: `opts.sm.tx.m_key`).
+    pub m_key: Option<u64>,
+}
+
+/// An M_Key or SM_Key from the command line or a scenario file: decimal or
+/// 0x-prefixed hexadecimal, 64 bits.
+pub fn parse_key(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let r = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(h) => u64::from_str_radix(h, 16),
+        None => t.parse::<u64>(),
+    };
+    r.map_err(|e| format!("key {s:?}: {e}"))
 }
 
 /// Build the fabric of `topology` and bring it up with one SM.
@@ -111,6 +126,7 @@ pub fn bring_up(topology: &Path, opts: &SimOptions) -> Result<(Net, SubnetManage
         node: opts.sm_node.clone(),
         port: opts.sm_port,
         priority: opts.sm.priority,
+        ..SmSpec::default()
     };
     let (net, mut sms, summary) = bring_up_sms(topology, opts, &[spec])?;
     Ok((net, sms.remove(0), summary))
@@ -130,6 +146,12 @@ pub fn start_sm(
     }
     let mut o = opts.sm;
     o.priority = spec.priority;
+    if let Some(k) = spec.sm_key {
+        o.sm_key = k;
+    }
+    if let Some(k) = spec.m_key {
+        o.tx.m_key = k;
+    }
     SubnetManager::new(net, d, spec.port, index, o)
 }
 

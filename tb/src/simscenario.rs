@@ -16,6 +16,13 @@
 //! [[sm]]                          # a second SM: election (ibspec §9)
 //! node = "Hca2"
 //! priority = 5
+//! sm_key = "0x1234"               # SMInfo.SM_Key (ibspec §9), default 0
+//! m_key = "0x99"                  # this SM's own M_Key (default: the file's)
+//!
+//! m_key = "0x0123456789abcdef"    # M_Key every SM uses and sets (default 0)
+//! m_key_protect = 2               # M_KeyProtectBits it sets (0..3)
+//! m_key_lease = 60                # M_KeyLeasePeriod it sets (seconds, 0 = none)
+//! sm_key = "0x1234"               # default SM_Key of every SM
 //!
 //! poll_interval = 500000          # a Standby's SMInfo polls (cycles)
 //! poll_retries = 4
@@ -62,6 +69,12 @@ pub struct ScenarioFile {
     pub sweep_interval: Option<u64>,
     pub poll_interval: Option<u64>,
     pub poll_retries: Option<u32>,
+    pub m_key: Option<Key>,
+    #[serde(default)]
+    pub m_key_protect: u8,
+    #[serde(default)]
+    pub m_key_lease: u16,
+    pub sm_key: Option<Key>,
     #[serde(default)]
     pub sm: Vec<SmEntry>,
     #[serde(default)]
@@ -76,6 +89,26 @@ pub struct SmEntry {
     pub port: u8,
     #[serde(default)]
     pub priority: u8,
+    pub sm_key: Option<Key>,
+    pub m_key: Option<Key>,
+}
+
+/// A 64-bit key: a TOML integer, or a string (decimal or 0x-hexadecimal,
+/// since TOML integers stop at 2^63 − 1).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum Key {
+    Int(u64),
+    Text(String),
+}
+
+impl Key {
+    pub fn value(&self) -> Result<u64> {
+        match self {
+            Key::Int(v) => Ok(*v),
+            Key::Text(s) => crate::simrun::parse_key(s).map_err(anyhow::Error::msg),
+        }
+    }
 }
 
 fn one() -> u8 {
@@ -153,20 +186,41 @@ pub fn run(path: &Path) -> Result<(String, bool)> {
     if let Some(n) = sc.poll_retries {
         opts.sm.poll_retries = n;
     }
-    let mut specs: Vec<SmSpec> = sc
-        .sm
-        .iter()
-        .map(|m| SmSpec {
+    ensure!(
+        sc.m_key_protect <= 3,
+        "{}: m_key_protect {} > 3",
+        path.display(),
+        sc.m_key_protect
+    );
+    if let Some(k) = &sc.m_key {
+        opts.sm.tx.m_key = k
+            .value()
+            .with_context(|| format!("{}: m_key", path.display()))?;
+    }
+    opts.sm.m_key_protect = sc.m_key_protect;
+    opts.sm.m_key_lease = sc.m_key_lease;
+    if let Some(k) = &sc.sm_key {
+        opts.sm.sm_key = k
+            .value()
+            .with_context(|| format!("{}: sm_key", path.display()))?;
+    }
+    let key = |k: &Option<Key>| k.as_ref().map(Key::value).transpose();
+    let mut specs: Vec<SmSpec> = Vec::new();
+    for m in &sc.sm {
+        specs.push(SmSpec {
             node: m.node.clone(),
             port: m.port,
             priority: m.priority,
-        })
-        .collect();
+            sm_key: key(&m.sm_key).with_context(|| format!("{}: sm_key", path.display()))?,
+            m_key: key(&m.m_key).with_context(|| format!("{}: m_key", path.display()))?,
+        });
+    }
     if specs.is_empty() {
         specs.push(SmSpec {
             node: None,
             port: 1,
             priority: 0,
+            ..SmSpec::default()
         });
     }
     let (mut net, mut sms, summary) = bring_up_sms(&sc.topology, &opts, &specs)?;
@@ -201,6 +255,7 @@ pub fn run(path: &Path) -> Result<(String, bool)> {
                 node: Some(node.clone()),
                 port: e.port.unwrap_or(1),
                 priority: e.priority.unwrap_or(0),
+                ..SmSpec::default()
             };
             let sm = start_sm(&mut net, &sc.topology, &opts, &spec, next_index)
                 .with_context(|| format!("event at +{}", e.after))?;

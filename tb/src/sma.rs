@@ -7,6 +7,16 @@
 //! Statuses (ibspec §7): 0x0004 bad class version, 0x0008 method not
 //! supported, 0x000C method/attribute combination not supported, 0x001C
 //! invalid attribute field value. TrapRepress gets no response.
+//!
+//! M_Key (IBA 14.2.4): the RTL checks it (`smi_mkey_chk`) and flags each
+//! request in its meta. A violation (`mkey_viol`) is never answered: the
+//! SMA sends Trap 256 to MasterSMLID through the trap interface, again every
+//! `trap_interval` cycles until a TrapRepress with its TID arrives. A Get
+//! with a bad key at protect 1 (`mkey_mask`) returns PortInfo's M_Key as 0.
+//! PortInfo's M_KeyProtectBits and M_KeyViolations are the RTL's (the lease
+//! expiry clears the protect bits); a Set(PortInfo) writes M_Key,
+//! M_KeyProtectBits and M_KeyLeasePeriod into the RTL registers, and clears
+//! M_KeyViolations when it writes 0 there (as Linux qib does).
 
 use std::collections::VecDeque;
 
@@ -28,7 +38,18 @@ pub struct SmaConfig {
     pub latency: u64,
     /// The SMA takes no request before this cycle (a slow or busy host).
     pub stall_until: u64,
+    /// Cycles between repeats of a trap not yet repressed.
+    #[serde(default = "default_trap_interval")]
+    pub trap_interval: u64,
 }
+
+fn default_trap_interval() -> u64 {
+    20_000
+}
+
+/// TIDs of the traps this SMA originates: a fixed high word, a counter
+/// below it.
+const TRAP_TID_BASE: u64 = 0x5AA0_0000_0000_0000;
 
 impl SmaConfig {
     /// The CA of reference vector V2 (ibspec §3.3): NodeGUID
@@ -55,6 +76,7 @@ impl SmaConfig {
             port_info: default_port_info(1),
             latency: 8,
             stall_until: 0,
+            trap_interval: default_trap_interval(),
         }
     }
 
@@ -115,6 +137,14 @@ pub struct Sma {
     /// Requests served, and responses sent.
     pub requests: u64,
     pub responses: u64,
+    /// Requests the RTL flagged as M_Key violations (never answered).
+    pub mkey_violations: u64,
+    /// Trap 256s sent (repeats included).
+    pub traps_sent: u64,
+    /// The trap waiting for its TrapRepress, and the cycle it goes out
+    /// (again).
+    trap_pending: Option<(Mad, u64)>,
+    trap_count: u64,
 }
 
 impl Sma {
@@ -126,11 +156,35 @@ impl Sma {
             arrivals: Vec::new(),
             requests: 0,
             responses: 0,
+            mkey_violations: 0,
+            traps_sent: 0,
+            trap_pending: None,
+            trap_count: 0,
         }
     }
 
+    /// A trap made since the last call and not yet sent (for hosts that
+    /// send it themselves, as the board replay does: once, no repeats).
+    pub fn take_new_trap(&mut self) -> Option<Mad> {
+        match self.trap_pending.as_mut() {
+            Some((t, due)) if *due == 0 => {
+                *due = u64::MAX;
+                self.traps_sent += 1;
+                Some(*t)
+            }
+            _ => None,
+        }
+    }
+
+    /// The trap not yet repressed, if any.
+    pub fn trap_pending(&self) -> Option<&Mad> {
+        self.trap_pending.as_ref().map(|(m, _)| m)
+    }
+
     /// Program the RTL port registers from the PortInfo the SMA holds
-    /// (LID, LMC, MasterSMLID, MasterSMSL, PortState).
+    /// (LID, LMC, MasterSMLID, MasterSMSL, PortState; M_Key,
+    /// M_KeyProtectBits and M_KeyLeasePeriod unless they are the RTL's
+    /// reset values, all 0).
     pub fn init_registers(&self, port: &mut impl PortRegisters) {
         let pi = &self.cfg.port_info;
         port.write_reg(reg::PORT_LID, u32::from(pi.lid));
@@ -138,10 +192,15 @@ impl Sma {
         port.write_reg(reg::MASTER_SM_LID, u32::from(pi.master_sm_lid));
         port.write_reg(reg::MASTER_SM_SL, u32::from(pi.master_sm_sl));
         port.write_reg(reg::PORT_STATE, u32::from(pi.port_state));
+        if pi.m_key != 0 || pi.m_key_protect_bits != 0 || pi.m_key_lease_period != 0 {
+            write_mkey_regs(port, pi);
+        }
     }
 
+    /// Responses to send, or a trap not yet sent once (a trap waiting for
+    /// its TrapRepress is not work: it is only repeated).
     pub fn busy(&self) -> bool {
-        !self.pending.is_empty()
+        !self.pending.is_empty() || self.trap_pending.as_ref().is_some_and(|(_, due)| *due == 0)
     }
 
     /// One cycle of host-side work: take received requests, release due
@@ -170,7 +229,35 @@ impl Sma {
             self.responses += 1;
             did = true;
         }
+        if let Some((trap, due)) = self.trap_pending.as_mut() {
+            if *due <= now && port.trap_tx.idle() {
+                port.trap_tx.push(trap, ());
+                *due = now + self.cfg.trap_interval.max(1);
+                self.traps_sent += 1;
+                did = true;
+            }
+        }
         Ok(did)
+    }
+
+    /// Trap 256 for the violating request `req`, sent from the next
+    /// service; none while the port has no LID or MasterSMLID (Linux
+    /// qib_send_trap needs an SM LID; ibsim sends traps only with both). A
+    /// new trap replaces one not yet repressed.
+    fn bad_mkey(&mut self, req: &Mad) {
+        self.mkey_violations += 1;
+        let pi = &self.cfg.port_info;
+        if pi.lid == 0 || pi.master_sm_lid == 0 {
+            return;
+        }
+        self.trap_count += 1;
+        let t = mad::trap256(
+            req,
+            pi.lid,
+            NODE_TYPE_CA_PRODUCER,
+            TRAP_TID_BASE | self.trap_count,
+        );
+        self.trap_pending = Some((t, 0));
     }
 
     /// The response to one request, or `None` when there is none to send.
@@ -181,8 +268,20 @@ impl Sma {
         port: &mut impl PortRegisters,
     ) -> Option<Mad> {
         let method = mad::method(req);
+        if meta.mkey_viol {
+            self.bad_mkey(req);
+            return None;
+        }
         if method == METHOD_TRAP_REPRESS {
-            self.repressed.push(mad::tid(req));
+            let tid = mad::tid(req);
+            self.repressed.push(tid);
+            if self
+                .trap_pending
+                .as_ref()
+                .is_some_and(|(t, _)| mad::tid(t) == tid)
+            {
+                self.trap_pending = None;
+            }
             return None;
         }
         if method & 0x80 != 0 {
@@ -195,7 +294,7 @@ impl Sma {
             return Some(resp);
         }
         let status = match method {
-            METHOD_GET => self.get(&mut resp, meta),
+            METHOD_GET => self.get(&mut resp, meta, port),
             METHOD_SET => self.set(&mut resp, meta, port),
             _ => STATUS_METHOD_UNSUPPORTED,
         };
@@ -203,7 +302,18 @@ impl Sma {
         Some(resp)
     }
 
-    fn get(&self, m: &mut Mad, meta: &SmiMeta) -> u16 {
+    /// PortInfo as reported: M_KeyProtectBits and M_KeyViolations from the
+    /// RTL when it can be seen.
+    fn port_info(&self, port: &impl PortRegisters) -> PortInfo {
+        let mut pi = self.cfg.port_info;
+        if let Some((prot, viols)) = port.mkey_state() {
+            pi.m_key_protect_bits = prot;
+            pi.m_key_violations = viols;
+        }
+        pi
+    }
+
+    fn get(&self, m: &mut Mad, meta: &SmiMeta, port: &impl PortRegisters) -> u16 {
         match mad::attr_id(m) {
             ATTR_NODE_INFO => {
                 let mut ni = self.cfg.node_info;
@@ -225,7 +335,13 @@ impl Sma {
                 if modifier != 0 && modifier != u32::from(meta.port) {
                     return STATUS_INVALID_FIELD;
                 }
-                mad::data_mut(m).copy_from_slice(&self.cfg.port_info.encode());
+                let mut pi = self.port_info(port);
+                if meta.mkey_mask {
+                    // protect 1, key mismatch: the M_Key reads 0 (qib
+                    // subn_get_portinfo)
+                    pi.m_key = 0;
+                }
+                mad::data_mut(m).copy_from_slice(&pi.encode());
                 0
             }
             _ => STATUS_ATTR_UNSUPPORTED,
@@ -236,15 +352,28 @@ impl Sma {
         match mad::attr_id(m) {
             ATTR_PORT_INFO => {
                 let modifier = mad::attr_mod(m);
+                let mut clear_viols = false;
                 let status = if modifier != 0 && modifier != u32::from(meta.port) {
                     STATUS_INVALID_FIELD
                 } else {
                     match PortInfo::decode(mad::data(m)) {
-                        Ok(new) => self.set_port_info(&new, port),
+                        Ok(new) => {
+                            let st = self.set_port_info(&new, port);
+                            clear_viols = st == 0 && new.m_key_violations == 0;
+                            st
+                        }
                         Err(_) => STATUS_INVALID_FIELD,
                     }
                 };
-                mad::data_mut(m).copy_from_slice(&self.cfg.port_info.encode());
+                // The response shows the values just written (the queued
+                // register writes take effect after this cycle).
+                let mut pi = self.port_info(port);
+                pi.m_key_protect_bits = self.cfg.port_info.m_key_protect_bits;
+                if clear_viols {
+                    port.write_reg(reg::MKEY_VIOLS, 0);
+                    pi.m_key_violations = 0;
+                }
+                mad::data_mut(m).copy_from_slice(&pi.encode());
                 status
             }
             // NodeInfo and NodeDescription are read-only; the rest is not
@@ -278,9 +407,23 @@ impl Sma {
         pi.lmc = new.lmc;
         pi.master_sm_sl = new.master_sm_sl;
         pi.m_key_lease_period = new.m_key_lease_period;
+        pi.m_key_protect_bits = new.m_key_protect_bits;
         pi.subnet_timeout = new.subnet_timeout;
         pi.port_state = state;
         self.init_registers(port);
+        write_mkey_regs(port, &self.cfg.port_info);
         0
     }
+}
+
+/// Notice ProducerType of a CA (ibspec §8).
+const NODE_TYPE_CA_PRODUCER: u8 = 1;
+
+/// Write M_Key, M_KeyProtectBits and M_KeyLeasePeriod of `pi` into the
+/// RTL's M_Key registers (low word first: the high word commits the key).
+pub fn write_mkey_regs(port: &mut impl PortRegisters, pi: &PortInfo) {
+    port.write_reg(reg::MKEY_LO, pi.m_key as u32);
+    port.write_reg(reg::MKEY_HI, (pi.m_key >> 32) as u32);
+    port.write_reg(reg::MKEY_PROT, u32::from(pi.m_key_protect_bits));
+    port.write_reg(reg::MKEY_LEASE, u32::from(pi.m_key_lease_period));
 }

@@ -173,7 +173,14 @@ pub struct SmOptions {
     /// Unanswered polls in a row tolerated before the master is declared
     /// dead (OpenSM `polling_retry_number`, 4).
     pub poll_retries: u32,
+    /// `tx.m_key` is the M_Key this SM puts into every SMP and gives every
+    /// port it brings up (CA ports, switch port 0), with these protect bits
+    /// and lease period (seconds).
     pub tx: TxOptions,
+    pub m_key_protect: u8,
+    pub m_key_lease: u16,
+    /// SMInfo.SM_Key (ibspec §9).
+    pub sm_key: u64,
 }
 
 impl Default for SmOptions {
@@ -186,6 +193,9 @@ impl Default for SmOptions {
             poll_interval: 1_000_000,
             poll_retries: 4,
             tx: TxOptions::default(),
+            m_key_protect: 0,
+            m_key_lease: 0,
+            sm_key: 0,
         }
     }
 }
@@ -313,6 +323,12 @@ pub struct SmStats {
     /// HANDOVERs sent and taken.
     pub handovers_sent: u64,
     pub handovers_taken: u64,
+    /// Trap 256 (bad M_Key) received and repressed.
+    pub mkey_traps: u64,
+    /// SMInfo responses ignored for a non-matching SM_Key, and SMInfo Gets
+    /// not answered (protect > 1, M_Key mismatch).
+    pub sm_key_ignored: u64,
+    pub sm_info_refused: u64,
 }
 
 /// One SM on CA `dev`, port `port`.
@@ -424,7 +440,7 @@ impl SubnetManager {
     pub fn sm_info(&self) -> SmInfo {
         SmInfo {
             guid: self.port_guid,
-            sm_key: 0,
+            sm_key: self.opts.sm_key,
             act_count: self.tx.stats.sent as u32,
             priority: self.opts.priority & 0x0F,
             state: self.sm_state(),
@@ -669,7 +685,19 @@ impl SubnetManager {
             let issuer = u16::from_be_bytes([d[6], d[7]]);
             self.stats.traps += 1;
             let security = trap == TRAP_BAD_P_KEY || trap == TRAP_BAD_Q_KEY;
-            if security {
+            if trap == 256 {
+                // Bad M_Key (ibspec §8): who tried what with which key.
+                self.stats.mkey_traps += 1;
+                self.note(
+                    now,
+                    format!(
+                        "trap 256 (bad M_Key) from LID {issuer}: method {:#04x} attr {:#06x} M_Key {:#018x}",
+                        d[16],
+                        u16::from_be_bytes([d[18], d[19]]),
+                        u64::from_be_bytes(d[24..32].try_into().unwrap_or([0; 8]))
+                    ),
+                );
+            } else if security {
                 let v = KeyViolation::decode(d);
                 self.note(
                     now,
@@ -711,6 +739,23 @@ impl SubnetManager {
             // ActCount, Priority/SMState). The RTL delivered the request
             // with the receive rules applied; its send rules turn the D=1
             // response around.
+            // SM_Key of a Get response (ibspec §9, OpenSM
+            // osm_sminfo_rcv.c): given unless this SM's protect bits are 1
+            // and the request's M_Key is not its own (then 0); protect > 1
+            // and a mismatch: no reply.
+            let mismatch = mad::m_key(m) != self.opts.tx.m_key;
+            if method == METHOD_GET && mismatch && self.opts.m_key_protect > 1 {
+                self.stats.sm_info_refused += 1;
+                self.note(
+                    now,
+                    format!(
+                        "SMInfo Get with a wrong M_Key from SLID {}: no reply",
+                        meta.slid
+                    ),
+                );
+                return Ok(());
+            }
+            let hide_key = method == METHOD_GET && mismatch && self.opts.m_key_protect == 1;
             let mut status = 0;
             let mut action = None;
             if method == METHOD_SET {
@@ -738,7 +783,11 @@ impl SubnetManager {
             }
             let mut r = *m;
             mad::make_response(&mut r, status);
-            mad::data_mut(&mut r).copy_from_slice(&self.sm_info().encode());
+            let mut info = self.sm_info();
+            if hide_key {
+                info.sm_key = 0;
+            }
+            mad::data_mut(&mut r).copy_from_slice(&info.encode());
             let ah = if mad::is_dr(m) {
                 Ah::dr()
             } else {
@@ -970,6 +1019,15 @@ impl SubnetManager {
                 let mut si = [0u8; 64];
                 si.copy_from_slice(data);
                 self.subnet.nodes[n].switch_info = Some(si);
+            }
+            Ctx::PeerSmInfo(_) | Ctx::Poll if self.sm_key_mismatch(SmInfo::decode(data)) => {
+                // ibspec §9: with an SM_Key of its own, an SM ignores SMInfo
+                // responses that carry another one.
+                self.stats.sm_key_ignored += 1;
+                self.note(
+                    now,
+                    format!("SMInfo response with a wrong SM_Key ignored ({ctx:?})"),
+                );
             }
             Ctx::PeerSmInfo(path) => {
                 let info = SmInfo::decode(data);
@@ -1284,11 +1342,22 @@ impl SubnetManager {
         Ok(())
     }
 
-    /// PortInfo Set of port `p` of node `n` (PortInfo modifier = port).
+    /// An SMInfo response whose SM_Key this SM must ignore.
+    fn sm_key_mismatch(&self, info: SmInfo) -> bool {
+        self.opts.sm_key != 0 && info.sm_key != self.opts.sm_key
+    }
+
+    /// PortInfo Set of port `p` of node `n` (PortInfo modifier = port),
+    /// with this SM's M_Key, protect bits and lease period.
     fn set_port_info(&mut self, n: usize, p: u8, pi: &PortInfo) {
         let Some(path) = self.port_route(n, p) else {
             return;
         };
+        let mut pi = *pi;
+        pi.m_key = self.opts.tx.m_key;
+        pi.m_key_protect_bits = self.opts.m_key_protect;
+        pi.m_key_lease_period = self.opts.m_key_lease;
+        let pi = &pi;
         let m = dr(
             METHOD_SET,
             ATTR_PORT_INFO,

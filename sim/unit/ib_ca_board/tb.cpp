@@ -253,7 +253,9 @@ int main(int argc, char** argv) {
     Bytes want_mad = mad_of(V1);
     want_mad[6] = 2;        // hop pointer after the receive + send rules (hc + 1)
     want_mad[192 + 1] = 1;  // ReturnPath[1] := port 1
-    check_bytes(frames[0].payload, cat(rx_meta(0xFFFF, 0xFFFF, 0, 1, 0x81, 2, 1), want_mad), "SMA_RX");
+    // M_Key verdict trailer: port M_Key 0 after reset, every key valid
+    check_bytes(frames[0].payload, cat(cat(rx_meta(0xFFFF, 0xFFFF, 0, 1, 0x81, 2, 1), want_mad), Bytes{0}),
+                "SMA_RX");
   }
   frames.clear();
 
@@ -337,7 +339,7 @@ int main(int argc, char** argv) {
       want_mad[6] = 2;
       want_mad[192 + 1] = 1;
       CHECK(frames[0].type == FtSmaRx, "loopback request: frame type %02x", frames[0].type);
-      check_bytes(frames[0].payload, cat(rx_meta(0xFFFF, 0xFFFF, 0, 1, 0x81, 2, 1), want_mad),
+      check_bytes(frames[0].payload, cat(cat(rx_meta(0xFFFF, 0xFFFF, 0, 1, 0x81, 2, 1), want_mad), Bytes{0}),
                   "loopback SMA_RX");
     }
     frames.clear();

@@ -51,7 +51,7 @@ enum Ctr {
   CtrRxPkts, CtrRxVcrcErr, CtrRxLverErr, CtrRxLnhErr, CtrRxLenErr, CtrRxDataPkts, CtrVl15Dropped,
   CtrSmiIcrcErr, CtrSmiBadHdr, CtrSmiLidErr, CtrSmiDrDiscard, CtrSmiPortDown, CtrSmiToSma, CtrSmiToSm,
   CtrSqDrDiscard, CtrSqLocal, CtrSqPkts, CtrTxVl15Pkts, CtrTxDataPkts, CtrDataIcrcErr, CtrGsiBadHdr,
-  CtrGsiGmps, CtrRxWords, CtrTxWords, NumCtrs
+  CtrGsiGmps, CtrRxWords, CtrTxWords, CtrMkeyViol, NumCtrs
 };
 static uint16_t preg(int port, uint8_t a) { return static_cast<uint16_t>(0x100 * port + a); }
 

@@ -52,15 +52,13 @@ enum Ctr {
   CtrRxPkts, CtrRxVcrcErr, CtrRxLverErr, CtrRxLnhErr, CtrRxLenErr, CtrRxDataPkts, CtrVl15Dropped,
   CtrSmiIcrcErr, CtrSmiBadHdr, CtrSmiLidErr, CtrSmiDrDiscard, CtrSmiPortDown, CtrSmiToSma, CtrSmiToSm,
   CtrSqDrDiscard, CtrSqLocal, CtrSqPkts, CtrTxVl15Pkts, CtrTxDataPkts, CtrDataIcrcErr, CtrGsiBadHdr,
-  CtrGsiGmps, CtrRxWords, CtrTxWords,
-  CtrReserved24,  // reserved: M_Key violations (branch mkey); never counts here
-  CtrPkeyViol, CtrQkeyViol, NumCtrs
+  CtrGsiGmps, CtrRxWords, CtrTxWords, CtrMkeyViol, CtrPkeyViol, CtrQkeyViol, NumCtrs
 };
 static const char* kCtrName[] = {"RxPkts", "RxVcrcErr", "RxLverErr", "RxLnhErr", "RxLenErr", "RxDataPkts",
                                  "Vl15Dropped", "SmiIcrcErr", "SmiBadHdr", "SmiLidErr", "SmiDrDiscard",
                                  "SmiPortDown", "SmiToSma", "SmiToSm", "SqDrDiscard", "SqLocal", "SqPkts",
                                  "TxVl15Pkts", "TxDataPkts", "DataIcrcErr", "GsiBadHdr", "GsiGmps",
-                                 "RxWords", "TxWords", "Reserved24", "PkeyViol", "QkeyViol"};
+                                 "RxWords", "TxWords", "MkeyViol", "PkeyViol", "QkeyViol"};
 static_assert(sizeof(kCtrName) / sizeof(kCtrName[0]) == NumCtrs, "counter names");
 static constexpr int kMad = 28;         // packet byte of MAD byte 0
 static constexpr int kMadBeats = 256 / kDataB;

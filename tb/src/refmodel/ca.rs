@@ -712,6 +712,10 @@ impl CaModel {
             mgmt_class: c.mgmt_class(),
             hop_ptr: if dr { c.hop_ptr } else { 0 },
             hop_cnt: if dr { c.mad[7] } else { 0 },
+            // the M_Key check passes every SMP while the port M_Key is 0 (reset;
+            // the models hold no M_Key state: the soaks never set one)
+            mkey_viol: false,
+            mkey_mask: false,
         };
         let out = if c.to_sm {
             ctr.add(Ctr::SmiToSm, 1);

@@ -569,6 +569,10 @@ impl SwitchModel {
             mgmt_class: class,
             hop_ptr: 0,
             hop_cnt: 0,
+            // the M_Key check passes every SMP while the port M_Key is 0 (reset;
+            // the models hold no M_Key state: the soaks never set one)
+            mkey_viol: false,
+            mkey_mask: false,
         };
         if class == CLASS_SUBN_LID {
             self.deliver(pr, m, meta);
@@ -2468,6 +2472,10 @@ impl Bench {
             mgmt_class: o.sma_rx_mgmt_class,
             hop_ptr: o.sma_rx_hop_ptr,
             hop_cnt: o.sma_rx_hop_cnt,
+            // the M_Key check passes every SMP while the port M_Key is 0 (reset;
+            // the models hold no M_Key state: the soaks never set one)
+            mkey_viol: false,
+            mkey_mask: false,
         };
         self.sma_rx.observe(
             o.sma_rx_tvalid,
@@ -2487,6 +2495,10 @@ impl Bench {
             mgmt_class: o.sm_rx_mgmt_class,
             hop_ptr: o.sm_rx_hop_ptr,
             hop_cnt: o.sm_rx_hop_cnt,
+            // the M_Key check passes every SMP while the port M_Key is 0 (reset;
+            // the models hold no M_Key state: the soaks never set one)
+            mkey_viol: false,
+            mkey_mask: false,
         };
         self.sm_rx.observe(
             o.sm_rx_tvalid,

@@ -1,0 +1,233 @@
+// smi_mkey_chk: the M_Key check of one port (IBA 14.2.4; Linux qib
+// check_mkey / qib_bad_mkey) on the SMA-bound MAD stream, and the port's
+// M_Key state: M_Key, M_KeyProtectBits, M_KeyLeasePeriod, the lease timer
+// and M_KeyViolations.
+//
+// The stream (the dispatcher's SMA RX output) is only observed, never
+// changed or stalled. MAD byte 3 (method) and bytes 24..31 (M_Key, first byte
+// most significant) are captured as their beats are taken; the verdict is
+// combinational and valid with the tlast beat (as drx_tuser_o flags a
+// discard):
+//   checked  = method is Get (0x01), Set (0x02) or TrapRepress (0x07)
+//   key_ok   = port M_Key = 0 or SMP M_Key = port M_Key
+//   viol_o   = checked, not key_ok, and (method is not Get or protect >= 2):
+//              the host must not answer; it sends Trap 256 (security) from
+//              the MAD it was given
+//   mask_o   = method is Get, SMP M_Key != port M_Key and protect = 1: a
+//              Get(PortInfo) returns the M_Key field as 0
+// At the tlast handshake: a violation counts M_KeyViolations (16 bits,
+// saturating at 0xFFFF), pulses ev_viol_o and starts the lease timer if it
+// is not running and the lease period is not 0; a checked SMP with a valid
+// key stops a running timer. The timer counts `tick` cycles per second and
+// expires after `lease period` seconds: protect := 0 (a period of 0 never
+// expires). Requests of other methods pass unchecked (the SMA answers them
+// with a bad-method status).
+//
+// Registers (idx = address - the top's base; combinational read):
+//   0 MkeyLo    [31:0]  M_Key[31:0]; a write is staged until the MkeyHi write
+//   1 MkeyHi    [31:0]  M_Key[63:32]; a write commits {wdata, staged low word}
+//   2 MkeyProt  [1:0]   M_KeyProtectBits (the lease expiry clears it)
+//   3 MkeyLease [15:0]  M_KeyLeasePeriod in seconds
+//   4 MkeyTick  [31:0]  clock cycles per lease second (0 counts as 1);
+//                       reset TickReset
+//   5 MkeyViols [15:0]  M_KeyViolations; a write stores the value
+//   6 MkeyLeaseSt RO    [16] timer running, [15:0] whole seconds elapsed
+//   7 reserved, reads 0
+// A register write wins over the timer and the check in the same cycle.
+module smi_mkey_chk
+  import ib_pkg::*;
+#(
+  parameter int unsigned DataW     = 64,             // stream width in bits: 32, 64 or 128
+  parameter logic [31:0] TickReset = 32'd125000000,  // cycles per second after reset (125 MHz)
+  localparam int unsigned DataB    = DataW / 8
+) (
+  input  logic             clk_i,
+  input  logic             rst_ni,
+  // register interface (the top decodes its base address)
+  input  logic             reg_we_i,
+  input  logic [2:0]       reg_idx_i,
+  input  logic [31:0]      reg_wdata_i,
+  output logic [31:0]      reg_rdata_o,
+  // the SMA-bound MAD stream, observed
+  input  logic [DataW-1:0] tdata_i,
+  input  logic             tvalid_i,
+  input  logic             tready_i,
+  input  logic             tlast_i,
+  // verdict, valid with the tlast beat
+  output logic             viol_o,
+  output logic             mask_o,
+  // a violation at its tlast handshake (the port's CtrMkeyViol counter)
+  output logic             ev_viol_o,
+  // state, for the host's PortInfo and the top's idle_o
+  output logic [1:0]       prot_o,
+  output logic [15:0]      viols_o,
+  output logic             lease_run_o
+);
+
+  if (DataW != 32 && DataW != 64 && DataW != 128) begin : gen_dataw_check
+    $fatal(1, "%m: DataW must be 32, 64 or 128, got %0d", DataW);
+  end
+
+  localparam int unsigned Beats = MadBytes / DataB;
+  localparam int unsigned BeatW = $clog2(Beats);
+
+  // register indexes
+  localparam logic [2:0] IdxMkeyLo    = 3'd0;
+  localparam logic [2:0] IdxMkeyHi    = 3'd1;
+  localparam logic [2:0] IdxMkeyProt  = 3'd2;
+  localparam logic [2:0] IdxMkeyLease = 3'd3;
+  localparam logic [2:0] IdxMkeyTick  = 3'd4;
+  localparam logic [2:0] IdxMkeyViols = 3'd5;
+  localparam logic [2:0] IdxLeaseSt   = 3'd6;
+
+  logic [63:0]      mkey_q;
+  logic [31:0]      lo_stage_q;
+  logic [1:0]       prot_q;
+  logic [15:0]      lease_q;
+  logic [31:0]      tick_q;
+  logic [15:0]      viols_q;
+  logic             run_q;
+  logic [31:0]      cyc_q;     // cycles into the current lease second
+  logic [15:0]      sec_q;     // whole lease seconds elapsed
+
+  logic [BeatW-1:0] beat_q;    // MAD beat index of the packet on the stream
+  logic [7:0]       method_q;
+  logic [63:0]      smp_key_q;
+
+  logic             hs, last_hs;
+  logic [7:0]       method;    // method of the packet (its beat 0 captured)
+  logic [63:0]      smp_key;   // M_Key bytes captured so far, plus this beat
+  logic             checked, key_ok, viol, stop, start;
+  logic             sec_done, expire;
+  logic [31:0]      tick_eff;
+
+  assign hs      = tvalid_i && tready_i;
+  assign last_hs = hs && tlast_i;
+
+  // Capture: byte i of the MAD is byte i % DataB of beat i / DataB. The
+  // verdict uses the captured values merged with the beat on the stream (at
+  // every width the M_Key's beats come before the tlast beat; the merge
+  // keeps this independent of that).
+  always_comb begin
+    method  = method_q;
+    smp_key = smp_key_q;
+    if (tvalid_i && beat_q == BeatW'(MbMethod / DataB)) begin
+      method = tdata_i[8*(MbMethod % DataB) +: 8];
+    end
+    for (int unsigned j = 0; j < 8; j++) begin
+      if (tvalid_i && beat_q == BeatW'((MbMkey + j) / DataB)) begin
+        smp_key[8*(7-j) +: 8] = tdata_i[8*((MbMkey + j) % DataB) +: 8];
+      end
+    end
+  end
+
+  assign checked = (method == MethodGet) || (method == MethodSet) ||
+                   (method == MethodTrapRepress);
+  assign key_ok  = (mkey_q == 64'd0) || (smp_key == mkey_q);
+  assign viol    = checked && !key_ok && ((method != MethodGet) || (prot_q >= 2'd2));
+  assign viol_o  = tvalid_i && tlast_i && viol;
+  assign mask_o  = tvalid_i && tlast_i && (method == MethodGet) && (smp_key != mkey_q) &&
+                   (prot_q == 2'd1);
+  assign stop    = last_hs && checked && key_ok;
+  assign start   = last_hs && viol && !run_q && (lease_q != 16'd0);
+  assign ev_viol_o = last_hs && viol;
+
+  assign tick_eff = (tick_q == 32'd0) ? 32'd1 : tick_q;
+  assign sec_done = run_q && (cyc_q >= tick_eff - 32'd1);  // >=: MkeyTick may be lowered meanwhile
+  assign expire   = sec_done && (lease_q != 16'd0) && (32'(sec_q) + 32'd1 >= 32'(lease_q));
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      beat_q    <= '0;
+      method_q  <= '0;
+      smp_key_q <= '0;
+    end else if (hs) begin
+      beat_q    <= tlast_i ? '0 : beat_q + BeatW'(1);
+      method_q  <= method;
+      smp_key_q <= smp_key;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      mkey_q     <= '0;
+      lo_stage_q <= '0;
+      prot_q     <= '0;
+      lease_q    <= '0;
+      tick_q     <= TickReset;
+      viols_q    <= '0;
+      run_q      <= 1'b0;
+      cyc_q      <= '0;
+      sec_q      <= '0;
+    end else begin
+      // the lease timer
+      if (start) begin
+        run_q <= 1'b1;
+        cyc_q <= '0;
+        sec_q <= '0;
+      end else if (stop || expire) begin
+        run_q <= 1'b0;
+        cyc_q <= '0;
+        sec_q <= '0;
+      end else if (run_q) begin
+        if (sec_done) begin
+          cyc_q <= '0;
+          sec_q <= (sec_q == 16'hFFFF) ? sec_q : sec_q + 16'd1;
+        end else begin
+          cyc_q <= cyc_q + 32'd1;
+        end
+      end
+      if (expire) begin
+        prot_q <= 2'd0;
+      end
+      if (last_hs && viol && viols_q != 16'hFFFF) begin
+        viols_q <= viols_q + 16'd1;
+      end
+      // register writes win
+      if (reg_we_i) begin
+        unique case (reg_idx_i)
+          IdxMkeyLo:    lo_stage_q <= reg_wdata_i;
+          IdxMkeyHi:    mkey_q     <= {reg_wdata_i, lo_stage_q};
+          IdxMkeyProt:  prot_q     <= reg_wdata_i[1:0];
+          IdxMkeyLease: lease_q    <= reg_wdata_i[15:0];
+          IdxMkeyTick:  tick_q     <= reg_wdata_i;
+          IdxMkeyViols: viols_q    <= reg_wdata_i[15:0];
+          default: ;  // read-only or reserved
+        endcase
+      end
+    end
+  end
+
+  always_comb begin
+    reg_rdata_o = '0;
+    unique case (reg_idx_i)
+      IdxMkeyLo:    reg_rdata_o = mkey_q[31:0];
+      IdxMkeyHi:    reg_rdata_o = mkey_q[63:32];
+      IdxMkeyProt:  reg_rdata_o = {30'h0, prot_q};
+      IdxMkeyLease: reg_rdata_o = {16'h0, lease_q};
+      IdxMkeyTick:  reg_rdata_o = tick_q;
+      IdxMkeyViols: reg_rdata_o = {16'h0, viols_q};
+      IdxLeaseSt:   reg_rdata_o = {15'h0, run_q, sec_q};
+      default:      reg_rdata_o = '0;
+    endcase
+  end
+
+  assign prot_o      = prot_q;
+  assign viols_o     = viols_q;
+  assign lease_run_o = run_q;
+
+`ifndef SYNTHESIS
+  always_ff @(posedge clk_i) begin
+    if (rst_ni) begin
+      // a violation is never also "masked" (that is a Get that passes)
+      assert (!(viol_o && mask_o))
+        else $error("%m: violation and masked together at protect %0d", prot_q);
+      assert (!viol_o || !key_ok)
+        else $error("%m: violation with a valid key");
+      assert (!run_q || lease_q != 16'd0 || !expire)
+        else $error("%m: lease period 0 expired");
+    end
+  end
+`endif
+
+endmodule
