@@ -182,33 +182,32 @@ module ib_ca_top
 
   assign port_state_o = port_state;
 
-  // P_Key table registers (the table itself is in gsi_rx_check): RegPkeyIdx
-  // selects an entry, RegPkeyData reads it and writes it (then steps the
-  // index), RegPkeyCap reads the table size.
-  logic [7:0]  pkey_idx_q;
+  // P_Key table registers (the table itself is in gsi_rx_check)
+  logic [7:0]  pkey_idx;
   logic [15:0] pkey_rdata;
-  logic        pkey_we;
+  logic        pkey_we, pkey_sel;
+  logic [31:0] pkey_regs_rdata;
 
-  assign pkey_we = reg_we_i && (reg_addr_i == RegPkeyData);
+  pkey_regs #(
+    .AddrW    (8),
+    .CapAddr  (RegPkeyCap),
+    .IdxAddr  (RegPkeyIdx),
+    .DataAddr (RegPkeyData),
+    .Entries  (PkeyEntries)
+  ) u_pkey_regs (
+    .clk_i,
+    .rst_ni,
+    .reg_we_i,
+    .reg_addr_i,
+    .reg_wdata_i  (reg_wdata_i[7:0]),
+    .sel_o        (pkey_sel),
+    .rdata_o      (pkey_regs_rdata),
+    .pkey_we_o    (pkey_we),
+    .pkey_idx_o   (pkey_idx),
+    .pkey_rdata_i (pkey_rdata)
+  );
 
-  always_ff @(posedge clk_i) begin
-    if (!rst_ni) begin
-      pkey_idx_q <= '0;
-    end else if (reg_we_i && reg_addr_i == RegPkeyIdx) begin
-      pkey_idx_q <= reg_wdata_i[7:0];
-    end else if (pkey_we) begin
-      pkey_idx_q <= pkey_idx_q + 8'd1;
-    end
-  end
-
-  always_comb begin
-    unique case (reg_addr_i)
-      RegPkeyCap:  reg_rdata_o = 32'(PkeyEntries);
-      RegPkeyIdx:  reg_rdata_o = {24'h0, pkey_idx_q};
-      RegPkeyData: reg_rdata_o = {16'h0, pkey_rdata};
-      default:     reg_rdata_o = mkey_sel ? mkey_rdata : regs_rdata;
-    endcase
-  end
+  assign reg_rdata_o = pkey_sel ? pkey_regs_rdata : mkey_sel ? mkey_rdata : regs_rdata;
 
   // ---------------------------------------------------------------------------
   // Receive path
@@ -271,7 +270,7 @@ module ib_ca_top
     .out_tuser_o  (drx_tuser_o),
     .out_reason_o (drx_reason),
     .pkey_we_i    (pkey_we),
-    .pkey_idx_i   (pkey_idx_q),
+    .pkey_idx_i   (pkey_idx),
     .pkey_wdata_i (reg_wdata_i[15:0]),
     .pkey_rdata_o (pkey_rdata),
     .ev_icrc_err_o(ev_gsi_icrc_err),

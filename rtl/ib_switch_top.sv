@@ -1091,31 +1091,32 @@ module ib_switch_top
   gsi_reason_e gmp_rx_reason;
 
   // Port 0's P_Key table registers (the table is in gsi_rx_check), as a CA
-  // port's: SwRegPkeyIdx selects, SwRegPkeyData reads/writes (then steps).
-  logic [7:0]  pkey_idx_q;
+  // port's (pkey_regs)
+  logic [7:0]  pkey_idx;
   logic [15:0] pkey_rdata;
-  logic        pkey_we;
+  logic        pkey_we, pkey_sel;
+  logic [31:0] pkey_regs_rdata;
 
-  assign pkey_we = reg_we_i && (reg_addr_i == SwRegPkeyData);
+  pkey_regs #(
+    .AddrW    (16),
+    .CapAddr  (SwRegPkeyCap),
+    .IdxAddr  (SwRegPkeyIdx),
+    .DataAddr (SwRegPkeyData),
+    .Entries  (SwPkeyEntries)
+  ) u_pkey_regs (
+    .clk_i,
+    .rst_ni,
+    .reg_we_i,
+    .reg_addr_i,
+    .reg_wdata_i  (reg_wdata_i[7:0]),
+    .sel_o        (pkey_sel),
+    .rdata_o      (pkey_regs_rdata),
+    .pkey_we_o    (pkey_we),
+    .pkey_idx_o   (pkey_idx),
+    .pkey_rdata_i (pkey_rdata)
+  );
 
-  always_ff @(posedge clk_i) begin
-    if (!rst_ni) begin
-      pkey_idx_q <= '0;
-    end else if (reg_we_i && reg_addr_i == SwRegPkeyIdx) begin
-      pkey_idx_q <= reg_wdata_i[7:0];
-    end else if (pkey_we) begin
-      pkey_idx_q <= pkey_idx_q + 8'd1;
-    end
-  end
-
-  always_comb begin
-    unique case (reg_addr_i)
-      SwRegPkeyCap:  reg_rdata_o = 32'(SwPkeyEntries);
-      SwRegPkeyIdx:  reg_rdata_o = {24'h0, pkey_idx_q};
-      SwRegPkeyData: reg_rdata_o = {16'h0, pkey_rdata};
-      default:       reg_rdata_o = mkey_sel ? mkey_rdata : regs_rdata;
-    endcase
-  end
+  assign reg_rdata_o = pkey_sel ? pkey_regs_rdata : mkey_sel ? mkey_rdata : regs_rdata;
 
   gsi_rx_check #(.DataW(DataW), .PkeyEntries(SwPkeyEntries)) u_gsi_rx_check (
     .clk_i,
@@ -1132,7 +1133,7 @@ module ib_switch_top
     .out_tuser_o  (gmp_rx_tuser_o),
     .out_reason_o (gmp_rx_reason),
     .pkey_we_i    (pkey_we),
-    .pkey_idx_i   (pkey_idx_q),
+    .pkey_idx_i   (pkey_idx),
     .pkey_wdata_i (reg_wdata_i[15:0]),
     .pkey_rdata_o (pkey_rdata),
     .ev_icrc_err_o(ev_gsi_icrc),

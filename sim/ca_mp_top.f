@@ -8,6 +8,7 @@ rtl/ib_pkt_fifo.sv
 rtl/ib_port_regs.sv
 rtl/smi_rq.sv
 rtl/gsi_rx_check.sv
+rtl/pkey_regs.sv
 rtl/smi_rx_dispatch.sv
 rtl/smi_mkey_chk.sv
 rtl/smi_sq.sv

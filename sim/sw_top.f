@@ -15,6 +15,7 @@ rtl/sw_in_writer.sv
 rtl/sw_gmp_tx.sv
 rtl/sw_pktlen_tap.sv
 rtl/gsi_rx_check.sv
+rtl/pkey_regs.sv
 rtl/sw_route.sv
 rtl/sw_out_arb.sv
 rtl/ib_switch_top.sv
