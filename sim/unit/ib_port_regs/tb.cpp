@@ -23,7 +23,7 @@ enum : uint8_t {
   RegPortState = 0x05, RegPortNum = 0x06, RegCaps = 0x07, RegRxDepth = 0x08, RegCtrClearSel = 0x0E,
   RegCtrClear = 0x0F, RegCtrBase = 0x10
 };
-static constexpr int kNumCtrs = 25;
+static constexpr int kNumCtrs = 27;
 static constexpr int kAddW = 11;  // add_i: one PktLen per counter
 
 static std::unique_ptr<Vib_port_regs> top;
