@@ -187,6 +187,8 @@ pub struct Scoreboard {
     /// SMA, SM, trap, data TX.
     txq: [VecDeque<TxItem>; 4],
     tx_cur: [(Vec<u8>, SmiMeta, AddressHandle); 4],
+    /// Cycle of the first beat of each source's packet in `tx_cur`.
+    tx_first: [u64; 4],
     next_psn: u32,
     /// VL15 packets the link gate discarded (each took a PSN) minus the PSN
     /// jumps already seen on the wire for them.
@@ -199,6 +201,8 @@ pub struct Scoreboard {
     link_up: bool,
     /// The cycle the link last came up.
     link_rise: u64,
+    /// Cycle the link last fell.
+    link_fall: u64,
     wqe_posted: Option<u64>,
     cycle: u64,
     /// For testing the scoreboard itself: predict the next arrival / the
@@ -235,6 +239,7 @@ impl Scoreboard {
             drxq: VecDeque::new(),
             txq: Default::default(),
             tx_cur: Default::default(),
+            tx_first: [0; 4],
             next_psn: 0,
             psn_debt: 0,
             obs_sma: VecDeque::new(),
@@ -243,6 +248,7 @@ impl Scoreboard {
             recent: VecDeque::new(),
             link_up: true,
             link_rise: 0,
+            link_fall: 0,
             wqe_posted: None,
             cycle: 0,
             substitute_rx: None,
@@ -324,6 +330,9 @@ impl Scoreboard {
         let _ = bb;
         for (src, b, meta, ah) in t.tx_in {
             let i = src_index(src);
+            if self.tx_cur[i].0.is_empty() {
+                self.tx_first[i] = self.cycle;
+            }
             self.tx_cur[i].0.extend(b.bytes());
             self.tx_cur[i].1 = meta;
             self.tx_cur[i].2 = ah;
@@ -355,6 +364,7 @@ impl Scoreboard {
     /// be discarded whole by the link gate.
     fn link_edge(&mut self, up: bool) {
         if !up {
+            self.link_fall = self.cycle;
             for q in self.txq.iter_mut() {
                 for t in q.iter_mut() {
                     t.optional = true;
@@ -418,6 +428,8 @@ impl Scoreboard {
             TxPortIn::Trap => TxSource::Trap,
             _ => TxSource::Sma,
         };
+        let data = src == TxPortIn::Data;
+        let decided = if data { self.tx_first[i] } else { self.cycle };
         let item = TxItem {
             tin: TxIn {
                 source,
@@ -430,8 +442,14 @@ impl Scoreboard {
             // the link gate decides a packet when its first beat reaches the
             // wire, a few cycles after the port took it (register stages;
             // the packet before it may still be being discarded): one taken
-            // just after the link came up may still meet the gate down
-            optional: !self.link_up || self.cycle < self.link_rise + LINK_RISE_GUARD,
+            // just after the link came up may still meet the gate down. A
+            // MAD reaches the wire after its last beat (the VL15 TX buffer
+            // stores it whole); a data TX packet goes through as its first
+            // beat arrives, so it is judged from that beat, and the link
+            // falling while it streams in makes it optional too.
+            optional: !self.link_up
+                || decided < self.link_rise + LINK_RISE_GUARD
+                || (data && self.link_fall >= decided),
         };
         if item.data.is_none() {
             // What never reaches the wire is counted now; a wire packet's
