@@ -184,9 +184,11 @@ pub enum Error {
     #[error("DataW must be 32, 64 or 128, got {0}")]
     Width(u32),
     /// The simulation stopped: SV assertion, $fatal, $stop, $finish, or the
-    /// instance already stopped by an earlier one.
+    /// instance already stopped by an earlier one. The exception is the
+    /// message, not a `source`: reporters that print the error chain
+    /// (anyhow's `{:#}`) would otherwise print the same text twice.
     #[error("simulation error: {0}")]
-    Sim(#[from] cxx::Exception),
+    Sim(cxx::Exception),
     /// `step_batch` got fewer output slots than inputs.
     #[error("step_batch: {outs} output slots for {ins} inputs")]
     BatchLen { ins: usize, outs: usize },
@@ -203,6 +205,12 @@ pub enum Error {
         ins: usize,
         outs: usize,
     },
+}
+
+impl From<cxx::Exception> for Error {
+    fn from(e: cxx::Exception) -> Self {
+        Error::Sim(e)
+    }
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
