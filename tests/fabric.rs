@@ -615,13 +615,13 @@ fn link_down_mid_stream_delivers_only_whole_packets() {
     // flow control in this model, and A sends back to back); nothing else
     // is lost.
     let cut = net
-        .read_reg(s2, swreg::ctr(1, swreg::CTR_LINK_DOWN_DROP))
+        .read_reg(s2, swreg::ctr(1, swreg::ctr::LINK_DOWN_DROP))
         .unwrap();
     let state = net
-        .read_reg(s1, swreg::ctr(1, swreg::CTR_STATE_DROP))
+        .read_reg(s1, swreg::ctr(1, swreg::ctr::STATE_DROP))
         .unwrap();
     let full = net
-        .read_reg(s1, swreg::ctr(1, swreg::CTR_DATA_DROPPED))
+        .read_reg(s1, swreg::ctr(1, swreg::ctr::DATA_DROPPED))
         .unwrap();
     let n = got.len() as u32;
     assert_eq!(cut, 1, "one packet was cut");
@@ -634,20 +634,24 @@ fn link_down_mid_stream_delivers_only_whole_packets() {
     // S1 sent on port 3 what B got and the cut one; S2 received whole only
     // what B got.
     assert_eq!(
-        net.read_reg(s1, swreg::ctr(3, swreg::CTR_TX_DATA)).unwrap(),
+        net.read_reg(s1, swreg::ctr(3, swreg::ctr::TX_DATA_PKTS))
+            .unwrap(),
         n + 1
     );
     assert_eq!(
-        net.read_reg(s2, swreg::ctr(1, swreg::CTR_RX_PKTS)).unwrap(),
+        net.read_reg(s2, swreg::ctr(1, swreg::ctr::RX_PKTS))
+            .unwrap(),
         n
     );
     // S2 forwarded and S3 sent exactly what B got.
     assert_eq!(
-        net.read_reg(s3, swreg::ctr(2, swreg::CTR_TX_DATA)).unwrap(),
+        net.read_reg(s3, swreg::ctr(2, swreg::ctr::TX_DATA_PKTS))
+            .unwrap(),
         got.len() as u32
     );
     assert_eq!(
-        net.read_reg(s2, swreg::ctr(2, swreg::CTR_TX_DATA)).unwrap(),
+        net.read_reg(s2, swreg::ctr(2, swreg::ctr::TX_DATA_PKTS))
+            .unwrap(),
         got.len() as u32
     );
 }
@@ -844,7 +848,7 @@ fn gmps_reach_a_switch_lid_and_leave_its_port_0() {
     assert!(a_lid != 0 && s2_lid != 0 && a_lid != s2_lid);
     net.run_until_idle(100_000).unwrap();
     let words_before = net
-        .read_reg(s2, swreg::ctr(2, swreg::CTR_RX_WORDS))
+        .read_reg(s2, swreg::ctr(2, swreg::ctr::RX_WORDS))
         .unwrap();
 
     // A → S2's LID on VL 1: S1 forwards it, S2's port 0 takes it.
@@ -857,11 +861,11 @@ fn gmps_reach_a_switch_lid_and_leave_its_port_0() {
     assert_eq!(&got[0].bytes[..288], &req[..], "LRH..ICRC unchanged");
     assert_eq!(vl15::crc::check_wire(&got[0].bytes), Some((true, true)));
     let g = |net: &mut Net, c| net.read_reg(s2, swreg::ctr0g(c)).unwrap();
-    assert_eq!(g(&mut net, swreg::CTR0G_RX_PKTS), 1);
-    assert_eq!(g(&mut net, swreg::CTR0G_GMPS), 1);
-    assert_eq!(g(&mut net, swreg::CTR0G_RX_WORDS), 72);
+    assert_eq!(g(&mut net, swreg::ctr::G_RX_PKTS), 1);
+    assert_eq!(g(&mut net, swreg::ctr::G_GMPS), 1);
+    assert_eq!(g(&mut net, swreg::ctr::G_RX_WORDS), 72);
     assert_eq!(
-        net.read_reg(s2, swreg::ctr(2, swreg::CTR_RX_WORDS))
+        net.read_reg(s2, swreg::ctr(2, swreg::ctr::RX_WORDS))
             .unwrap(),
         words_before + 72,
         "PortRcvData of S2 port 2 (from S1)"
@@ -880,7 +884,7 @@ fn gmps_reach_a_switch_lid_and_leave_its_port_0() {
     assert!(!got[0].bad);
     assert_eq!(&got[0].bytes[..288], &resp[..], "LRH..ICRC unchanged");
     assert_eq!(vl15::crc::check_wire(&got[0].bytes), Some((true, true)));
-    assert_eq!(g(&mut net, swreg::CTR0G_TX_PKTS), 1);
-    assert_eq!(g(&mut net, swreg::CTR0G_TX_WORDS), 72);
-    assert_eq!(g(&mut net, swreg::CTR0G_TX_DROP), 0);
+    assert_eq!(g(&mut net, swreg::ctr::G_TX_PKTS), 1);
+    assert_eq!(g(&mut net, swreg::ctr::G_TX_WORDS), 72);
+    assert_eq!(g(&mut net, swreg::ctr::G_TX_DROP), 0);
 }

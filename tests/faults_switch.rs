@@ -62,6 +62,8 @@ class_tests! {
     fault_bad_icrc_forwarded_unchanged => BadIcrcForwarded,
     fault_bad_icrc_at_port0 => BadIcrcSmi,
     fault_bad_icrc_gmp_flagged => BadIcrcGmp,
+    fault_bad_pkey_gmp_flagged => BadPkeyGmp,
+    fault_bad_qkey_gmp_flagged => BadQkeyGmp,
     fault_lver => LVer,
     fault_lnh => Lnh,
     fault_pktlen => PktLen,

@@ -134,7 +134,10 @@ fn gmps_cross_the_rtl_and_the_pma_reports_the_rtl_counters() {
         .into_iter()
         .map(|s| {
             (1..=net.devs[s].nports)
-                .map(|p| net.read_reg(s, swreg::ctr(p, swreg::CTR_TX_DATA)).unwrap())
+                .map(|p| {
+                    net.read_reg(s, swreg::ctr(p, swreg::ctr::TX_DATA_PKTS))
+                        .unwrap()
+                })
                 .sum::<u32>()
         })
         .sum();

@@ -304,12 +304,12 @@ fn a_switch_port_0_checks_p_keys_and_traps_as_a_switch() {
     run_gsi(&mut f, |g| g.stats.pkey_viol == 1);
     assert_eq!(
         f.net
-            .read_reg(s, swreg::ctr0g(swreg::CTR0G_PKEY_VIOL))
+            .read_reg(s, swreg::ctr0g(swreg::ctr::G_PKEY_VIOL))
             .unwrap(),
         1
     );
     assert_eq!(
-        f.net.read_reg(s, swreg::ctr0g(swreg::CTR0G_GMPS)).unwrap(),
+        f.net.read_reg(s, swreg::ctr0g(swreg::ctr::G_GMPS)).unwrap(),
         0
     );
     run_for(&mut f.net, &mut f.sms, f.trap_interval / 2).unwrap();

@@ -362,33 +362,33 @@ fn switch_fields(port0: bool) -> [(u16, Vec<SwSrc>); 7] {
         [
             (0x0008, vec![Ext(1), Ext(2), Ext(3), Ext(4), Ext(6), Ext(7)]),
             (SEL_RCV_SW_RELAY, vec![Ext(8), Ext(9)]),
-            (0x0800, vec![Ext(s::CTR_VL15_DROPPED)]),
-            (0x1000, vec![Ext(s::CTR_TX_WORDS)]),
-            (0x2000, vec![Ext(s::CTR_RX_WORDS)]),
-            (0x4000, vec![Ext(12), Ext(s::CTR_TX_DATA)]),
-            (0x8000, vec![Ext(s::CTR_RX_PKTS)]),
+            (0x0800, vec![Ext(s::ctr::VL15_DROPPED)]),
+            (0x1000, vec![Ext(s::ctr::TX_WORDS)]),
+            (0x2000, vec![Ext(s::ctr::RX_WORDS)]),
+            (0x4000, vec![Ext(12), Ext(s::ctr::TX_DATA_PKTS)]),
+            (0x8000, vec![Ext(s::ctr::RX_PKTS)]),
         ]
     } else {
         // sw_ctr0_e: 0 ToSma, 1 ToSm, 2 IcrcErr, 6 DrForwarded,
         // 8 Vl15Dropped, 9 SqPkts, 12 NoRoute, 13 LoopDrop.
         [
-            (0x0008, vec![Smi(2, 1), Gmp(s::CTR0G_ICRC_ERR)]),
+            (0x0008, vec![Smi(2, 1), Gmp(s::ctr::G_ICRC_ERR)]),
             (SEL_RCV_SW_RELAY, vec![Smi(12, 1), Smi(13, 1)]),
-            (0x0800, vec![Smi(s::CTR0_VL15_DROPPED, 1)]),
-            (0x1000, vec![Smi(9, SMP_WORDS), Gmp(s::CTR0G_TX_WORDS)]),
+            (0x0800, vec![Smi(s::ctr::P0_VL15_DROPPED, 1)]),
+            (0x1000, vec![Smi(9, SMP_WORDS), Gmp(s::ctr::G_TX_WORDS)]),
             (
                 0x2000,
                 vec![
                     Smi(0, SMP_WORDS),
                     Smi(1, SMP_WORDS),
                     Smi(6, SMP_WORDS),
-                    Gmp(s::CTR0G_RX_WORDS),
+                    Gmp(s::ctr::G_RX_WORDS),
                 ],
             ),
-            (0x4000, vec![Smi(9, 1), Gmp(s::CTR0G_TX_PKTS)]),
+            (0x4000, vec![Smi(9, 1), Gmp(s::ctr::G_TX_PKTS)]),
             (
                 0x8000,
-                vec![Smi(0, 1), Smi(1, 1), Smi(6, 1), Gmp(s::CTR0G_RX_PKTS)],
+                vec![Smi(0, 1), Smi(1, 1), Smi(6, 1), Gmp(s::ctr::G_RX_PKTS)],
             ),
         ]
     }

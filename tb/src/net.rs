@@ -58,50 +58,12 @@ pub mod swreg {
     /// high word, protect bits, lease period, cycles per lease second,
     /// M_KeyViolations, lease status.
     pub const MKEY_BASE: u16 = 0x0010;
-    /// Port-0 counter: SMPs for the switch SMA dropped for a bad M_Key.
-    pub const CTR0_MKEY_VIOL: u8 = 15;
     /// Switch register of CA M_Key register `ca_addr` (`reg::MKEY_*`).
     pub fn mkey(ca_addr: u8) -> u16 {
         MKEY_BASE + u16::from(ca_addr - crate::device::reg::MKEY_LO)
     }
-    /// External port counter: packets received (good or not).
-    pub const CTR_RX_PKTS: u8 = 0;
     /// External port counter: good VL15 packet dropped, input slots full.
     pub const CTR_VL15_DROPPED: u8 = 5;
-    /// External port counter: good data packet dropped, input slots full.
-    pub const CTR_DATA_DROPPED: u8 = 6;
-    /// External port counter: packet cut by its link going down.
-    pub const CTR_LINK_DOWN_DROP: u8 = 7;
-    /// External port counter: dropped, egress (or this input) not Active.
-    pub const CTR_STATE_DROP: u8 = 10;
-    /// External port counter: data-VL packets sent.
-    pub const CTR_TX_DATA: u8 = 13;
-    /// External port counter: sum of LRH.PktLen (4-byte words LRH..ICRC)
-    /// of every packet that passed the link checks (PortRcvData).
-    pub const CTR_RX_WORDS: u8 = 14;
-    /// External port counter: sum of LRH.PktLen of every packet sent
-    /// (PortXmitData).
-    pub const CTR_TX_WORDS: u8 = 15;
-    /// Port-0 GMP bank: data packets delivered to `gmp_rx`.
-    pub const CTR0G_RX_PKTS: u8 = 0;
-    /// Port-0 GMP bank: ICRC mismatch (gsi_rx_check).
-    pub const CTR0G_ICRC_ERR: u8 = 1;
-    /// Port-0 GMP bank: GMP validation failed (gsi_rx_check).
-    pub const CTR0G_BAD_HDR: u8 = 2;
-    /// Port-0 GMP bank: good GMPs delivered.
-    pub const CTR0G_GMPS: u8 = 3;
-    /// Port-0 GMP bank: `gmp_tx` packets taken into the send buffer.
-    pub const CTR0G_TX_PKTS: u8 = 4;
-    /// Port-0 GMP bank: `gmp_tx` packets dropped (VL15, > 288 bytes).
-    pub const CTR0G_TX_DROP: u8 = 5;
-    /// Port-0 GMP bank: sum of PktLen of the packets in RX_PKTS.
-    pub const CTR0G_RX_WORDS: u8 = 6;
-    /// Port-0 GMP bank: sum of PktLen of the packets in TX_PKTS.
-    pub const CTR0G_TX_WORDS: u8 = 7;
-    /// Port-0 GMP bank: QP1 P_Key matching no port-0 table entry.
-    pub const CTR0G_PKEY_VIOL: u8 = 8;
-    /// Port-0 GMP bank: QP1 Q_Key not 0x80010000.
-    pub const CTR0G_QKEY_VIOL: u8 = 9;
     /// Port 0's P_Key table: size (RO), entry index, entry data (a write
     /// also steps the index).
     pub const PKEY_CAP: u16 = 0x0020;
@@ -116,6 +78,94 @@ pub mod swreg {
     /// Counter c of port p.
     pub fn ctr(p: u8, c: u8) -> u16 {
         CTR_BASE + 16 * u16::from(p) + u16::from(c)
+    }
+    /// Counter indices (`ib_pkg::sw_ctr_e`, `sw_ctr0_e`, `sw_ctr0g_e`).
+    pub mod ctr {
+        // External ports.
+        pub const RX_PKTS: u8 = 0;
+        pub const RX_VCRC_ERR: u8 = 1;
+        pub const RX_LEN_ERR: u8 = 2;
+        pub const RX_LVER_ERR: u8 = 3;
+        pub const RX_LNH_ERR: u8 = 4;
+        pub const VL15_DROPPED: u8 = 5;
+        pub const DATA_DROPPED: u8 = 6;
+        pub const LINK_DOWN_DROP: u8 = 7;
+        pub const NO_ROUTE: u8 = 8;
+        pub const LOOP_DROP: u8 = 9;
+        pub const STATE_DROP: u8 = 10;
+        pub const FWD_PKTS: u8 = 11;
+        pub const TX_VL15_PKTS: u8 = 12;
+        pub const TX_DATA_PKTS: u8 = 13;
+        pub const RX_WORDS: u8 = 14;
+        pub const TX_WORDS: u8 = 15;
+        pub const EXT_NAMES: [&str; 16] = [
+            "RxPkts",
+            "RxVcrcErr",
+            "RxLenErr",
+            "RxLverErr",
+            "RxLnhErr",
+            "Vl15Dropped",
+            "DataDropped",
+            "LinkDownDrop",
+            "NoRoute",
+            "LoopDrop",
+            "StateDrop",
+            "FwdPkts",
+            "TxVl15Pkts",
+            "TxDataPkts",
+            "RxWords",
+            "TxWords",
+        ];
+        // Port 0, the SMI.
+        pub const P0_TO_SMA: u8 = 0;
+        pub const P0_TO_SM: u8 = 1;
+        pub const P0_ICRC_ERR: u8 = 2;
+        pub const P0_BAD_HDR: u8 = 3;
+        pub const P0_LID_ERR: u8 = 4;
+        pub const P0_DR_DISCARD: u8 = 5;
+        pub const P0_DR_FORWARDED: u8 = 6;
+        pub const P0_PORT_DOWN: u8 = 7;
+        pub const P0_VL15_DROPPED: u8 = 8;
+        pub const P0_SQ_PKTS: u8 = 9;
+        pub const P0_SQ_DR_DISCARD: u8 = 10;
+        pub const P0_SQ_LOCAL: u8 = 11;
+        pub const P0_NO_ROUTE: u8 = 12;
+        pub const P0_LOOP_DROP: u8 = 13;
+        pub const P0_STATE_DROP: u8 = 14;
+        pub const P0_MKEY_VIOL: u8 = 15;
+        pub const P0_NAMES: [&str; 16] = [
+            "ToSma",
+            "ToSm",
+            "IcrcErr",
+            "BadHdr",
+            "LidErr",
+            "DrDiscard",
+            "DrForwarded",
+            "PortDown",
+            "Vl15Dropped",
+            "SqPkts",
+            "SqDrDiscard",
+            "SqLocal",
+            "NoRoute",
+            "LoopDrop",
+            "StateDrop",
+            "MkeyViol",
+        ];
+        // Port 0, the GMP bank.
+        pub const G_RX_PKTS: u8 = 0;
+        pub const G_ICRC_ERR: u8 = 1;
+        pub const G_BAD_HDR: u8 = 2;
+        pub const G_GMPS: u8 = 3;
+        pub const G_TX_PKTS: u8 = 4;
+        pub const G_TX_DROP: u8 = 5;
+        pub const G_RX_WORDS: u8 = 6;
+        pub const G_TX_WORDS: u8 = 7;
+        pub const G_PKEY_VIOL: u8 = 8;
+        pub const G_QKEY_VIOL: u8 = 9;
+        pub const G_NAMES: [&str; 10] = [
+            "RxPkts", "IcrcErr", "BadHdr", "Gmps", "TxPkts", "TxDrop", "RxWords", "TxWords",
+            "PkeyViol", "QkeyViol",
+        ];
     }
 }
 
@@ -409,8 +459,8 @@ impl Device {
                 return Vec::new();
             }
             (
-                swreg::ctr0g(swreg::CTR0G_PKEY_VIOL),
-                swreg::ctr0g(swreg::CTR0G_QKEY_VIOL),
+                swreg::ctr0g(swreg::ctr::G_PKEY_VIOL),
+                swreg::ctr0g(swreg::ctr::G_QKEY_VIOL),
             )
         } else {
             let port = if modifier == 0 {
@@ -1137,8 +1187,8 @@ impl Net {
             let np = self.devs[d].nports;
             let addrs: Vec<(u8, u16)> = if self.devs[d].is_switch {
                 (1..=np)
-                    .map(|p| (p, swreg::ctr(p, swreg::CTR_VL15_DROPPED)))
-                    .chain([(0, swreg::ctr(0, swreg::CTR0_VL15_DROPPED))])
+                    .map(|p| (p, swreg::ctr(p, swreg::ctr::VL15_DROPPED)))
+                    .chain([(0, swreg::ctr(0, swreg::ctr::P0_VL15_DROPPED))])
                     .collect()
             } else {
                 (1..=np)

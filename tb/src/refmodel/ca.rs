@@ -484,13 +484,7 @@ fn gsi_pkey(c: &mut RxCtx) -> Verdict {
     if c.dest_qp() != QP1 {
         return Verdict::Pass;
     }
-    let p = c.p_key();
-    let hit = c
-        .cfg
-        .pkeys
-        .iter()
-        .any(|&e| p & 0x7FFF != 0 && e & 0x7FFF == p & 0x7FFF && (e | p) & 0x8000 != 0);
-    fail_if(!hit, Ctr::PkeyViol)
+    fail_if(!super::pkey_match(&c.cfg.pkeys, c.p_key()), Ctr::PkeyViol)
 }
 /// ibspec §2: QP1 takes only the GSI Q_Key 0x80010000; else Q_KeyViolations.
 fn gsi_qkey(c: &mut RxCtx) -> Verdict {

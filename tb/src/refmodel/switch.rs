@@ -55,90 +55,12 @@ pub mod ps {
     pub const ACTIVE: u8 = 4;
 }
 
-/// Counter indices (`ib_pkg::sw_ctr_e`, `sw_ctr0_e`, `sw_ctr0g_e`).
-pub mod ctr {
-    // External ports.
-    pub const RX_PKTS: u8 = 0;
-    pub const RX_VCRC_ERR: u8 = 1;
-    pub const RX_LEN_ERR: u8 = 2;
-    pub const RX_LVER_ERR: u8 = 3;
-    pub const RX_LNH_ERR: u8 = 4;
-    pub const VL15_DROPPED: u8 = 5;
-    pub const DATA_DROPPED: u8 = 6;
-    pub const LINK_DOWN_DROP: u8 = 7;
-    pub const NO_ROUTE: u8 = 8;
-    pub const LOOP_DROP: u8 = 9;
-    pub const STATE_DROP: u8 = 10;
-    pub const FWD_PKTS: u8 = 11;
-    pub const TX_VL15_PKTS: u8 = 12;
-    pub const TX_DATA_PKTS: u8 = 13;
-    pub const RX_WORDS: u8 = 14;
-    pub const TX_WORDS: u8 = 15;
-    pub const EXT_NAMES: [&str; 16] = [
-        "RxPkts",
-        "RxVcrcErr",
-        "RxLenErr",
-        "RxLverErr",
-        "RxLnhErr",
-        "Vl15Dropped",
-        "DataDropped",
-        "LinkDownDrop",
-        "NoRoute",
-        "LoopDrop",
-        "StateDrop",
-        "FwdPkts",
-        "TxVl15Pkts",
-        "TxDataPkts",
-        "RxWords",
-        "TxWords",
-    ];
-    // Port 0, the SMI.
-    pub const P0_TO_SMA: u8 = 0;
-    pub const P0_TO_SM: u8 = 1;
-    pub const P0_ICRC_ERR: u8 = 2;
-    pub const P0_BAD_HDR: u8 = 3;
-    pub const P0_LID_ERR: u8 = 4;
-    pub const P0_DR_DISCARD: u8 = 5;
-    pub const P0_DR_FORWARDED: u8 = 6;
-    pub const P0_PORT_DOWN: u8 = 7;
-    pub const P0_VL15_DROPPED: u8 = 8;
-    pub const P0_SQ_PKTS: u8 = 9;
-    pub const P0_SQ_DR_DISCARD: u8 = 10;
-    pub const P0_SQ_LOCAL: u8 = 11;
-    pub const P0_NO_ROUTE: u8 = 12;
-    pub const P0_LOOP_DROP: u8 = 13;
-    pub const P0_STATE_DROP: u8 = 14;
-    pub const P0_NAMES: [&str; 16] = [
-        "ToSma",
-        "ToSm",
-        "IcrcErr",
-        "BadHdr",
-        "LidErr",
-        "DrDiscard",
-        "DrForwarded",
-        "PortDown",
-        "Vl15Dropped",
-        "SqPkts",
-        "SqDrDiscard",
-        "SqLocal",
-        "NoRoute",
-        "LoopDrop",
-        "StateDrop",
-        "-",
-    ];
-    // Port 0, the GMP bank.
-    pub const G_RX_PKTS: u8 = 0;
-    pub const G_ICRC_ERR: u8 = 1;
-    pub const G_BAD_HDR: u8 = 2;
-    pub const G_GMPS: u8 = 3;
-    pub const G_TX_PKTS: u8 = 4;
-    pub const G_TX_DROP: u8 = 5;
-    pub const G_RX_WORDS: u8 = 6;
-    pub const G_TX_WORDS: u8 = 7;
-    pub const G_NAMES: [&str; 8] = [
-        "RxPkts", "IcrcErr", "BadHdr", "Gmps", "TxPkts", "TxDrop", "RxWords", "TxWords",
-    ];
-}
+/// Port 0's P_Key table as reset leaves it (docs/fabric.md: entry 0 =
+/// 0xFFFF, the rest invalid); nothing here writes it.
+pub const PORT0_PKEYS: [u16; 1] = [0xFFFF];
+
+/// Counter indices: the register map's, in [`crate::net::swreg::ctr`].
+pub use crate::net::swreg::ctr;
 
 /// A counter bank: an external port's, port 0's SMI bank or port 0's GMP bank.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -161,15 +83,18 @@ impl Bank {
     pub fn counters(self) -> u8 {
         match self {
             Bank::Ext(_) => 16,
-            Bank::Port0 => 15,
-            Bank::Gmp => 8,
+            Bank::Port0 => 16,
+            Bank::Gmp => 10,
         }
     }
     pub fn name(self, c: u8) -> String {
         match self {
             Bank::Ext(p) => format!("port {p} {}", ctr::EXT_NAMES[usize::from(c & 15)]),
             Bank::Port0 => format!("port 0 {}", ctr::P0_NAMES[usize::from(c & 15)]),
-            Bank::Gmp => format!("GMP {}", ctr::G_NAMES[usize::from(c & 7)]),
+            Bank::Gmp => format!(
+                "GMP {}",
+                ctr::G_NAMES.get(usize::from(c)).copied().unwrap_or("?")
+            ),
         }
     }
 }
@@ -475,8 +400,9 @@ impl SwitchModel {
         pr
     }
 
-    /// Port 0's GMP receive path: the ibspec §6 GSI checks (ICRC > DestQP 0
-    /// or bad GMP header > good GMP).
+    /// Port 0's GMP receive path: the ibspec §6 GSI checks in the RTL's
+    /// documented order, ICRC > DestQP 0 or bad GMP header > P_Key (port
+    /// 0's table, [`PORT0_PKEYS`]) > Q_Key > good GMP.
     fn gmp_rx(&self, pr: &mut Prediction, w: &[u8]) {
         let n = w.len();
         let pkt_len = be16(w, 4) & 0x7FF;
@@ -496,13 +422,18 @@ impl SwitchModel {
             let hdr_ok = w[8] == OPCODE_UD_SEND_ONLY
                 && w[9] & 0x3F == 0
                 && pkt_len == SMP_PKT_LEN
-                && u32::from_be_bytes([w[20], w[21], w[22], w[23]]) == QP1_Q_KEY
                 && m.len() > 1
                 && m[0] == BASE_VERSION
                 && m[1] != CLASS_SUBN_LID
                 && m[1] != CLASS_SUBN_DR;
             if dqp == QP0 || (dqp == QP1 && !hdr_ok) {
                 pr.dropped(Bank::Gmp, ctr::G_BAD_HDR);
+                bad = true;
+            } else if dqp == QP1 && !super::pkey_match(&PORT0_PKEYS, be16(w, 10)) {
+                pr.dropped(Bank::Gmp, ctr::G_PKEY_VIOL);
+                bad = true;
+            } else if dqp == QP1 && u32::from_be_bytes([w[20], w[21], w[22], w[23]]) != QP1_Q_KEY {
+                pr.dropped(Bank::Gmp, ctr::G_QKEY_VIOL);
                 bad = true;
             } else {
                 if dqp == QP1 {
@@ -960,6 +891,13 @@ pub enum FaultClass {
     BadIcrcSmi,
     /// Bad ICRC on a GMP to the switch LID: passed to the host flagged.
     BadIcrcGmp,
+    /// GMP to the switch LID whose P_Key matches no port-0 table entry
+    /// (limited members of the default partition, other partitions, the
+    /// invalid 0x0000/0x8000): flagged, port-0 GMP PkeyViol.
+    BadPkeyGmp,
+    /// GMP to the switch LID with a Q_Key other than 0x80010000: flagged,
+    /// port-0 GMP QkeyViol.
+    BadQkeyGmp,
     LVer,
     Lnh,
     PktLen,
@@ -1007,11 +945,13 @@ impl FaultClass {
         FaultClass::GoodSmSend,
         FaultClass::GoodGmpSend,
     ];
-    pub const FAULTS: [FaultClass; 21] = [
+    pub const FAULTS: [FaultClass; 23] = [
         FaultClass::BadVcrc,
         FaultClass::BadIcrcForwarded,
         FaultClass::BadIcrcSmi,
         FaultClass::BadIcrcGmp,
+        FaultClass::BadPkeyGmp,
+        FaultClass::BadQkeyGmp,
         FaultClass::LVer,
         FaultClass::Lnh,
         FaultClass::PktLen,
@@ -1050,6 +990,8 @@ impl FaultClass {
             FaultClass::BadIcrcForwarded => "bad_icrc_forwarded",
             FaultClass::BadIcrcSmi => "bad_icrc_smi",
             FaultClass::BadIcrcGmp => "bad_icrc_gmp",
+            FaultClass::BadPkeyGmp => "bad_pkey_gmp",
+            FaultClass::BadQkeyGmp => "bad_qkey_gmp",
             FaultClass::LVer => "lver",
             FaultClass::Lnh => "lnh",
             FaultClass::PktLen => "pktlen",
@@ -1363,7 +1305,7 @@ pub fn gen_packet(rng: &mut Rng, class: FaultClass, tid: u64) -> GenPacket {
                 Expect::Delivered,
             )
         }
-        F::GoodGmp | F::BadIcrcGmp => {
+        F::GoodGmp | F::BadIcrcGmp | F::BadPkeyGmp | F::BadQkeyGmp => {
             let p = range(rng, 1, 6) as u8;
             let mut m = random_mad(rng, CLASS_PERF, METHOD_GET, tid);
             m[2] = 1;
@@ -1375,6 +1317,26 @@ pub fn gen_packet(rng: &mut Rng, class: FaultClass, tid: u64) -> GenPacket {
                 v[286] ^= 0x10;
                 fix_vcrc(&mut v);
                 (p, v, Expect::Dropped(Bank::Gmp, ctr::G_ICRC_ERR))
+            } else if class == F::BadPkeyGmp {
+                // BTH.P_Key (wire bytes 10..12): another partition, full or
+                // limited, or an invalid key (0x0000/0x8000). (A limited
+                // member of the default partition matches the full 0xFFFF.)
+                let pk = if rng.chance(67) {
+                    range(rng, 1, 0x7FFE) as u16 | ((rng.next_u64() as u16) & 0x8000)
+                } else {
+                    (rng.next_u64() as u16) & 0x8000
+                };
+                v[10..12].copy_from_slice(&pk.to_be_bytes());
+                fix_crcs(&mut v);
+                (p, v, Expect::Dropped(Bank::Gmp, ctr::G_PKEY_VIOL))
+            } else if class == F::BadQkeyGmp {
+                let mut qk = rng.next_u64() as u32;
+                if qk == QP1_Q_KEY {
+                    qk ^= 1;
+                }
+                v[20..24].copy_from_slice(&qk.to_be_bytes());
+                fix_crcs(&mut v);
+                (p, v, Expect::Dropped(Bank::Gmp, ctr::G_QKEY_VIOL))
             } else {
                 (p, v, Expect::Delivered)
             }
