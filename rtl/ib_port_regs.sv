@@ -4,25 +4,59 @@
 // pulse, so +2 when both fire, plus add_i, an amount added every cycle, for
 // the word counters; all cleared by a write to RegCtrClear, counter i by a
 // write to RegCtrClearSel with bit i set; a clear wins over an event in the
-// same cycle). Reads are combinational. PortState
+// same cycle). PortState
 // also follows the physical link: it resets to Init if link_up_i is 1, else
 // Down; link_up_i falling sets Down, rising sets Init (a link edge wins over
 // a PortState write in the same cycle).
+//
+// Reads: reg_re_i asks for a read of reg_addr_i and is held, with the same
+// address and no reg_we_i, up to and including the cycle with reg_rvalid_o =
+// 1, whose reg_rdata_o is the answer. ext_sel_i/ext_rdata_i are registers kept
+// elsewhere (ib_ca_top: P_Key, M_Key) that answer through the same handshake.
+// Two implementations of the counters (parameter CtrRam):
+// - 0 (the Verilated CA port): counters in flip-flops, reads combinational:
+//   reg_rvalid_o = reg_re_i, reg_rdata_o follows reg_addr_i in any cycle.
+// - 1 (the FPGA boards): the 32-bit counter values in one block RAM, updated
+//   by a read-modify-write scanner that visits counter (s, s+1, ...) one per
+//   cycle, so each exactly every NumCtrs cycles. Each counter keeps its events
+//   since its last visit in a narrow pending register (wide enough for
+//   NumCtrs cycles of its largest increment: +1, +2 with ev2 in CtrEv2Mask,
+//   +2047 more with add_i in CtrAddMask); the visit reads the RAM, adds the
+//   pending amount and writes back, one cycle later. A clear zeroes the
+//   pending amounts and sets a per-counter "cleared" flag: the next visit
+//   writes the pending amount alone (the RAM needs no reset). A counter read
+//   answers when the scanner writes that counter, at most NumCtrs + 1 cycles
+//   after the request: the value the flip-flop counter had in the cycle of
+//   the visit's RAM read (a cycle inside the request). Other registers answer
+//   in the request's second cycle (the P_Key RAM's read latency).
+//   ctr_busy_o = an increment may not be in the RAM yet: for NumCtrs + 1
+//   cycles after the last one (ib_ca_top keeps idle_o low then: the scanner
+//   must run until it has written it).
 module ib_port_regs
   import ib_pkg::*;
 #(
   parameter int unsigned DataW       = 64,  // datapath width, reported in RegCaps[7:0] as bytes
   parameter int unsigned Vl15RxDepth = 4,   // VL15 RX buffer slots (RegCaps[15:8], RegRxDepth max)
   parameter int unsigned Vl15TxDepth = 2,   // VL15 TX buffer slots (RegCaps[23:16])
-  parameter int unsigned PortNum     = 1    // this port's number (RegPortNum)
+  parameter int unsigned PortNum     = 1,   // this port's number (RegPortNum)
+  parameter bit          CtrRam      = 1'b0,  // 1: counters in block RAM (above)
+  // counters that may get add_i / ev2_i (CtrRam = 1 sizes their pending
+  // registers for it; others must keep them 0, asserted)
+  parameter logic [NumCtrs-1:0] CtrAddMask = '1,
+  parameter logic [NumCtrs-1:0] CtrEv2Mask = '1
 ) (
   input  logic               clk_i,
   input  logic               rst_ni,
   // register interface
   input  logic               reg_we_i,
+  input  logic               reg_re_i,
   input  logic [7:0]         reg_addr_i,
   input  logic [31:0]        reg_wdata_i,
   output logic [31:0]        reg_rdata_o,
+  output logic               reg_rvalid_o,
+  input  logic               ext_sel_i,     // reg_addr_i is an ext_rdata_i register
+  input  logic [31:0]        ext_rdata_i,
+  output logic               ctr_busy_o,
   // counter event pulses, indexed by ctr_e; ev2_i is a second event of the
   // same counter in the same cycle (a counter with two sources)
   input  logic [NumCtrs-1:0] ev_i,
@@ -69,7 +103,6 @@ module ib_port_regs
   logic [3:0]  state_q;
   logic [7:0]  rx_depth_q;
   logic        link_q;       // link_up_i of the previous cycle
-  logic [31:0] ctr_q [NumCtrs];
 
   logic        wr_clear;
   logic [NumCtrs-1:0] wr_clear_sel;  // counters cleared by a RegCtrClearSel write
@@ -122,36 +155,176 @@ module ib_port_regs
     end
   end
 
-  // Counters: a clear wins over an event in the same cycle.
-  for (genvar i = 0; i < NumCtrs; i++) begin : gen_ctr
-    always_ff @(posedge clk_i) begin
-      if (!rst_ni || wr_clear || wr_clear_sel[i]) begin
-        ctr_q[i] <= '0;
-      end else if (ev_i[i] || ev2_i[i] || add_i[i] != '0) begin
-        ctr_q[i] <= ctr_q[i] + 32'(ev_i[i]) + 32'(ev2_i[i]) + 32'(add_i[i]);
-      end
-    end
-  end
+  // Read data of everything but the counters
+  logic [31:0] rdata_regs;
+  logic        is_ctr;   // reg_addr_i names a counter
+  assign is_ctr = !ext_sel_i && reg_addr_i >= RegCtrBase && 32'(ctr_off) < NumCtrs;
 
   always_comb begin
-    reg_rdata_o = '0;
+    rdata_regs = '0;
     unique case (reg_addr_i)
-      RegId:          reg_rdata_o = RegIdValue;
-      RegPortLid:     reg_rdata_o = {16'h0, lid_q};
-      RegPortLmc:     reg_rdata_o = {29'h0, lmc_q};
-      RegMasterSmLid: reg_rdata_o = {16'h0, sm_lid_q};
-      RegMasterSmSl:  reg_rdata_o = {28'h0, sm_sl_q};
-      RegPortState:   reg_rdata_o = {28'h0, state_q};
-      RegPortNum:     reg_rdata_o = 32'(PortNum);
-      RegCaps:        reg_rdata_o = CapsValue;
-      RegRxDepth:     reg_rdata_o = {24'h0, rx_depth_q};
-      default: begin
-        if (reg_addr_i >= RegCtrBase && 32'(ctr_off) < NumCtrs) begin
-          reg_rdata_o = ctr_q[5'(ctr_off)];
+      RegId:          rdata_regs = RegIdValue;
+      RegPortLid:     rdata_regs = {16'h0, lid_q};
+      RegPortLmc:     rdata_regs = {29'h0, lmc_q};
+      RegMasterSmLid: rdata_regs = {16'h0, sm_lid_q};
+      RegMasterSmSl:  rdata_regs = {28'h0, sm_sl_q};
+      RegPortState:   rdata_regs = {28'h0, state_q};
+      RegPortNum:     rdata_regs = 32'(PortNum);
+      RegCaps:        rdata_regs = CapsValue;
+      RegRxDepth:     rdata_regs = {24'h0, rx_depth_q};
+      default: ;
+    endcase
+    if (ext_sel_i) rdata_regs = ext_rdata_i;
+  end
+
+  if (!CtrRam) begin : gen_ctr_ff
+    logic [31:0] ctr_q [NumCtrs];
+    // Counters: a clear wins over an event in the same cycle.
+    for (genvar i = 0; i < NumCtrs; i++) begin : gen_ctr
+      always_ff @(posedge clk_i) begin
+        if (!rst_ni || wr_clear || wr_clear_sel[i]) begin
+          ctr_q[i] <= '0;
+        end else if (ev_i[i] || ev2_i[i] || add_i[i] != '0) begin
+          ctr_q[i] <= ctr_q[i] + 32'(ev_i[i]) + 32'(ev2_i[i]) + 32'(add_i[i]);
         end
       end
-    endcase
+    end
+    assign reg_rdata_o  = is_ctr ? ctr_q[5'(ctr_off)] : rdata_regs;
+    assign reg_rvalid_o = reg_re_i;
+    assign ctr_busy_o   = 1'b0;
+  end else begin : gen_ctr_ram
+    localparam int unsigned SW = $clog2(NumCtrs);
+    localparam int unsigned TW = 16;  // width of the widest pending amount (below)
+
+    logic [NumCtrs-1:0]         clr_now;   // cleared this cycle
+    logic [NumCtrs-1:0]         flag_q;    // cleared since the last visit: the RAM word is stale
+    logic [NumCtrs-1:0][TW-1:0] pend;      // pending amounts, zero-extended
+    logic [SW:0]                busy_q;    // cycles until every increment so far is in the RAM
+    logic [SW-1:0]              s_q;       // counter the scanner reads this cycle
+    logic [SW-1:0]              wa_q;      // counter it writes this cycle (read last cycle)
+    logic                       wv_q;      // the write stage holds a visit
+    logic [TW-1:0]              take_q;    // wa_q's pending amount, taken at the read
+    logic                       clr_q;     // wa_q was flagged: ignore the RAM word
+    logic [31:0]                ram_rdata;
+    logic [31:0]                wdata;
+    logic                       wait_q;    // a read request is past its first cycle
+    (* ram_style = "block" *) logic [31:0] ctr_ram [NumCtrs];
+
+    assign clr_now = (wr_clear ? '1 : '0) | wr_clear_sel;
+
+    logic add_any;
+    always_comb begin
+      add_any = 1'b0;
+      for (int i = 0; i < NumCtrs; i++) begin
+        if (CtrAddMask[i] && add_i[i] != '0) add_any = 1'b1;
+      end
+    end
+
+    for (genvar i = 0; i < NumCtrs; i++) begin : gen_pend
+      localparam int unsigned MaxInc = 1 + 32'(CtrEv2Mask[i]) +
+                                       (CtrAddMask[i] ? (1 << CtrAddW) - 1 : 0);
+      localparam int unsigned PW = $clog2(NumCtrs * MaxInc + 1);
+      if (PW > TW) begin : gen_pw_check
+        $fatal(1, "%m: pending width %0d over %0d", PW, TW);
+      end
+      logic [PW-1:0] pend_q, inc;
+      always_comb begin
+        inc = PW'(ev_i[i]);
+        if (CtrEv2Mask[i]) inc = inc + PW'(ev2_i[i]);
+        if (CtrAddMask[i]) inc = inc + PW'(add_i[i]);
+      end
+      // the visit takes pend_q (events before this cycle); this cycle's
+      // events start the next amount
+      always_ff @(posedge clk_i) begin
+        if (!rst_ni || clr_now[i]) begin
+          pend_q <= '0;
+        end else if (32'(s_q) == i) begin
+          pend_q <= inc;
+        end else begin
+          pend_q <= pend_q + inc;
+        end
+      end
+      assign pend[i] = TW'(pend_q);
+    end
+
+    always_ff @(posedge clk_i) begin
+      if (!rst_ni) begin
+        s_q    <= '0;
+        wa_q   <= '0;
+        wv_q   <= 1'b0;
+        take_q <= '0;
+        clr_q  <= 1'b0;
+        flag_q <= '1;
+        wait_q <= 1'b0;
+        busy_q <= '0;
+      end else begin
+        // an increment in this cycle is taken by the counter's next visit,
+        // at most NumCtrs cycles later, and written a cycle after that
+        if ((|ev_i) || (|(ev2_i & CtrEv2Mask)) || add_any) begin
+          busy_q <= (SW + 1)'(NumCtrs + 1);
+        end else if (busy_q != '0) begin
+          busy_q <= busy_q - (SW + 1)'(1);
+        end
+        s_q    <= (32'(s_q) == NumCtrs - 1) ? '0 : s_q + SW'(1);
+        wa_q   <= s_q;
+        wv_q   <= 1'b1;
+        take_q <= clr_now[s_q] ? '0 : pend[s_q];
+        clr_q  <= flag_q[s_q] || clr_now[s_q];
+        for (int i = 0; i < NumCtrs; i++) begin
+          flag_q[i] <= clr_now[i] || (flag_q[i] && 32'(s_q) != i);
+        end
+        wait_q <= reg_re_i && !reg_rvalid_o;
+      end
+    end
+
+    assign wdata = (clr_q ? 32'd0 : ram_rdata) + 32'(take_q);
+
+    // one write port (the visit's write), one read port (the visit's read);
+    // never the same word in one cycle (wa_q = s_q - 1)
+    always_ff @(posedge clk_i) begin
+      if (wv_q) begin
+        ctr_ram[wa_q] <= wdata;
+      end
+      ram_rdata <= ctr_ram[s_q];
+    end
+
+    assign reg_rdata_o  = is_ctr ? wdata : rdata_regs;
+    assign reg_rvalid_o = reg_re_i && wait_q && (!is_ctr || (wv_q && wa_q == SW'(ctr_off)));
+    assign ctr_busy_o   = busy_q != '0;
+
+`ifndef SYNTHESIS
+    always_ff @(posedge clk_i) begin
+      if (rst_ni) begin
+        for (int i = 0; i < NumCtrs; i++) begin
+          if (!CtrAddMask[i]) assert (add_i[i] == '0) else $error("%m: add_i[%0d] outside CtrAddMask", i);
+          if (!CtrEv2Mask[i]) assert (!ev2_i[i]) else $error("%m: ev2_i[%0d] outside CtrEv2Mask", i);
+        end
+        assert (!(reg_re_i && reg_we_i)) else $error("%m: register read and write in one cycle");
+      end
+    end
+`endif
   end
+
+  // the request is held with its address until answered
+  logic [7:0] re_addr_q;
+  logic       re_open_q;
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      re_open_q <= 1'b0;
+      re_addr_q <= '0;
+    end else begin
+      re_open_q <= reg_re_i && !reg_rvalid_o;
+      re_addr_q <= reg_addr_i;
+    end
+  end
+`ifndef SYNTHESIS
+  always_ff @(posedge clk_i) begin
+    if (rst_ni && re_open_q) begin
+      assert (reg_re_i && reg_addr_i == re_addr_q && !reg_we_i)
+        else $error("%m: read request dropped or changed before its answer");
+    end
+  end
+`endif
 
   assign port_lid_o      = lid_q;
   assign port_lmc_o      = lmc_q;
