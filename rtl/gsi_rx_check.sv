@@ -165,18 +165,40 @@ module gsi_rx_check
   // Header fields, picked by packet byte offset (every beat before tlast is
   // full, asserted below), local or 40 bytes later after a GRH
   // ---------------------------------------------------------------------------
+  // Only LNH, PktLen and the P_Key are kept as values; every other field is
+  // kept as the outcome of its compares, byte by byte as it arrives (a flag
+  // per compared byte: fewer flip-flops than the field, the same verdict).
   typedef struct packed {
     logic [1:0]  lnh;
     logic [10:0] pktlen;
-    logic [7:0]  nxthdr;      // GRH.NxtHdr (LNH 3 only)
-    logic [7:0]  opcode;
-    logic [7:0]  flags;       // SE M PadCnt[5:4] TVer[3:0]
+    logic        nxthdr_ok;   // GRH.NxtHdr == 0x1B (LNH 3 only)
+    logic        op_ok;       // BTH.OpCode == UD Send-Only
+    logic        tver_ok;     // BTH PadCnt and TVer (flags[5:0]) == 0
     logic [15:0] pkey;
-    logic [23:0] destqp;
-    logic [31:0] qkey;
-    logic [7:0]  base_ver;
-    logic [7:0]  mgmt_class;
+    logic [2:0]  qp_zero;     // BTH.DestQP byte i (0 = first) == 0
+    logic        qp_one;      // BTH.DestQP's last byte == 1
+    logic [3:0]  qkey_ok;     // DETH.Q_Key byte i == Qp1Qkey's byte i
+    logic        bv_ok;       // MAD BaseVersion == 1
+    logic        mc_lid;      // MgmtClass == 0x01
+    logic        mc_dr;       // MgmtClass == 0x81
   } fields_t;
+
+  // The fields of a packet too short to hold them: every byte reads as 0.
+  function automatic fields_t fields_zero();
+    fields_t f;
+    f           = '0;
+    f.nxthdr_ok = GrhNxtHdrIba == 8'h00;
+    f.op_ok     = OpUdSendOnly == 8'h00;
+    f.tver_ok   = 1'b1;
+    f.qp_zero   = '1;
+    f.qp_one    = 1'b0;
+    for (int unsigned i = 0; i < 4; i++) f.qkey_ok[i] = Qp1Qkey[8*(3-i) +: 8] == 8'h00;
+    f.bv_ok     = MadBaseVersion == 8'h00;
+    f.mc_lid    = ClassSubnLid == 8'h00;
+    f.mc_dr     = ClassSubnDr == 8'h00;
+    return f;
+  endfunction
+  localparam fields_t FieldsZero = fields_zero();
 
   fields_t          f_q, f_d;
   // The last header byte read (MgmtClass after a GRH, packet byte 69) lies
@@ -241,7 +263,7 @@ module gsi_rx_check
     if (in_tvalid_i) begin
       crc_d = in_tlast_i ? crc_tail : crc32_mul(CrcFull, crc_in, CrcMaxB'(icrc_data));
       if (first) begin
-        f_d = '0;  // fields a short packet lacks read as 0
+        f_d = FieldsZero;  // fields a short packet lacks read as 0
       end
       // LRH (never moved by a GRH) and GRH.NxtHdr
       p = pick(pos_q, in_tdata_i, in_tkeep_i, 1'b0, PbLrhSlLnh);
@@ -251,28 +273,32 @@ module gsi_rx_check
       p = pick(pos_q, in_tdata_i, in_tkeep_i, 1'b0, PbLrhPktLen + 1);
       if (p[8]) f_d.pktlen[7:0] = p[7:0];
       p = pick(pos_q, in_tdata_i, in_tkeep_i, 1'b0, PbGrhNxtHdr);
-      if (p[8]) f_d.nxthdr = p[7:0];
+      if (p[8]) f_d.nxthdr_ok = p[7:0] == GrhNxtHdrIba;
       // BTH, DETH, MAD header: after the GRH if there is one
       p = pick(pos_q, in_tdata_i, in_tkeep_i, grh, PbBthOpcode);
-      if (p[8]) f_d.opcode = p[7:0];
+      if (p[8]) f_d.op_ok = p[7:0] == OpUdSendOnly;
       p = pick(pos_q, in_tdata_i, in_tkeep_i, grh, PbBthFlags);
-      if (p[8]) f_d.flags = p[7:0];
+      if (p[8]) f_d.tver_ok = p[5:0] == 6'd0;
       p = pick(pos_q, in_tdata_i, in_tkeep_i, grh, PbBthPkey);
       if (p[8]) f_d.pkey[15:8] = p[7:0];
       p = pick(pos_q, in_tdata_i, in_tkeep_i, grh, PbBthPkey + 1);
       if (p[8]) f_d.pkey[7:0] = p[7:0];
       for (int unsigned i = 0; i < 3; i++) begin
         p = pick(pos_q, in_tdata_i, in_tkeep_i, grh, PbBthDestQp + i);
-        if (p[8]) f_d.destqp[8*(2-i) +: 8] = p[7:0];
+        if (p[8]) f_d.qp_zero[i] = p[7:0] == 8'h00;
+        if (p[8] && i == 2) f_d.qp_one = p[7:0] == 8'h01;
       end
       for (int unsigned i = 0; i < 4; i++) begin
         p = pick(pos_q, in_tdata_i, in_tkeep_i, grh, PbDethQkey + i);
-        if (p[8]) f_d.qkey[8*(3-i) +: 8] = p[7:0];
+        if (p[8]) f_d.qkey_ok[i] = p[7:0] == Qp1Qkey[8*(3-i) +: 8];
       end
       p = pick(pos_q, in_tdata_i, in_tkeep_i, grh, MadOffset + MbBaseVersion);
-      if (p[8]) f_d.base_ver = p[7:0];
+      if (p[8]) f_d.bv_ok = p[7:0] == MadBaseVersion;
       p = pick(pos_q, in_tdata_i, in_tkeep_i, grh, MadOffset + MbMgmtClass);
-      if (p[8]) f_d.mgmt_class = p[7:0];
+      if (p[8]) begin
+        f_d.mc_lid = p[7:0] == ClassSubnLid;
+        f_d.mc_dr  = p[7:0] == ClassSubnDr;
+      end
 
       if (in_tlast_i) begin
         pos_d = '0;
@@ -290,7 +316,7 @@ module gsi_rx_check
 
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
-      f_q   <= '0;
+      f_q   <= FieldsZero;
       pos_q <= '0;
       hb_q  <= '0;
       crc_q <= Crc32Init;
@@ -448,7 +474,7 @@ module gsi_rx_check
 
 `ifndef SYNTHESIS
     always_ff @(posedge clk_i) begin
-      if (rst_ni && good_link && f_q.destqp == 24'd1 && !err_hdr) begin
+      if (rst_ni && good_link && is_qp1 && !err_hdr) begin
         assert (sc_done_q) else $error("%m: P_Key verdict before the table scan finished");
       end
     end
@@ -466,15 +492,14 @@ module gsi_rx_check
     global_q  = (f_q.lnh == LnhIbaGlobal);
     grh_short = global_q && (32'(f_q.pktlen) < MinPktLenGrh);
     err_icrc  = !grh_short && (crc_tail != Crc32Residue);
-    is_qp1   = (f_q.destqp == 24'd1);
-    qp1_bad  = (f_q.opcode != OpUdSendOnly) || (f_q.flags[5:0] != 6'd0) ||
+    is_qp1   = f_q.qp_zero[0] && f_q.qp_zero[1] && f_q.qp_one;
+    qp1_bad  = !f_q.op_ok || !f_q.tver_ok ||
                (32'(f_q.pktlen) != (global_q ? GmpPktLenGrh : GmpPktLen)) ||
-               (f_q.base_ver != MadBaseVersion) ||
-               (f_q.mgmt_class == ClassSubnLid) || (f_q.mgmt_class == ClassSubnDr);
-    err_hdr  = grh_short || (global_q && f_q.nxthdr != GrhNxtHdrIba) ||
-               (f_q.destqp == 24'd0) || (is_qp1 && qp1_bad);
+               !f_q.bv_ok || f_q.mc_lid || f_q.mc_dr;
+    err_hdr  = grh_short || (global_q && !f_q.nxthdr_ok) ||
+               (f_q.qp_zero == 3'b111) || (is_qp1 && qp1_bad);
     err_pkey = is_qp1 && !pkey_hit_q;
-    err_qkey = is_qp1 && (f_q.qkey != Qp1Qkey);
+    err_qkey = is_qp1 && (f_q.qkey_ok != 4'hF);
   end
 
   assign good_link = in_tvalid_i && in_tlast_i && !in_tuser_i;

@@ -16,22 +16,14 @@
 // Two implementations of the counters (parameter CtrRam):
 // - 0 (the Verilated CA port): counters in flip-flops, reads combinational:
 //   reg_rvalid_o = reg_re_i, reg_rdata_o follows reg_addr_i in any cycle.
-// - 1 (the FPGA boards): the 32-bit counter values in one block RAM, updated
-//   by a read-modify-write scanner that visits counter (s, s+1, ...) one per
-//   cycle, so each exactly every NumCtrs cycles. Each counter keeps its events
-//   since its last visit in a narrow pending register (wide enough for
-//   NumCtrs cycles of its largest increment: +1, +2 with ev2 in CtrEv2Mask,
-//   +2047 more with add_i in CtrAddMask); the visit reads the RAM, adds the
-//   pending amount and writes back, one cycle later. A clear zeroes the
-//   pending amounts and sets a per-counter "cleared" flag: the next visit
-//   writes the pending amount alone (the RAM needs no reset). A counter read
-//   answers when the scanner writes that counter, at most NumCtrs + 1 cycles
-//   after the request: the value the flip-flop counter had in the cycle of
-//   the visit's RAM read (a cycle inside the request). Other registers answer
-//   in the request's second cycle (the P_Key RAM's read latency).
-//   ctr_busy_o = an increment may not be in the RAM yet: for NumCtrs + 1
-//   cycles after the last one (ib_ca_top keeps idle_o low then: the scanner
-//   must run until it has written it).
+// - 1 (the FPGA boards): the 32-bit counter values in one block RAM
+//   (ib_ctr_ram: a read-modify-write scanner visits one counter a cycle,
+//   increments wait in narrow pending registers sized by CtrAddMask /
+//   CtrEv2Mask). A counter read answers when the scanner writes that counter
+//   (<= NumCtrs + 1 cycles after the request): the value the flip-flop
+//   counter had in a cycle inside the request. Other registers answer in the
+//   request's second cycle (the P_Key RAM's read latency). ctr_busy_o = an
+//   increment may not be in the RAM yet (ib_ca_top keeps idle_o low then).
 module ib_port_regs
   import ib_pkg::*;
 #(
@@ -155,6 +147,9 @@ module ib_port_regs
     end
   end
 
+  logic [7:0] re_addr_q;
+  logic       re_open_q;  // a read request is past its first cycle
+
   // Read data of everything but the counters
   logic [31:0] rdata_regs;
   logic        is_ctr;   // reg_addr_i names a counter
@@ -194,111 +189,36 @@ module ib_port_regs
     assign ctr_busy_o   = 1'b0;
   end else begin : gen_ctr_ram
     localparam int unsigned SW = $clog2(NumCtrs);
-    localparam int unsigned TW = 16;  // width of the widest pending amount (below)
+    logic          ctr_wv;
+    logic [SW-1:0] ctr_widx;
+    logic [31:0]   ctr_wdata;
 
-    logic [NumCtrs-1:0]         clr_now;   // cleared this cycle
-    logic [NumCtrs-1:0]         flag_q;    // cleared since the last visit: the RAM word is stale
-    logic [NumCtrs-1:0][TW-1:0] pend;      // pending amounts, zero-extended
-    logic [SW:0]                busy_q;    // cycles until every increment so far is in the RAM
-    logic [SW-1:0]              s_q;       // counter the scanner reads this cycle
-    logic [SW-1:0]              wa_q;      // counter it writes this cycle (read last cycle)
-    logic                       wv_q;      // the write stage holds a visit
-    logic [TW-1:0]              take_q;    // wa_q's pending amount, taken at the read
-    logic                       clr_q;     // wa_q was flagged: ignore the RAM word
-    logic [31:0]                ram_rdata;
-    logic [31:0]                wdata;
-    logic                       wait_q;    // a read request is past its first cycle
-    (* ram_style = "block" *) logic [31:0] ctr_ram [NumCtrs];
+    ib_ctr_ram #(
+      .N      (NumCtrs),
+      .AddW   (CtrAddW),
+      .AddMask(CtrAddMask),
+      .Ev2Mask(CtrEv2Mask)
+    ) u_ctr_ram (
+      .clk_i,
+      .rst_ni,
+      .ev_i,
+      .ev2_i,
+      .add_i,
+      .clr_i     ((wr_clear ? '1 : '0) | wr_clear_sel),
+      .wr_valid_o(ctr_wv),
+      .wr_idx_o  (ctr_widx),
+      .wr_data_o (ctr_wdata),
+      .busy_o    (ctr_busy_o)
+    );
 
-    assign clr_now = (wr_clear ? '1 : '0) | wr_clear_sel;
-
-    logic add_any;
-    always_comb begin
-      add_any = 1'b0;
-      for (int i = 0; i < NumCtrs; i++) begin
-        if (CtrAddMask[i] && add_i[i] != '0) add_any = 1'b1;
-      end
-    end
-
-    for (genvar i = 0; i < NumCtrs; i++) begin : gen_pend
-      localparam int unsigned MaxInc = 1 + 32'(CtrEv2Mask[i]) +
-                                       (CtrAddMask[i] ? (1 << CtrAddW) - 1 : 0);
-      localparam int unsigned PW = $clog2(NumCtrs * MaxInc + 1);
-      if (PW > TW) begin : gen_pw_check
-        $fatal(1, "%m: pending width %0d over %0d", PW, TW);
-      end
-      logic [PW-1:0] pend_q, inc;
-      always_comb begin
-        inc = PW'(ev_i[i]);
-        if (CtrEv2Mask[i]) inc = inc + PW'(ev2_i[i]);
-        if (CtrAddMask[i]) inc = inc + PW'(add_i[i]);
-      end
-      // the visit takes pend_q (events before this cycle); this cycle's
-      // events start the next amount
-      always_ff @(posedge clk_i) begin
-        if (!rst_ni || clr_now[i]) begin
-          pend_q <= '0;
-        end else if (32'(s_q) == i) begin
-          pend_q <= inc;
-        end else begin
-          pend_q <= pend_q + inc;
-        end
-      end
-      assign pend[i] = TW'(pend_q);
-    end
-
-    always_ff @(posedge clk_i) begin
-      if (!rst_ni) begin
-        s_q    <= '0;
-        wa_q   <= '0;
-        wv_q   <= 1'b0;
-        take_q <= '0;
-        clr_q  <= 1'b0;
-        flag_q <= '1;
-        wait_q <= 1'b0;
-        busy_q <= '0;
-      end else begin
-        // an increment in this cycle is taken by the counter's next visit,
-        // at most NumCtrs cycles later, and written a cycle after that
-        if ((|ev_i) || (|(ev2_i & CtrEv2Mask)) || add_any) begin
-          busy_q <= (SW + 1)'(NumCtrs + 1);
-        end else if (busy_q != '0) begin
-          busy_q <= busy_q - (SW + 1)'(1);
-        end
-        s_q    <= (32'(s_q) == NumCtrs - 1) ? '0 : s_q + SW'(1);
-        wa_q   <= s_q;
-        wv_q   <= 1'b1;
-        take_q <= clr_now[s_q] ? '0 : pend[s_q];
-        clr_q  <= flag_q[s_q] || clr_now[s_q];
-        for (int i = 0; i < NumCtrs; i++) begin
-          flag_q[i] <= clr_now[i] || (flag_q[i] && 32'(s_q) != i);
-        end
-        wait_q <= reg_re_i && !reg_rvalid_o;
-      end
-    end
-
-    assign wdata = (clr_q ? 32'd0 : ram_rdata) + 32'(take_q);
-
-    // one write port (the visit's write), one read port (the visit's read);
-    // never the same word in one cycle (wa_q = s_q - 1)
-    always_ff @(posedge clk_i) begin
-      if (wv_q) begin
-        ctr_ram[wa_q] <= wdata;
-      end
-      ram_rdata <= ctr_ram[s_q];
-    end
-
-    assign reg_rdata_o  = is_ctr ? wdata : rdata_regs;
-    assign reg_rvalid_o = reg_re_i && wait_q && (!is_ctr || (wv_q && wa_q == SW'(ctr_off)));
-    assign ctr_busy_o   = busy_q != '0;
+    // a counter answers when the scanner writes it, from the request's
+    // second cycle on (a value it had during the request); others then
+    assign reg_rdata_o  = is_ctr ? ctr_wdata : rdata_regs;
+    assign reg_rvalid_o = reg_re_i && re_open_q && (!is_ctr || (ctr_wv && ctr_widx == SW'(ctr_off)));
 
 `ifndef SYNTHESIS
     always_ff @(posedge clk_i) begin
       if (rst_ni) begin
-        for (int i = 0; i < NumCtrs; i++) begin
-          if (!CtrAddMask[i]) assert (add_i[i] == '0) else $error("%m: add_i[%0d] outside CtrAddMask", i);
-          if (!CtrEv2Mask[i]) assert (!ev2_i[i]) else $error("%m: ev2_i[%0d] outside CtrEv2Mask", i);
-        end
         assert (!(reg_re_i && reg_we_i)) else $error("%m: register read and write in one cycle");
       end
     end
@@ -306,8 +226,6 @@ module ib_port_regs
   end
 
   // the request is held with its address until answered
-  logic [7:0] re_addr_q;
-  logic       re_open_q;
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
       re_open_q <= 1'b0;
