@@ -383,7 +383,12 @@ module gsi_rx_check
     end
 
     (* ram_style = "block" *) logic [15:0] tab_scan [PkeyEntries];
-    (* ram_style = "block" *) logic [15:0] tab_rd [PkeyEntries];
+    // tab_rd: a write and a read of one entry in one cycle happen only at a
+    // RegPkeyData write (the index steps after it); that read's output is
+    // never used (a register read request never comes with a write), so the
+    // RAM needs no collision logic. tab_scan keeps it (a write during a
+    // scan reads the old entry, never a mixed one).
+    (* ram_style = "block", no_rw_check *) logic [15:0] tab_rd [PkeyEntries];
     logic [PkeyEntries-1:0] wr_q;         // entry written since reset
     logic                   we;
     logic [EW-1:0]          widx, ridx;

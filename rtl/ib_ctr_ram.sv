@@ -50,7 +50,8 @@ module ib_ctr_ram #(
   logic [31:0]          ram_rdata;
   logic [31:0]          wdata;
   logic                 inc_any;   // some counter is incremented this cycle
-  (* ram_style = "block" *) logic [31:0] ctr_ram [N];
+  // The read and write addresses always differ (wa_q = s_q - 1): no collision logic.
+  (* ram_style = "block", no_rw_check *) logic [31:0] ctr_ram [N];
 
   for (genvar i = 0; i < N; i++) begin : gen_pend
     localparam int unsigned MaxInc = 1 + 32'(Ev2Mask[i]) + (AddMask[i] ? (1 << AddW) - 1 : 0);
