@@ -10,10 +10,14 @@
 // enough for N cycles of its largest increment. clr_i[i] clears counter i (a
 // clear wins over a same-cycle increment): its pending amount is zeroed and a
 // flag makes the next visit ignore the stale RAM word, so the RAM needs no
-// reset. wr_data_o is exactly the value a flip-flop counter with the same
-// inputs would hold in the visit's read cycle (cycle t): a reader that waits
-// for wr_idx_o gets a value its counter had while it waited. busy_o = an
-// increment may not be in the RAM yet (N + 1 cycles after the last one).
+// reset. The inputs (ev_i, ev2_i, add_i, clr_i) are registered once first:
+// they come straight from the port's event logic, and on the ECP5 board that
+// path into the pending adders was the critical one. So wr_data_o is exactly
+// the value a flip-flop counter with the same inputs held in the cycle before
+// the visit's read (cycle t - 1): a reader that waits for wr_idx_o from the
+// second cycle after its request on gets a value its counter had while it
+// waited. busy_o = an increment may not be in the RAM yet (N + 2 cycles
+// after the last one).
 module ib_ctr_ram #(
   parameter int unsigned     N       = 8,   // counters, 2..256
   parameter int unsigned     AddW    = 1,   // width of add_i
@@ -49,7 +53,24 @@ module ib_ctr_ram #(
   logic                 clr_q;     // wa_q was flagged: ignore the RAM word
   logic [31:0]          ram_rdata;
   logic [31:0]          wdata;
-  logic                 inc_any;   // some counter is incremented this cycle
+  logic                 inc_any;   // some counter is incremented this cycle (staged inputs)
+  // the inputs, one cycle later
+  logic [N-1:0]           ev_s, ev2_s, clr_s;
+  logic [N-1:0][AddW-1:0] add_s;
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      ev_s  <= '0;
+      ev2_s <= '0;
+      add_s <= '0;
+      clr_s <= '0;
+    end else begin
+      ev_s  <= ev_i;
+      ev2_s <= ev2_i & Ev2Mask;
+      for (int i = 0; i < N; i++) add_s[i] <= AddMask[i] ? add_i[i] : '0;
+      clr_s <= clr_i;
+    end
+  end
   // The read and write addresses always differ (wa_q = s_q - 1): no collision logic.
   (* ram_style = "block", no_rw_check *) logic [31:0] ctr_ram [N];
 
@@ -61,14 +82,14 @@ module ib_ctr_ram #(
     end
     logic [PW-1:0] pend_q, inc;
     always_comb begin
-      inc = PW'(ev_i[i]);
-      if (Ev2Mask[i]) inc = inc + PW'(ev2_i[i]);
-      if (AddMask[i]) inc = inc + PW'(add_i[i]);
+      inc = PW'(ev_s[i]);
+      if (Ev2Mask[i]) inc = inc + PW'(ev2_s[i]);
+      if (AddMask[i]) inc = inc + PW'(add_s[i]);
     end
     // the visit takes pend_q (increments before this cycle); this cycle's
     // increments start the next amount
     always_ff @(posedge clk_i) begin
-      if (!rst_ni || clr_i[i]) begin
+      if (!rst_ni || clr_s[i]) begin
         pend_q <= '0;
       end else if (32'(s_q) == i) begin
         pend_q <= inc;
@@ -80,9 +101,9 @@ module ib_ctr_ram #(
   end
 
   always_comb begin
-    inc_any = (|ev_i) || (|(ev2_i & Ev2Mask));
+    inc_any = (|ev_s) || (|ev2_s);
     for (int i = 0; i < N; i++) begin
-      if (AddMask[i] && add_i[i] != '0) inc_any = 1'b1;
+      if (add_s[i] != '0) inc_any = 1'b1;
     end
   end
 
@@ -106,10 +127,10 @@ module ib_ctr_ram #(
       s_q    <= (32'(s_q) == N - 1) ? '0 : s_q + SW'(1);
       wa_q   <= s_q;
       wv_q   <= 1'b1;
-      take_q <= clr_i[s_q] ? '0 : pend[s_q];
-      clr_q  <= flag_q[s_q] || clr_i[s_q];
+      take_q <= clr_s[s_q] ? '0 : pend[s_q];
+      clr_q  <= flag_q[s_q] || clr_s[s_q];
       for (int i = 0; i < N; i++) begin
-        flag_q[i] <= clr_i[i] || (flag_q[i] && 32'(s_q) != i);
+        flag_q[i] <= clr_s[i] || (flag_q[i] && 32'(s_q) != i);
       end
     end
   end
@@ -128,7 +149,7 @@ module ib_ctr_ram #(
   assign wr_valid_o = wv_q;
   assign wr_idx_o   = wa_q;
   assign wr_data_o  = wdata;
-  assign busy_o     = busy_q != '0;
+  assign busy_o     = inc_any || busy_q != '0;
 
 `ifndef SYNTHESIS
   always_ff @(posedge clk_i) begin

@@ -17,7 +17,7 @@ module ib_ca_board
   parameter int unsigned IdleTimeoutUs = 10_000,      // idle time that abandons a half-received frame
   parameter int unsigned LedStretchMs  = 60,          // LED on-time after an event
   // The port's counters in block RAM (ib_port_regs CtrRam): register reads
-  // answer after up to 28 cycles, which the UART path does not notice.
+  // answer after up to 29 cycles, which the UART path does not notice.
   parameter bit          CtrRam        = 1'b1,
   // The P_Key table (64 entries) in block RAM, scanned while a packet
   // streams (gsi_rx_check PkeyRam; needs CtrRam). The scan needs 66 beats
