@@ -47,11 +47,24 @@
 // the table of the cycle before): a GMP's P_Key ends at packet byte 11 (51
 // with a GRH), at least 15 beats before the tlast of its 290 (330) bytes at
 // DataW 128, so the hit is settled at tlast; a shorter packet fails check 2.
+//
+// PkeyRam = 1 (the FPGA boards) keeps the table in block RAM instead: two
+// copies (one read port each) written together, one read at pkey_idx_i for
+// pkey_rdata_o (one cycle later: pkey_rdata_o is entry pkey_idx_i of the
+// cycle before), one scanned one entry per cycle against the packet's P_Key
+// from the cycle after its last byte was taken; the hit is settled
+// PkeyEntries + 2 cycles later, which must be before tlast (elaboration
+// check: PkeyEntries + 2 <= the beats between a GMP's P_Key and its tlast,
+// 70 at DataW 32, so 64 entries fit there). A per-entry "written since reset"
+// flag stands for the reset values (entry 0 = 0xFFFF, others 0). A table
+// write during a scan may or may not take part in that packet's check (the
+// flip-flop table uses the table of the cycle before tlast).
 module gsi_rx_check
   import ib_pkg::*;
 #(
   parameter int unsigned DataW       = 64,  // stream width in bits: 32, 64 or 128
   parameter int unsigned PkeyEntries = 64,  // P_Key table size (NodeInfo.PartitionCap), 1..256
+  parameter bit          PkeyRam     = 1'b0,  // 1: the table in block RAM, scanned (above)
   localparam int unsigned DataB      = DataW / 8
 ) (
   input  logic             clk_i,
@@ -152,21 +165,50 @@ module gsi_rx_check
   // Header fields, picked by packet byte offset (every beat before tlast is
   // full, asserted below), local or 40 bytes later after a GRH
   // ---------------------------------------------------------------------------
+  // Only LNH, PktLen and the P_Key are kept as values; every other field is
+  // kept as the outcome of its compares, byte by byte as it arrives (a flag
+  // per compared byte: fewer flip-flops than the field, the same verdict).
   typedef struct packed {
     logic [1:0]  lnh;
     logic [10:0] pktlen;
-    logic [7:0]  nxthdr;      // GRH.NxtHdr (LNH 3 only)
-    logic [7:0]  opcode;
-    logic [7:0]  flags;       // SE M PadCnt[5:4] TVer[3:0]
+    logic        nxthdr_ok;   // GRH.NxtHdr == 0x1B (LNH 3 only)
+    logic        op_ok;       // BTH.OpCode == UD Send-Only
+    logic        tver_ok;     // BTH PadCnt and TVer (flags[5:0]) == 0
     logic [15:0] pkey;
-    logic [23:0] destqp;
-    logic [31:0] qkey;
-    logic [7:0]  base_ver;
-    logic [7:0]  mgmt_class;
+    logic [2:0]  qp_zero;     // BTH.DestQP byte i (0 = first) == 0
+    logic        qp_one;      // BTH.DestQP's last byte == 1
+    logic [3:0]  qkey_ok;     // DETH.Q_Key byte i == Qp1Qkey's byte i
+    logic        bv_ok;       // MAD BaseVersion == 1
+    logic        mc_lid;      // MgmtClass == 0x01
+    logic        mc_dr;       // MgmtClass == 0x81
   } fields_t;
 
+  // The fields of a packet too short to hold them: every byte reads as 0.
+  function automatic fields_t fields_zero();
+    fields_t f;
+    f           = '0;
+    f.nxthdr_ok = GrhNxtHdrIba == 8'h00;
+    f.op_ok     = OpUdSendOnly == 8'h00;
+    f.tver_ok   = 1'b1;
+    f.qp_zero   = '1;
+    f.qp_one    = 1'b0;
+    for (int unsigned i = 0; i < 4; i++) f.qkey_ok[i] = Qp1Qkey[8*(3-i) +: 8] == 8'h00;
+    f.bv_ok     = MadBaseVersion == 8'h00;
+    f.mc_lid    = ClassSubnLid == 8'h00;
+    f.mc_dr     = ClassSubnDr == 8'h00;
+    return f;
+  endfunction
+  localparam fields_t FieldsZero = fields_zero();
+
   fields_t          f_q, f_d;
-  logic [15:0]      pos_q, pos_d;   // packet byte offset of the current beat
+  // The last header byte read (MgmtClass after a GRH, packet byte 69) lies
+  // far below 2^PosW - DataB, so an offset that saturates there picks the
+  // same bytes as an exact one.
+  localparam int unsigned PosW = 8;
+  if (MadOffset + MbMgmtClass + GrhBytes + DataB >= (1 << PosW)) begin : gen_pos_check
+    $fatal(1, "%m: header offsets do not fit PosW");
+  end
+  logic [PosW-1:0]  pos_q, pos_d;   // packet byte offset of the current beat (saturating)
   logic [HbW-1:0]   hb_q, hb_d;     // beats seen in this packet, saturating at MaskBeats
   logic [31:0]      crc_q, crc_d;   // running CRC-32 state (no final XOR)
   logic             first;          // this beat is a packet's first
@@ -185,13 +227,13 @@ module gsi_rx_check
                        : (f_q.lnh == LnhIbaGlobal);
 
   // Returns {hit, byte} for packet byte `off` (off + GrhBytes with a GRH).
-  function automatic logic [8:0] pick(logic [15:0] pos, logic [DataW-1:0] data,
+  function automatic logic [8:0] pick(logic [PosW-1:0] pos, logic [DataW-1:0] data,
                                       logic [DataB-1:0] keep, bit with_grh, int unsigned off);
     int unsigned o;
     int unsigned lane;
     o    = with_grh ? off + GrhBytes : off;
     lane = o % DataB;
-    return {pos == 16'(o - lane) && keep[lane], data[8*lane +: 8]};
+    return {pos == PosW'(o - lane) && keep[lane], data[8*lane +: 8]};
   endfunction
 
   always_comb begin
@@ -221,7 +263,7 @@ module gsi_rx_check
     if (in_tvalid_i) begin
       crc_d = in_tlast_i ? crc_tail : crc32_mul(CrcFull, crc_in, CrcMaxB'(icrc_data));
       if (first) begin
-        f_d = '0;  // fields a short packet lacks read as 0
+        f_d = FieldsZero;  // fields a short packet lacks read as 0
       end
       // LRH (never moved by a GRH) and GRH.NxtHdr
       p = pick(pos_q, in_tdata_i, in_tkeep_i, 1'b0, PbLrhSlLnh);
@@ -231,35 +273,39 @@ module gsi_rx_check
       p = pick(pos_q, in_tdata_i, in_tkeep_i, 1'b0, PbLrhPktLen + 1);
       if (p[8]) f_d.pktlen[7:0] = p[7:0];
       p = pick(pos_q, in_tdata_i, in_tkeep_i, 1'b0, PbGrhNxtHdr);
-      if (p[8]) f_d.nxthdr = p[7:0];
+      if (p[8]) f_d.nxthdr_ok = p[7:0] == GrhNxtHdrIba;
       // BTH, DETH, MAD header: after the GRH if there is one
       p = pick(pos_q, in_tdata_i, in_tkeep_i, grh, PbBthOpcode);
-      if (p[8]) f_d.opcode = p[7:0];
+      if (p[8]) f_d.op_ok = p[7:0] == OpUdSendOnly;
       p = pick(pos_q, in_tdata_i, in_tkeep_i, grh, PbBthFlags);
-      if (p[8]) f_d.flags = p[7:0];
+      if (p[8]) f_d.tver_ok = p[5:0] == 6'd0;
       p = pick(pos_q, in_tdata_i, in_tkeep_i, grh, PbBthPkey);
       if (p[8]) f_d.pkey[15:8] = p[7:0];
       p = pick(pos_q, in_tdata_i, in_tkeep_i, grh, PbBthPkey + 1);
       if (p[8]) f_d.pkey[7:0] = p[7:0];
       for (int unsigned i = 0; i < 3; i++) begin
         p = pick(pos_q, in_tdata_i, in_tkeep_i, grh, PbBthDestQp + i);
-        if (p[8]) f_d.destqp[8*(2-i) +: 8] = p[7:0];
+        if (p[8]) f_d.qp_zero[i] = p[7:0] == 8'h00;
+        if (p[8] && i == 2) f_d.qp_one = p[7:0] == 8'h01;
       end
       for (int unsigned i = 0; i < 4; i++) begin
         p = pick(pos_q, in_tdata_i, in_tkeep_i, grh, PbDethQkey + i);
-        if (p[8]) f_d.qkey[8*(3-i) +: 8] = p[7:0];
+        if (p[8]) f_d.qkey_ok[i] = p[7:0] == Qp1Qkey[8*(3-i) +: 8];
       end
       p = pick(pos_q, in_tdata_i, in_tkeep_i, grh, MadOffset + MbBaseVersion);
-      if (p[8]) f_d.base_ver = p[7:0];
+      if (p[8]) f_d.bv_ok = p[7:0] == MadBaseVersion;
       p = pick(pos_q, in_tdata_i, in_tkeep_i, grh, MadOffset + MbMgmtClass);
-      if (p[8]) f_d.mgmt_class = p[7:0];
+      if (p[8]) begin
+        f_d.mc_lid = p[7:0] == ClassSubnLid;
+        f_d.mc_dr  = p[7:0] == ClassSubnDr;
+      end
 
       if (in_tlast_i) begin
         pos_d = '0;
         hb_d  = '0;
       end else begin
-        if (pos_q <= 16'hFFFF - 16'(DataB)) begin
-          pos_d = pos_q + 16'(DataB);  // saturates: offsets past 64 KiB never matter
+        if (32'(pos_q) <= (1 << PosW) - 1 - DataB) begin
+          pos_d = pos_q + PosW'(DataB);  // saturates: offsets that far never matter
         end
         if (32'(hb_q) < MaskBeats) begin
           hb_d = hb_q + HbW'(1);
@@ -270,7 +316,7 @@ module gsi_rx_check
 
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
-      f_q   <= '0;
+      f_q   <= FieldsZero;
       pos_q <= '0;
       hb_q  <= '0;
       crc_q <= Crc32Init;
@@ -285,38 +331,159 @@ module gsi_rx_check
   // ---------------------------------------------------------------------------
   // P_Key table and the registered match of the packet's P_Key (f_q.pkey)
   // ---------------------------------------------------------------------------
-  logic [PkeyEntries-1:0][15:0] pkey_tab_q;
-  logic                         pkey_hit_q, pkey_hit_d;
+  logic pkey_hit_q;
+  logic err_icrc, err_hdr, err_pkey, err_qkey, is_qp1, qp1_bad, global_q, grh_short;
+  logic good_link;
 
-  always_ff @(posedge clk_i) begin
-    if (!rst_ni) begin
-      pkey_tab_q    <= '0;
-      pkey_tab_q[0] <= DefaultPkey;
-    end else if (pkey_we_i && 32'(pkey_idx_i) < PkeyEntries) begin
-      pkey_tab_q[pkey_idx_i] <= pkey_wdata_i;
-    end
-  end
+  if (!PkeyRam) begin : gen_pkey_ff
+    logic [PkeyEntries-1:0][15:0] pkey_tab_q;
+    logic                         pkey_hit_d;
 
-  assign pkey_rdata_o = (32'(pkey_idx_i) < PkeyEntries) ? pkey_tab_q[pkey_idx_i] : 16'h0000;
-
-  // rxe pkey_match(entry, packet): low 15 bits equal and non-zero, one of the
-  // two a full member (bit 15).
-  always_comb begin
-    pkey_hit_d = 1'b0;
-    for (int unsigned i = 0; i < PkeyEntries; i++) begin
-      if (pkey_tab_q[i][14:0] != 15'd0 && pkey_tab_q[i][14:0] == f_q.pkey[14:0] &&
-          (pkey_tab_q[i][15] || f_q.pkey[15])) begin
-        pkey_hit_d = 1'b1;
+    always_ff @(posedge clk_i) begin
+      if (!rst_ni) begin
+        pkey_tab_q    <= '0;
+        pkey_tab_q[0] <= DefaultPkey;
+      end else if (pkey_we_i && 32'(pkey_idx_i) < PkeyEntries) begin
+        pkey_tab_q[pkey_idx_i] <= pkey_wdata_i;
       end
     end
-  end
 
-  always_ff @(posedge clk_i) begin
-    if (!rst_ni) begin
-      pkey_hit_q <= 1'b0;
-    end else begin
-      pkey_hit_q <= pkey_hit_d;
+    assign pkey_rdata_o = (32'(pkey_idx_i) < PkeyEntries) ? pkey_tab_q[pkey_idx_i] : 16'h0000;
+
+    // rxe pkey_match(entry, packet): low 15 bits equal and non-zero, one of the
+    // two a full member (bit 15).
+    always_comb begin
+      pkey_hit_d = 1'b0;
+      for (int unsigned i = 0; i < PkeyEntries; i++) begin
+        if (pkey_tab_q[i][14:0] != 15'd0 && pkey_tab_q[i][14:0] == f_q.pkey[14:0] &&
+            (pkey_tab_q[i][15] || f_q.pkey[15])) begin
+          pkey_hit_d = 1'b1;
+        end
+      end
     end
+
+    always_ff @(posedge clk_i) begin
+      if (!rst_ni) begin
+        pkey_hit_q <= 1'b0;
+      end else begin
+        pkey_hit_q <= pkey_hit_d;
+      end
+    end
+  end else begin : gen_pkey_ram
+    // Beats from the one holding a GMP's P_Key's last byte to its tlast (the
+    // fewer of local and global; the GMP is 290 / 330 bytes).
+    localparam int unsigned ScanBeatsL = (4 * GmpPktLen + 2 - 1) / DataB - (PkeyLastLocal / DataB);
+    localparam int unsigned ScanBeatsG = (4 * GmpPktLenGrh + 2 - 1) / DataB -
+                                         ((PkeyLastLocal + GrhBytes) / DataB);
+    localparam int unsigned ScanBeats  = ScanBeatsL < ScanBeatsG ? ScanBeatsL : ScanBeatsG;
+    localparam int unsigned EW         = PkeyEntries > 1 ? $clog2(PkeyEntries) : 1;
+    if (PkeyEntries + 2 > ScanBeats) begin : gen_scan_check
+      $fatal(1, "%m: PkeyRam scans %0d entries, only %0d beats at DataW %0d", PkeyEntries,
+             ScanBeats, DataW);
+    end
+
+    (* ram_style = "block" *) logic [15:0] tab_scan [PkeyEntries];
+    // tab_rd: a write and a read of one entry in one cycle happen only at a
+    // RegPkeyData write (the index steps after it); that read's output is
+    // never used (a register read request never comes with a write), so the
+    // RAM needs no collision logic. tab_scan keeps it (a write during a
+    // scan reads the old entry, never a mixed one).
+    (* ram_style = "block", no_rw_check *) logic [15:0] tab_rd [PkeyEntries];
+    logic [PkeyEntries-1:0] wr_q;         // entry written since reset
+    logic                   we;
+    logic [EW-1:0]          widx, ridx;
+    logic [15:0]            scan_data_q, rd_data_q;
+    logic                   scan_wr_q, scan_zero_q, rd_wr_q, rd_zero_q, rd_oor_q;
+    logic [EW-1:0]          sc_idx_q;     // entry the scan reads this cycle
+    logic                   sc_run_q;     // reading entries
+    logic                   sc_cmp_q;     // the entry read last cycle is compared this cycle
+    logic                   sc_last_q;    // ... and it is the last one
+    logic                   sc_done_q;    // the scan has compared every entry
+    logic                   cap;          // the P_Key's last byte is taken this beat
+    logic [15:0]            entry;        // the entry compared this cycle
+    logic [8:0]             pk;
+
+    assign we   = pkey_we_i && 32'(pkey_idx_i) < PkeyEntries;
+    assign widx = EW'(pkey_idx_i);
+    assign ridx = EW'(pkey_idx_i);
+
+    always_ff @(posedge clk_i) begin
+      if (we) begin
+        tab_scan[widx] <= pkey_wdata_i;
+        tab_rd[widx]   <= pkey_wdata_i;
+      end
+      scan_data_q <= tab_scan[sc_idx_q];
+      rd_data_q   <= tab_rd[ridx];
+    end
+
+    always_ff @(posedge clk_i) begin
+      if (!rst_ni) begin
+        wr_q <= '0;
+      end else if (we) begin
+        wr_q[widx] <= 1'b1;
+      end
+    end
+
+    always_ff @(posedge clk_i) begin
+      scan_wr_q   <= wr_q[sc_idx_q];
+      scan_zero_q <= sc_idx_q == '0;
+      rd_wr_q     <= wr_q[ridx];
+      rd_zero_q   <= ridx == '0;
+      rd_oor_q    <= 32'(pkey_idx_i) >= PkeyEntries;
+    end
+
+    assign pkey_rdata_o = rd_oor_q ? 16'h0000 : rd_wr_q ? rd_data_q :
+                          rd_zero_q ? DefaultPkey : 16'h0000;
+    assign entry        = scan_wr_q ? scan_data_q : scan_zero_q ? DefaultPkey : 16'h0000;
+
+    always_comb begin
+      pk  = pick(pos_q, in_tdata_i, in_tkeep_i, grh, PbBthPkey + 1);
+      cap = in_tvalid_i && pk[8];
+    end
+    logic unused_pk;
+    assign unused_pk = ^pk[7:0];  // only its "this beat" flag
+
+    always_ff @(posedge clk_i) begin
+      if (!rst_ni) begin
+        sc_idx_q   <= '0;
+        sc_run_q   <= 1'b0;
+        sc_cmp_q   <= 1'b0;
+        sc_last_q  <= 1'b0;
+        sc_done_q  <= 1'b0;
+        pkey_hit_q <= 1'b0;
+      end else begin
+        sc_cmp_q  <= sc_run_q;
+        sc_last_q <= sc_run_q && 32'(sc_idx_q) == PkeyEntries - 1;
+        if (sc_run_q) begin
+          sc_run_q <= 32'(sc_idx_q) != PkeyEntries - 1;
+          sc_idx_q <= sc_idx_q + EW'(1);
+        end
+        if (sc_cmp_q) begin
+          if (entry[14:0] != 15'd0 && entry[14:0] == f_q.pkey[14:0] &&
+              (entry[15] || f_q.pkey[15])) begin
+            pkey_hit_q <= 1'b1;
+          end
+          sc_done_q <= sc_last_q;
+        end
+        // a new P_Key (in f_q from the next cycle): start over
+        if (cap) begin
+          sc_idx_q   <= '0;
+          sc_run_q   <= 1'b1;
+          sc_cmp_q   <= 1'b0;
+          sc_last_q  <= 1'b0;
+          sc_done_q  <= 1'b0;
+          pkey_hit_q <= 1'b0;
+        end
+      end
+    end
+
+`ifndef SYNTHESIS
+    always_ff @(posedge clk_i) begin
+      if (rst_ni && good_link && is_qp1 && !err_hdr) begin
+        assert (sc_done_q) else $error("%m: P_Key verdict before the table scan finished");
+      end
+    end
+`endif
   end
 
   // ---------------------------------------------------------------------------
@@ -325,24 +492,21 @@ module gsi_rx_check
   // DestQP of a packet long enough for its BTH ends at least 10 bytes before
   // tlast), so they read f_q; the ICRC is decided by this beat's CRC.
   // ---------------------------------------------------------------------------
-  logic err_icrc, err_hdr, err_pkey, err_qkey, is_qp1, qp1_bad, global_q, grh_short;
 
   always_comb begin
     global_q  = (f_q.lnh == LnhIbaGlobal);
     grh_short = global_q && (32'(f_q.pktlen) < MinPktLenGrh);
     err_icrc  = !grh_short && (crc_tail != Crc32Residue);
-    is_qp1   = (f_q.destqp == 24'd1);
-    qp1_bad  = (f_q.opcode != OpUdSendOnly) || (f_q.flags[5:0] != 6'd0) ||
+    is_qp1   = f_q.qp_zero[0] && f_q.qp_zero[1] && f_q.qp_one;
+    qp1_bad  = !f_q.op_ok || !f_q.tver_ok ||
                (32'(f_q.pktlen) != (global_q ? GmpPktLenGrh : GmpPktLen)) ||
-               (f_q.base_ver != MadBaseVersion) ||
-               (f_q.mgmt_class == ClassSubnLid) || (f_q.mgmt_class == ClassSubnDr);
-    err_hdr  = grh_short || (global_q && f_q.nxthdr != GrhNxtHdrIba) ||
-               (f_q.destqp == 24'd0) || (is_qp1 && qp1_bad);
+               !f_q.bv_ok || f_q.mc_lid || f_q.mc_dr;
+    err_hdr  = grh_short || (global_q && !f_q.nxthdr_ok) ||
+               (f_q.qp_zero == 3'b111) || (is_qp1 && qp1_bad);
     err_pkey = is_qp1 && !pkey_hit_q;
-    err_qkey = is_qp1 && (f_q.qkey != Qp1Qkey);
+    err_qkey = is_qp1 && (f_q.qkey_ok != 4'hF);
   end
 
-  logic good_link;
   assign good_link = in_tvalid_i && in_tlast_i && !in_tuser_i;
 
   gsi_reason_e reason;  // the first check the packet fails (valid on tlast)

@@ -153,6 +153,7 @@ module ib_ca_mp_top
   logic [NumPorts-1:0]         p_trap_tx_tvalid, p_trap_tx_tready;
   logic [NumPorts-1:0]         p_reg_we;
   logic [NumPorts*32-1:0]      p_reg_rdata;
+  logic [NumPorts-1:0]         p_reg_rvalid;  // unused: the ports' reads are combinational
   logic [NumPorts-1:0]         p_idle;
   logic [NumPorts-1:0]         p_sq_tx_beat;
   logic [NumPorts-1:0]         p_sm_rq_post, p_sm_rq_clr;
@@ -250,9 +251,11 @@ module ib_ca_mp_top
       .trap_tx_tlast_i,
       .trap_tx_tready_o   (p_trap_tx_tready[i]),
       .reg_we_i           (p_reg_we[i]),
+      .reg_re_i           (1'b0),  // CtrRam = 0: reads are combinational
       .reg_addr_i         (reg_addr_i[7:0]),
       .reg_wdata_i,
       .reg_rdata_o        (p_reg_rdata[i*32 +: 32]),
+      .reg_rvalid_o       (p_reg_rvalid[i]),
       .sq_tx_beat_o       (p_sq_tx_beat[i]),
       .link_up_i          (link_up_i[i]),
       .port_state_o       (port_state_o[i*4 +: 4]),
@@ -390,7 +393,7 @@ module ib_ca_mp_top
 
   // Latency observation is per port in ib_ca_top; not used here.
   logic unused;
-  assign unused = ^p_sq_tx_beat;
+  assign unused = ^{p_sq_tx_beat, p_reg_rvalid};
 
   // ---------------------------------------------------------------------------
   // Stream checkers on the shared MAD streams (simulation only); the meta is

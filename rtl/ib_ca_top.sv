@@ -20,6 +20,8 @@ module ib_ca_top
   parameter int unsigned Vl15TxDepth = 2,   // VL15 TX buffer slots (SMPs)
   parameter int unsigned PortNum     = 1,   // this port's number
   parameter int unsigned PkeyEntries = 64,  // P_Key table entries (NodeInfo.PartitionCap of a CA)
+  parameter bit          CtrRam      = 1'b0,  // counters in block RAM, reads with latency (ib_port_regs)
+  parameter bit          PkeyRam     = 1'b0,  // P_Key table in block RAM (gsi_rx_check); needs CtrRam
   localparam int unsigned DataB      = DataW / 8
 ) (
   input  logic               clk_i,
@@ -107,11 +109,15 @@ module ib_ca_top
   input  logic               trap_tx_tvalid_i,
   input  logic               trap_tx_tlast_i,
   output logic               trap_tx_tready_o,
-  // register interface
+  // register interface; a read: reg_re_i held with reg_addr_i until the
+  // cycle with reg_rvalid_o (at once with CtrRam = 0: then reg_rdata_o also
+  // follows reg_addr_i without a request; ib_port_regs)
   input  logic               reg_we_i,
+  input  logic               reg_re_i,
   input  logic [7:0]         reg_addr_i,
   input  logic [31:0]        reg_wdata_i,
   output logic [31:0]        reg_rdata_o,
+  output logic               reg_rvalid_o,
   // observability: a beat from the SMI send engine enters the VL15 TX
   // buffer this cycle (for latency measurements; no function)
   output logic               sq_tx_beat_o,
@@ -131,6 +137,10 @@ module ib_ca_top
   if (DataW != 32 && DataW != 64 && DataW != 128) begin : gen_dataw_check
     $fatal(1, "%m: DataW must be 32, 64 or 128, got %0d", DataW);
   end
+  // the RAM table answers a read a cycle late: only the handshake of CtrRam waits for it
+  if (PkeyRam && !CtrRam) begin : gen_pkey_ram_check
+    $fatal(1, "%m: PkeyRam needs CtrRam (register reads with latency)");
+  end
 
   localparam int unsigned RxSlotWords = MadBytes / DataB;
   localparam int unsigned TxSlotWords = SmpPktBytes / DataB;
@@ -149,9 +159,14 @@ module ib_ca_top
   logic [3:0]         port_state;
   logic [7:0]         rx_depth;
   logic               link_q;    // link_up_i registered (ib_port_regs)
-  logic [31:0]        regs_rdata;  // ib_port_regs' read data (the P_Key registers beside it)
+  logic               ctr_busy;    // a counter increment not yet in the counter RAM (CtrRam)
   logic [31:0]        mkey_rdata;  // smi_mkey_chk's read data (0x30..0x37)
   logic               mkey_sel;    // reg_addr_i names an M_Key register
+
+  logic [7:0]  pkey_idx;
+  logic [15:0] pkey_rdata;
+  logic        pkey_we, pkey_sel;
+  logic [31:0] pkey_regs_rdata;
 
   assign mkey_sel = reg_addr_i >= RegMkeyBase && reg_addr_i < RegMkeyEnd;
 
@@ -159,14 +174,22 @@ module ib_ca_top
     .DataW      (DataW),
     .Vl15RxDepth(Vl15RxDepth),
     .Vl15TxDepth(Vl15TxDepth),
-    .PortNum    (PortNum)
+    .PortNum    (PortNum),
+    .CtrRam     (CtrRam),
+    .CtrAddMask (NumCtrs'(1) << CtrRxWords | NumCtrs'(1) << CtrTxWords),
+    .CtrEv2Mask (NumCtrs'(1) << CtrVl15Dropped)
   ) u_regs (
     .clk_i,
     .rst_ni,
     .reg_we_i,
+    .reg_re_i,
     .reg_addr_i,
     .reg_wdata_i,
-    .reg_rdata_o    (regs_rdata),
+    .reg_rdata_o,
+    .reg_rvalid_o,
+    .ext_sel_i      (pkey_sel || mkey_sel),
+    .ext_rdata_i    (pkey_sel ? pkey_regs_rdata : mkey_rdata),
+    .ctr_busy_o     (ctr_busy),
     .ev_i           (ev),
     .ev2_i          (ev2),
     .add_i          (ctr_add),
@@ -183,10 +206,6 @@ module ib_ca_top
   assign port_state_o = port_state;
 
   // P_Key table registers (the table itself is in gsi_rx_check)
-  logic [7:0]  pkey_idx;
-  logic [15:0] pkey_rdata;
-  logic        pkey_we, pkey_sel;
-  logic [31:0] pkey_regs_rdata;
 
   pkey_regs #(
     .AddrW    (8),
@@ -206,8 +225,6 @@ module ib_ca_top
     .pkey_idx_o   (pkey_idx),
     .pkey_rdata_i (pkey_rdata)
   );
-
-  assign reg_rdata_o = pkey_sel ? pkey_regs_rdata : mkey_sel ? mkey_rdata : regs_rdata;
 
   // ---------------------------------------------------------------------------
   // Receive path
@@ -255,7 +272,7 @@ module ib_ca_top
   logic ev_gsi_icrc_err, ev_gsi_bad_hdr, ev_gsi_pkey_viol, ev_gsi_qkey_viol, ev_gsi_gmp;
   gsi_reason_e drx_reason;
 
-  gsi_rx_check #(.DataW(DataW), .PkeyEntries(PkeyEntries)) u_gsi_rx (
+  gsi_rx_check #(.DataW(DataW), .PkeyEntries(PkeyEntries), .PkeyRam(PkeyRam)) u_gsi_rx (
     .clk_i,
     .rst_ni,
     .in_tdata_i   (ldrx_tdata),
@@ -646,7 +663,7 @@ module ib_ca_top
     end
   end
 
-  assign idle_o = !mkey_lease_run && !rx_pkt_q && !vl15_rx_tvalid && !ldrx_tvalid && !drx_tvalid_o &&
+  assign idle_o = !mkey_lease_run && !ctr_busy && !rx_pkt_q && !vl15_rx_tvalid && !ldrx_tvalid && !drx_tvalid_o &&
                   (rx_cnt_q == '0) && !sq_pkt_q && (tx_cnt_q == '0) &&
                   !lt_tvalid && !wire_pkt_q && !drop_q && (link_q == link_up_i);
 

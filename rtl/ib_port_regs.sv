@@ -4,25 +4,51 @@
 // pulse, so +2 when both fire, plus add_i, an amount added every cycle, for
 // the word counters; all cleared by a write to RegCtrClear, counter i by a
 // write to RegCtrClearSel with bit i set; a clear wins over an event in the
-// same cycle). Reads are combinational. PortState
+// same cycle). PortState
 // also follows the physical link: it resets to Init if link_up_i is 1, else
 // Down; link_up_i falling sets Down, rising sets Init (a link edge wins over
 // a PortState write in the same cycle).
+//
+// Reads: reg_re_i asks for a read of reg_addr_i and is held, with the same
+// address and no reg_we_i, up to and including the cycle with reg_rvalid_o =
+// 1, whose reg_rdata_o is the answer. ext_sel_i/ext_rdata_i are registers kept
+// elsewhere (ib_ca_top: P_Key, M_Key) that answer through the same handshake.
+// Two implementations of the counters (parameter CtrRam):
+// - 0 (the Verilated CA port): counters in flip-flops, reads combinational:
+//   reg_rvalid_o = reg_re_i, reg_rdata_o follows reg_addr_i in any cycle.
+// - 1 (the FPGA boards): the 32-bit counter values in one block RAM
+//   (ib_ctr_ram: a read-modify-write scanner visits one counter a cycle,
+//   increments wait in narrow pending registers sized by CtrAddMask /
+//   CtrEv2Mask). A counter read answers when the scanner writes that counter
+//   (<= NumCtrs + 2 cycles after the request): the value the flip-flop
+//   counter had in a cycle inside the request. Other registers answer in the
+//   request's second cycle (the P_Key RAM's read latency). ctr_busy_o = an
+//   increment may not be in the RAM yet (ib_ca_top keeps idle_o low then).
 module ib_port_regs
   import ib_pkg::*;
 #(
   parameter int unsigned DataW       = 64,  // datapath width, reported in RegCaps[7:0] as bytes
   parameter int unsigned Vl15RxDepth = 4,   // VL15 RX buffer slots (RegCaps[15:8], RegRxDepth max)
   parameter int unsigned Vl15TxDepth = 2,   // VL15 TX buffer slots (RegCaps[23:16])
-  parameter int unsigned PortNum     = 1    // this port's number (RegPortNum)
+  parameter int unsigned PortNum     = 1,   // this port's number (RegPortNum)
+  parameter bit          CtrRam      = 1'b0,  // 1: counters in block RAM (above)
+  // counters that may get add_i / ev2_i (CtrRam = 1 sizes their pending
+  // registers for it; others must keep them 0, asserted)
+  parameter logic [NumCtrs-1:0] CtrAddMask = '1,
+  parameter logic [NumCtrs-1:0] CtrEv2Mask = '1
 ) (
   input  logic               clk_i,
   input  logic               rst_ni,
   // register interface
   input  logic               reg_we_i,
+  input  logic               reg_re_i,
   input  logic [7:0]         reg_addr_i,
   input  logic [31:0]        reg_wdata_i,
   output logic [31:0]        reg_rdata_o,
+  output logic               reg_rvalid_o,
+  input  logic               ext_sel_i,     // reg_addr_i is an ext_rdata_i register
+  input  logic [31:0]        ext_rdata_i,
+  output logic               ctr_busy_o,
   // counter event pulses, indexed by ctr_e; ev2_i is a second event of the
   // same counter in the same cycle (a counter with two sources)
   input  logic [NumCtrs-1:0] ev_i,
@@ -69,7 +95,6 @@ module ib_port_regs
   logic [3:0]  state_q;
   logic [7:0]  rx_depth_q;
   logic        link_q;       // link_up_i of the previous cycle
-  logic [31:0] ctr_q [NumCtrs];
 
   logic        wr_clear;
   logic [NumCtrs-1:0] wr_clear_sel;  // counters cleared by a RegCtrClearSel write
@@ -122,36 +147,113 @@ module ib_port_regs
     end
   end
 
-  // Counters: a clear wins over an event in the same cycle.
-  for (genvar i = 0; i < NumCtrs; i++) begin : gen_ctr
-    always_ff @(posedge clk_i) begin
-      if (!rst_ni || wr_clear || wr_clear_sel[i]) begin
-        ctr_q[i] <= '0;
-      end else if (ev_i[i] || ev2_i[i] || add_i[i] != '0) begin
-        ctr_q[i] <= ctr_q[i] + 32'(ev_i[i]) + 32'(ev2_i[i]) + 32'(add_i[i]);
-      end
-    end
-  end
+  logic [7:0] re_addr_q;
+  logic       re_open_q;  // a read request is past its first cycle
+
+  // Read data of everything but the counters
+  logic [31:0] rdata_regs;
+  logic        is_ctr;   // reg_addr_i names a counter
+  assign is_ctr = !ext_sel_i && reg_addr_i >= RegCtrBase && 32'(ctr_off) < NumCtrs;
 
   always_comb begin
-    reg_rdata_o = '0;
+    rdata_regs = '0;
     unique case (reg_addr_i)
-      RegId:          reg_rdata_o = RegIdValue;
-      RegPortLid:     reg_rdata_o = {16'h0, lid_q};
-      RegPortLmc:     reg_rdata_o = {29'h0, lmc_q};
-      RegMasterSmLid: reg_rdata_o = {16'h0, sm_lid_q};
-      RegMasterSmSl:  reg_rdata_o = {28'h0, sm_sl_q};
-      RegPortState:   reg_rdata_o = {28'h0, state_q};
-      RegPortNum:     reg_rdata_o = 32'(PortNum);
-      RegCaps:        reg_rdata_o = CapsValue;
-      RegRxDepth:     reg_rdata_o = {24'h0, rx_depth_q};
-      default: begin
-        if (reg_addr_i >= RegCtrBase && 32'(ctr_off) < NumCtrs) begin
-          reg_rdata_o = ctr_q[5'(ctr_off)];
+      RegId:          rdata_regs = RegIdValue;
+      RegPortLid:     rdata_regs = {16'h0, lid_q};
+      RegPortLmc:     rdata_regs = {29'h0, lmc_q};
+      RegMasterSmLid: rdata_regs = {16'h0, sm_lid_q};
+      RegMasterSmSl:  rdata_regs = {28'h0, sm_sl_q};
+      RegPortState:   rdata_regs = {28'h0, state_q};
+      RegPortNum:     rdata_regs = 32'(PortNum);
+      RegCaps:        rdata_regs = CapsValue;
+      RegRxDepth:     rdata_regs = {24'h0, rx_depth_q};
+      default: ;
+    endcase
+    if (ext_sel_i) rdata_regs = ext_rdata_i;
+  end
+
+  if (!CtrRam) begin : gen_ctr_ff
+    logic [31:0] ctr_q [NumCtrs];
+    // Counters: a clear wins over an event in the same cycle.
+    for (genvar i = 0; i < NumCtrs; i++) begin : gen_ctr
+      always_ff @(posedge clk_i) begin
+        if (!rst_ni || wr_clear || wr_clear_sel[i]) begin
+          ctr_q[i] <= '0;
+        end else if (ev_i[i] || ev2_i[i] || add_i[i] != '0) begin
+          ctr_q[i] <= ctr_q[i] + 32'(ev_i[i]) + 32'(ev2_i[i]) + 32'(add_i[i]);
         end
       end
-    endcase
+    end
+    assign reg_rdata_o  = is_ctr ? ctr_q[5'(ctr_off)] : rdata_regs;
+    assign reg_rvalid_o = reg_re_i;
+    assign ctr_busy_o   = 1'b0;
+  end else begin : gen_ctr_ram
+    localparam int unsigned SW = $clog2(NumCtrs);
+    logic          ctr_wv;
+    logic [SW-1:0] ctr_widx;
+    logic [31:0]   ctr_wdata;
+
+    ib_ctr_ram #(
+      .N      (NumCtrs),
+      .AddW   (CtrAddW),
+      .AddMask(CtrAddMask),
+      .Ev2Mask(CtrEv2Mask)
+    ) u_ctr_ram (
+      .clk_i,
+      .rst_ni,
+      .ev_i,
+      .ev2_i,
+      .add_i,
+      .clr_i     ((wr_clear ? '1 : '0) | wr_clear_sel),
+      .wr_valid_o(ctr_wv),
+      .wr_idx_o  (ctr_widx),
+      .wr_data_o (ctr_wdata),
+      .busy_o    (ctr_busy_o)
+    );
+
+    // a counter answers when the scanner writes it, from the request's third
+    // cycle on (ib_ctr_ram's inputs are registered: the value written is
+    // that of two cycles before, so one the counter had during the request);
+    // the others in the request's second cycle
+    logic re_old_q;  // the request is past its second cycle
+    always_ff @(posedge clk_i) begin
+      if (!rst_ni) begin
+        re_old_q <= 1'b0;
+      end else begin
+        re_old_q <= re_open_q && reg_re_i && !reg_rvalid_o;
+      end
+    end
+    assign reg_rdata_o  = is_ctr ? ctr_wdata : rdata_regs;
+    assign reg_rvalid_o = reg_re_i && re_open_q &&
+                          (!is_ctr || (re_old_q && ctr_wv && ctr_widx == SW'(ctr_off)));
+
+`ifndef SYNTHESIS
+    always_ff @(posedge clk_i) begin
+      if (rst_ni) begin
+        assert (!(reg_re_i && reg_we_i)) else $error("%m: register read and write in one cycle");
+      end
+    end
+`endif
   end
+
+  // the request is held with its address until answered
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      re_open_q <= 1'b0;
+      re_addr_q <= '0;
+    end else begin
+      re_open_q <= reg_re_i && !reg_rvalid_o;
+      re_addr_q <= reg_addr_i;
+    end
+  end
+`ifndef SYNTHESIS
+  always_ff @(posedge clk_i) begin
+    if (rst_ni && re_open_q) begin
+      assert (reg_re_i && reg_addr_i == re_addr_q && !reg_we_i)
+        else $error("%m: read request dropped or changed before its answer");
+    end
+  end
+`endif
 
   assign port_lid_o      = lid_q;
   assign port_lmc_o      = lmc_q;

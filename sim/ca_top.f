@@ -5,6 +5,7 @@ rtl/ib_axis_checker.sv
 rtl/ib_link_rx.sv
 rtl/ib_link_tx.sv
 rtl/ib_pkt_fifo.sv
+rtl/ib_ctr_ram.sv
 rtl/ib_port_regs.sv
 rtl/smi_rq.sv
 rtl/gsi_rx_check.sv

@@ -15,7 +15,15 @@ module ib_ca_board
   parameter int unsigned Baud          = 3_000_000,   // UART bit rate
   parameter int unsigned DataW         = 32,          // port datapath width: 32, 64 or 128
   parameter int unsigned IdleTimeoutUs = 10_000,      // idle time that abandons a half-received frame
-  parameter int unsigned LedStretchMs  = 60           // LED on-time after an event
+  parameter int unsigned LedStretchMs  = 60,          // LED on-time after an event
+  // The port's counters in block RAM (ib_port_regs CtrRam): register reads
+  // answer after up to 29 cycles, which the UART path does not notice.
+  parameter bit          CtrRam        = 1'b1,
+  // The P_Key table (64 entries) in block RAM, scanned while a packet
+  // streams (gsi_rx_check PkeyRam; needs CtrRam). The scan needs 66 beats
+  // between a GMP's P_Key and its tlast: only DataW 32 has them, so wider
+  // builds keep the flip-flop table.
+  parameter bit          PkeyRam       = 1'b1
 ) (
   input  logic       clk_i,
   input  logic       rst_ni,
@@ -159,7 +167,11 @@ module ib_ca_board
   // the host reads the M_Key state through the registers (0x32, 0x35)
   logic [1:0]       mkey_prot;
   logic [15:0]      mkey_viols;
-  logic             reg_we;
+  logic             reg_we, reg_re, port_rvalid;
+  // A UART register request waiting for the bus. Its address and data stay
+  // in ib_uart_down's meta bytes (ureg_addr, ureg_wdata) until the next
+  // frame's payload, at least four UART bytes (> 300 clocks) later.
+  logic             uop_q, uop_we_q;
   logic [7:0]       reg_addr;
   logic [31:0]      port_rdata;
   logic [DataW-1:0] drx_tdata;
@@ -201,7 +213,11 @@ module ib_ca_board
   assign rx_tvalid = loopback_q ? tx_tvalid
                                 : (dn_rd_tvalid && dn_meta.kind == KindWireRx);
 
-  ib_ca_top #(.DataW(DataW)) u_port (
+  ib_ca_top #(
+    .DataW  (DataW),
+    .CtrRam (CtrRam),
+    .PkeyRam(PkeyRam && CtrRam && DataW == 32)
+  ) u_port (
     .clk_i,
     .rst_ni,
     .rx_tdata_i         (rx_tdata),
@@ -277,9 +293,11 @@ module ib_ca_board
     .trap_tx_tlast_i    (dn_rd_tlast),
     .trap_tx_tready_o   (trap_tx_tready),
     .reg_we_i           (reg_we),
+    .reg_re_i           (reg_re),
     .reg_addr_i         (reg_addr),
     .reg_wdata_i        (ureg_wdata),
     .reg_rdata_o        (port_rdata),
+    .reg_rvalid_o       (port_rvalid),
     .sq_tx_beat_o       (sq_tx_beat),
     // the board has no physical link: always up (PortState resets to Init)
     .link_up_i          (1'b1),
@@ -431,16 +449,25 @@ module ib_ca_board
   );
 
   // ---------------------------------------------------------------------------
-  // Register bus: UART requests first; otherwise a poll of PortState and the
-  // port's drop counters for the LEDs. Addresses 0xC0..0xFF are the board's.
+  // Register bus: one access at a time; a UART request (held in uop_*_q
+  // until the bus is free: a read of the port may take up to ~30 cycles, a
+  // frame is hundreds) goes first, otherwise a poll of PortState and the
+  // port's drop counters for the LEDs. A read holds reg_re/reg_addr until
+  // the port's reg_rvalid. Addresses 0xC0..0xFF are the board's (answered at
+  // once).
   // ---------------------------------------------------------------------------
   localparam int unsigned PollN = 12;
   logic [3:0]  poll_idx_q;
   logic [7:0]  poll_sum_q, poll_prev_q;
   logic [3:0]  port_state_q;
   logic        poll_drop_q;
-  logic        ureg_op, board_sel;
+  logic        board_sel;
   logic [31:0] board_rdata, reg_rdata;
+  logic        rd_q, rd_uart_q;      // a read on the bus (from the UART)
+  logic [7:0]  rd_addr_q;
+  logic        rd_done;              // its answer is on reg_rdata this cycle
+  logic        uop_wr;               // the waiting UART write runs this cycle
+  logic        uop_start_rd;         // the waiting UART read takes the bus
 
   // Index 0: PortState; 1..11: the counters that count dropped packets.
   function automatic logic [7:0] poll_addr(logic [3:0] i);
@@ -463,11 +490,40 @@ module ib_ca_board
     return a;
   endfunction
 
-  assign ureg_op   = ureg_we || ureg_re;
-  assign reg_addr  = ureg_op ? ureg_addr : poll_addr(poll_idx_q);
-  assign board_sel = reg_addr[7:6] == 2'b11;
-  assign reg_we    = ureg_we && !board_sel;
-  assign reg_rdata = board_sel ? board_rdata : port_rdata;
+  assign uop_wr       = !rd_q && uop_q && uop_we_q;
+  assign uop_start_rd = !rd_q && uop_q && !uop_we_q;
+  assign reg_addr     = rd_q ? rd_addr_q : ureg_addr;
+  assign board_sel    = reg_addr[7:6] == 2'b11;
+  assign reg_we       = uop_wr && !board_sel;
+  assign reg_re       = rd_q && !board_sel;
+  assign rd_done      = rd_q && (board_sel || port_rvalid);
+  assign reg_rdata    = board_sel ? board_rdata : port_rdata;
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      uop_q       <= 1'b0;
+      uop_we_q    <= 1'b0;
+      rd_q        <= 1'b0;
+      rd_uart_q   <= 1'b0;
+      rd_addr_q   <= '0;
+    end else begin
+      if (uop_wr || uop_start_rd) begin
+        uop_q <= 1'b0;
+      end
+      if (ureg_we || ureg_re) begin
+        uop_q       <= 1'b1;
+        uop_we_q    <= ureg_we;
+      end
+      if (rd_done) begin
+        rd_q <= 1'b0;
+      end else if (!rd_q && !uop_wr) begin
+        // start a read: the waiting UART one, else the next poll
+        rd_q      <= 1'b1;
+        rd_uart_q <= uop_start_rd;
+        rd_addr_q <= uop_start_rd ? ureg_addr : poll_addr(poll_idx_q);
+      end
+    end
+  end
 
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
@@ -478,16 +534,16 @@ module ib_ca_board
       poll_drop_q  <= 1'b0;
     end else begin
       poll_drop_q <= 1'b0;
-      if (!ureg_op) begin
+      if (rd_done && !rd_uart_q) begin
         if (poll_idx_q == 4'd0) begin
-          port_state_q <= port_rdata[3:0];
+          port_state_q <= reg_rdata[3:0];
         end else begin
-          poll_sum_q <= poll_sum_q + port_rdata[7:0];
+          poll_sum_q <= poll_sum_q + reg_rdata[7:0];
         end
         if (32'(poll_idx_q) == PollN - 1) begin
           // a drop counter moved since the last round
-          poll_drop_q <= (poll_sum_q + port_rdata[7:0]) != poll_prev_q;
-          poll_prev_q <= poll_sum_q + port_rdata[7:0];
+          poll_drop_q <= (poll_sum_q + reg_rdata[7:0]) != poll_prev_q;
+          poll_prev_q <= poll_sum_q + reg_rdata[7:0];
           poll_sum_q  <= '0;
           poll_idx_q  <= '0;
         end else begin
@@ -497,25 +553,42 @@ module ib_ca_board
     end
   end
 
-  // Register read responses: captured at the request, sent as a frame. A
-  // request while the previous response is still unsent is dropped and
-  // counted as an overrun (the host retries after its timeout).
-  logic ev_resp_overrun;
-  assign ev_resp_overrun = ureg_re && resp_pending_q && !resp_done;
+  // Register read responses: captured with the answer, sent as a frame. A
+  // read answered while the previous response is still unsent is dropped
+  // and counted as an overrun (the host retries after its timeout).
+  logic ev_resp_overrun, resp_take;
+  assign resp_take       = rd_done && rd_uart_q;
+  assign ev_resp_overrun = resp_take && resp_pending_q && !resp_done;
 
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
       resp_pending_q <= 1'b0;
       resp_addr_q    <= '0;
       resp_data_q    <= '0;
-    end else if (ureg_re && !(resp_pending_q && !resp_done)) begin
+    end else if (resp_take && !(resp_pending_q && !resp_done)) begin
       resp_pending_q <= 1'b1;
-      resp_addr_q    <= ureg_addr;
+      resp_addr_q    <= rd_addr_q;
       resp_data_q    <= reg_rdata;
     end else if (resp_done) begin
       resp_pending_q <= 1'b0;
     end
   end
+
+`ifndef SYNTHESIS
+  // One UART request at a time: the next one arrives a frame later; its
+  // address and data hold while it waits.
+  logic [39:0] uop_hold_q;
+  always_ff @(posedge clk_i) begin
+    uop_hold_q <= {ureg_addr, ureg_wdata};
+    if (rst_ni && (ureg_we || ureg_re)) begin
+      assert (!uop_q) else $error("%m: a UART register request while the previous one waits");
+    end
+    if (rst_ni && uop_q && !(ureg_we || ureg_re)) begin
+      assert ({ureg_addr, ureg_wdata} == uop_hold_q)
+        else $error("%m: a waiting UART register request's address or data changed");
+    end
+  end
+`endif
 
   // Board control and counters
   localparam int unsigned NumBoardCtrs = 6;
@@ -525,14 +598,14 @@ module ib_ca_board
 
   assign bev = {cap_drop, ev_tx_frame, dn_drop_full | ev_resp_overrun, ev_df_ferr, ev_df_crc,
                 ev_df_ok};
-  assign bclear = ureg_we && ureg_addr == RegCtrClear;
+  assign bclear = uop_wr && ureg_addr == RegCtrClear;
 
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
       loopback_q <= 1'b0;
       for (int i = 0; i < NumBoardCtrs; i++) bctr_q[i] <= '0;
     end else begin
-      if (ureg_we && ureg_addr == RegBoardCtrl) loopback_q <= ureg_wdata[0];
+      if (uop_wr && ureg_addr == RegBoardCtrl) loopback_q <= ureg_wdata[0];
       for (int i = 0; i < NumBoardCtrs; i++) begin
         if (bclear) bctr_q[i] <= '0;
         else if (bev[i]) bctr_q[i] <= bctr_q[i] + 32'd1;

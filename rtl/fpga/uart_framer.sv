@@ -41,6 +41,7 @@ module uart_framer
   logic [15:0] left_q, left_d;   // payload bytes still to send
   logic [15:0] crc_q, crc_d;
   logic [15:0] crc_out;
+  logic        crc_take;  // tx_data_o is a CRC-covered byte and leaves this cycle
 
   assign crc_out = crc_q ^ Crc16XorOut;
 
@@ -54,6 +55,7 @@ module uart_framer
     tx_valid_o = 1'b0;
     s_tready_o = 1'b0;
     ev_frame_o = 1'b0;
+    crc_take   = 1'b0;
     unique case (state_q)
       Idle: begin
         if (s_tvalid_i) begin
@@ -73,24 +75,24 @@ module uart_framer
         tx_valid_o = 1'b1;
         tx_data_o  = type_q;
         if (tx_ready_i) begin
-          state_d = LenLo;
-          crc_d   = crc16_byte(crc_q, type_q);
+          state_d  = LenLo;
+          crc_take = 1'b1;
         end
       end
       LenLo: begin
         tx_valid_o = 1'b1;
         tx_data_o  = len_q[7:0];
         if (tx_ready_i) begin
-          state_d = LenHi;
-          crc_d   = crc16_byte(crc_q, len_q[7:0]);
+          state_d  = LenHi;
+          crc_take = 1'b1;
         end
       end
       LenHi: begin
         tx_valid_o = 1'b1;
         tx_data_o  = len_q[15:8];
         if (tx_ready_i) begin
-          state_d = Payload;
-          crc_d   = crc16_byte(crc_q, len_q[15:8]);
+          state_d  = Payload;
+          crc_take = 1'b1;
         end
       end
       Payload: begin
@@ -98,8 +100,8 @@ module uart_framer
         tx_data_o  = s_tdata_i;
         s_tready_o = tx_ready_i;
         if (s_tvalid_i && tx_ready_i) begin
-          crc_d  = crc16_byte(crc_q, s_tdata_i);
-          left_d = left_q - 16'd1;
+          crc_take = 1'b1;
+          left_d   = left_q - 16'd1;
           if (left_q == 16'd1) state_d = CrcLo;
         end
       end
@@ -118,6 +120,8 @@ module uart_framer
       end
       default: state_d = Idle;
     endcase
+    // one CRC byte engine for TYPE, LEN and the payload
+    if (crc_take) crc_d = crc16_byte(crc_q, tx_data_o);
   end
 
   always_ff @(posedge clk_i) begin

@@ -50,8 +50,15 @@ static Beat prev_in;
 // expected verdicts in packet order, and the packets seen
 static std::deque<std::pair<Want, const char*>> expect_q;
 static int n_pkts = 0, n_ev[NumEv] = {};
-// the P_Key table the RTL holds (the module's default PkeyEntries 64)
-static constexpr int kPkeyEntries = 64;
+// the P_Key table the RTL holds (PkeyEntries; PKEY_RAM: PkeyRam = 1, the
+// table in block RAM, read back one cycle after the index is set)
+#ifndef PKEY_ENTRIES
+#define PKEY_ENTRIES 64
+#endif
+#ifndef PKEY_RAM
+#define PKEY_RAM 0
+#endif
+static constexpr int kPkeyEntries = PKEY_ENTRIES;
 static PkeyTable pkeys = default_pkeys(kPkeyEntries);
 
 static void tick() {
@@ -170,6 +177,10 @@ static void set_pkeys(const PkeyTable& t) {
   pkeys = t;
   for (int i = 0; i <= kPkeyEntries; i++) {
     top->pkey_idx_i = i;
+    if (PKEY_RAM) {
+      clock_idle();  // the RAM read: entry pkey_idx_i of the cycle before
+      top->pkey_idx_i = urand(256);
+    }
     top->eval();
     uint16_t want = i < kPkeyEntries ? t[i] : 0;
     CHECK(top->pkey_rdata_o == want, "P_Key entry %d reads %04x, expected %04x", i, top->pkey_rdata_o, want);

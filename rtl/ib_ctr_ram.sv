@@ -1,0 +1,165 @@
+// ib_ctr_ram: N 32-bit wrapping event counters kept in one block RAM (the
+// FPGA boards: ib_port_regs with CtrRam; ib_ca_board keeps its six in flip-flops, where an
+// iCE40 incrementer is one logic cell a bit and the scanner would cost as much). A
+// read-modify-write scanner visits one counter a cycle, each exactly every N
+// cycles: it reads counter s (cycle t), then writes RAM word + pending amount
+// back (cycle t+1: wr_valid_o, wr_idx_o, wr_data_o). Between visits a
+// counter's increments (+1 per ev_i pulse, +1 per ev2_i pulse for counters in
+// Ev2Mask, + add_i for counters in AddMask, every cycle; other counters must
+// keep ev2_i / add_i 0, asserted) add up in a pending register just wide
+// enough for N cycles of its largest increment. clr_i[i] clears counter i (a
+// clear wins over a same-cycle increment): its pending amount is zeroed and a
+// flag makes the next visit ignore the stale RAM word, so the RAM needs no
+// reset. The inputs (ev_i, ev2_i, add_i, clr_i) are registered once first:
+// they come straight from the port's event logic, and on the ECP5 board that
+// path into the pending adders was the critical one. So wr_data_o is exactly
+// the value a flip-flop counter with the same inputs held in the cycle before
+// the visit's read (cycle t - 1): a reader that waits for wr_idx_o from the
+// second cycle after its request on gets a value its counter had while it
+// waited. busy_o = an increment may not be in the RAM yet (N + 2 cycles
+// after the last one).
+module ib_ctr_ram #(
+  parameter int unsigned     N       = 8,   // counters, 2..256
+  parameter int unsigned     AddW    = 1,   // width of add_i
+  parameter logic [N-1:0]    AddMask = '0,  // counters that take add_i
+  parameter logic [N-1:0]    Ev2Mask = '0,  // counters that take ev2_i
+  localparam int unsigned    SW      = $clog2(N)
+) (
+  input  logic                   clk_i,
+  input  logic                   rst_ni,
+  input  logic [N-1:0]           ev_i,
+  input  logic [N-1:0]           ev2_i,
+  input  logic [N-1:0][AddW-1:0] add_i,
+  input  logic [N-1:0]           clr_i,
+  output logic                   wr_valid_o,  // the scanner writes counter wr_idx_o this cycle
+  output logic [SW-1:0]          wr_idx_o,
+  output logic [31:0]            wr_data_o,   // ... with this value
+  output logic                   busy_o
+);
+
+  localparam int unsigned TW = 16;  // the widest pending amount (elaboration check below)
+
+  if (N < 2 || N > 256) begin : gen_n_check
+    $fatal(1, "%m: N must be 2..256, got %0d", N);
+  end
+
+  logic [N-1:0]         flag_q;    // cleared since the last visit: the RAM word is stale
+  logic [N-1:0][TW-1:0] pend;      // pending amounts, zero-extended
+  logic [SW:0]          busy_q;    // cycles until every increment so far is in the RAM
+  logic [SW-1:0]        s_q;       // counter the scanner reads this cycle
+  logic [SW-1:0]        wa_q;      // counter it writes this cycle (read last cycle)
+  logic                 wv_q;      // the write stage holds a visit
+  logic [TW-1:0]        take_q;    // wa_q's pending amount, taken at the read
+  logic                 clr_q;     // wa_q was flagged: ignore the RAM word
+  logic [31:0]          ram_rdata;
+  logic [31:0]          wdata;
+  logic                 inc_any;   // some counter is incremented this cycle (staged inputs)
+  // the inputs, one cycle later
+  logic [N-1:0]           ev_s, ev2_s, clr_s;
+  logic [N-1:0][AddW-1:0] add_s;
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      ev_s  <= '0;
+      ev2_s <= '0;
+      add_s <= '0;
+      clr_s <= '0;
+    end else begin
+      ev_s  <= ev_i;
+      ev2_s <= ev2_i & Ev2Mask;
+      for (int i = 0; i < N; i++) add_s[i] <= AddMask[i] ? add_i[i] : '0;
+      clr_s <= clr_i;
+    end
+  end
+  // The read and write addresses always differ (wa_q = s_q - 1): no collision logic.
+  (* ram_style = "block", no_rw_check *) logic [31:0] ctr_ram [N];
+
+  for (genvar i = 0; i < N; i++) begin : gen_pend
+    localparam int unsigned MaxInc = 1 + 32'(Ev2Mask[i]) + (AddMask[i] ? (1 << AddW) - 1 : 0);
+    localparam int unsigned PW     = $clog2(N * MaxInc + 1);
+    if (PW > TW) begin : gen_pw_check
+      $fatal(1, "%m: pending width %0d over %0d", PW, TW);
+    end
+    logic [PW-1:0] pend_q, inc;
+    always_comb begin
+      inc = PW'(ev_s[i]);
+      if (Ev2Mask[i]) inc = inc + PW'(ev2_s[i]);
+      if (AddMask[i]) inc = inc + PW'(add_s[i]);
+    end
+    // the visit takes pend_q (increments before this cycle); this cycle's
+    // increments start the next amount
+    always_ff @(posedge clk_i) begin
+      if (!rst_ni || clr_s[i]) begin
+        pend_q <= '0;
+      end else if (32'(s_q) == i) begin
+        pend_q <= inc;
+      end else begin
+        pend_q <= pend_q + inc;
+      end
+    end
+    assign pend[i] = TW'(pend_q);
+  end
+
+  always_comb begin
+    inc_any = (|ev_s) || (|ev2_s);
+    for (int i = 0; i < N; i++) begin
+      if (add_s[i] != '0) inc_any = 1'b1;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      s_q    <= '0;
+      wa_q   <= '0;
+      wv_q   <= 1'b0;
+      take_q <= '0;
+      clr_q  <= 1'b0;
+      flag_q <= '1;
+      busy_q <= '0;
+    end else begin
+      // an increment in this cycle is taken by the counter's next visit, at
+      // most N cycles later, and written a cycle after that
+      if (inc_any) begin
+        busy_q <= (SW + 1)'(N + 1);
+      end else if (busy_q != '0) begin
+        busy_q <= busy_q - (SW + 1)'(1);
+      end
+      s_q    <= (32'(s_q) == N - 1) ? '0 : s_q + SW'(1);
+      wa_q   <= s_q;
+      wv_q   <= 1'b1;
+      take_q <= clr_s[s_q] ? '0 : pend[s_q];
+      clr_q  <= flag_q[s_q] || clr_s[s_q];
+      for (int i = 0; i < N; i++) begin
+        flag_q[i] <= clr_s[i] || (flag_q[i] && 32'(s_q) != i);
+      end
+    end
+  end
+
+  assign wdata = (clr_q ? 32'd0 : ram_rdata) + 32'(take_q);
+
+  // one write port (the visit's write), one read port (the visit's read);
+  // never the same word in one cycle (wa_q = s_q - 1)
+  always_ff @(posedge clk_i) begin
+    if (wv_q) begin
+      ctr_ram[wa_q] <= wdata;
+    end
+    ram_rdata <= ctr_ram[s_q];
+  end
+
+  assign wr_valid_o = wv_q;
+  assign wr_idx_o   = wa_q;
+  assign wr_data_o  = wdata;
+  assign busy_o     = inc_any || busy_q != '0;
+
+`ifndef SYNTHESIS
+  always_ff @(posedge clk_i) begin
+    if (rst_ni) begin
+      for (int i = 0; i < N; i++) begin
+        if (!AddMask[i]) assert (add_i[i] == '0) else $error("%m: add_i[%0d] outside AddMask", i);
+        if (!Ev2Mask[i]) assert (!ev2_i[i]) else $error("%m: ev2_i[%0d] outside Ev2Mask", i);
+      end
+    end
+  end
+`endif
+
+endmodule
