@@ -152,6 +152,10 @@ module ib_ca_top
   logic [NumCtrs-1:0] ev;
   logic [NumCtrs-1:0] ev2;       // a second event of the same counter
   logic [NumCtrs-1:0][CtrAddW-1:0] ctr_add;  // amounts (the word counters)
+  // the same, one cycle later: the counters' inputs (see "Counter events")
+  logic [NumCtrs-1:0] ev_q, ev2_q;
+  logic [NumCtrs-1:0][CtrAddW-1:0] ctr_add_q;
+  logic               ctr_pend;  // an event is registered and not yet counted
   logic [15:0]        port_lid;
   logic [2:0]         port_lmc;
   logic [15:0]        master_sm_lid;
@@ -190,9 +194,9 @@ module ib_ca_top
     .ext_sel_i      (pkey_sel || mkey_sel),
     .ext_rdata_i    (pkey_sel ? pkey_regs_rdata : mkey_rdata),
     .ctr_busy_o     (ctr_busy),
-    .ev_i           (ev),
-    .ev2_i          (ev2),
-    .add_i          (ctr_add),
+    .ev_i           (ev_q),
+    .ev2_i          (ev2_q),
+    .add_i          (ctr_add_q),
     .port_lid_o     (port_lid),
     .port_lmc_o     (port_lmc),
     .master_sm_lid_o(master_sm_lid),
@@ -345,7 +349,8 @@ module ib_ca_top
     .DataW    (DataW),
     .Depth    (Vl15RxDepth),
     .SlotWords(RxSlotWords),
-    .MetaW    (RxMetaW)
+    .MetaW    (RxMetaW),
+    .MetaReg  (1)  // the dispatcher decides on rd_meta (to_sm) at once
   ) u_rx_fifo (
     .clk_i,
     .rst_ni,
@@ -440,24 +445,35 @@ module ib_ca_top
   localparam int unsigned SmRqW = 16;
 
   logic [SmRqW-1:0] sm_rq_cnt_q, sm_rq_cnt_d;
+  logic             sm_rq_avail_q, sm_rq_avail_d;  // sm_rq_cnt_q != 0
 
+  // The next count with and without a MAD starting now, made in parallel
+  // and picked by sm_rq_take (a late signal: the dispatcher's decision on
+  // the RX buffer's output).
   always_comb begin
-    logic [SmRqW-1:0] left;  // after the clear and the MAD that started now
-    logic [SmRqW:0]   sum;
-    left        = sm_rq_clr_i ? '0 : sm_rq_cnt_q - SmRqW'(sm_rq_take);
-    sum         = {1'b0, left} + (sm_rq_post_i ? (SmRqW + 1)'(sm_rq_post_n_i) : '0);
-    sm_rq_cnt_d = sum[SmRqW] ? '1 : sum[SmRqW-1:0];
+    logic [SmRqW-1:0] left0, left1;  // after the clear and (1) the MAD that started now
+    logic [SmRqW:0]   sum0, sum1, post;
+    post        = sm_rq_post_i ? (SmRqW + 1)'(sm_rq_post_n_i) : '0;
+    left0       = sm_rq_clr_i ? '0 : sm_rq_cnt_q;
+    left1       = sm_rq_clr_i ? '0 : sm_rq_cnt_q - SmRqW'(1);
+    sum0        = {1'b0, left0} + post;
+    sum1        = {1'b0, left1} + post;
+    sm_rq_cnt_d = sm_rq_take ? (sum1[SmRqW] ? '1 : sum1[SmRqW-1:0])
+                             : (sum0[SmRqW] ? '1 : sum0[SmRqW-1:0]);
+    sm_rq_avail_d = sm_rq_take ? (sum1 != '0) : (sum0 != '0);
   end
 
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
-      sm_rq_cnt_q <= '0;
+      sm_rq_cnt_q   <= '0;
+      sm_rq_avail_q <= 1'b0;
     end else begin
-      sm_rq_cnt_q <= sm_rq_cnt_d;
+      sm_rq_cnt_q   <= sm_rq_cnt_d;
+      sm_rq_avail_q <= sm_rq_avail_d;
     end
   end
 
-  assign sm_rq_avail = sm_rq_cnt_q != '0;
+  assign sm_rq_avail = sm_rq_avail_q;
 
   // ---------------------------------------------------------------------------
   // Send path
@@ -663,7 +679,8 @@ module ib_ca_top
     end
   end
 
-  assign idle_o = !mkey_lease_run && !ctr_busy && !rx_pkt_q && !vl15_rx_tvalid && !ldrx_tvalid && !drx_tvalid_o &&
+  assign idle_o = !mkey_lease_run && !ctr_pend && !ctr_busy &&
+                  !rx_pkt_q && !vl15_rx_tvalid && !ldrx_tvalid && !drx_tvalid_o &&
                   (rx_cnt_q == '0) && !sq_pkt_q && (tx_cnt_q == '0) &&
                   !lt_tvalid && !wire_pkt_q && !drop_q && (link_q == link_up_i);
 
@@ -764,6 +781,40 @@ module ib_ca_top
     ev[CtrQkeyViol]     = ev_gsi_qkey_viol;
   end
 
+  // Every event reaches its counter one cycle later, through a register
+  // (no path from the datapath's decisions into the counters' adders). A
+  // counter clear (RegCtrClear, or RegCtrClearSel naming the counter) also
+  // withdraws the event of its own cycle, so the count is as if the event
+  // had counted at once and the clear won over it, as ib_port_regs does for
+  // its inputs; a register read sees an event from the cycle after it, and
+  // idle_o stays low while one is pending.
+  logic [NumCtrs-1:0] ctr_clr;  // counters cleared by this cycle's register write
+
+  always_comb begin
+    ctr_clr = '0;
+    if (reg_we_i && reg_addr_i == RegCtrClear) begin
+      ctr_clr = '1;
+    end else if (reg_we_i && reg_addr_i == RegCtrClearSel) begin
+      ctr_clr = reg_wdata_i[NumCtrs-1:0];
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      ev_q      <= '0;
+      ev2_q     <= '0;
+      ctr_add_q <= '0;
+    end else begin
+      ev_q  <= ev & ~ctr_clr;
+      ev2_q <= ev2 & ~ctr_clr;
+      for (int unsigned i = 0; i < NumCtrs; i++) begin
+        ctr_add_q[i] <= ctr_clr[i] ? '0 : ctr_add[i];
+      end
+    end
+  end
+
+  assign ctr_pend = (ev_q != '0) || (ev2_q != '0) || (ctr_add_q != '0);
+
   // ---------------------------------------------------------------------------
   // Stream checkers (simulation only; the checker body is empty in synthesis)
   // ---------------------------------------------------------------------------
@@ -850,6 +901,8 @@ module ib_ca_top
                 !u_rx_dispatch.open_q)
           else $error("%m: idle_o with a buffer, the dispatcher or ib_link_tx busy");
       end
+      assert (sm_rq_avail_q == (sm_rq_cnt_q != '0))
+        else $error("%m: SM receive WQE flag %0d with %0d posted", sm_rq_avail_q, sm_rq_cnt_q);
       // the SM receive queue never underflows: a WQE is used only when one
       // is posted
       assert (!sm_rq_take || sm_rq_cnt_q != '0)

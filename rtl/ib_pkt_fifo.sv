@@ -6,12 +6,15 @@
 // (block-RAM style); the RAM output register is the output register and is
 // reloaded in the cycle it is taken, so the read side sustains one beat per
 // cycle under any rd_tready_i pattern. wr_end_i in cycle t gives rd_tvalid_o
-// in cycle t+2 when the FIFO was empty.
+// in cycle t+2 when the FIFO was empty. MetaReg = 1 loads the meta word into
+// a register with the beat (rd_meta_o from a flip-flop instead of the slot
+// array read by the output's slot number; the same value while rd_tvalid_o).
 module ib_pkt_fifo #(
   parameter int unsigned DataW     = 64,                  // stream width in bits: 32, 64 or 128
   parameter int unsigned Depth     = 4,                   // number of packet slots, 1..255
   parameter int unsigned SlotWords = 256 / (DataW / 8),   // beats per slot
   parameter int unsigned MetaW     = 8,                   // width of the per-packet meta word
+  parameter int unsigned MetaReg   = 0,                   // 1: rd_meta_o from a register
   localparam int unsigned DataB    = DataW / 8
 ) (
   input  logic               clk_i,
@@ -115,6 +118,7 @@ module ib_pkt_fifo #(
   logic             open_now, claim_now, nospace_now, ovf_now;
   logic             wr_beat;               // wr_data_i goes into the RAM this cycle
   logic             commit;
+  logic             slot_we;               // the slot's length, tkeep and meta are written
   logic [BeatW-1:0] len_now;
   logic [DataB-1:0] keep_now;
   logic [AddrW-1:0] wr_addr;
@@ -128,6 +132,10 @@ module ib_pkt_fifo #(
     len_now     = wr_beat ? wcnt_q + BeatW'(1) : wcnt_q;  // increment off the wr_beat path
     keep_now    = wr_beat ? wr_keep_i : wkeep_q;
     commit      = wr_end_i & wr_ok_i & open_now & claim_now & ~ovf_now;
+    // The claimed slot is free, so its length/tkeep/meta may be written at
+    // every end of a packet that holds it; only commit makes them visible.
+    // This keeps wr_ok_i (the writer's late verdict) off the write enables.
+    slot_we     = wr_end_i & open_now & claim_now;
     wr_drop_full_o = wr_end_i & wr_ok_i & open_now & nospace_now;
     wr_addr     = AddrW'(32'(wr_slot_q) * SlotWords + 32'(wcnt_q));
 
@@ -151,7 +159,7 @@ module ib_pkt_fifo #(
     if (wr_beat) begin
       mem[wr_addr] <= wr_data_i;
     end
-    if (commit) begin
+    if (slot_we) begin
       slot_len_q[wr_slot_q]  <= len_now;
       slot_keep_q[wr_slot_q] <= keep_now;
       slot_meta_q[wr_slot_q] <= wr_meta_i;
@@ -256,7 +264,19 @@ module ib_pkt_fifo #(
   assign rd_tvalid_o = out_valid_q;
   assign rd_tlast_o  = out_last_q;
   assign rd_tkeep_o  = out_last_q ? slot_keep_q[out_slot_q] : '1;
-  assign rd_meta_o   = slot_meta_q[out_slot_q];
+  if (MetaReg != 0) begin : gen_meta_reg
+    // loaded with the beat: the slot's meta is written only at its commit,
+    // before its first beat is read, and stays until the slot is freed
+    logic [MetaW-1:0] out_meta_q;
+    always_ff @(posedge clk_i) begin
+      if (rd_issue) begin
+        out_meta_q <= slot_meta_q[iss_slot_q];
+      end
+    end
+    assign rd_meta_o = out_meta_q;
+  end else begin : gen_meta_rd
+    assign rd_meta_o = slot_meta_q[out_slot_q];
+  end
 
   // ---------------------------------------------------------------------------
   // Assertions

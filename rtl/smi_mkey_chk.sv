@@ -5,9 +5,11 @@
 //
 // The stream (the dispatcher's SMA RX output) is only observed, never
 // changed or stalled. MAD byte 3 (method) and bytes 24..31 (M_Key, first byte
-// most significant) are captured as their beats are taken; the verdict is
-// combinational and valid with the tlast beat (as drx_tuser_o flags a
-// discard):
+// most significant) are captured into registers as their beats are taken
+// (at every width they lie in beats before the tlast beat); the verdict is
+// decided from those registers alone (never from the beat on the stream, so
+// the RX buffer's RAM output reaches only the capture registers) and is
+// valid with the tlast beat (as drx_tuser_o flags a discard):
 //   checked  = method is Get (0x01), Set (0x02) or TrapRepress (0x07)
 //   key_ok   = port M_Key = 0 or SMP M_Key = port M_Key
 //   viol_o   = checked, not key_ok, and (method is not Get or protect >= 2):
@@ -71,6 +73,11 @@ module smi_mkey_chk
   localparam int unsigned Beats = MadBytes / DataB;
   localparam int unsigned BeatW = $clog2(Beats);
 
+  // the verdict at the tlast beat reads only captured fields
+  if ((MbMkey + 7) / DataB >= Beats - 1 || MbMethod / DataB >= Beats - 1) begin : gen_beat_check
+    $fatal(1, "%m: the M_Key or method lies in the tlast beat at DataW %0d", DataW);
+  end
+
   // register indexes
   localparam logic [2:0] IdxMkeyLo    = 3'd0;
   localparam logic [2:0] IdxMkeyHi    = 3'd1;
@@ -91,60 +98,53 @@ module smi_mkey_chk
   logic [15:0]      sec_q;     // whole lease seconds elapsed
 
   logic [BeatW-1:0] beat_q;    // MAD beat index of the packet on the stream
-  logic [7:0]       method_q;
-  logic [63:0]      smp_key_q;
+  logic [7:0]       method_q;  // MAD method, captured from its beat
+  logic [63:0]      smp_key_q; // SMP M_Key, captured from its beat(s)
+  logic [31:0]      tick_m1_q; // max(MkeyTick, 1) - 1: the last cycle of a lease second
+  logic [15:0]      lease_m1_q; // M_KeyLeasePeriod - 1 (the last second; unused at 0)
 
   logic             hs, last_hs;
-  logic [7:0]       method;    // method of the packet (its beat 0 captured)
-  logic [63:0]      smp_key;   // M_Key bytes captured so far, plus this beat
   logic             checked, key_ok, viol, stop, start;
   logic             sec_done, expire;
-  logic [31:0]      tick_eff;
 
   assign hs      = tvalid_i && tready_i;
   assign last_hs = hs && tlast_i;
 
-  // Capture: byte i of the MAD is byte i % DataB of beat i / DataB. The
-  // verdict uses the captured values merged with the beat on the stream (at
-  // every width the M_Key's beats come before the tlast beat; the merge
-  // keeps this independent of that).
-  always_comb begin
-    method  = method_q;
-    smp_key = smp_key_q;
-    if (tvalid_i && beat_q == BeatW'(MbMethod / DataB)) begin
-      method = tdata_i[8*(MbMethod % DataB) +: 8];
-    end
-    for (int unsigned j = 0; j < 8; j++) begin
-      if (tvalid_i && beat_q == BeatW'((MbMkey + j) / DataB)) begin
-        smp_key[8*(7-j) +: 8] = tdata_i[8*((MbMkey + j) % DataB) +: 8];
-      end
-    end
-  end
-
-  assign checked = (method == MethodGet) || (method == MethodSet) ||
-                   (method == MethodTrapRepress);
-  assign key_ok  = (mkey_q == 64'd0) || (smp_key == mkey_q);
-  assign viol    = checked && !key_ok && ((method != MethodGet) || (prot_q >= 2'd2));
+  // Capture: byte i of the MAD is byte i % DataB of beat i / DataB; the
+  // method's and M_Key's beats come before the tlast beat at every width
+  // (checked at elaboration), so at the tlast beat all of them are registered.
+  assign checked = (method_q == MethodGet) || (method_q == MethodSet) ||
+                   (method_q == MethodTrapRepress);
+  assign key_ok  = (mkey_q == 64'd0) || (smp_key_q == mkey_q);
+  assign viol    = checked && !key_ok && ((method_q != MethodGet) || prot_q[1]);
   assign viol_o  = tvalid_i && tlast_i && viol;
-  assign mask_o  = tvalid_i && tlast_i && (method == MethodGet) && (smp_key != mkey_q) &&
+  assign mask_o  = tvalid_i && tlast_i && (method_q == MethodGet) && (smp_key_q != mkey_q) &&
                    (prot_q == 2'd1);
   assign stop    = last_hs && checked && key_ok;
   assign start   = last_hs && viol && !run_q && (lease_q != 16'd0);
   assign ev_viol_o = last_hs && viol;
 
-  assign tick_eff = (tick_q == 32'd0) ? 32'd1 : tick_q;
-  assign sec_done = run_q && (cyc_q >= tick_eff - 32'd1);  // >=: MkeyTick may be lowered meanwhile
-  assign expire   = sec_done && (lease_q != 16'd0) && (32'(sec_q) + 32'd1 >= 32'(lease_q));
+  // cyc_q >= max(tick, 1) - 1 (>=: MkeyTick may be lowered meanwhile) and
+  // sec_q + 1 >= lease, each against a register computed at the write
+  assign sec_done = run_q && (cyc_q >= tick_m1_q);
+  assign expire   = sec_done && (lease_q != 16'd0) && (sec_q >= lease_m1_q);
 
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
       beat_q    <= '0;
-      method_q  <= '0;
-      smp_key_q <= '0;
     end else if (hs) begin
       beat_q    <= tlast_i ? '0 : beat_q + BeatW'(1);
-      method_q  <= method;
-      smp_key_q <= smp_key;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (hs && beat_q == BeatW'(MbMethod / DataB)) begin
+      method_q <= tdata_i[8*(MbMethod % DataB) +: 8];
+    end
+    for (int unsigned j = 0; j < 8; j++) begin
+      if (hs && beat_q == BeatW'((MbMkey + j) / DataB)) begin
+        smp_key_q[8*(7-j) +: 8] <= tdata_i[8*((MbMkey + j) % DataB) +: 8];
+      end
     end
   end
 
@@ -155,6 +155,8 @@ module smi_mkey_chk
       prot_q     <= '0;
       lease_q    <= '0;
       tick_q     <= TickReset;
+      tick_m1_q  <= (TickReset == 32'd0) ? 32'd0 : TickReset - 32'd1;
+      lease_m1_q <= '1;
       viols_q    <= '0;
       run_q      <= 1'b0;
       cyc_q      <= '0;
@@ -189,8 +191,14 @@ module smi_mkey_chk
           IdxMkeyLo:    lo_stage_q <= reg_wdata_i;
           IdxMkeyHi:    mkey_q     <= {reg_wdata_i, lo_stage_q};
           IdxMkeyProt:  prot_q     <= reg_wdata_i[1:0];
-          IdxMkeyLease: lease_q    <= reg_wdata_i[15:0];
-          IdxMkeyTick:  tick_q     <= reg_wdata_i;
+          IdxMkeyLease: begin
+            lease_q    <= reg_wdata_i[15:0];
+            lease_m1_q <= reg_wdata_i[15:0] - 16'd1;
+          end
+          IdxMkeyTick: begin
+            tick_q     <= reg_wdata_i;
+            tick_m1_q  <= (reg_wdata_i == 32'd0) ? 32'd0 : reg_wdata_i - 32'd1;
+          end
           IdxMkeyViols: viols_q    <= reg_wdata_i[15:0];
           default: ;  // read-only or reserved
         endcase

@@ -77,7 +77,6 @@ module smi_rq
     logic [15:0] dr_slid;
     logic [15:0] dr_dlid;
     logic [7:0]  rp_hc;       // ReturnPath[hop_cnt]
-    logic [31:0] icrc;        // value, byte 284 = bits 7:0
   } fields_t;
 
   fields_t     f_q, f_d;
@@ -101,11 +100,15 @@ module smi_rq
     return {pos == 16'(off - lane) && keep[lane], data[8*lane +: 8]};
   endfunction
 
-  // ICRC coverage: bytes 0..IcrcPos-1. Beats before IcrcBeat are covered
-  // whole, the beat at IcrcBeat for its first IcrcTail bytes (none at DataW
-  // 32), later beats not at all. One matrix update for each case.
-  localparam int unsigned IcrcTail  = IcrcPos % DataB;
-  localparam int unsigned IcrcBeat  = IcrcPos - IcrcTail;
+  // CRC coverage: bytes 0..CrcEnd-1, the ICRC's coverage and the ICRC
+  // itself (LSB first): after a good ICRC the state is Crc32Residue (ibspec
+  // §3.1 residue check), so the check is a compare with a constant at tlast
+  // and the ICRC field need not be captured. Beats before IcrcBeat are
+  // covered whole, the beat at IcrcBeat for its first IcrcTail bytes (none:
+  // 288 is a multiple of every DataB), later beats not at all.
+  localparam int unsigned CrcEnd    = IcrcPos + IcrcBytes;  // 288
+  localparam int unsigned IcrcTail  = CrcEnd % DataB;
+  localparam int unsigned IcrcBeat  = CrcEnd - IcrcTail;
   localparam int unsigned Resv8aBeat = PbBthResv8a - PbBthResv8a % DataB;
   localparam int unsigned Resv8aLane = PbBthResv8a % DataB;
   localparam crc32_mat_t  CrcFull   = crc32_mat(DataB);
@@ -190,10 +193,6 @@ module smi_rq
       if (p[8]) f_d.dr_dlid[15:8] = p[7:0];
       p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, MadOffset + MbDrDlid + 1);
       if (p[8]) f_d.dr_dlid[7:0] = p[7:0];
-      for (int unsigned i = 0; i < IcrcBytes; i++) begin
-        p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, IcrcPos + i);
-        if (p[8]) f_d.icrc[8*i +: 8] = p[7:0];   // byte 284 = bits 7:0
-      end
       // ReturnPath[hop_cnt]; hop_cnt (packet byte 35) is many beats earlier.
       if (pos_q == rp_beat_q) begin
         for (int unsigned j = 0; j < DataB; j++) begin
@@ -343,6 +342,7 @@ module smi_rq
   // of C14-13:1: both outcomes are registered and the tlast cycle picks one.
   typedef struct packed {
     logic   is_dr_class;
+    logic   icrc_hdr_ok;        // LNH and PktLen of an SMP: the ICRC is checked
     logic   err_hdr;
     logic   err_lid;
     logic   to_sm;
@@ -381,6 +381,7 @@ module smi_rq
     chk_d.dr_discard_rp_ok  = dr_ok.discard;
     chk_d.dr_discard_rp_bad = dr_bad.discard;
 
+    chk_d.icrc_hdr_ok = (f_q.lnh == LnhIbaLocal) && (32'(f_q.pktlen) == SmpPktLen);
     chk_d.err_hdr = (f_q.lnh != LnhIbaLocal) || (f_q.opcode != OpUdSendOnly) ||
                     (f_q.tver != 4'd0) || (f_q.destqp != 24'd0) ||
                     (32'(f_q.pktlen) != SmpPktLen) || (f_q.base_ver != MadBaseVersion) ||
@@ -403,8 +404,7 @@ module smi_rq
 
   always_comb begin
     err_down = (port_state_i == PortStateDown);
-    err_icrc = (f_q.lnh == LnhIbaLocal) && (32'(f_q.pktlen) == SmpPktLen) &&
-               (f_q.icrc != (crc_q ^ Crc32XorOut));
+    err_icrc = chk_q.icrc_hdr_ok && (crc_q != Crc32Residue);
     err_dr   = chk_q.is_dr_class &&
                ((f_q.rp_hc == port_num_i) ? chk_q.dr_discard_rp_ok : chk_q.dr_discard_rp_bad);
   end
