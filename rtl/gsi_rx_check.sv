@@ -43,8 +43,8 @@
 // The P_Key table: PkeyEntries 16-bit entries in registers (reset: entry 0 =
 // 0xFFFF, the default full-member P_Key, every other 0 = invalid), written
 // one entry per pkey_we_i; pkey_rdata_o = entry pkey_idx_i. The match against
-// every entry is registered (pkey_hit_q, from the packet's P_Key field and
-// the table of the cycle before): a GMP's P_Key ends at packet byte 11 (51
+// every group of 8 entries is registered (pkey_grp_q, from the packet's P_Key
+// field and the table of the cycle before; their OR is the hit): a GMP's P_Key ends at packet byte 11 (51
 // with a GRH), at least 15 beats before the tlast of its 290 (330) bytes at
 // DataW 128, so the hit is settled at tlast; a shorter packet fails check 2.
 //
@@ -331,13 +331,14 @@ module gsi_rx_check
   // ---------------------------------------------------------------------------
   // P_Key table and the registered match of the packet's P_Key (f_q.pkey)
   // ---------------------------------------------------------------------------
-  logic pkey_hit_q;
-  logic err_icrc, err_hdr, err_pkey, err_qkey, is_qp1, qp1_bad, global_q, grh_short;
+  logic pkey_hit;  // the packet's P_Key matches a table entry (settled before tlast)
+  logic err_hdr, err_pkey, err_qkey, is_qp1, qp1_bad, global_q, grh_short;
   logic good_link;
 
   if (!PkeyRam) begin : gen_pkey_ff
+    localparam int unsigned       PkeyGrps = (PkeyEntries + 7) / 8;
     logic [PkeyEntries-1:0][15:0] pkey_tab_q;
-    logic                         pkey_hit_d;
+    logic [PkeyGrps-1:0]          pkey_grp_q, pkey_grp_d;  // a match in entries 8g..8g+7
 
     always_ff @(posedge clk_i) begin
       if (!rst_ni) begin
@@ -351,24 +352,28 @@ module gsi_rx_check
     assign pkey_rdata_o = (32'(pkey_idx_i) < PkeyEntries) ? pkey_tab_q[pkey_idx_i] : 16'h0000;
 
     // rxe pkey_match(entry, packet): low 15 bits equal and non-zero, one of the
-    // two a full member (bit 15).
+    // two a full member (bit 15). Registered per group of 8 entries (timing:
+    // 64 comparators and one OR tree in one cycle were the CA port's critical
+    // path); the groups are ORed at tlast.
     always_comb begin
-      pkey_hit_d = 1'b0;
+      pkey_grp_d = '0;
       for (int unsigned i = 0; i < PkeyEntries; i++) begin
         if (pkey_tab_q[i][14:0] != 15'd0 && pkey_tab_q[i][14:0] == f_q.pkey[14:0] &&
             (pkey_tab_q[i][15] || f_q.pkey[15])) begin
-          pkey_hit_d = 1'b1;
+          pkey_grp_d[i / 8] = 1'b1;
         end
       end
     end
 
     always_ff @(posedge clk_i) begin
       if (!rst_ni) begin
-        pkey_hit_q <= 1'b0;
+        pkey_grp_q <= '0;
       end else begin
-        pkey_hit_q <= pkey_hit_d;
+        pkey_grp_q <= pkey_grp_d;
       end
     end
+
+    assign pkey_hit = |pkey_grp_q;
   end else begin : gen_pkey_ram
     // Beats from the one holding a GMP's P_Key's last byte to its tlast (the
     // fewer of local and global; the GMP is 290 / 330 bytes).
@@ -402,6 +407,7 @@ module gsi_rx_check
     logic                   cap;          // the P_Key's last byte is taken this beat
     logic [15:0]            entry;        // the entry compared this cycle
     logic [8:0]             pk;
+    logic                   pkey_hit_q;   // a scanned entry matched
 
     assign we   = pkey_we_i && 32'(pkey_idx_i) < PkeyEntries;
     assign widx = EW'(pkey_idx_i);
@@ -484,82 +490,100 @@ module gsi_rx_check
       end
     end
 `endif
+    assign pkey_hit = pkey_hit_q;
   end
 
   // ---------------------------------------------------------------------------
   // Verdict at tlast. Every field the header checks read lies in an earlier
   // beat than tlast of any packet they could accept (a GMP is 290/330 bytes;
   // DestQP of a packet long enough for its BTH ends at least 10 bytes before
-  // tlast), so they read f_q; the ICRC is decided by this beat's CRC.
+  // tlast), so they read f_q; the ICRC is decided by this beat's CRC, which
+  // is registered (icrc_crc_q) and compared with the residue a cycle later,
+  // at the output stage: every other check's verdict is registered with it
+  // (out_rest_q) and the output's reason combines the two.
   // ---------------------------------------------------------------------------
 
   always_comb begin
     global_q  = (f_q.lnh == LnhIbaGlobal);
     grh_short = global_q && (32'(f_q.pktlen) < MinPktLenGrh);
-    err_icrc  = !grh_short && (crc_tail != Crc32Residue);
     is_qp1   = f_q.qp_zero[0] && f_q.qp_zero[1] && f_q.qp_one;
     qp1_bad  = !f_q.op_ok || !f_q.tver_ok ||
                (32'(f_q.pktlen) != (global_q ? GmpPktLenGrh : GmpPktLen)) ||
                !f_q.bv_ok || f_q.mc_lid || f_q.mc_dr;
     err_hdr  = grh_short || (global_q && !f_q.nxthdr_ok) ||
                (f_q.qp_zero == 3'b111) || (is_qp1 && qp1_bad);
-    err_pkey = is_qp1 && !pkey_hit_q;
+    err_pkey = is_qp1 && !pkey_hit;
     err_qkey = is_qp1 && (f_q.qkey_ok != 4'hF);
   end
 
   assign good_link = in_tvalid_i && in_tlast_i && !in_tuser_i;
 
-  gsi_reason_e reason;  // the first check the packet fails (valid on tlast)
+  gsi_reason_e reason_rest;  // the first check but the ICRC the packet fails (on tlast)
   always_comb begin
     if (in_tuser_i) begin
-      reason = GsiLinkDrop;
-    end else if (err_icrc) begin
-      reason = GsiIcrcErr;
+      reason_rest = GsiLinkDrop;
     end else if (err_hdr) begin
-      reason = GsiBadHdr;
+      reason_rest = GsiBadHdr;
     end else if (err_pkey) begin
-      reason = GsiPkeyViol;
+      reason_rest = GsiPkeyViol;
     end else if (err_qkey) begin
-      reason = GsiQkeyViol;
+      reason_rest = GsiQkeyViol;
     end else begin
-      reason = GsiOk;
+      reason_rest = GsiOk;
     end
   end
 
   // ---------------------------------------------------------------------------
   // Output register stage
   // ---------------------------------------------------------------------------
-  logic             out_valid_q, out_last_q, out_user_q;
-  logic             ev_icrc_q, ev_hdr_q, ev_pkey_q, ev_qkey_q, ev_gmp_q;
-  gsi_reason_e      out_reason_q;
+  logic             out_valid_q, out_last_q;
+  logic             out_icrc_chk_q;  // the output's tlast beat: its ICRC is checked
+  logic [31:0]      icrc_crc_q;      // ... and the CRC state after it
+  gsi_reason_e      out_rest_q;      // ... and reason_rest (GsiOk on other beats)
+  logic             ev_good_q;       // the output's tlast beat had a good link
+  logic             out_qp1_q;       // ... and was for QP1
+  logic             icrc_bad;
+  logic             out_user;
+  gsi_reason_e      out_reason;
+  logic             ev_icrc, ev_hdr, ev_pkey, ev_qkey, ev_gmp;
   logic [DataW-1:0] out_data_q;
   logic [DataB-1:0] out_keep_q;
 
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
-      out_valid_q <= 1'b0;
-      out_last_q  <= 1'b0;
-      out_user_q  <= 1'b0;
-      out_reason_q <= GsiOk;
-      ev_icrc_q   <= 1'b0;
-      ev_hdr_q    <= 1'b0;
-      ev_pkey_q   <= 1'b0;
-      ev_qkey_q   <= 1'b0;
-      ev_gmp_q    <= 1'b0;
+      out_valid_q    <= 1'b0;
+      out_last_q     <= 1'b0;
+      out_icrc_chk_q <= 1'b0;
+      out_rest_q     <= GsiOk;
+      ev_good_q      <= 1'b0;
+      out_qp1_q      <= 1'b0;
     end else begin
       out_valid_q <= in_tvalid_i;
       if (in_tvalid_i) begin
-        out_last_q   <= in_tlast_i;
-        out_user_q   <= in_tlast_i && (reason != GsiOk);
-        out_reason_q <= in_tlast_i ? reason : GsiOk;
+        out_last_q     <= in_tlast_i;
+        out_icrc_chk_q <= in_tlast_i && !in_tuser_i && !grh_short;
+        out_rest_q     <= in_tlast_i ? reason_rest : GsiOk;
+        out_qp1_q      <= is_qp1;
       end
-      ev_icrc_q <= good_link && (reason == GsiIcrcErr);
-      ev_hdr_q  <= good_link && (reason == GsiBadHdr);
-      ev_pkey_q <= good_link && (reason == GsiPkeyViol);
-      ev_qkey_q <= good_link && (reason == GsiQkeyViol);
-      ev_gmp_q  <= good_link && (reason == GsiOk) && is_qp1;
+      ev_good_q <= good_link;
     end
   end
+
+  always_ff @(posedge clk_i) begin
+    if (in_tvalid_i) begin
+      icrc_crc_q <= crc_tail;
+    end
+  end
+
+  // the ICRC comes after the link and before every other check
+  assign icrc_bad   = out_icrc_chk_q && (icrc_crc_q != Crc32Residue);
+  assign out_reason = icrc_bad ? GsiIcrcErr : out_rest_q;
+  assign out_user   = out_reason != GsiOk;
+  assign ev_icrc    = ev_good_q && (out_reason == GsiIcrcErr);
+  assign ev_hdr     = ev_good_q && (out_reason == GsiBadHdr);
+  assign ev_pkey    = ev_good_q && (out_reason == GsiPkeyViol);
+  assign ev_qkey    = ev_good_q && (out_reason == GsiQkeyViol);
+  assign ev_gmp     = ev_good_q && (out_reason == GsiOk) && out_qp1_q;
 
   // Datapath register: no reset needed, qualified by out_valid_q.
   always_ff @(posedge clk_i) begin
@@ -573,13 +597,13 @@ module gsi_rx_check
   assign out_tkeep_o   = out_keep_q;
   assign out_tvalid_o  = out_valid_q;
   assign out_tlast_o   = out_last_q;
-  assign out_tuser_o    = out_user_q;
-  assign out_reason_o   = out_reason_q;
-  assign ev_icrc_err_o  = ev_icrc_q;
-  assign ev_bad_hdr_o   = ev_hdr_q;
-  assign ev_pkey_viol_o = ev_pkey_q;
-  assign ev_qkey_viol_o = ev_qkey_q;
-  assign ev_gmp_o       = ev_gmp_q;
+  assign out_tuser_o    = out_user;
+  assign out_reason_o   = out_reason;
+  assign ev_icrc_err_o  = ev_icrc;
+  assign ev_bad_hdr_o   = ev_hdr;
+  assign ev_pkey_viol_o = ev_pkey;
+  assign ev_qkey_viol_o = ev_qkey;
+  assign ev_gmp_o       = ev_gmp;
 
   // ---------------------------------------------------------------------------
   // Assertions
@@ -591,30 +615,30 @@ module gsi_rx_check
         assert (in_tkeep_i == '1)
           else $error("%m: partial tkeep on a beat without tlast");
       end
-      assert (32'(ev_icrc_q) + 32'(ev_hdr_q) + 32'(ev_pkey_q) + 32'(ev_qkey_q) +
-              32'(ev_gmp_q) <= 1)
+      assert (32'(ev_icrc) + 32'(ev_hdr) + 32'(ev_pkey) + 32'(ev_qkey) +
+              32'(ev_gmp) <= 1)
         else $error("%m: more than one event for a packet");
-      if (ev_icrc_q || ev_hdr_q || ev_pkey_q || ev_qkey_q || ev_gmp_q) begin
+      if (ev_icrc || ev_hdr || ev_pkey || ev_qkey || ev_gmp) begin
         assert (out_valid_q && out_last_q)
           else $error("%m: event without the output tlast beat");
       end
-      if (ev_icrc_q || ev_hdr_q || ev_pkey_q || ev_qkey_q) begin
-        assert (out_user_q) else $error("%m: a packet with an error event not discarded");
+      if (ev_icrc || ev_hdr || ev_pkey || ev_qkey) begin
+        assert (out_user) else $error("%m: a packet with an error event not discarded");
       end
       if (out_valid_q && out_last_q) begin
-        assert (out_user_q == (out_reason_q != GsiOk))
+        assert (out_user == (out_reason != GsiOk))
           else $error("%m: discard flag and reason disagree");
       end
       // A QP1 packet that reaches the P_Key verdict ends at least two beats
-      // after the beat holding its P_Key's last byte, so pkey_hit_q is the
+      // after the beat holding its P_Key's last byte, so pkey_hit is the
       // match of its own P_Key (captured into f_q, then registered).
       if (good_link && is_qp1 && !err_hdr) begin
         assert (32'(pos_q) >= ((global_q ? PkeyLastLocal + GrhBytes : PkeyLastLocal) / DataB + 2) *
                               DataB)
           else $error("%m: P_Key verdict before its match settled");
       end
-      if (ev_gmp_q) begin
-        assert (!out_user_q) else $error("%m: a good GMP discarded");
+      if (ev_gmp) begin
+        assert (!out_user) else $error("%m: a good GMP discarded");
       end
     end
   end
