@@ -73,9 +73,10 @@ module smi_mkey_chk
   localparam int unsigned Beats = MadBytes / DataB;
   localparam int unsigned BeatW = $clog2(Beats);
 
-  // the verdict at the tlast beat reads only captured fields
-  if ((MbMkey + 7) / DataB >= Beats - 1 || MbMethod / DataB >= Beats - 1) begin : gen_beat_check
-    $fatal(1, "%m: the M_Key or method lies in the tlast beat at DataW %0d", DataW);
+  // the verdict at the tlast beat reads only captured fields (and the key
+  // compare, registered after the capture)
+  if ((MbMkey + 7) / DataB >= Beats - 2 || MbMethod / DataB >= Beats - 1) begin : gen_beat_check
+    $fatal(1, "%m: the method in the tlast beat or the M_Key in the two before it at DataW %0d", DataW);
   end
 
   // register indexes
@@ -103,6 +104,11 @@ module smi_mkey_chk
   logic [31:0]      tick_m1_q; // max(MkeyTick, 1) - 1: the last cycle of a lease second
   logic [15:0]      lease_m1_q; // M_KeyLeasePeriod - 1 (the last second; unused at 0)
 
+  logic [63:0]      mkey_d;      // mkey_q of the next cycle
+  logic [63:0]      smp_key_d;   // smp_key_q of the next cycle
+  logic [7:0]       key_eq_q;    // byte j of smp_key_q equals byte j of mkey_q
+  logic             mkey_zero_q; // mkey_q == 0
+
   logic             hs, last_hs;
   logic             checked, key_ok, viol, stop, start;
   logic             sec_done, expire;
@@ -115,10 +121,17 @@ module smi_mkey_chk
   // (checked at elaboration), so at the tlast beat all of them are registered.
   assign checked = (method_q == MethodGet) || (method_q == MethodSet) ||
                    (method_q == MethodTrapRepress);
-  assign key_ok  = (mkey_q == 64'd0) || (smp_key_q == mkey_q);
+  // The 64-bit key compare is registered a byte at a time (timing: the
+  // compare tree into the lease timer was the CA port's critical path at
+  // DataW 64), from the port key's next value (so a register write is seen
+  // in the same cycle as before) and the captured SMP key (one cycle late:
+  // the M_Key's last beat comes at least two beats before tlast at every
+  // width, checked at elaboration, so at tlast key_eq_q describes the
+  // current smp_key_q and mkey_q exactly).
+  assign key_ok  = mkey_zero_q || (&key_eq_q);
   assign viol    = checked && !key_ok && ((method_q != MethodGet) || prot_q[1]);
   assign viol_o  = tvalid_i && tlast_i && viol;
-  assign mask_o  = tvalid_i && tlast_i && (method_q == MethodGet) && (smp_key_q != mkey_q) &&
+  assign mask_o  = tvalid_i && tlast_i && (method_q == MethodGet) && !(&key_eq_q) &&
                    (prot_q == 2'd1);
   assign stop    = last_hs && checked && key_ok;
   assign start   = last_hs && viol && !run_q && (lease_q != 16'd0);
@@ -137,14 +150,32 @@ module smi_mkey_chk
     end
   end
 
+  always_comb begin
+    smp_key_d = smp_key_q;
+    for (int unsigned j = 0; j < 8; j++) begin
+      if (hs && beat_q == BeatW'((MbMkey + j) / DataB)) begin
+        smp_key_d[8*(7-j) +: 8] = tdata_i[8*((MbMkey + j) % DataB) +: 8];
+      end
+    end
+    mkey_d = (reg_we_i && reg_idx_i == IdxMkeyHi) ? {reg_wdata_i, lo_stage_q} : mkey_q;
+  end
+
   always_ff @(posedge clk_i) begin
     if (hs && beat_q == BeatW'(MbMethod / DataB)) begin
       method_q <= tdata_i[8*(MbMethod % DataB) +: 8];
     end
-    for (int unsigned j = 0; j < 8; j++) begin
-      if (hs && beat_q == BeatW'((MbMkey + j) / DataB)) begin
-        smp_key_q[8*(7-j) +: 8] <= tdata_i[8*((MbMkey + j) % DataB) +: 8];
+    smp_key_q <= smp_key_d;
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      key_eq_q    <= '0;
+      mkey_zero_q <= 1'b1;  // mkey_q resets to 0
+    end else begin
+      for (int unsigned j = 0; j < 8; j++) begin
+        key_eq_q[j] <= smp_key_q[8*j +: 8] == mkey_d[8*j +: 8];
       end
+      mkey_zero_q <= mkey_d == 64'd0;
     end
   end
 
@@ -232,6 +263,8 @@ module smi_mkey_chk
         else $error("%m: violation and masked together at protect %0d", prot_q);
       assert (!viol_o || !key_ok)
         else $error("%m: violation with a valid key");
+      assert (!(tvalid_i && tlast_i) || key_ok == ((mkey_q == 64'd0) || (smp_key_q == mkey_q)))
+        else $error("%m: registered key compare out of step with the keys");
       assert (!run_q || lease_q != 16'd0 || !expire)
         else $error("%m: lease period 0 expired");
     end
