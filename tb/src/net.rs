@@ -32,6 +32,37 @@ const TRAP_TID_BASE: u64 = 0x7472_6170_0000_0000;
 /// Every device of the fabric runs at this width.
 pub const DATA_W: u32 = 64;
 
+/// The sideband of the MAD on a device's `sma_rx` stream (switch port 0 or
+/// a multiport CA), with the M_Key verdict.
+pub fn sma_rx_meta(o: &DevOut) -> SmiMeta {
+    SmiMeta {
+        slid: o.sma_rx_slid,
+        dlid: o.sma_rx_dlid,
+        sl: o.sma_rx_sl,
+        port: o.sma_rx_port,
+        mgmt_class: o.sma_rx_mgmt_class,
+        hop_ptr: o.sma_rx_hop_ptr,
+        hop_cnt: o.sma_rx_hop_cnt,
+        mkey_viol: o.sma_rx_mkey_viol,
+        mkey_mask: o.sma_rx_mkey_mask,
+    }
+}
+
+/// The sideband of the MAD on a device's `sm_rx` stream (no M_Key check on
+/// the SM's path).
+pub fn sm_rx_meta(o: &DevOut) -> SmiMeta {
+    SmiMeta {
+        slid: o.sm_rx_slid,
+        dlid: o.sm_rx_dlid,
+        sl: o.sm_rx_sl,
+        port: o.sm_rx_port,
+        mgmt_class: o.sm_rx_mgmt_class,
+        hop_ptr: o.sm_rx_hop_ptr,
+        hop_cnt: o.sm_rx_hop_cnt,
+        ..SmiMeta::default()
+    }
+}
+
 /// Switch register map (docs/fabric.md, "ib_switch_top register map").
 pub mod swreg {
     pub const ID: u16 = 0x0000;
@@ -1470,17 +1501,7 @@ impl Net {
                 keep: 0xFF,
                 last,
             };
-            let sma_meta = SmiMeta {
-                slid: o.sma_rx_slid,
-                dlid: o.sma_rx_dlid,
-                sl: o.sma_rx_sl,
-                port: o.sma_rx_port,
-                mgmt_class: o.sma_rx_mgmt_class,
-                hop_ptr: o.sma_rx_hop_ptr,
-                hop_cnt: o.sma_rx_hop_cnt,
-                mkey_viol: o.sma_rx_mkey_viol,
-                mkey_mask: o.sma_rx_mkey_mask,
-            };
+            let sma_meta = sma_rx_meta(&o);
             dev.sma_rx.observe(
                 o.sma_rx_tvalid,
                 full(o.sma_rx_tdata, o.sma_rx_tlast),
@@ -1519,16 +1540,7 @@ impl Net {
                         cycle: now,
                     });
                 }
-                let meta = SmiMeta {
-                    slid: o.sm_rx_slid,
-                    dlid: o.sm_rx_dlid,
-                    sl: o.sm_rx_sl,
-                    port: o.sm_rx_port,
-                    mgmt_class: o.sm_rx_mgmt_class,
-                    hop_ptr: o.sm_rx_hop_ptr,
-                    hop_cnt: o.sm_rx_hop_cnt,
-                    ..SmiMeta::default()
-                };
+                let meta = sm_rx_meta(&o);
                 if !dev.sm_rx_skip {
                     sm.rx.observe(
                         o.sm_rx_tvalid,

@@ -2426,19 +2426,11 @@ impl Bench {
             keep: 0xFF,
             last,
         };
-        let sma_meta = SmiMeta {
-            slid: o.sma_rx_slid,
-            dlid: o.sma_rx_dlid,
-            sl: o.sma_rx_sl,
-            port: o.sma_rx_port,
-            mgmt_class: o.sma_rx_mgmt_class,
-            hop_ptr: o.sma_rx_hop_ptr,
-            hop_cnt: o.sma_rx_hop_cnt,
-            // the M_Key check passes every SMP while the port M_Key is 0 (reset;
-            // the models hold no M_Key state: the soaks never set one)
-            mkey_viol: false,
-            mkey_mask: false,
-        };
+        // The RTL's sideband, M_Key verdict included: the models hold no
+        // M_Key state (the soaks never set one), so they predict "no
+        // violation, not masked", and a verdict the RTL raises at M_Key 0 is
+        // a mismatch.
+        let sma_meta = crate::net::sma_rx_meta(&o);
         self.sma_rx.observe(
             o.sma_rx_tvalid,
             full(o.sma_rx_tdata, o.sma_rx_tlast),
@@ -2449,19 +2441,7 @@ impl Bench {
         while let Some(r) = self.sma_rx.packets.pop_front() {
             self.observe(Dest::Sma, r.bytes, Some(r.meta), false);
         }
-        let sm_meta = SmiMeta {
-            slid: o.sm_rx_slid,
-            dlid: o.sm_rx_dlid,
-            sl: o.sm_rx_sl,
-            port: o.sm_rx_port,
-            mgmt_class: o.sm_rx_mgmt_class,
-            hop_ptr: o.sm_rx_hop_ptr,
-            hop_cnt: o.sm_rx_hop_cnt,
-            // the M_Key check passes every SMP while the port M_Key is 0 (reset;
-            // the models hold no M_Key state: the soaks never set one)
-            mkey_viol: false,
-            mkey_mask: false,
-        };
+        let sm_meta = crate::net::sm_rx_meta(&o);
         self.sm_rx.observe(
             o.sm_rx_tvalid,
             full(o.sm_rx_tdata, o.sm_rx_tlast),
