@@ -179,6 +179,21 @@ fn clients_that_vanish_without_disconnect_give_their_slots_back() {
 /// beats still go out (the RTL's stream checker asserts that `tvalid` never
 /// drops inside a packet; before the fix the simulation stopped there), and
 /// a new SM on the node is answered afterwards.
+/// Attach a fresh SM on device `d`, send `req` directed-route and step
+/// until a MAD completes on its queue (at most 20 000 cycles).
+fn attach_and_get(net: &mut vl15::net::Net, d: usize, req: &mad::Mad) -> Option<Box<mad::Mad>> {
+    net.attach_host(d, 1, false).unwrap();
+    net.post_send(d, &vl15::qp0::Ah::dr(), req, 0).unwrap();
+    for _ in 0..20_000 {
+        net.step().unwrap();
+        let done = net.poll_cq(d, usize::MAX).unwrap();
+        if let Some(m) = done.into_iter().find_map(|w| w.mad) {
+            return Some(m);
+        }
+    }
+    None
+}
+
 #[test]
 fn detaching_mid_request_finishes_the_request_on_the_wire() {
     use vl15::net::{Net, NetOptions};
@@ -200,23 +215,8 @@ fn detaching_mid_request_finishes_the_request_on_the_wire() {
         }
     }
     // A new SM on the node: its DR Get(NodeInfo) to the switch is answered.
-    net.attach_host(d, 1, false).unwrap();
-    net.post_send(d, &Ah::dr(), &req, 0).unwrap();
     let sw = t.node("Switch1").unwrap();
-    let mut got = None;
-    for _ in 0..20_000 {
-        net.step().unwrap();
-        if let Some(m) = net
-            .poll_cq(d, usize::MAX)
-            .unwrap()
-            .into_iter()
-            .find_map(|w| w.mad)
-        {
-            got = Some(m);
-            break;
-        }
-    }
-    let m = got.expect("the switch answered");
+    let m = attach_and_get(&mut net, d, &req).expect("the switch answered");
     let ni = vl15::packet::NodeInfo::decode(mad::data(&m)).unwrap();
     assert_eq!((ni.node_guid, ni.num_ports), (sw.node_guid, sw.nports));
 }
@@ -262,21 +262,7 @@ fn attaching_while_a_mad_is_on_sm_rx_skips_its_tail() {
         );
         net.detach_sm(d).unwrap();
     }
-    net.attach_host(d, 1, false).unwrap();
-    net.post_send(d, &Ah::dr(), &req, 0).unwrap();
-    let mut got = None;
-    for _ in 0..20_000 {
-        net.step().unwrap();
-        if let Some(m) = net
-            .poll_cq(d, usize::MAX)
-            .unwrap()
-            .into_iter()
-            .find_map(|w| w.mad)
-        {
-            got = Some(m);
-            break;
-        }
-    }
+    let got = attach_and_get(&mut net, d, &req);
     let ni = vl15::packet::NodeInfo::decode(mad::data(&got.expect("answered"))).unwrap();
     assert_eq!(ni.node_guid, t.node("Switch1").unwrap().node_guid);
 }
