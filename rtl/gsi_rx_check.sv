@@ -230,9 +230,10 @@ module gsi_rx_check
   // (whose first beat then takes the local mask; the global one's extra
   // bits of byte 0 are added when that byte is folded, a beat later).
   localparam int unsigned LnhBeat = PbLrhSlLnh / DataB;
+  // (LnhBeat is 0 or 1: a first beat that is not LNH's is one before it.)
   assign grh   = (32'(hb_q) == LnhBeat) ?
                      (in_tdata_i[8*(PbLrhSlLnh % DataB) +: 2] == LnhIbaGlobal) :
-                 (32'(hb_q) < LnhBeat) ? 1'b0 : (f_q.lnh == LnhIbaGlobal);
+                 first ? 1'b0 : (f_q.lnh == LnhIbaGlobal);
 
   // Returns {hit, byte} for packet byte `off` (off + GrhBytes with a GRH).
   function automatic logic [8:0] pick(logic [PosW-1:0] pos, logic [DataW-1:0] data,
