@@ -141,7 +141,7 @@ module ib_link_rx
     end else begin
       crc_full = crc16_mul(CrcFull, crc_in, CrcMaxB'(rx_tdata_i));
     end
-    tail_k   = nbytes >> 2;
+    tail_k   = NB'(32'(nbytes) >> 2);
     crc_tail = crc_in;
     if (DataB == 1) begin
       // Byte per beat: the VCRC is the previous byte and this one, and the
