@@ -51,11 +51,18 @@ sim: deps
 	done
 
 test: deps lint unit board-sim
-	VL15_BOARD_SIM=$(abspath $(BOARD_SIM)) $(CARGO) test --release --workspace
+	VL15_BOARD_SIM=$(abspath $(BOARD_SIM)) VL15_BOARD_SIM_W8=$(abspath $(BOARD_SIM_W8)) $(CARGO) test --release --workspace
 
 lint: deps lint-rtl lint-yosys lint-rust
 
+# DataW 8 (byte per clock) exists for the CA port and the board top only.
 lint-rtl:
+	@for w in 8; do \
+	  echo "verilator --lint-only -Wall ib_ca_top DataW=$$w"; \
+	  verilator --lint-only -Wall --assert -Irtl -GDataW=$$w --top-module ib_ca_top $(RTL_TOP_FILES); \
+	  echo "verilator --lint-only -Wall ib_ca_board DataW=$$w"; \
+	  verilator --lint-only -Wall --assert -Irtl -GDataW=$$w --top-module ib_ca_board $(RTL_BOARD_FILES); \
+	done
 	@for w in $(WIDTHS); do \
 	  echo "verilator --lint-only -Wall ib_ca_top DataW=$$w"; \
 	  verilator --lint-only -Wall --assert -Irtl -GDataW=$$w --top-module ib_ca_top $(RTL_TOP_FILES); \
@@ -88,18 +95,23 @@ wave: deps
 	@echo "wave: build/wave/spine.fst (the sm port) and build/wave/spine.fst.1 (the ca port); open with gtkwave"
 
 # The board top (CA port + UART) in Verilator behind a pseudo-terminal, for
-# `vl15 replay --serial` without a board (tests/board_serial.rs runs it).
+# `vl15 replay --serial` without a board (tests/board_serial.rs runs both):
+# board_pty at DataW 32 (the ULX3S build, rtl/fpga/ecp5_ulx3s_top.sv) and
+# board_pty_w8 at DataW 8 (the iCEBreaker build, a byte per clock). Both at
 # 24 MHz = 8 clocks per 3 Mbaud bit, the iCEBreaker's clock.
 BOARD_SIM := build/board_sim/board_pty
+BOARD_SIM_W8 := build/board_sim/board_pty_w8
 BOARD_CLK_HZ := 24000000
-board-sim: $(BOARD_SIM)
-$(BOARD_SIM): sim/board/board_pty.cpp $(RTL_BOARD_FILES)
+board-sim: $(BOARD_SIM) $(BOARD_SIM_W8)
+$(BOARD_SIM): BOARD_DATAW := 32
+$(BOARD_SIM_W8): BOARD_DATAW := 8
+$(BOARD_SIM) $(BOARD_SIM_W8): sim/board/board_pty.cpp $(RTL_BOARD_FILES) Makefile
 	mkdir -p build/board_sim
 	verilator --cc --exe --build -j 2 --assert -Wall -Wno-fatal -Irtl -O3 \
-	  -GClkHz=$(BOARD_CLK_HZ) -CFLAGS "-O2 -DCLK_HZ=$(BOARD_CLK_HZ)" \
-	  --top-module ib_ca_board --Mdir build/board_sim/obj -o ../board_pty \
-	  $(RTL_BOARD_FILES) $(abspath sim/board/board_pty.cpp) > build/board_sim/build.log 2>&1 \
-	  || { tail -30 build/board_sim/build.log; exit 1; }
+	  -GClkHz=$(BOARD_CLK_HZ) -GDataW=$(BOARD_DATAW) -CFLAGS "-O2 -DCLK_HZ=$(BOARD_CLK_HZ)" \
+	  --top-module ib_ca_board --Mdir build/board_sim/obj_w$(BOARD_DATAW) -o ../$(notdir $@) \
+	  $(RTL_BOARD_FILES) $(abspath sim/board/board_pty.cpp) > build/board_sim/build_w$(BOARD_DATAW).log 2>&1 \
+	  || { tail -30 build/board_sim/build_w$(BOARD_DATAW).log; exit 1; }
 
 bench: deps
 	$(CARGO) run --release -q -p vl15 --features sw36 -- bench
@@ -162,6 +174,9 @@ $(VENV)/.yosys-installed: synth/requirements.txt
 	touch $@
 
 lint-yosys: $(VENV)/.yosys-installed
+	@echo "yosys read_slang ib_ca_top, ib_ca_board DataW=8"
+	@$(call YOSYS_ELAB,-G DataW=8 --top ib_ca_top $(RTL_TOP_FILES))
+	@$(call YOSYS_ELAB,-G DataW=8 --top ib_ca_board $(RTL_BOARD_FILES))
 	@for w in $(WIDTHS); do \
 	  echo "yosys read_slang ib_ca_top, ib_ca_board, ib_ca_mp_top (2 ports), ib_switch_top (8, 36 ports) DataW=$$w"; \
 	  $(call YOSYS_ELAB,-G DataW=$$w --top ib_ca_top $(RTL_TOP_FILES)); \

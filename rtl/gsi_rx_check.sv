@@ -62,7 +62,7 @@
 module gsi_rx_check
   import ib_pkg::*;
 #(
-  parameter int unsigned DataW       = 64,  // stream width in bits: 32, 64 or 128
+  parameter int unsigned DataW       = 64,  // stream width in bits: 8, 32, 64 or 128
   parameter int unsigned PkeyEntries = 64,  // P_Key table size (NodeInfo.PartitionCap), 1..256
   parameter bit          PkeyRam     = 1'b0,  // 1: the table in block RAM, scanned (above)
   localparam int unsigned DataB      = DataW / 8
@@ -95,8 +95,8 @@ module gsi_rx_check
   output logic             ev_gmp_o
 );
 
-  if (DataW != 32 && DataW != 64 && DataW != 128) begin : gen_dataw_check
-    $fatal(1, "%m: DataW must be 32, 64 or 128, got %0d", DataW);
+  if (DataW != 8 && DataW != 32 && DataW != 64 && DataW != 128) begin : gen_dataw_check
+    $fatal(1, "%m: DataW must be 8, 32, 64 or 128, got %0d", DataW);
   end
   if (PkeyEntries < 1 || PkeyEntries > 256) begin : gen_pkey_entries_check
     $fatal(1, "%m: PkeyEntries must be 1..256, got %0d", PkeyEntries);
@@ -147,8 +147,10 @@ module gsi_rx_check
 
   // CRC-32 matrices: a whole beat, and the 4k covered bytes of a tlast beat
   // (a packet the link passed ends with 4k bytes of ICRC-covered data or
-  // ICRC, then the 2 VCRC bytes: nbytes = 4k + 2, k < DataB/4).
-  localparam int unsigned NTail   = DataB / 4;
+  // ICRC, then the 2 VCRC bytes: nbytes = 4k + 2, k < DataB/4). DataW 8 has
+  // no 4-byte head (one placeholder entry): there the CRC lags a byte behind
+  // (prev_q), so at tlast crc_q covers all but the two VCRC bytes.
+  localparam int unsigned NTail   = (DataB >= 4) ? DataB / 4 : 1;
   localparam int unsigned CrcMaxB = 8 * CrcMaxBytes;
   localparam crc32_mat_t  CrcFull = crc32_mat(DataB);
   typedef crc32_mat_t [NTail-1:0] crc32_tails_t;
@@ -216,15 +218,22 @@ module gsi_rx_check
   logic [DataW-1:0] icrc_data;      // the beat with the ICRC's ones applied
   logic [31:0]      crc_in, crc_tail;
   logic [$clog2(DataB+1)-1:0] nbytes;
+  logic [DataW-1:0] prev_q;         // DataW 8: the previous beat as the ICRC sees it
+  logic [DataW-1:0] fold_data;      // DataW 8: the byte folded into the CRC this beat
 
   // hb_q is 0 exactly at a packet's first beat (cleared at tlast, else
   // counting up to MaskBeats >= 1): a 2-3 bit compare instead of pos_q's 16
   // bits on the path into the CRC and the verdict (the DataW 64 critical
   // path, 109 MHz with pos_q).
   assign first = (hb_q == '0);
-  // LNH is packet byte 1, always in the first beat.
-  assign grh   = first ? (in_tdata_i[8*PbLrhSlLnh +: 2] == LnhIbaGlobal)
-                       : (f_q.lnh == LnhIbaGlobal);
+  // LNH is packet byte 1: in the first beat, but in the second at DataW 8
+  // (whose first beat then takes the local mask; the global one's extra
+  // bits of byte 0 are added when that byte is folded, a beat later).
+  localparam int unsigned LnhBeat = PbLrhSlLnh / DataB;
+  // (LnhBeat is 0 or 1: a first beat that is not LNH's is one before it.)
+  assign grh   = (32'(hb_q) == LnhBeat) ?
+                     (in_tdata_i[8*(PbLrhSlLnh % DataB) +: 2] == LnhIbaGlobal) :
+                 first ? 1'b0 : (f_q.lnh == LnhIbaGlobal);
 
   // Returns {hit, byte} for packet byte `off` (off + GrhBytes with a GRH).
   function automatic logic [8:0] pick(logic [PosW-1:0] pos, logic [DataW-1:0] data,
@@ -260,8 +269,15 @@ module gsi_rx_check
       end
     end
 
+    fold_data = (hb_q == HbW'(1) && grh) ? prev_q | OnesGlobal[0] : prev_q;
+
     if (in_tvalid_i) begin
-      crc_d = in_tlast_i ? crc_tail : crc32_mul(CrcFull, crc_in, CrcMaxB'(icrc_data));
+      if (DataB == 1) begin
+        crc_d = (in_tlast_i || first) ? crc_tail :
+                crc32_mul(CrcFull, (hb_q == HbW'(1)) ? Crc32Init : crc_q, CrcMaxB'(fold_data));
+      end else begin
+        crc_d = in_tlast_i ? crc_tail : crc32_mul(CrcFull, crc_in, CrcMaxB'(icrc_data));
+      end
       if (first) begin
         f_d = FieldsZero;  // fields a short packet lacks read as 0
       end
@@ -326,6 +342,18 @@ module gsi_rx_check
       hb_q  <= hb_d;
       crc_q <= crc_d;
     end
+  end
+
+  if (DataB == 1) begin : gen_prev
+    always_ff @(posedge clk_i) begin
+      if (in_tvalid_i) begin
+        prev_q <= icrc_data;
+      end
+    end
+  end else begin : gen_no_prev
+    assign prev_q = '0;
+    logic unused_fold;
+    assign unused_fold = ^fold_data;
   end
 
   // ---------------------------------------------------------------------------

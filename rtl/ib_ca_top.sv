@@ -134,8 +134,8 @@ module ib_ca_top
   output logic               idle_o
 );
 
-  if (DataW != 32 && DataW != 64 && DataW != 128) begin : gen_dataw_check
-    $fatal(1, "%m: DataW must be 32, 64 or 128, got %0d", DataW);
+  if (DataW != 8 && DataW != 32 && DataW != 64 && DataW != 128) begin : gen_dataw_check
+    $fatal(1, "%m: DataW must be 8, 32, 64 or 128, got %0d", DataW);
   end
   // the RAM table answers a read a cycle late: only the handshake of CtrRam waits for it
   if (PkeyRam && !CtrRam) begin : gen_pkey_ram_check
@@ -694,16 +694,22 @@ module ib_ca_top
   // that passed ib_link_rx's checks (its output, VL15 and data: one register,
   // so at most one beat a cycle), and of each packet that left on the wire
   // (tx_* handshakes, after the link gate). PktLen (packet bytes 4..5) lies
-  // in beat PktLenBeat; it is taken from that beat, or registered from it
-  // when the tlast beat is a later one.
+  // in beats PktLenBeat (byte 4) and PktLoBeat (byte 5; the same beat but at
+  // DataW 8); each byte is taken from its beat, or registered from it when
+  // the tlast beat is a later one.
   // ---------------------------------------------------------------------------
   localparam int unsigned PktLenBeat = PbLrhPktLen / DataB;
   localparam int unsigned PktLenLane = PbLrhPktLen % DataB;
+  localparam int unsigned PktLoBeat  = (PbLrhPktLen + 1) / DataB;
+  localparam int unsigned PktLoLane  = (PbLrhPktLen + 1) % DataB;
+  // beat counters saturate at 2, or past PktLoBeat (DataW 8)
+  localparam int unsigned WbMax      = (PktLoBeat >= 2) ? PktLoBeat + 1 : 2;
+  localparam int unsigned WbW        = $clog2(WbMax + 1);
 
   logic             lrx_valid, lrx_last, lrx_user;
   logic [10:0]      lrx_pktlen;              // PktLen field of the current ib_link_rx beat
   logic [10:0]      tx_pktlen;               // ... of the current wire TX beat
-  logic [1:0]       rxw_beat_q, txw_beat_q;  // beat of the packet, saturating at 2
+  logic [WbW-1:0]   rxw_beat_q, txw_beat_q;  // beat of the packet, saturating at WbMax
   logic [10:0]      rxw_len_q, txw_len_q;
   logic [10:0]      rxw_len, txw_len;        // PktLen of the current packet
   logic             tx_hs;
@@ -711,14 +717,16 @@ module ib_ca_top
   // ib_link_rx's VL15 and data outputs come from one register
   assign lrx_valid  = vl15_rx_tvalid || ldrx_tvalid;
   assign lrx_pktlen = vl15_rx_tvalid
-      ? {vl15_rx_tdata[8*PktLenLane +: 3], vl15_rx_tdata[8*(PktLenLane+1) +: 8]}
-      : {ldrx_tdata[8*PktLenLane +: 3], ldrx_tdata[8*(PktLenLane+1) +: 8]};
-  assign tx_pktlen = {tx_tdata_o[8*PktLenLane +: 3], tx_tdata_o[8*(PktLenLane+1) +: 8]};
+      ? {vl15_rx_tdata[8*PktLenLane +: 3], vl15_rx_tdata[8*PktLoLane +: 8]}
+      : {ldrx_tdata[8*PktLenLane +: 3], ldrx_tdata[8*PktLoLane +: 8]};
+  assign tx_pktlen = {tx_tdata_o[8*PktLenLane +: 3], tx_tdata_o[8*PktLoLane +: 8]};
   assign lrx_last  = vl15_rx_tvalid ? vl15_rx_tlast : ldrx_tlast;
   assign lrx_user  = vl15_rx_tvalid ? vl15_rx_tuser : ldrx_tuser;
-  assign rxw_len   = (32'(rxw_beat_q) == PktLenBeat) ? lrx_pktlen : rxw_len_q;
+  assign rxw_len   = {(32'(rxw_beat_q) == PktLenBeat) ? lrx_pktlen[10:8] : rxw_len_q[10:8],
+                      (32'(rxw_beat_q) == PktLoBeat) ? lrx_pktlen[7:0] : rxw_len_q[7:0]};
   assign tx_hs     = tx_tvalid_o && tx_tready_i;
-  assign txw_len   = (32'(txw_beat_q) == PktLenBeat) ? tx_pktlen : txw_len_q;
+  assign txw_len   = {(32'(txw_beat_q) == PktLenBeat) ? tx_pktlen[10:8] : txw_len_q[10:8],
+                      (32'(txw_beat_q) == PktLoBeat) ? tx_pktlen[7:0] : txw_len_q[7:0]};
 
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
@@ -728,11 +736,11 @@ module ib_ca_top
       txw_len_q  <= '0;
     end else begin
       if (lrx_valid) begin
-        rxw_beat_q <= lrx_last ? 2'd0 : (rxw_beat_q == 2'd2 ? 2'd2 : rxw_beat_q + 2'd1);
+        rxw_beat_q <= lrx_last ? '0 : (rxw_beat_q == WbW'(WbMax) ? rxw_beat_q : rxw_beat_q + WbW'(1));
         rxw_len_q  <= rxw_len;
       end
       if (tx_hs) begin
-        txw_beat_q <= tx_tlast_o ? 2'd0 : (txw_beat_q == 2'd2 ? 2'd2 : txw_beat_q + 2'd1);
+        txw_beat_q <= tx_tlast_o ? '0 : (txw_beat_q == WbW'(WbMax) ? txw_beat_q : txw_beat_q + WbW'(1));
         txw_len_q  <= txw_len;
       end
     end

@@ -7,7 +7,7 @@
 module ib_link_rx
   import ib_pkg::*;
 #(
-  parameter int unsigned DataW = 64,  // stream width in bits: 32, 64 or 128
+  parameter int unsigned DataW = 64,  // stream width in bits: 8, 32, 64 or 128
   localparam int unsigned DataB = DataW / 8
 ) (
   input  logic             clk_i,
@@ -40,15 +40,19 @@ module ib_link_rx
 
   localparam int unsigned NB    = $clog2(DataB + 1);  // holds 0..DataB
   localparam int unsigned LenW  = 16;                 // byte counter, saturating
-  localparam int unsigned LaneW = $clog2(DataB);      // byte lane index bits
 
   // Packet bytes 0, 1, 4, 5 lie in the beat that starts at these byte counts.
   localparam int unsigned BeatOf0 = PbLrhVlLver - PbLrhVlLver % DataB;
   localparam int unsigned BeatOf1 = PbLrhSlLnh - PbLrhSlLnh % DataB;
   localparam int unsigned BeatOf4 = PbLrhPktLen - PbLrhPktLen % DataB;
   localparam int unsigned BeatOf5 = (PbLrhPktLen + 1) - (PbLrhPktLen + 1) % DataB;
-  // CRC-16 matrices: a whole beat, and the 4k-byte heads of a tlast beat.
-  localparam int unsigned NTail   = DataB / 4;
+  // Beats counted (saturating): enough to see beat BeatOf5 / DataB, at
+  // least 2 (DataW >= 32: 2 bits, as before; DataW 8: byte 5 is beat 5).
+  localparam int unsigned NbMax   = (BeatOf5 / DataB >= 2) ? BeatOf5 / DataB + 1 : 2;
+  localparam int unsigned NbW     = $clog2(NbMax + 1);
+  // CRC-16 matrices: a whole beat, and the 4k-byte heads of a tlast beat
+  // (DataW 8 has no 4-byte head: one placeholder entry, never selected).
+  localparam int unsigned NTail   = (DataB >= 4) ? DataB / 4 : 1;
   localparam int unsigned CrcMaxB = 8 * CrcMaxBytes;
   localparam crc16_mat_t CrcFull  = crc16_mat(DataB);
   typedef crc16_mat_t [NTail-1:0] crc16_tails_t;
@@ -61,8 +65,8 @@ module ib_link_rx
   endfunction
   localparam crc16_tails_t CrcTail = crc16_tails();
 
-  if (DataW != 32 && DataW != 64 && DataW != 128) begin : gen_dataw_check
-    $fatal(1, "%m: DataW must be 32, 64 or 128, got %0d", DataW);
+  if (DataW != 8 && DataW != 32 && DataW != 64 && DataW != 128) begin : gen_dataw_check
+    $fatal(1, "%m: DataW must be 8, 32, 64 or 128, got %0d", DataW);
   end
 
   // ---------------------------------------------------------------------------
@@ -71,11 +75,12 @@ module ib_link_rx
   logic            in_pkt_q, in_pkt_d;    // a packet has started (>= 1 beat seen)
   logic [LenW-1:0] bcnt_q, bcnt_d;        // bytes seen before this beat
   logic [15:0]     crc_q, crc_d;          // CRC-16 state over the bytes seen
-  logic [1:0]      nbeat_q, nbeat_d;      // beats of this packet seen, saturating at 2
+  logic [NbW-1:0]  nbeat_q, nbeat_d;      // beats of this packet seen, saturating at NbMax
   logic [7:0]      b0_q, b0_d;            // packet byte 0: VL, LVer
   logic [7:0]      b1_q, b1_d;            // packet byte 1: SL, LNH
   logic [7:0]      b4_q, b4_d;            // packet bytes 4..5: PktLen
   logic [7:0]      b5_q, b5_d;
+  logic [7:0]      prev_q;                // DataW 8: the previous byte (the one before this beat)
 
   logic [NB-1:0]   nbytes;                // bytes in this beat
   logic [LenW-1:0] total;                 // bytes including this beat
@@ -86,12 +91,15 @@ module ib_link_rx
   logic [NB-1:0]   tail_k;                // k of a tlast beat with nbytes = 4k + 2
   logic [7:0]      vcrc_lo, vcrc_hi;      // the two bytes after the 4k covered ones
   logic [15:0]     vcrc_rx;               // last two bytes of the packet
+  logic [15:0]     rx_lo16;               // the beat's first two bytes (DataW 8: one, zero-extended)
   logic [15:0]     vcrc_calc;
   logic [10:0]     pkt_len;
   logic [12:0]     last_byte;             // offset of the packet's last byte per PktLen
   logic            route_vl15;
   logic            err_len, err_lver, err_lnh, err_vcrc, err_any;
   logic            end_pkt;
+
+  assign rx_lo16 = 16'(rx_tdata_i);
 
   always_comb begin
     // bytes in this beat (tkeep is contiguous from bit 0)
@@ -103,21 +111,22 @@ module ib_link_rx
 
     // Header bytes: start from zero at a new packet, pick up this beat's
     // bytes. Every beat but the last is full, so packet byte `off` is lane
-    // off % DataB of beat off / DataB (0 or 1 for these bytes).
+    // off % DataB of beat off / DataB (0 or 1 for these bytes at DataW >= 32,
+    // 0..5 at DataW 8).
     b0_d = in_pkt_q ? b0_q : 8'h00;
     b1_d = in_pkt_q ? b1_q : 8'h00;
     b4_d = in_pkt_q ? b4_q : 8'h00;
     b5_d = in_pkt_q ? b5_q : 8'h00;
-    if (nbeat_q == 2'(BeatOf0 / DataB) && rx_tkeep_i[PbLrhVlLver % DataB]) begin
+    if (nbeat_q == NbW'(BeatOf0 / DataB) && rx_tkeep_i[PbLrhVlLver % DataB]) begin
       b0_d = rx_tdata_i[8*(PbLrhVlLver % DataB) +: 8];
     end
-    if (nbeat_q == 2'(BeatOf1 / DataB) && rx_tkeep_i[PbLrhSlLnh % DataB]) begin
+    if (nbeat_q == NbW'(BeatOf1 / DataB) && rx_tkeep_i[PbLrhSlLnh % DataB]) begin
       b1_d = rx_tdata_i[8*(PbLrhSlLnh % DataB) +: 8];
     end
-    if (nbeat_q == 2'(BeatOf4 / DataB) && rx_tkeep_i[PbLrhPktLen % DataB]) begin
+    if (nbeat_q == NbW'(BeatOf4 / DataB) && rx_tkeep_i[PbLrhPktLen % DataB]) begin
       b4_d = rx_tdata_i[8*(PbLrhPktLen % DataB) +: 8];
     end
-    if (nbeat_q == 2'(BeatOf5 / DataB) && rx_tkeep_i[(PbLrhPktLen + 1) % DataB]) begin
+    if (nbeat_q == NbW'(BeatOf5 / DataB) && rx_tkeep_i[(PbLrhPktLen + 1) % DataB]) begin
       b5_d = rx_tdata_i[8*((PbLrhPktLen + 1) % DataB) +: 8];
     end
 
@@ -127,11 +136,23 @@ module ib_link_rx
     // error, which takes precedence over the VCRC check, so only those DataB/4
     // cases need a CRC: one matrix update per k, selected by k.
     crc_in   = in_pkt_q ? crc_q : Crc16Init;
-    crc_full = crc16_mul(CrcFull, crc_in, CrcMaxB'(rx_tdata_i));
-    tail_k   = nbytes >> 2;
+    if (DataB == 1) begin
+      crc_full = in_pkt_q ? crc16_mul(CrcFull, crc_q, CrcMaxB'(prev_q)) : Crc16Init;
+    end else begin
+      crc_full = crc16_mul(CrcFull, crc_in, CrcMaxB'(rx_tdata_i));
+    end
+    tail_k   = NB'(32'(nbytes) >> 2);
     crc_tail = crc_in;
-    vcrc_lo  = rx_tdata_i[7:0];
-    vcrc_hi  = rx_tdata_i[15:8];
+    if (DataB == 1) begin
+      // Byte per beat: the VCRC is the previous byte and this one, and the
+      // CRC state lags one byte (crc_q covers the bytes before prev_q), so
+      // crc_in is already the CRC of the bytes before the VCRC.
+      vcrc_lo = prev_q;
+      vcrc_hi = rx_lo16[7:0];
+    end else begin
+      vcrc_lo = rx_lo16[7:0];
+      vcrc_hi = rx_lo16[15:8];
+    end
     for (int unsigned k = 1; k < NTail; k++) begin
       if (32'(tail_k) == k) begin
         crc_tail = crc16_mul(CrcTail[k], crc_in, CrcMaxB'(rx_tdata_i));
@@ -152,8 +173,8 @@ module ib_link_rx
     // its lane + 1 bytes. Equal to "bytes seen == 4 * PktLen + 2" (earlier
     // beats are full) without an adder in the path.
     last_byte  = {pkt_len, 2'b01};
-    err_len    = (bcnt_q != {3'b000, last_byte[12:LaneW], LaneW'(0)}) ||
-                 (nbytes != NB'(last_byte[LaneW-1:0]) + NB'(1)) ||
+    err_len    = (bcnt_q != {3'b000, last_byte & ~13'(DataB - 1)}) ||
+                 (nbytes != NB'(last_byte & 13'(DataB - 1)) + NB'(1)) ||
                  (pkt_len < 11'(MinPktLen));
     err_lver   = (b0_d[3:0] != 4'h0);
     err_lnh    = (b1_d[1:0] != LnhIbaLocal) && (b1_d[1:0] != LnhIbaGlobal);
@@ -168,7 +189,7 @@ module ib_link_rx
     crc_d    = crc_q;
     if (rx_tvalid_i) begin
       in_pkt_d = ~rx_tlast_i;
-      nbeat_d  = rx_tlast_i ? 2'd0 : (nbeat_q == 2'd2 ? 2'd2 : nbeat_q + 2'd1);
+      nbeat_d  = rx_tlast_i ? '0 : (nbeat_q == NbW'(NbMax) ? nbeat_q : nbeat_q + NbW'(1));
       bcnt_d   = rx_tlast_i ? '0 : total;
       crc_d    = crc_beat;
     end
@@ -191,7 +212,7 @@ module ib_link_rx
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
       in_pkt_q    <= 1'b0;
-      nbeat_q     <= 2'd0;
+      nbeat_q     <= '0;
       bcnt_q      <= '0;
       crc_q       <= Crc16Init;
       b0_q        <= '0;
@@ -230,6 +251,18 @@ module ib_link_rx
       ev_lnh_q    <= end_pkt & ~err_len & ~err_lver & err_lnh;
       ev_vcrc_q   <= end_pkt & ~err_len & ~err_lver & ~err_lnh & err_vcrc;
     end
+  end
+
+  // DataW 8: the previous byte, for the VCRC and the lagging CRC (no reset:
+  // read only when in_pkt_q says a beat of this packet was seen).
+  if (DataB == 1) begin : gen_prev
+    always_ff @(posedge clk_i) begin
+      if (rx_tvalid_i) begin
+        prev_q <= rx_tdata_i[7:0];
+      end
+    end
+  end else begin : gen_no_prev
+    assign prev_q = '0;
   end
 
   // Datapath register: no reset needed, qualified by out_valid_q.

@@ -6,12 +6,13 @@
 // beat, so every non-last beat stays full; LRH..ICRC is a multiple of 4 bytes,
 // so this only happens for malformed input, whose VCRC then covers only the
 // whole 4-byte words: the CRC is one matrix update per word count, which
-// keeps it off the byte-serial path). The output holds while
+// keeps it off the byte-serial path). At DataW 8 every last beat is full and
+// the VCRC takes two extra beats. The output holds while
 // tx_tvalid_o && !tx_tready_i.
 module ib_link_tx
   import ib_pkg::*;
 #(
-  parameter int unsigned DataW = 64,  // stream width in bits: 32, 64 or 128
+  parameter int unsigned DataW = 64,  // stream width in bits: 8, 32, 64 or 128
   // 1: every VL15 packet ends with a full beat (smi_sq's 288-byte SMPs at
   // every DataW; asserted), so its VCRC always goes into an extra beat and
   // never has to be computed in the cycle its last beat arrives: the VL15
@@ -46,26 +47,27 @@ module ib_link_tx
 
   localparam int unsigned NB = $clog2(DataB + 1);  // holds 0..DataB
 
-  // CRC-16 matrices for q = 1..NWords whole 4-byte words (CrcW[q-1]).
-  localparam int unsigned NWords = DataB / 4;
+  // CRC-16 matrices for q = 1..NWords whole 4-byte words (CrcW[q-1]); at
+  // DataW 8 the one byte of a beat (CrcW[NWords-1] is always a whole beat).
+  localparam int unsigned NWords = (DataB >= 4) ? DataB / 4 : 1;
   typedef crc16_mat_t [NWords-1:0] crc16_mats_t;
   function automatic crc16_mats_t crc16_mats();
     crc16_mats_t m;
     for (int unsigned q = 1; q <= NWords; q++) begin
-      m[q-1] = crc16_mat(4 * q);
+      m[q-1] = crc16_mat((DataB >= 4) ? 4 * q : DataB);
     end
     return m;
   endfunction
   localparam crc16_mats_t CrcW = crc16_mats();
 
-  if (DataW != 32 && DataW != 64 && DataW != 128) begin : gen_dataw_check
-    $fatal(1, "%m: DataW must be 32, 64 or 128, got %0d", DataW);
+  if (DataW != 8 && DataW != 32 && DataW != 64 && DataW != 128) begin : gen_dataw_check
+    $fatal(1, "%m: DataW must be 8, 32, 64 or 128, got %0d", DataW);
   end
 
   typedef enum logic [1:0] {
     StIdle,   // packet boundary: next source chosen at its first beat
     StPkt,    // inside a packet from the locked source
-    StExtra   // source packet done, the VCRC beat is still to be loaded
+    StExtra   // source packet done, the VCRC beat(s) still to be loaded
   } state_e;
 
   state_e     state_q, state_d;
@@ -75,6 +77,7 @@ module ib_link_tx
   logic        pend_vld_q, pend_vld_d;
   logic [15:0] vcrc_q, vcrc_d;         // VCRC for the extra beat
   logic        split_q, split_d;       // extra beat holds only the second VCRC byte
+                                       // (DataW 8: the second of the two extra beats)
 
   // output register
   logic             out_valid_q, out_last_q, out_vl15_q;
@@ -92,6 +95,7 @@ module ib_link_tx
   logic             full_last; // last beat is full: VCRC in an extra beat
   logic [DataW-1:0] crc_data;  // input of the same-cycle VCRC
   logic [DataB-1:0] crc_keep;
+  logic [15:0]      crc_keep_w; // crc_keep zero-extended (DataW 8 has no lane 3)
   logic             fits;      // VCRC fits into the last beat
   logic             one_free;  // exactly one free byte in the last beat
 
@@ -147,9 +151,10 @@ module ib_link_tx
     crc_keep  = Vl15FullBeats ? data_tkeep_i : in_keep;
     crc_in_d  = !Vl15FullBeats ? crc_in : (state_q == StIdle) ? Crc16Init : crc_q;
     crc_dfull = crc16_mul(CrcW[NWords-1], crc_in_d, (8 * CrcMaxBytes)'(crc_data));
-    crc_beat  = crc_keep[3] ? '0 : crc_in_d;
+    crc_keep_w = 16'(crc_keep);
+    crc_beat  = crc_keep_w[3] ? '0 : crc_in_d;
     for (int unsigned q = 1; q <= NWords; q++) begin
-      if (crc_keep[4*q-1] && (q == NWords || !crc_keep[(4*q+3) % DataB])) begin
+      if (crc_keep_w[4*q-1] && (q == NWords || !crc_keep_w[(4*q+3) % DataB])) begin
         crc_beat = crc_beat | crc16_mul(CrcW[q-1], crc_in_d, (8 * CrcMaxBytes)'(crc_data));
       end
     end
@@ -176,8 +181,10 @@ module ib_link_tx
         nxt_data[7:0] = vcrc_q[15:8];
         nxt_keep      = DataB'(1'b1);
       end else begin
-        nxt_data[15:0] = vcrc_ext;
-        nxt_keep       = DataB'(2'b11);
+        // DataW 8: the first VCRC byte alone, the second follows (split)
+        nxt_data = DataW'(vcrc_ext);
+        nxt_keep = DataB'(2'b11);
+        nxt_last = (DataB > 1);
       end
     end else if (in_valid) begin
       nxt_valid = 1'b1;
@@ -235,8 +242,13 @@ module ib_link_tx
       end
       StExtra: begin
         if (load) begin
-          state_d    = StIdle;
           pend_vld_d = 1'b0;
+          if (DataB == 1 && !split_q) begin
+            vcrc_d  = vcrc_ext;   // its second byte goes into the next beat
+            split_d = 1'b1;
+          end else begin
+            state_d = StIdle;
+          end
         end
       end
       default: state_d = StIdle;

@@ -10,7 +10,7 @@
 // a register with the beat (rd_meta_o from a flip-flop instead of the slot
 // array read by the output's slot number; the same value while rd_tvalid_o).
 module ib_pkt_fifo #(
-  parameter int unsigned DataW     = 64,                  // stream width in bits: 32, 64 or 128
+  parameter int unsigned DataW     = 64,                  // stream width in bits: 8, 32, 64 or 128
   parameter int unsigned Depth     = 4,                   // number of packet slots, 1..255
   parameter int unsigned SlotWords = 256 / (DataW / 8),   // beats per slot
   parameter int unsigned MetaW     = 8,                   // width of the per-packet meta word
@@ -48,8 +48,8 @@ module ib_pkt_fifo #(
   // ---------------------------------------------------------------------------
   // Elaboration-time parameter checks
   // ---------------------------------------------------------------------------
-  if (DataW != 32 && DataW != 64 && DataW != 128) begin : gen_dataw_check
-    $fatal(1, "%m: DataW must be 32, 64 or 128, got %0d", DataW);
+  if (DataW != 8 && DataW != 32 && DataW != 64 && DataW != 128) begin : gen_dataw_check
+    $fatal(1, "%m: DataW must be 8, 32, 64 or 128, got %0d", DataW);
   end
   if (Depth < 1 || Depth > 255) begin : gen_depth_check
     $fatal(1, "%m: Depth must be 1..255, got %0d", Depth);

@@ -67,8 +67,8 @@ module ib_port_regs
   output logic               link_up_o
 );
 
-  if (DataW != 32 && DataW != 64 && DataW != 128) begin : gen_dataw_check
-    $fatal(1, "%m: DataW must be 32, 64 or 128, got %0d", DataW);
+  if (DataW != 8 && DataW != 32 && DataW != 64 && DataW != 128) begin : gen_dataw_check
+    $fatal(1, "%m: DataW must be 8, 32, 64 or 128, got %0d", DataW);
   end
   if (Vl15RxDepth < 1 || Vl15RxDepth > 255) begin : gen_rx_depth_check
     $fatal(1, "%m: Vl15RxDepth must be 1..255, got %0d", Vl15RxDepth);

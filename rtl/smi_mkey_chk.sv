@@ -39,7 +39,7 @@
 module smi_mkey_chk
   import ib_pkg::*;
 #(
-  parameter int unsigned DataW     = 64,             // stream width in bits: 32, 64 or 128
+  parameter int unsigned DataW     = 64,             // stream width in bits: 8, 32, 64 or 128
   parameter logic [31:0] TickReset = 32'd125000000,  // cycles per second after reset (125 MHz)
   localparam int unsigned DataB    = DataW / 8
 ) (
@@ -66,8 +66,8 @@ module smi_mkey_chk
   output logic             lease_run_o
 );
 
-  if (DataW != 32 && DataW != 64 && DataW != 128) begin : gen_dataw_check
-    $fatal(1, "%m: DataW must be 32, 64 or 128, got %0d", DataW);
+  if (DataW != 8 && DataW != 32 && DataW != 64 && DataW != 128) begin : gen_dataw_check
+    $fatal(1, "%m: DataW must be 8, 32, 64 or 128, got %0d", DataW);
   end
 
   localparam int unsigned Beats = MadBytes / DataB;

@@ -10,7 +10,7 @@
 module smi_rq
   import ib_pkg::*;
 #(
-  parameter int unsigned DataW = 64,  // stream width in bits: 32, 64 or 128
+  parameter int unsigned DataW = 64,  // stream width in bits: 8, 32, 64 or 128
   localparam int unsigned DataB = DataW / 8
 ) (
   input  logic               clk_i,
@@ -41,8 +41,8 @@ module smi_rq
   output logic               ev_dr_discard_o
 );
 
-  if (DataW != 32 && DataW != 64 && DataW != 128) begin : gen_dataw_check
-    $fatal(1, "%m: DataW must be 32, 64 or 128, got %0d", DataW);
+  if (DataW != 8 && DataW != 32 && DataW != 64 && DataW != 128) begin : gen_dataw_check
+    $fatal(1, "%m: DataW must be 8, 32, 64 or 128, got %0d", DataW);
   end
 
   // MAD byte i is packet byte MadOffset + i: it starts at lane Shift of beat

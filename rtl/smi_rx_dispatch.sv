@@ -17,7 +17,7 @@
 module smi_rx_dispatch
   import ib_pkg::*;
 #(
-  parameter int unsigned DataW = 64,  // stream width in bits: 32, 64 or 128
+  parameter int unsigned DataW = 64,  // stream width in bits: 8, 32, 64 or 128
   localparam int unsigned DataB = DataW / 8
 ) (
   input  logic               clk_i,
@@ -62,8 +62,8 @@ module smi_rx_dispatch
   output logic               ev_sm_drop_o    // an SM MAD discarded, no WQE (its tlast)
 );
 
-  if (DataW != 32 && DataW != 64 && DataW != 128) begin : gen_dataw_check
-    $fatal(1, "%m: DataW must be 32, 64 or 128, got %0d", DataW);
+  if (DataW != 8 && DataW != 32 && DataW != 64 && DataW != 128) begin : gen_dataw_check
+    $fatal(1, "%m: DataW must be 8, 32, 64 or 128, got %0d", DataW);
   end
 
   localparam int unsigned Beats = MadBytes / DataB;

@@ -16,7 +16,7 @@
 module smi_sq
   import ib_pkg::*;
 #(
-  parameter int unsigned DataW = 64,  // stream width in bits: 32, 64 or 128
+  parameter int unsigned DataW = 64,  // stream width in bits: 8, 32, 64 or 128
   localparam int unsigned DataB = DataW / 8
 ) (
   input  logic               clk_i,
@@ -61,8 +61,8 @@ module smi_sq
   output logic               ev_local_o        // DR SMP for the local node, not sent
 );
 
-  if (DataW != 32 && DataW != 64 && DataW != 128) begin : gen_dataw_check
-    $fatal(1, "%m: DataW must be 32, 64 or 128, got %0d", DataW);
+  if (DataW != 8 && DataW != 32 && DataW != 64 && DataW != 128) begin : gen_dataw_check
+    $fatal(1, "%m: DataW must be 8, 32, 64 or 128, got %0d", DataW);
   end
 
   // Packet beat k holds packet bytes k*DataB..; MAD byte i is packet byte
@@ -71,10 +71,16 @@ module smi_sq
   // lanes 0..Shift-1, the header tail (m = 0) or the upper Shift bytes of MAD
   // beat m-1; the last beat has the upper Shift bytes of the last MAD beat and
   // the ICRC (Shift + 4 = DataB, or Shift = 0).
+  // DataW 8 (Lag = 1): MAD byte m goes out in beat HdrBeats + m as above, but
+  // is taken from the source a beat earlier (held in held_q), so that the hop
+  // pointer (MAD byte 6) is rewritten with the hop count (byte 7) in hand;
+  // the ICRC then takes 4 beats.
+  localparam int unsigned Lag       = (DataB == 1) ? 1 : 0;
   localparam int unsigned Shift    = MadOffset % DataB;
   localparam int unsigned HdrBeats = MadOffset / DataB;
   localparam int unsigned MadBeats = MadBytes / DataB;
   localparam int unsigned PktBeats = SmpPktBytes / DataB;
+  localparam int unsigned MadEnd   = HdrBeats + MadBeats;  // first tail beat
   localparam int unsigned KW       = $clog2(PktBeats);
   localparam int unsigned HdrPad   = (HdrBeats + 1) * DataB;  // header bytes, padded
   localparam int unsigned PbHopPtr = MadOffset + MbHopPtr;
@@ -287,7 +293,14 @@ module smi_sq
 
   logic in_mad;
   logic take;   // a source beat is consumed
-  assign in_mad = (state_q == StMad);
+  // A source beat is taken in StMad (Lag = 1: from the last header beat to
+  // the last MAD beat but one).
+  if (Lag == 0) begin : gen_take_now
+    assign in_mad = (state_q == StMad);
+  end else begin : gen_take_early
+    assign in_mad = ((state_q == StMad) && (32'(k_q) < MadEnd - 1)) ||
+                    ((state_q == StHdr) && (32'(k_q) == HdrBeats - 1));
+  end
   assign take   = in_mad && src_valid;
 
   assign sma_tx_tready_o  = in_mad && (sel_q == SrcSma);
@@ -295,13 +308,13 @@ module smi_sq
   assign trap_tx_tready_o = in_mad && (sel_q == SrcTrap);
 
   // MAD fields including the current source beat. MAD byte m arrives in
-  // lane m % DataB of packet beat HdrBeats + m / DataB: compare k_q with a
-  // constant. Returns {hit, byte}.
+  // lane m % DataB of packet beat HdrBeats + m / DataB - Lag: compare k_q
+  // with a constant. Returns {hit, byte}.
   function automatic logic [8:0] pick(logic [KW-1:0] k, logic [DataW-1:0] data,
                                       int unsigned m);
     int unsigned lane;
     lane = m % DataB;
-    return {32'(k) == HdrBeats + m / DataB, data[8*lane +: 8]};
+    return {32'(k) == HdrBeats + m / DataB - Lag, data[8*lane +: 8]};
   endfunction
 
   logic [KW-1:0] rp_k_q;     // beat and lane of ReturnPath[hop_cnt], from
@@ -347,7 +360,7 @@ module smi_sq
       rp_k_q    <= '1;
       rp_lane_q <= '0;
     end else begin
-      rp_k_q    <= KW'(HdrBeats) + KW'(rp_moff / 9'(DataB));
+      rp_k_q    <= KW'(HdrBeats - Lag) + KW'(rp_moff / 9'(DataB));
       rp_lane_q <= 8'(rp_moff % 9'(DataB));
     end
   end
@@ -371,7 +384,7 @@ module smi_sq
   // f_q already and the rule runs from registers; at DataW 32 they arrive in
   // the very beat that is rewritten.
   logic [7:0] hp_new_cur;
-  if (HdrBeats + MbHopCnt / DataB < PbHopPtr / DataB) begin : gen_dr_from_q
+  if (HdrBeats + MbHopCnt / DataB - Lag < PbHopPtr / DataB) begin : gen_dr_from_q
     assign hp_new_cur = hp_new_ca(f_q.dir, f_q.hop_ptr, f_q.hop_cnt);
   end else begin : gen_dr_from_cur
     assign hp_new_cur = hp_new_ca(f_cur.dir, f_cur.hop_ptr, f_cur.hop_cnt);
@@ -417,7 +430,19 @@ module smi_sq
   logic [DataW-1:0] beat_out;
   logic [31:0]      crc_fold;   // crc_q with the pending beat folded in
 
-  if (Shift == 0) begin : gen_aligned
+  if (Lag != 0) begin : gen_lag
+    // the MAD byte taken a beat earlier; the ICRC byte k_q - MadEnd
+    logic [DataW-1:0] held_q;
+    logic [31:0]      icrc;
+    always_ff @(posedge clk_i) begin
+      if (take) begin
+        held_q <= src_data;
+      end
+    end
+    assign icrc      = crc_fold ^ Crc32XorOut;
+    assign beat_mad  = held_q;
+    assign beat_tail = DataW'(icrc >> (8 * (32'(k_q) - MadEnd)));
+  end else if (Shift == 0) begin : gen_aligned
     assign beat_mad  = src_data;
     assign beat_tail = DataW'(crc_fold ^ Crc32XorOut);
   end else begin : gen_shift
@@ -554,24 +579,37 @@ module smi_sq
         end
       end
       StHdr: begin
-        wr_beat = 1'b1;
-        k_d     = k_q + KW'(1);
-        if (32'(k_q) == HdrBeats - 1) begin
-          state_d = StMad;
+        // Lag = 1: the last header beat waits for the first MAD byte
+        wr_beat = !in_mad || src_valid;
+        if (take) begin
+          f_d   = f_cur;
+          cls_d = cls_cur;
+        end
+        if (wr_beat) begin
+          k_d = k_q + KW'(1);
+          if (32'(k_q) == HdrBeats - 1) begin
+            state_d = StMad;
+          end
         end
       end
       StMad: begin
-        if (src_valid) begin
+        // Lag = 1: the last MAD byte is already held
+        if (src_valid || !in_mad) begin
           wr_beat = 1'b1;
-          f_d     = f_cur;
-          cls_d   = cls_cur;
+          if (take) begin
+            f_d   = f_cur;
+            cls_d = cls_cur;
+          end
           k_d     = k_q + KW'(1);
-          if (32'(k_q) == HdrBeats + MadBeats - 1) begin
+          if (32'(k_q) == MadEnd - 1) begin
             state_d = StTail;
           end
         end
       end
-      default: begin  // StTail
+      default: if (32'(k_q) < PktBeats - 1) begin  // StTail, an ICRC beat but the last
+        wr_beat = 1'b1;
+        k_d     = k_q + KW'(1);
+      end else begin  // StTail
         wr_beat  = 1'b1;
         wr_end_o = 1'b1;
         if (is_dr && own_perm == asis_q) begin
@@ -594,7 +632,7 @@ module smi_sq
       end
     endcase
     // the tail used the final CRC; the next packet starts from Init
-    crc_d = (state_q == StTail) ? Crc32Init : crc_fold;
+    crc_d = (state_q == StTail && wr_end_o) ? Crc32Init : crc_fold;
   end
 
   always_ff @(posedge clk_i) begin
@@ -637,10 +675,10 @@ module smi_sq
 `ifndef SYNTHESIS
   always_ff @(posedge clk_i) begin
     if (rst_ni && take) begin
-      assert (src_last == (32'(k_q) == HdrBeats + MadBeats - 1))
+      assert (src_last == (32'(k_q) == MadEnd - 1 - Lag))
         else $error("%m: source MAD of other than %0d beats", MadBeats);
     end
-    if (rst_ni && state_q == StTail) begin
+    if (rst_ni && state_q == StTail && 32'(k_q) == MadEnd) begin
       assert (pend_vld_q)
         else $error("%m: tail without the last MAD beat pending");
     end

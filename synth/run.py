@@ -10,7 +10,8 @@ fails.
 Targets:
   icebreaker             iCEBreaker board: iCE40 UP5K sg48, rtl/fpga/
                          ice40_icebreaker_top.sv + constraints/icebreaker.pcf,
-                         nextpnr-ice40 + icepack -> icebreaker.bin. Enforced:
+                         nextpnr-ice40 + icepack -> icebreaker.bin, at DataW
+                         8 (DataW 32 does not fit the UP5K). Enforced:
                          Fmax >= 1.2 x the board clock, <= 50 % of the LCs.
   ulx3s                  ULX3S board: ECP5 LFE5U-85F CABGA381 speed 6 (the
                          grade the 85F boards carry), rtl/fpga/ecp5_ulx3s_top.sv
@@ -96,6 +97,7 @@ BOARDS = [
     Board(
         "icebreaker", "ice40", "ice40_icebreaker_top", Path("rtl/fpga/ice40_icebreaker_top.sv"),
         Path("synth/bb/ice40_prims.sv"), Path("constraints/icebreaker.pcf"), "iCE40UP5K sg48",
+        data_w=8,  # byte per clock: DataW 32 needs 162 % of the UP5K's LCs
     ),
     Board(
         "ulx3s", "ecp5", "ecp5_ulx3s_top", Path("rtl/fpga/ecp5_ulx3s_top.sv"),

@@ -18,24 +18,31 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// The simulated board: $VL15_BOARD_SIM (set by `make test`), else built
-/// here with `make board-sim` (a no-op when it is up to date), once for all
-/// the tests of this binary (they run in parallel).
-fn board_sim() -> PathBuf {
-    static SIM: OnceLock<PathBuf> = OnceLock::new();
-    SIM.get_or_init(|| {
-        if let Ok(p) = std::env::var("VL15_BOARD_SIM") {
-            return PathBuf::from(p);
-        }
+/// The board widths `make board-sim` builds: DataW 32 (the ULX3S build) and
+/// DataW 8 (the iCEBreaker build).
+const WIDTHS: [u32; 2] = [32, 8];
+
+/// The simulated board at `width`: $VL15_BOARD_SIM / $VL15_BOARD_SIM_W8 (set
+/// by `make test`), else built here with `make board-sim` (a no-op when it is
+/// up to date), once for all the tests of this binary (they run in parallel).
+fn board_sim(width: u32) -> PathBuf {
+    static BUILT: OnceLock<()> = OnceLock::new();
+    let (var, file) = match width {
+        8 => ("VL15_BOARD_SIM_W8", "build/board_sim/board_pty_w8"),
+        _ => ("VL15_BOARD_SIM", "build/board_sim/board_pty"),
+    };
+    if let Ok(p) = std::env::var(var) {
+        return PathBuf::from(p);
+    }
+    BUILT.get_or_init(|| {
         let st = Command::new("make")
             .args(["-s", "board-sim"])
             .current_dir(root())
             .status()
             .expect("running make board-sim");
         assert!(st.success(), "make board-sim failed");
-        root().join("build/board_sim/board_pty")
-    })
-    .clone()
+    });
+    root().join(file)
 }
 
 struct Board {
@@ -44,8 +51,8 @@ struct Board {
 }
 
 impl Board {
-    fn start() -> Board {
-        let mut child = Command::new(board_sim())
+    fn start(width: u32) -> Board {
+        let mut child = Command::new(board_sim(width))
             .stdout(Stdio::piped())
             .spawn()
             .expect("starting the simulated board");
@@ -93,20 +100,21 @@ fn packets(p: &Path) -> Vec<Vec<u8>> {
         .collect()
 }
 
-/// Same input through the Verilated port and through the simulated board.
-fn compare(input: &Path, extra: &[&str]) -> (Vec<Vec<u8>>, String) {
+/// Same input through the Verilated port and through the simulated board
+/// at `width`.
+fn compare(width: u32, input: &Path, extra: &[&str]) -> (Vec<Vec<u8>>, String) {
     let dir = tempfile::tempdir().unwrap();
     let direct = dir.path().join("direct.pcap");
     let serial = dir.path().join("serial.pcap");
     replay(extra, input, &direct);
-    let board = Board::start();
+    let board = Board::start(width);
     let mut args = vec!["--serial", board.pty.as_str(), "--quiet-ms", "150"];
     args.extend_from_slice(extra);
     let report = replay(&args, input, &serial);
     let (a, b) = (packets(&direct), packets(&serial));
     assert_eq!(
         a, b,
-        "board and Verilated port transmitted different packets\n{report}"
+        "board (DataW {width}) and Verilated port transmitted different packets\n{report}"
     );
     (b, report)
 }
@@ -114,16 +122,18 @@ fn compare(input: &Path, extra: &[&str]) -> (Vec<Vec<u8>>, String) {
 #[test]
 fn vectors_through_the_board_match_the_port() {
     let input = root().join("tests/vectors/ibvec.pcap");
-    let (out, report) = compare(&input, &[]);
-    // ibspec §3.3: a CA configured as in V2 answers V1 with exactly V2.
-    assert_eq!(out, vec![vectors::V2.to_vec()], "{report}");
-    assert!(report.contains("CrcErr     0"), "{report}");
-    assert!(report.contains("FrameErr   0"), "{report}");
-    assert!(report.contains("Overrun    0"), "{report}");
-    assert!(
-        report.contains("0 refused headers, 0 CRC errors"),
-        "{report}"
-    );
+    for width in WIDTHS {
+        let (out, report) = compare(width, &input, &[]);
+        // ibspec §3.3: a CA configured as in V2 answers V1 with exactly V2.
+        assert_eq!(out, vec![vectors::V2.to_vec()], "DataW {width}: {report}");
+        assert!(report.contains("CrcErr     0"), "DataW {width}: {report}");
+        assert!(report.contains("FrameErr   0"), "DataW {width}: {report}");
+        assert!(report.contains("Overrun    0"), "DataW {width}: {report}");
+        assert!(
+            report.contains("0 refused headers, 0 CRC errors"),
+            "DataW {width}: {report}"
+        );
+    }
 }
 
 #[test]
@@ -154,11 +164,13 @@ fn lid_routing_through_the_board_matches_the_port() {
         })
         .collect();
     write_pcap(&input, LinkType::Infiniband, &recs).unwrap();
-    let (out, report) = compare(&input, &["--lid", "32", "--lmc", "1"]);
-    // LID 0x20 and 0x21 belong to the port (LMC 1), 0x22 does not.
-    let slids: Vec<u16> = out
-        .iter()
-        .map(|p| Packet::parse(p).unwrap().lrh.slid)
-        .collect();
-    assert_eq!(slids, [0x20, 0x21], "{report}");
+    for width in WIDTHS {
+        let (out, report) = compare(width, &input, &["--lid", "32", "--lmc", "1"]);
+        // LID 0x20 and 0x21 belong to the port (LMC 1), 0x22 does not.
+        let slids: Vec<u16> = out
+            .iter()
+            .map(|p| Packet::parse(p).unwrap().lrh.slid)
+            .collect();
+        assert_eq!(slids, [0x20, 0x21], "DataW {width}: {report}");
+    }
 }

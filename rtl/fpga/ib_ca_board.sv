@@ -13,7 +13,7 @@ module ib_ca_board
 #(
   parameter int unsigned ClkHz         = 48_000_000,  // clk_i frequency
   parameter int unsigned Baud          = 3_000_000,   // UART bit rate
-  parameter int unsigned DataW         = 32,          // port datapath width: 32, 64 or 128
+  parameter int unsigned DataW         = 32,          // port datapath width: 8, 32, 64 or 128
   parameter int unsigned IdleTimeoutUs = 10_000,      // idle time that abandons a half-received frame
   parameter int unsigned LedStretchMs  = 60,          // LED on-time after an event
   // The port's counters in block RAM (ib_port_regs CtrRam): register reads
@@ -21,7 +21,7 @@ module ib_ca_board
   parameter bit          CtrRam        = 1'b1,
   // The P_Key table (64 entries) in block RAM, scanned while a packet
   // streams (gsi_rx_check PkeyRam; needs CtrRam). The scan needs 66 beats
-  // between a GMP's P_Key and its tlast: only DataW 32 has them, so wider
+  // between a GMP's P_Key and its tlast: only DataW 8 and 32 have them, so wider
   // builds keep the flip-flop table.
   parameter bit          PkeyRam       = 1'b1
 ) (
@@ -39,8 +39,8 @@ module ib_ca_board
   localparam int unsigned SlotWords   = (MaxPayload + DataB - 1) / DataB;
   localparam int unsigned DownMetaW   = $bits(down_meta_t);
 
-  if (DataW != 32 && DataW != 64 && DataW != 128) begin : gen_dataw_check
-    $fatal(1, "%m: DataW must be 32, 64 or 128, got %0d", DataW);
+  if (DataW != 8 && DataW != 32 && DataW != 64 && DataW != 128) begin : gen_dataw_check
+    $fatal(1, "%m: DataW must be 8, 32, 64 or 128, got %0d", DataW);
   end
   if (ClkHz < 1_000_000) begin : gen_clk_check
     $fatal(1, "%m: ClkHz must be >= 1 MHz, got %0d", ClkHz);
@@ -216,7 +216,7 @@ module ib_ca_board
   ib_ca_top #(
     .DataW  (DataW),
     .CtrRam (CtrRam),
-    .PkeyRam(PkeyRam && CtrRam && DataW == 32)
+    .PkeyRam(PkeyRam && CtrRam && DataW <= 32)
   ) u_port (
     .clk_i,
     .rst_ni,

@@ -8,7 +8,7 @@
 module ib_uart_down
   import ib_uart_pkg::*;
 #(
-  parameter int unsigned DataW = 32,  // FIFO beat width in bits: 32, 64 or 128
+  parameter int unsigned DataW = 32,  // FIFO beat width in bits: 8, 32, 64 or 128
   localparam int unsigned DataB = DataW / 8,
   localparam int unsigned MetaW = $bits(down_meta_t)
 ) (
@@ -35,11 +35,11 @@ module ib_uart_down
   output logic [31:0]      reg_wdata_o
 );
 
-  if (DataW != 32 && DataW != 64 && DataW != 128) begin : gen_dataw_check
-    $fatal(1, "%m: DataW must be 32, 64 or 128, got %0d", DataW);
+  if (DataW != 8 && DataW != 32 && DataW != 64 && DataW != 128) begin : gen_dataw_check
+    $fatal(1, "%m: DataW must be 8, 32, 64 or 128, got %0d", DataW);
   end
 
-  localparam int unsigned OffW = $clog2(DataB);
+  localparam int unsigned OffW = (DataB > 1) ? $clog2(DataB) : 1;  // DataW 8: stays 0
 
   logic is_mad, is_stream, is_reg, to_meta, to_data;
   assign is_mad    = type_i inside {FtSmaTx, FtSmTx, FtTrapTx};
@@ -82,7 +82,7 @@ module ib_uart_down
     reg_re_d   = 1'b0;
     if (to_data) begin
       acc_d[8*off_q +: 8] = byte_data_i;
-      off_d  = off_q + OffW'(1);
+      off_d  = (32'(off_q) == DataB - 1) ? '0 : off_q + OffW'(1);
       part_d = 1'b1;
       if (32'(off_q) == DataB - 1) begin
         wr_valid_d = 1'b1;

@@ -9,7 +9,7 @@
 module ib_uart_up
   import ib_uart_pkg::*;
 #(
-  parameter int unsigned DataW = 32,  // beat width in bits: 32, 64 or 128
+  parameter int unsigned DataW = 32,  // beat width in bits: 8, 32, 64 or 128
   localparam int unsigned DataB = DataW / 8
 ) (
   input  logic             clk_i,
@@ -47,11 +47,11 @@ module ib_uart_up
   output logic [15:0]      m_len_o
 );
 
-  if (DataW != 32 && DataW != 64 && DataW != 128) begin : gen_dataw_check
-    $fatal(1, "%m: DataW must be 32, 64 or 128, got %0d", DataW);
+  if (DataW != 8 && DataW != 32 && DataW != 64 && DataW != 128) begin : gen_dataw_check
+    $fatal(1, "%m: DataW must be 8, 32, 64 or 128, got %0d", DataW);
   end
 
-  localparam int unsigned OffW = $clog2(DataB);
+  localparam int unsigned OffW = (DataB > 1) ? $clog2(DataB) : 1;  // DataW 8: stays 0
 
   typedef enum logic [2:0] {
     SelNone,
@@ -69,6 +69,7 @@ module ib_uart_up
   logic [DataW-1:0] beat;
   logic [DataB-1:0] keep;
   logic            beat_valid, in_meta, beat_end, hs;
+  logic            next_kept;      // the byte after off_q in the beat is kept
   logic            in_trailer;     // SMA RX: the verdict byte after the MAD
   logic [1:0]      mkey_q;         // verdict of the SMA MAD being sent
 
@@ -125,7 +126,15 @@ module ib_uart_up
   assign hs         = m_tvalid_o && m_tready_i;
   // last byte of a beat: the beat is full, or the next byte is not kept
   assign beat_end   = !in_meta && !in_trailer &&
-                      (32'(off_q) == DataB - 1 || !keep[off_q + OffW'(1)]);
+                      (32'(off_q) == DataB - 1 || !next_kept);
+  if (DataB > 1) begin : gen_next_kept
+    assign next_kept = keep[off_q + OffW'(1)];
+  end else begin : gen_one_lane
+    // a one-byte beat ends at its byte
+    assign next_kept = 1'b0;
+    logic unused_keep;
+    assign unused_keep = ^keep;
+  end
 
   assign sma_tready_o = sel_q == SelSma && hs && beat_end;
   assign sm_tready_o  = sel_q == SelSm && hs && beat_end;

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds and runs every unit harness at DataW 32, 64 and 128.
+# Builds and runs every unit harness at DataW 32, 64 and 128 (and 8 where its
+# `widths` file says so).
 #
 # A harness is a directory sim/unit/<top>/ holding
 #   tb.cpp    self-checking C++ harness; gets -DDATAW=<w>, argv[1] = repo root,
@@ -7,6 +8,8 @@
 #   files     RTL files (repo-relative, one per line, '#' comments), in order
 #   configs   optional: one line of extra Verilator flags per configuration
 #             (bash words, $W expands to the width); default: one empty config
+#   widths    optional: the DataW list of this harness when UNIT_WIDTHS is not
+#             set (the CA port's modules and the board add 8); default "32 64 128"
 # The top module is <top>, built with -GDataW=<w>.
 #
 # Speed: the Verilator runtime (verilated.cpp, verilated_threads.cpp, ...) is
@@ -30,7 +33,7 @@ set -uo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${UNIT_BUILD_DIR:-/tmp/vl15_unit}
-widths=${UNIT_WIDTHS:-"32 64 128"}
+widths_env=${UNIT_WIDTHS:-}
 njobs=${UNIT_JOBS:-$(nproc 2>/dev/null || echo 2)}
 opt=${UNIT_OPT:--O0}
 run_timeout=${UNIT_TIMEOUT:-900}
@@ -170,6 +173,10 @@ for top in "${tops[@]}"; do
   configs=("")
   if [ -f "$dir/configs" ]; then
     mapfile -t configs < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$dir/configs")
+  fi
+  widths=${widths_env:-"32 64 128"}
+  if [ -z "$widths_env" ] && [ -f "$dir/widths" ]; then
+    widths=$(sed -e 's/#.*//' "$dir/widths" | tr '\n' ' ')
   fi
   for W in $widths; do
     for ci in "${!configs[@]}"; do

@@ -247,7 +247,9 @@ int main(int argc, char** argv) {
   CHECK(rd(IdxViols) == 0, "violations not cleared by a write");
 
   // ---- lease -----------------------------------------------------------------
-  const uint32_t tick = 200, period = 3;
+  // a lease second must outlast a stressed MAD (about 2 cycles a beat), so
+  // that a valid method sent a second into the lease arrives before expiry
+  const uint32_t tick = kBeats > 64 ? 1000 : 200, period = 3;
   wr(IdxTick, tick);
   wr(IdxLease, 0);
   // period 0: a violation does not start the timer
