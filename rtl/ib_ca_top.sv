@@ -22,6 +22,12 @@ module ib_ca_top
   parameter int unsigned PkeyEntries = 64,  // P_Key table entries (NodeInfo.PartitionCap of a CA)
   parameter bit          CtrRam      = 1'b0,  // counters in block RAM, reads with latency (ib_port_regs)
   parameter bit          PkeyRam     = 1'b0,  // P_Key table in block RAM (gsi_rx_check); needs CtrRam
+  // 0: no GSI receive checks (a board without a data-VL path to its host):
+  // data-VL packets are counted by ib_link_rx (RxPkts, RxDataPkts, RxWords)
+  // and discarded there, drx_tvalid_o stays 0, the GSI counters (DataIcrcErr,
+  // GsiBadHdr, GsiGmps, PkeyViol, QkeyViol) stay 0; the P_Key table
+  // registers remain (storage only)
+  parameter bit          GsiChk      = 1'b1,
   localparam int unsigned DataB      = DataW / 8
 ) (
   input  logic               clk_i,
@@ -281,7 +287,7 @@ module ib_ca_top
     .rst_ni,
     .in_tdata_i   (ldrx_tdata),
     .in_tkeep_i   (ldrx_tkeep),
-    .in_tvalid_i  (ldrx_tvalid),
+    .in_tvalid_i  (GsiChk && ldrx_tvalid),
     .in_tlast_i   (ldrx_tlast),
     .in_tuser_i   (ldrx_tuser),
     .out_tdata_o  (drx_tdata_o),

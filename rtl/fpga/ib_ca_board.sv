@@ -23,7 +23,11 @@ module ib_ca_board
   // streams (gsi_rx_check PkeyRam; needs CtrRam). The scan needs 66 beats
   // between a GMP's P_Key and its tlast: only DataW 8 and 32 have them, so wider
   // builds keep the flip-flop table.
-  parameter bit          PkeyRam       = 1'b1
+  parameter bit          PkeyRam       = 1'b1,
+  // The GSI receive checks (ib_ca_top GsiChk). The board has no data-VL
+  // path to the host (drx is not framed), so they only feed the GSI
+  // counters; the iCEBreaker build leaves them out for area.
+  parameter bit          GsiChk        = 1'b1
 ) (
   input  logic       clk_i,
   input  logic       rst_ni,
@@ -216,7 +220,8 @@ module ib_ca_board
   ib_ca_top #(
     .DataW  (DataW),
     .CtrRam (CtrRam),
-    .PkeyRam(PkeyRam && CtrRam && DataW <= 32)
+    .PkeyRam(PkeyRam && CtrRam && DataW <= 32),
+    .GsiChk (GsiChk)
   ) u_port (
     .clk_i,
     .rst_ni,
@@ -619,6 +624,8 @@ module ib_ca_board
       board_rdata = {31'd0, loopback_q};
     end else if (reg_addr == RegBoardCaps) begin
       board_rdata = {16'(MaxPayload), 16'(ClksPerBit)};
+    end else if (reg_addr == RegBoardProfile) begin
+      board_rdata = {23'd0, GsiChk, 8'(DataW)};
     end else if (reg_addr >= RegBoardFramesOk && reg_addr <= RegBoardTxDrop) begin
       board_rdata = bctr_q[3'(reg_addr - RegBoardFramesOk)];
     end

@@ -79,6 +79,7 @@ package ib_uart_pkg;
   localparam logic [7:0] RegBoardTxFrames = 8'hC5;  // RO board -> host frames sent
   localparam logic [7:0] RegBoardTxDrop   = 8'hC6;  // RO wire TX packets longer than MaxPayload
   localparam logic [7:0] RegBoardCaps     = 8'hC7;  // RO [15:0] clocks per bit, [31:16] MaxPayload
+  localparam logic [7:0] RegBoardProfile  = 8'hC8;  // RO [7:0] DataW, [8] GSI receive checks present
   // A write to ib_pkg::RegCtrClear also clears the board counters.
 
   /* verilator lint_on UNUSEDPARAM */

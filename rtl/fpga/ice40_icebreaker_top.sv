@@ -10,7 +10,10 @@
 module ice40_icebreaker_top #(
   // port datapath width: a byte per clock, 24 Mbyte/s against the UART's
   // 0.3 Mbyte/s; DataW 32 takes 162 % of the UP5K's logic cells
-  parameter int unsigned DataW = 8
+  parameter int unsigned DataW = 8,
+  // GSI receive checks: off (the board frames no data-VL packets to the
+  // host, they only feed the GSI counters; 635 logic cells)
+  parameter bit          GsiChk = 1'b0
 ) (
   input  logic       clk_12mhz_i,  // pin 35
   input  logic       uart_rx_i,    // pin 6: FTDI -> FPGA
@@ -64,8 +67,9 @@ module ice40_icebreaker_top #(
 
   ib_ca_board #(
     .ClkHz(ClkHz),
-    .Baud (3_000_000),
-    .DataW(DataW)
+    .Baud  (3_000_000),
+    .DataW (DataW),
+    .GsiChk(GsiChk)
   ) u_board (
     .clk_i    (clk),
     .rst_ni   (rst_q[3]),

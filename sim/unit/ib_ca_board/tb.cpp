@@ -25,6 +25,9 @@
 #ifndef TIMEOUT_US
 #define TIMEOUT_US 10000
 #endif
+#ifndef GSI_CHK
+#define GSI_CHK 1  // the board's GsiChk parameter
+#endif
 static constexpr int kClksPerBit = (CLK_HZ + BAUD / 2) / BAUD;
 static constexpr uint64_t kTimeoutClks = uint64_t(CLK_HZ / 1000000) * TIMEOUT_US;
 
@@ -38,8 +41,10 @@ enum : uint8_t {
   kRegId = 0x00, kRegPortState = 0x05, kRegCtrClear = 0x0F, kRegCtrBase = 0x10,
   kRegBoardCtrl = 0xC0, kRegBoardFramesOk = 0xC1, kRegBoardCrcErr = 0xC2, kRegBoardFrameErr = 0xC3,
   kRegBoardOverrun = 0xC4, kRegBoardTxFrames = 0xC5, kRegBoardTxDrop = 0xC6, kRegBoardCaps = 0xC7,
+  kRegBoardProfile = 0xC8,
 };
-static constexpr int kCtrSmiToSma = 12, kCtrSmiToSm = 13, kCtrTxVl15Pkts = 17;
+static constexpr int kCtrRxPkts = 0, kCtrRxDataPkts = 5, kCtrSmiToSma = 12, kCtrSmiToSm = 13, kCtrTxVl15Pkts = 17;
+static constexpr int kCtrGsiGmps = 21;
 static constexpr int kMad = 28;
 
 // Frame CRC: the VCRC CRC-16 (tb_util.h crc16), over TYPE, LEN, payload.
@@ -241,6 +246,8 @@ int main(int argc, char** argv) {
   {
     uint32_t caps = rd(kRegBoardCaps);
     CHECK((caps & 0xFFFF) == uint32_t(kClksPerBit) && (caps >> 16) == 512, "RegBoardCaps %08x", caps);
+    uint32_t prof = rd(kRegBoardProfile);
+    CHECK(prof == (uint32_t(DATAW) | uint32_t(GSI_CHK) << 8), "RegBoardProfile %08x", prof);
   }
 
   // ---- V1 in as WIRE_RX -> SMA_RX frame ----------------------------------
@@ -359,6 +366,23 @@ int main(int argc, char** argv) {
   CHECK(rd(kRegCtrBase + kCtrSmiToSm) == 1, "SmiToSm counter after loopback");
   wr(kRegBoardCtrl, 0);
 
+  // ---- A GMP on a data VL (V3): counted by the link; the GSI checks count
+  // it as a GMP only when the board has them (GsiChk); never framed to the
+  // host (the board has no data-VL path) ---------------------------------
+  {
+    const Bytes& V3 = vec[2];
+    uint32_t rx0 = rd(kRegCtrBase + kCtrRxPkts), data0 = rd(kRegCtrBase + kCtrRxDataPkts);
+    uint32_t gmp0 = rd(kRegCtrBase + kCtrGsiGmps);
+    frames.clear();
+    send(make_frame(FtWireRx, V3));
+    run_until([] { return host_tx.empty(); }, byte_clks(300));
+    run(byte_clks(20));
+    CHECK(frames.empty(), "V3 (data VL) produced a frame");
+    CHECK(rd(kRegCtrBase + kCtrRxPkts) == rx0 + 1 && rd(kRegCtrBase + kCtrRxDataPkts) == data0 + 1,
+          "V3: RxPkts / RxDataPkts");
+    CHECK(rd(kRegCtrBase + kCtrGsiGmps) == gmp0 + (GSI_CHK ? 1 : 0), "V3: GsiGmps with GsiChk %d", GSI_CHK);
+  }
+
   // ---- Port state and counters; clear ------------------------------------
   wr(kRegPortState, 1);  // Down
   run(100);
@@ -376,7 +400,7 @@ int main(int argc, char** argv) {
   CHECK(rd(kRegBoardFramesOk) == 3, "RegBoardFramesOk after clear");
   CHECK(bad_up_frames == 0, "board sent frames with bad CRCs");
 
-  std::printf("ib_ca_board DataW=%d: %lu cycles, %d clocks/bit\n", DATAW, cycle, kClksPerBit);
+  std::printf("ib_ca_board DataW=%d GsiChk=%d: %lu cycles, %d clocks/bit\n", DATAW, GSI_CHK, cycle, kClksPerBit);
   top->final();
   int rc = finish("ib_ca_board");
   std::fflush(stdout);
