@@ -97,7 +97,8 @@ wave: deps
 # The board top (CA port + UART) in Verilator behind a pseudo-terminal, for
 # `vl15 replay --serial` without a board (tests/board_serial.rs runs both):
 # board_pty at DataW 32 (the ULX3S build, rtl/fpga/ecp5_ulx3s_top.sv) and
-# board_pty_w8 at DataW 8 (the iCEBreaker build, a byte per clock). Both at
+# board_pty_w8 at DataW 8 without the GSI receive checks (the iCEBreaker
+# build: a byte per clock, GsiChk 0). Both at
 # 24 MHz = 8 clocks per 3 Mbaud bit, the iCEBreaker's clock.
 BOARD_SIM := build/board_sim/board_pty
 BOARD_SIM_W8 := build/board_sim/board_pty_w8
@@ -105,10 +106,11 @@ BOARD_CLK_HZ := 24000000
 board-sim: $(BOARD_SIM) $(BOARD_SIM_W8)
 $(BOARD_SIM): BOARD_DATAW := 32
 $(BOARD_SIM_W8): BOARD_DATAW := 8
+$(BOARD_SIM_W8): BOARD_PARAMS := -GGsiChk=0
 $(BOARD_SIM) $(BOARD_SIM_W8): sim/board/board_pty.cpp $(RTL_BOARD_FILES) Makefile
 	mkdir -p build/board_sim
 	verilator --cc --exe --build -j 2 --assert -Wall -Wno-fatal -Irtl -O3 \
-	  -GClkHz=$(BOARD_CLK_HZ) -GDataW=$(BOARD_DATAW) -CFLAGS "-O2 -DCLK_HZ=$(BOARD_CLK_HZ)" \
+	  -GClkHz=$(BOARD_CLK_HZ) -GDataW=$(BOARD_DATAW) $(BOARD_PARAMS) -CFLAGS "-O2 -DCLK_HZ=$(BOARD_CLK_HZ)" \
 	  --top-module ib_ca_board --Mdir build/board_sim/obj_w$(BOARD_DATAW) -o ../$(notdir $@) \
 	  $(RTL_BOARD_FILES) $(abspath sim/board/board_pty.cpp) > build/board_sim/build_w$(BOARD_DATAW).log 2>&1 \
 	  || { tail -30 build/board_sim/build_w$(BOARD_DATAW).log; exit 1; }
