@@ -58,31 +58,52 @@ module smi_rq
   // ---------------------------------------------------------------------------
   // Captured header fields
   // ---------------------------------------------------------------------------
+  // Fields the checks only compare with a constant are kept as per-byte
+  // compare flags, taken when their byte is (exactly as comparing the held
+  // byte at tlast: a flag, like a byte, holds until its byte comes again).
   typedef struct packed {
     logic [3:0]  sl;
     logic [1:0]  lnh;
     logic [15:0] dlid;
-    logic [10:0] pktlen;
+    logic [1:0]  pktlen_ok;   // PktLen [10:8], [7:0] = SmpPktLen's
     logic [15:0] slid;
-    logic [7:0]  opcode;
-    logic [3:0]  tver;
-    logic [23:0] destqp;
-    logic [7:0]  base_ver;
+    logic        opcode_ok;   // BTH OpCode = UD SEND Only
+    logic        tver_ok;     // BTH TVer = 0
+    logic [2:0]  destqp_zero; // BTH DestQP bytes = 0
+    logic        base_ver_ok; // MAD BaseVersion = 1
     logic [7:0]  mgmt_class;
     logic [7:0]  method;
     logic        dir;         // DR D bit (status bit 15)
     logic [7:0]  hop_ptr;
     logic [7:0]  hop_cnt;
-    logic [15:0] attr_id;
-    logic [15:0] dr_slid;
-    logic [15:0] dr_dlid;
+    logic [1:0]  attr_sminfo; // AttributeID bytes = SMInfo's
+    logic [1:0]  dr_slid_ff;  // DrSLID bytes = 0xFF (permissive)
+    logic [1:0]  dr_dlid_ff;  // DrDLID bytes = 0xFF
     logic [7:0]  rp_hc;       // ReturnPath[hop_cnt]
   } fields_t;
 
+  // after reset every byte reads 0 (as the held bytes did): the flags of a
+  // zero byte
+  localparam fields_t FieldsReset = '{
+    tver_ok:     1'b1,
+    destqp_zero: 3'b111,
+    attr_sminfo: {AttrSmInfo[15:8] == 8'd0, AttrSmInfo[7:0] == 8'd0},
+    default:     '0
+  };
+
   fields_t     f_q, f_d;
-  logic [15:0] pos_q, pos_d;   // packet byte offset of the current beat
+  // Packet byte offsets: 9 bits, saturating at PosMax, the last beat offset
+  // below 512. Every offset compared (fields, ReturnPath[hop_cnt] <= 475,
+  // the ICRC at 288, the MAD up to 292) is below PosMax (496 at DataB 16), so
+  // a beat past it matches nothing, as it did not with 16-bit offsets.
+  localparam int unsigned PosW   = 9;
+  localparam int unsigned PosMax = (1 << PosW) - DataB;
+  logic [PosW-1:0] pos_q, pos_d;   // packet byte offset of the current beat
+  if (RpPos + 255 >= PosMax || EmitPos + MadBytes >= PosMax) begin : gen_pos_check
+    $fatal(1, "%m: a compared offset reaches PosMax %0d", PosMax);
+  end
   logic [31:0] crc_q, crc_d;   // running ICRC state (no final XOR)
-  logic [15:0] rp_beat_q;      // ReturnPath[hop_cnt]: offset of its beat,
+  logic [PosW-1:0] rp_beat_q;  // ReturnPath[hop_cnt]: offset of its beat,
   logic [7:0]  rp_lane_q;      // and its lane (from f_q.hop_cnt, a cycle late)
 
   logic beat;
@@ -93,11 +114,11 @@ module smi_rq
   // Every beat before the last is full (asserted below), so packet byte `off`
   // is lane off % DataB of the beat at offset off - off % DataB: a field is
   // picked up by comparing pos_q with a constant. Returns {hit, byte}.
-  function automatic logic [8:0] pick(logic [15:0] pos, logic [DataW-1:0] data,
+  function automatic logic [8:0] pick(logic [PosW-1:0] pos, logic [DataW-1:0] data,
                                       logic [DataB-1:0] keep, int unsigned off);
     int unsigned lane;
     lane = off % DataB;
-    return {pos == 16'(off - lane) && keep[lane], data[8*lane +: 8]};
+    return {pos == PosW'(off - lane) && keep[lane], data[8*lane +: 8]};
   endfunction
 
   // CRC coverage: bytes 0..CrcEnd-1, the ICRC's coverage and the ICRC
@@ -152,25 +173,25 @@ module smi_rq
       p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, PbLrhDlid + 1);
       if (p[8]) f_d.dlid[7:0] = p[7:0];
       p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, PbLrhPktLen);
-      if (p[8]) f_d.pktlen[10:8] = p[2:0];
+      if (p[8]) f_d.pktlen_ok[1] = p[2:0] == 3'(SmpPktLen >> 8);
       p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, PbLrhPktLen + 1);
-      if (p[8]) f_d.pktlen[7:0] = p[7:0];
+      if (p[8]) f_d.pktlen_ok[0] = p[7:0] == 8'(SmpPktLen);
       p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, PbLrhSlid);
       if (p[8]) f_d.slid[15:8] = p[7:0];
       p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, PbLrhSlid + 1);
       if (p[8]) f_d.slid[7:0] = p[7:0];
       p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, PbBthOpcode);
-      if (p[8]) f_d.opcode = p[7:0];
+      if (p[8]) f_d.opcode_ok = p[7:0] == OpUdSendOnly;
       p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, PbBthFlags);
-      if (p[8]) f_d.tver = p[3:0];
+      if (p[8]) f_d.tver_ok = p[3:0] == 4'd0;
       p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, PbBthDestQp);
-      if (p[8]) f_d.destqp[23:16] = p[7:0];
+      if (p[8]) f_d.destqp_zero[2] = p[7:0] == 8'd0;
       p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, PbBthDestQp + 1);
-      if (p[8]) f_d.destqp[15:8] = p[7:0];
+      if (p[8]) f_d.destqp_zero[1] = p[7:0] == 8'd0;
       p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, PbBthDestQp + 2);
-      if (p[8]) f_d.destqp[7:0] = p[7:0];
+      if (p[8]) f_d.destqp_zero[0] = p[7:0] == 8'd0;
       p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, MadOffset + MbBaseVersion);
-      if (p[8]) f_d.base_ver = p[7:0];
+      if (p[8]) f_d.base_ver_ok = p[7:0] == MadBaseVersion;
       p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, MadOffset + MbMgmtClass);
       if (p[8]) f_d.mgmt_class = p[7:0];
       p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, MadOffset + MbMethod);
@@ -182,17 +203,17 @@ module smi_rq
       p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, MadOffset + MbHopCnt);
       if (p[8]) f_d.hop_cnt = p[7:0];
       p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, MadOffset + MbAttrId);
-      if (p[8]) f_d.attr_id[15:8] = p[7:0];
+      if (p[8]) f_d.attr_sminfo[1] = p[7:0] == AttrSmInfo[15:8];
       p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, MadOffset + MbAttrId + 1);
-      if (p[8]) f_d.attr_id[7:0] = p[7:0];
+      if (p[8]) f_d.attr_sminfo[0] = p[7:0] == AttrSmInfo[7:0];
       p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, MadOffset + MbDrSlid);
-      if (p[8]) f_d.dr_slid[15:8] = p[7:0];
+      if (p[8]) f_d.dr_slid_ff[1] = &p[7:0];
       p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, MadOffset + MbDrSlid + 1);
-      if (p[8]) f_d.dr_slid[7:0] = p[7:0];
+      if (p[8]) f_d.dr_slid_ff[0] = &p[7:0];
       p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, MadOffset + MbDrDlid);
-      if (p[8]) f_d.dr_dlid[15:8] = p[7:0];
+      if (p[8]) f_d.dr_dlid_ff[1] = &p[7:0];
       p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, MadOffset + MbDrDlid + 1);
-      if (p[8]) f_d.dr_dlid[7:0] = p[7:0];
+      if (p[8]) f_d.dr_dlid_ff[0] = &p[7:0];
       // ReturnPath[hop_cnt]; hop_cnt (packet byte 35) is many beats earlier.
       if (pos_q == rp_beat_q) begin
         for (int unsigned j = 0; j < DataB; j++) begin
@@ -203,8 +224,8 @@ module smi_rq
       end
       if (vl15_tlast_i) begin
         pos_d = '0;
-      end else if (pos_q <= 16'hFFFF - 16'(DataB)) begin
-        pos_d = pos_q + 16'(DataB);  // saturates: offsets past 64 KiB never matter
+      end else if (32'(pos_q) < PosMax) begin
+        pos_d = pos_q + PosW'(DataB);  // saturates at PosMax
       end
     end
   end
@@ -212,30 +233,30 @@ module smi_rq
   // Offset of ReturnPath[hop_cnt] from the captured hop count; registered, as
   // it is needed no earlier than packet byte RpPos = 220.
   logic [15:0] rp_off;
-  assign rp_off = 16'(RpPos) + {8'h0, f_q.hop_cnt};
+  assign rp_off = 16'(RpPos) + {8'h0, f_q.hop_cnt};  // <= 475
 
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
-      f_q       <= '0;
+      f_q       <= FieldsReset;
       pos_q     <= '0;
       at_first_q <= 1'b1;
-      at_resv_q  <= 16'(Resv8aBeat) == '0;
+      at_resv_q  <= Resv8aBeat == 0;
       cov_full_q <= 1'b1;
       at_icrc_q  <= 1'b0;
       in_mad_q   <= EmitPos == 0;
       crc_q     <= Crc32Init;
-      rp_beat_q <= 16'hFFFF;
+      rp_beat_q <= '1;
       rp_lane_q <= '0;
     end else begin
       f_q       <= f_d;
       pos_q     <= pos_d;
       at_first_q <= pos_d == '0;
-      at_resv_q  <= pos_d == 16'(Resv8aBeat);
+      at_resv_q  <= pos_d == PosW'(Resv8aBeat);
       cov_full_q <= 32'(pos_d) < IcrcBeat;
       at_icrc_q  <= 32'(pos_d) == IcrcBeat;
       in_mad_q   <= 32'(pos_d) >= EmitPos && 32'(pos_d) < EmitPos + MadBytes;
       crc_q     <= crc_d;
-      rp_beat_q <= rp_off & ~16'(DataB - 1);
+      rp_beat_q <= PosW'(rp_off & ~16'(DataB - 1));
       rp_lane_q <= 8'(rp_off & 16'(DataB - 1));
     end
   end
@@ -372,25 +393,23 @@ module smi_rq
     dlid_mine         = (f_q.dlid >= port_lid_i) && ({1'b0, f_q.dlid} <= lid_hi);
 
     dr_ok  = dr_recv_ca(f_q.dir, f_q.hop_ptr, f_q.hop_cnt,
-                        f_q.dr_slid == PermissiveLid, f_q.dr_dlid == PermissiveLid,
-                        port_num_i, port_num_i);
+                        &f_q.dr_slid_ff, &f_q.dr_dlid_ff, port_num_i, port_num_i);
     dr_bad = dr_recv_ca(f_q.dir, f_q.hop_ptr, f_q.hop_cnt,
-                        f_q.dr_slid == PermissiveLid, f_q.dr_dlid == PermissiveLid,
-                        ~port_num_i, port_num_i);
+                        &f_q.dr_slid_ff, &f_q.dr_dlid_ff, ~port_num_i, port_num_i);
     chk_d.dr                = dr_ok;
     chk_d.dr_discard_rp_ok  = dr_ok.discard;
     chk_d.dr_discard_rp_bad = dr_bad.discard;
 
-    chk_d.icrc_hdr_ok = (f_q.lnh == LnhIbaLocal) && (32'(f_q.pktlen) == SmpPktLen);
-    chk_d.err_hdr = (f_q.lnh != LnhIbaLocal) || (f_q.opcode != OpUdSendOnly) ||
-                    (f_q.tver != 4'd0) || (f_q.destqp != 24'd0) ||
-                    (32'(f_q.pktlen) != SmpPktLen) || (f_q.base_ver != MadBaseVersion) ||
+    chk_d.icrc_hdr_ok = (f_q.lnh == LnhIbaLocal) && (&f_q.pktlen_ok);
+    chk_d.err_hdr = (f_q.lnh != LnhIbaLocal) || !f_q.opcode_ok ||
+                    !f_q.tver_ok || !(&f_q.destqp_zero) ||
+                    !(&f_q.pktlen_ok) || !f_q.base_ver_ok ||
                     !(is_lid_class || chk_d.is_dr_class);
     chk_d.err_lid = is_lid_class ? (!dlid_mine || port_lid_i == 16'd0 ||
                                     f_q.slid == PermissiveLid)
                                  : (f_q.dlid != PermissiveLid && !dlid_mine);
     chk_d.to_sm   = f_q.method[7] || (f_q.method == MethodTrap) ||
-                    (f_q.attr_id == AttrSmInfo &&
+                    ((&f_q.attr_sminfo) &&
                      (f_q.method == MethodGet || f_q.method == MethodSet));
   end
 

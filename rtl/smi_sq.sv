@@ -102,15 +102,16 @@ module smi_sq
     SrcTrap = 2'd2
   } src_e;
 
-  // MAD fields the DR send rules need
+  // MAD fields the DR send rules need (those only compared with a constant
+  // or the port number as compare flags, taken with their byte)
   typedef struct packed {
     logic        dir;
     logic [7:0]  hop_ptr;
     logic [7:0]  hop_cnt;
-    logic [15:0] dr_slid;
-    logic [15:0] dr_dlid;
-    logic [7:0]  ip1;      // InitialPath[1]
-    logic [7:0]  rp_hc;    // ReturnPath[hop_cnt]
+    logic [1:0]  dr_slid_ff;  // DrSLID bytes = 0xFF (permissive)
+    logic [1:0]  dr_dlid_ff;  // DrDLID bytes = 0xFF
+    logic        ip1_port;    // InitialPath[1] = this port
+    logic        rp_port;     // ReturnPath[hop_cnt] = this port
   } fields_t;
 
   typedef struct packed {
@@ -122,21 +123,21 @@ module smi_sq
   // DR send rules of a CA (smi_handle_dr_smp_send, is_switch = 0), then the
   // originator's local check (handle_outgoing_dr_smp: smi_check_local_smp or
   // smi_check_local_returning_smp). hc = 0 with D = 0 is always local.
-  function automatic dr_tx_t dr_send_ca(fields_t f, logic [7:0] port);
+  function automatic dr_tx_t dr_send_ca(fields_t f);
     dr_tx_t     r;
     logic [8:0] hc1;
     logic       perm_dlid;
     logic       perm_slid;
     r         = '{discard: 1'b0, local_smp: 1'b0, hp_new: f.hop_ptr};
     hc1       = {1'b0, f.hop_cnt} + 9'd1;
-    perm_dlid = (f.dr_dlid == PermissiveLid);
-    perm_slid = (f.dr_slid == PermissiveLid);
+    perm_dlid = &f.dr_dlid_ff;
+    perm_slid = &f.dr_slid_ff;
     if (32'(f.hop_cnt) >= MaxPathHops) begin
       r.discard = 1'b1;                                   // C14-6
     end else if (!f.dir) begin
       if (f.hop_cnt != 8'd0 && f.hop_ptr == 8'd0) begin
         r.hp_new  = 8'd1;                                 // C14-9:1 originator
-        r.discard = (f.ip1 != port);
+        r.discard = !f.ip1_port;
       end else if (f.hop_ptr != 8'd0 && f.hop_ptr < f.hop_cnt) begin
         r.discard = 1'b1;                                 // C14-9:2 switch only
       end else if (f.hop_ptr == f.hop_cnt) begin
@@ -148,7 +149,7 @@ module smi_sq
     end else begin
       if (f.hop_cnt != 8'd0 && {1'b0, f.hop_ptr} == hc1) begin
         r.hp_new  = f.hop_cnt;                            // C14-13:1 responder
-        r.discard = (f.rp_hc != port);
+        r.discard = !f.rp_port;
       end else if (f.hop_ptr >= 8'd2 && f.hop_ptr <= f.hop_cnt) begin
         r.discard = 1'b1;                                 // C14-13:2 switch only
       end else if (f.hop_ptr == 8'd1) begin
@@ -333,20 +334,20 @@ module smi_sq
     p = pick(k_q, src_data, MbHopCnt);
     if (p[8]) f_cur.hop_cnt = p[7:0];
     p = pick(k_q, src_data, MbDrSlid);
-    if (p[8]) f_cur.dr_slid[15:8] = p[7:0];
+    if (p[8]) f_cur.dr_slid_ff[1] = &p[7:0];
     p = pick(k_q, src_data, MbDrSlid + 1);
-    if (p[8]) f_cur.dr_slid[7:0] = p[7:0];
+    if (p[8]) f_cur.dr_slid_ff[0] = &p[7:0];
     p = pick(k_q, src_data, MbDrDlid);
-    if (p[8]) f_cur.dr_dlid[15:8] = p[7:0];
+    if (p[8]) f_cur.dr_dlid_ff[1] = &p[7:0];
     p = pick(k_q, src_data, MbDrDlid + 1);
-    if (p[8]) f_cur.dr_dlid[7:0] = p[7:0];
+    if (p[8]) f_cur.dr_dlid_ff[0] = &p[7:0];
     p = pick(k_q, src_data, MbInitialPath + 1);
-    if (p[8]) f_cur.ip1 = p[7:0];
+    if (p[8]) f_cur.ip1_port = p[7:0] == port_num_i;
     // ReturnPath[hop_cnt]; hop_cnt (MAD byte 7) is in an earlier beat
     if (k_q == rp_k_q) begin
       for (int unsigned j = 0; j < DataB; j++) begin
         if (32'(rp_lane_q) == j) begin
-          f_cur.rp_hc = src_data[8*j +: 8];
+          f_cur.rp_port = src_data[8*j +: 8] == port_num_i;
         end
       end
     end
@@ -399,20 +400,20 @@ module smi_sq
   dr_tx_t  dr_fin_ok_q, dr_fin_bad_q;
   always_comb begin
     f_rp_ok        = f_q;
-    f_rp_ok.rp_hc  = port_num_i;
+    f_rp_ok.rp_port  = 1'b1;
     f_rp_bad       = f_q;
-    f_rp_bad.rp_hc = ~port_num_i;
+    f_rp_bad.rp_port = 1'b0;
   end
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
       dr_fin_ok_q  <= '0;
       dr_fin_bad_q <= '0;
     end else begin
-      dr_fin_ok_q  <= dr_send_ca(f_rp_ok, port_num_i);
-      dr_fin_bad_q <= dr_send_ca(f_rp_bad, port_num_i);
+      dr_fin_ok_q  <= dr_send_ca(f_rp_ok);
+      dr_fin_bad_q <= dr_send_ca(f_rp_bad);
     end
   end
-  assign dr_fin = (f_q.rp_hc == port_num_i) ? dr_fin_ok_q : dr_fin_bad_q;
+  assign dr_fin = f_q.rp_port ? dr_fin_ok_q : dr_fin_bad_q;
 
   // Only the verdict of dr_fin is used.
   logic unused_dr;
@@ -535,7 +536,7 @@ module smi_sq
 
   // (D ? DrDLID : DrSLID) = 0xFFFF: the send rules apply (MAD bytes 4, 32..35)
   logic own_perm;
-  assign own_perm = f_q.dir ? (f_q.dr_dlid == PermissiveLid) : (f_q.dr_slid == PermissiveLid);
+  assign own_perm = f_q.dir ? (&f_q.dr_dlid_ff) : (&f_q.dr_slid_ff);
 
   always_comb begin
     state_d  = state_q;
