@@ -64,7 +64,13 @@ module ib_pkt_fifo #(
   // ---------------------------------------------------------------------------
   // Storage
   // ---------------------------------------------------------------------------
-  logic [DataW-1:0] mem [Depth*SlotWords];
+  // The RAM is never read at the word written in the same cycle (the reader
+  // reads committed slots, the writer a claimed, free one; asserted below),
+  // so no_rw_check tells yosys that the read-during-write result does not
+  // matter: on the iCE40 it would otherwise delay every write by a cycle
+  // and bypass it to the read port (DataW + AddrW + 1 flip-flops, a
+  // DataW-wide mux and an address compare per FIFO).
+  (* no_rw_check *) logic [DataW-1:0] mem [Depth*SlotWords];
   logic [BeatW-1:0] slot_len_q  [Depth];  // beats in the slot, 1..SlotWords
   logic [DataB-1:0] slot_keep_q [Depth];  // tkeep of the slot's last beat
   logic [MetaW-1:0] slot_meta_q [Depth];
@@ -313,6 +319,9 @@ module ib_pkt_fifo #(
       // no read of an empty FIFO
       assert (!(rd_issue && cnt_q == '0))
         else $error("%m: RAM read of an empty FIFO");
+      // no read of the word written in this cycle (no_rw_check on mem)
+      assert (!(wr_beat && rd_issue && wr_addr == rd_addr))
+        else $error("%m: RAM read and write of word %0d in one cycle", rd_addr);
       assert (iss_cnt_q <= cnt_q)
         else $error("%m: issue count %0d > slot count %0d", iss_cnt_q, cnt_q);
       // output stable while valid and not ready
