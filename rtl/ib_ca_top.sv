@@ -22,6 +22,7 @@ module ib_ca_top
   parameter int unsigned PkeyEntries = 64,  // P_Key table entries (NodeInfo.PartitionCap of a CA)
   parameter bit          CtrRam      = 1'b0,  // counters in block RAM, reads with latency (ib_port_regs)
   parameter bit          PkeyRam     = 1'b0,  // P_Key table in block RAM (gsi_rx_check); needs CtrRam
+  parameter bit          Vl15MetaRam = 1'b0,  // VL15 RX buffer's meta in block RAM (ib_pkt_fifo MetaRam)
   localparam int unsigned DataB      = DataW / 8
 ) (
   input  logic               clk_i,
@@ -350,7 +351,8 @@ module ib_ca_top
     .Depth    (Vl15RxDepth),
     .SlotWords(RxSlotWords),
     .MetaW    (RxMetaW),
-    .MetaReg  (1)  // the dispatcher decides on rd_meta (to_sm) at once
+    .MetaReg  (1),  // the dispatcher decides on rd_meta (to_sm) at once
+    .MetaRam  (32'(Vl15MetaRam))  // the same port behaviour as MetaReg
   ) u_rx_fifo (
     .clk_i,
     .rst_ni,

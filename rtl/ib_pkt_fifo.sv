@@ -9,12 +9,18 @@
 // in cycle t+2 when the FIFO was empty. MetaReg = 1 loads the meta word into
 // a register with the beat (rd_meta_o from a flip-flop instead of the slot
 // array read by the output's slot number; the same value while rd_tvalid_o).
+// MetaRam = 1 (the iCE40 board, which has no LUT RAM) keeps the slots' meta
+// words in block RAM instead of flip-flops: read with the beat into the RAM's
+// output register, so rd_meta_o behaves as with MetaReg = 1; the last beat's
+// tkeep goes into the same RAM words when it fits their 16-bit columns
+// without another one (KeepRam), else stays in flip-flops.
 module ib_pkt_fifo #(
   parameter int unsigned DataW     = 64,                  // stream width in bits: 32, 64 or 128
   parameter int unsigned Depth     = 4,                   // number of packet slots, 1..255
   parameter int unsigned SlotWords = 256 / (DataW / 8),   // beats per slot
   parameter int unsigned MetaW     = 8,                   // width of the per-packet meta word
   parameter int unsigned MetaReg   = 0,                   // 1: rd_meta_o from a register
+  parameter int unsigned MetaRam   = 0,                   // 1: meta in block RAM (as MetaReg = 1)
   localparam int unsigned DataB    = DataW / 8
 ) (
   input  logic               clk_i,
@@ -44,6 +50,11 @@ module ib_pkt_fifo #(
   localparam int unsigned CntW  = $clog2(Depth + 1);
   localparam int unsigned BeatW = $clog2(SlotWords + 1);  // holds 0..SlotWords
   localparam int unsigned AddrW = (Depth * SlotWords > 1) ? $clog2(Depth * SlotWords) : 1;
+  // MetaRam: the last beat's tkeep rides in the meta RAM when that needs no
+  // extra 16-bit column (the iCE40 SB_RAM40_4K's widest port)
+  localparam bit          KeepRam = MetaRam != 0 &&
+                                    (MetaW + DataB + 15) / 16 == (MetaW + 15) / 16;
+  localparam int unsigned MkW     = KeepRam ? MetaW + DataB : MetaW;  // meta RAM word
 
   // ---------------------------------------------------------------------------
   // Elaboration-time parameter checks
@@ -72,8 +83,8 @@ module ib_pkt_fifo #(
   // DataW-wide mux and an address compare per FIFO).
   (* no_rw_check *) logic [DataW-1:0] mem [Depth*SlotWords];
   logic [BeatW-1:0] slot_len_q  [Depth];  // beats in the slot, 1..SlotWords
-  logic [DataB-1:0] slot_keep_q [Depth];  // tkeep of the slot's last beat
-  logic [MetaW-1:0] slot_meta_q [Depth];
+  // The slot's last tkeep and meta: in flip-flops (slot_keep_q, slot_meta_q)
+  // or, with MetaRam, in block RAM (gen_mk_ram below).
 
   // Slot ring: committed slots are rd..rd+cnt-1 (mod Depth), the next packet
   // goes to wr_slot_q. iss_* is the next beat to read out of the RAM.
@@ -167,8 +178,6 @@ module ib_pkt_fifo #(
     end
     if (slot_we) begin
       slot_len_q[wr_slot_q]  <= len_now;
-      slot_keep_q[wr_slot_q] <= keep_now;
-      slot_meta_q[wr_slot_q] <= wr_meta_i;
     end
   end
 
@@ -269,19 +278,74 @@ module ib_pkt_fifo #(
   assign rd_tdata_o  = ram_q;
   assign rd_tvalid_o = out_valid_q;
   assign rd_tlast_o  = out_last_q;
-  assign rd_tkeep_o  = out_last_q ? slot_keep_q[out_slot_q] : '1;
-  if (MetaReg != 0) begin : gen_meta_reg
-    // loaded with the beat: the slot's meta is written only at its commit,
-    // before its first beat is read, and stays until the slot is freed
-    logic [MetaW-1:0] out_meta_q;
+  // last tkeep, from flip-flops or from the meta RAM (KeepRam)
+  logic [DataB-1:0] out_keep;
+  assign rd_tkeep_o  = out_last_q ? out_keep : '1;
+  if (!KeepRam) begin : gen_keep_ff
+    logic [DataB-1:0] slot_keep_q [Depth];  // tkeep of the slot's last beat
     always_ff @(posedge clk_i) begin
-      if (rd_issue) begin
-        out_meta_q <= slot_meta_q[iss_slot_q];
+      if (slot_we) begin
+        slot_keep_q[wr_slot_q] <= keep_now;
       end
     end
-    assign rd_meta_o = out_meta_q;
-  end else begin : gen_meta_rd
-    assign rd_meta_o = slot_meta_q[out_slot_q];
+    assign out_keep = slot_keep_q[out_slot_q];
+  end
+  if (MetaRam != 0) begin : gen_mk_ram
+    // Written at the slot's wr_end_i, read at each rd_issue of one of its
+    // beats into the RAM's output register (mk_q, the same value for every
+    // beat of the slot). The slot written is a claimed, free one, the slot
+    // read a committed one: never the same word in one cycle (asserted).
+    logic [MkW-1:0] mk_wdata;
+    (* ram_style = "block", no_rw_check *) logic [MkW-1:0] mk_mem [Depth];
+    logic [MkW-1:0] mk_q;
+    if (KeepRam) begin : gen_keep_ram
+      assign mk_wdata = {wr_meta_i, keep_now};
+      assign out_keep = mk_q[DataB-1:0];
+      // the output's slot number only selects the tkeep flip-flops
+      logic unused_out_slot;
+      assign unused_out_slot = ^out_slot_q;
+    end else begin : gen_meta_only
+      assign mk_wdata = wr_meta_i;
+    end
+    always_ff @(posedge clk_i) begin
+      if (slot_we) begin
+        mk_mem[wr_slot_q] <= mk_wdata;
+      end
+    end
+    always_ff @(posedge clk_i) begin
+      if (rd_issue) begin
+        mk_q <= mk_mem[iss_slot_q];
+      end
+    end
+    assign rd_meta_o = mk_q[MkW-1 -: MetaW];
+`ifndef SYNTHESIS
+    always_ff @(posedge clk_i) begin
+      if (rst_ni) begin
+        assert (!(slot_we && rd_issue && wr_slot_q == iss_slot_q))
+          else $error("%m: meta RAM read and write of slot %0d in one cycle", iss_slot_q);
+      end
+    end
+`endif
+  end else begin : gen_meta_ff
+    logic [MetaW-1:0] slot_meta_q [Depth];
+    always_ff @(posedge clk_i) begin
+      if (slot_we) begin
+        slot_meta_q[wr_slot_q] <= wr_meta_i;
+      end
+    end
+    if (MetaReg != 0) begin : gen_meta_reg
+      // loaded with the beat: the slot's meta is written only at its commit,
+      // before its first beat is read, and stays until the slot is freed
+      logic [MetaW-1:0] out_meta_q;
+      always_ff @(posedge clk_i) begin
+        if (rd_issue) begin
+          out_meta_q <= slot_meta_q[iss_slot_q];
+        end
+      end
+      assign rd_meta_o = out_meta_q;
+    end else begin : gen_meta_rd
+      assign rd_meta_o = slot_meta_q[out_slot_q];
+    end
   end
 
   // ---------------------------------------------------------------------------

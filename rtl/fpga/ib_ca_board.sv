@@ -123,7 +123,8 @@ module ib_ca_board
     .DataW    (DataW),
     .Depth    (2),
     .SlotWords(SlotWords),
-    .MetaW    (DownMetaW)
+    .MetaW    (DownMetaW),
+    .MetaRam  (1)  // meta from a register: the demux and the TX meta use it only while valid
   ) u_down_fifo (
     .clk_i,
     .rst_ni,
@@ -214,9 +215,10 @@ module ib_ca_board
                                 : (dn_rd_tvalid && dn_meta.kind == KindWireRx);
 
   ib_ca_top #(
-    .DataW  (DataW),
-    .CtrRam (CtrRam),
-    .PkeyRam(PkeyRam && CtrRam && DataW == 32)
+    .DataW      (DataW),
+    .CtrRam     (CtrRam),
+    .PkeyRam    (PkeyRam && CtrRam && DataW == 32),
+    .Vl15MetaRam(1'b1)
   ) u_port (
     .clk_i,
     .rst_ni,
@@ -350,7 +352,8 @@ module ib_ca_board
     .DataW    (DataW),
     .Depth    (2),
     .SlotWords(SlotWords),
-    .MetaW    (16)
+    .MetaW    (16),
+    .MetaRam  (1)  // the length is read only while wtx_tvalid (ib_uart_up SelWtx)
   ) u_wtx_fifo (
     .clk_i,
     .rst_ni,
