@@ -95,6 +95,7 @@ module ib_pkt_fifo #(
   logic [SlotW-1:0] wr_slot_q, wr_slot_d;
   logic [SlotW-1:0] iss_slot_q, iss_slot_d;
   logic [BeatW-1:0] iss_beat_q, iss_beat_d;
+  logic [BeatW-1:0] iss_beat_inc;          // iss_beat_q + 1
 
   function automatic logic [SlotW-1:0] slot_inc(logic [SlotW-1:0] s);
     return (32'(s) == Depth - 1) ? '0 : s + SlotW'(1);
@@ -199,7 +200,10 @@ module ib_pkt_fifo #(
   always_comb begin
     rd_take    = out_valid_q & rd_tready_i;
     rd_issue   = (iss_cnt_q != '0) & (~out_valid_q | rd_tready_i);
-    iss_last   = (iss_beat_q == slot_len_q[iss_slot_q] - BeatW'(1));
+    // the beat's successor is the slot's length: one incrementer for this
+    // compare and the next beat number, no subtractor on the slot length
+    iss_beat_inc = iss_beat_q + BeatW'(1);
+    iss_last   = (iss_beat_inc == slot_len_q[iss_slot_q]);
     iss_done   = rd_issue & iss_last;
     freed      = rd_take & out_last_q;
     rd_addr    = AddrW'(32'(iss_slot_q) * SlotWords + 32'(iss_beat_q));
@@ -211,7 +215,7 @@ module ib_pkt_fifo #(
         iss_slot_d = slot_inc(iss_slot_q);
         iss_beat_d = '0;
       end else begin
-        iss_beat_d = iss_beat_q + BeatW'(1);
+        iss_beat_d = iss_beat_inc;
       end
     end
     iss_cnt_d = iss_cnt_q + CntW'(commit) - CntW'(iss_done);
