@@ -23,7 +23,13 @@ module ib_ca_board
   // streams (gsi_rx_check PkeyRam; needs CtrRam). The scan needs 66 beats
   // between a GMP's P_Key and its tlast: only DataW 32 has them, so wider
   // builds keep the flip-flop table.
-  parameter bit          PkeyRam       = 1'b1
+  parameter bit          PkeyRam       = 1'b1,
+  // The per-slot meta words of the VL15 RX buffer and of the down and wire
+  // TX buffers in block RAM (ib_pkt_fifo MetaRam, ib_ca_top Vl15MetaRam),
+  // for the iCE40, which has no LUT RAM (flip-flops and read muxes
+  // otherwise). The ECP5 board sets 0 (LUT RAM): its block RAM's
+  // clock-to-out on the RX buffer's meta would be its critical path.
+  parameter bit          FifoMetaRam   = 1'b1
 ) (
   input  logic       clk_i,
   input  logic       rst_ni,
@@ -124,7 +130,7 @@ module ib_ca_board
     .Depth    (2),
     .SlotWords(SlotWords),
     .MetaW    (DownMetaW),
-    .MetaRam  (1)  // meta from a register: the demux and the TX meta use it only while valid
+    .MetaRam  (32'(FifoMetaRam))  // the demux and the TX meta use it only while valid
   ) u_down_fifo (
     .clk_i,
     .rst_ni,
@@ -218,7 +224,7 @@ module ib_ca_board
     .DataW      (DataW),
     .CtrRam     (CtrRam),
     .PkeyRam    (PkeyRam && CtrRam && DataW == 32),
-    .Vl15MetaRam(1'b1)
+    .Vl15MetaRam(FifoMetaRam)
   ) u_port (
     .clk_i,
     .rst_ni,
@@ -353,7 +359,7 @@ module ib_ca_board
     .Depth    (2),
     .SlotWords(SlotWords),
     .MetaW    (16),
-    .MetaRam  (1)  // the length is read only while wtx_tvalid (ib_uart_up SelWtx)
+    .MetaRam  (32'(FifoMetaRam))  // the length is read only while wtx_tvalid (ib_uart_up SelWtx)
   ) u_wtx_fifo (
     .clk_i,
     .rst_ni,
