@@ -30,6 +30,7 @@ module pkt_fifo_props #(
   parameter int unsigned Depth     = 2,
   parameter int unsigned SlotWords = 4,
   parameter int unsigned MetaW     = 4,
+  parameter int unsigned MetaRam   = 0,  // the FIFO's MetaRam (iCEBreaker board form)
   localparam int unsigned DataB    = DataW / 8
 ) (
   input logic               clk_i,
@@ -61,7 +62,8 @@ module pkt_fifo_props #(
     .DataW    (DataW),
     .Depth    (Depth),
     .SlotWords(SlotWords),
-    .MetaW    (MetaW)
+    .MetaW    (MetaW),
+    .MetaRam  (MetaRam)
   ) u_dut (
     .clk_i,
     .rst_ni,

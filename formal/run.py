@@ -71,6 +71,7 @@ class Proof:
     steps: int  # BMC depth (cycles from reset); with induct also k
     meta_w: int = 4
     induct: bool = False  # also k-induction (smtbmc -i, k = steps): unbounded
+    meta_ram: int = 0  # ib_pkt_fifo MetaRam (the iCEBreaker board's buffers)
 
 
 # Small configurations of each width the CA and the switch build (DataW 32,
@@ -99,6 +100,14 @@ for _w in (32, 64, 128):
     ]
 # the CA RX / switch SMI RX slot count (4), shorter slots
 PROOFS += [Proof("order-w64-d4", "order", 64, 4, 2, 12)]
+# MetaRam (meta in a RAM read with the beat; with MetaW 4 the last tkeep too
+# at DataW 32 and 64, not at 128): packets, tkeep and meta in order, and the
+# stream rules
+PROOFS += [
+    Proof("order-w32-metaram", "order", 32, 2, 4, 12, meta_ram=1),
+    Proof("order-w128-metaram", "order", 128, 2, 4, 12, meta_ram=1),
+    Proof("stream-w32-metaram", "stream", 32, 2, 4, 16, meta_ram=1),
+]
 # ib_link_rx (depth/slot fields unused)
 PROOFS += [Proof(f"link-rx-w{_w}", "link", _w, 0, 0, 20) for _w in (32, 64, 128)]
 
@@ -124,8 +133,8 @@ MUTANTS = [
            "commit      = wr_end_i & wr_ok_i & open_now",
            "commit      = wr_end_i & open_now", "order-w32"),
     Mutant("tlast-early", "tlast one beat before the packet's last",
-           "iss_last   = (iss_beat_q == slot_len_q[iss_slot_q] - BeatW'(1));",
-           "iss_last   = (iss_beat_q == slot_len_q[iss_slot_q] - BeatW'(2));", "order-w32"),
+           "iss_last   = (iss_beat_inc == slot_len_q[iss_slot_q]);",
+           "iss_last   = (iss_beat_inc == slot_len_q[iss_slot_q] - BeatW'(1));", "order-w32"),
     Mutant("no-drop-report", "wr_drop_full_o stays low",
            "wr_drop_full_o = wr_end_i & wr_ok_i & open_now & nospace_now;",
            "wr_drop_full_o = 1'b0;", "count-w32"),
@@ -135,6 +144,8 @@ MUTANTS = [
     Mutant("reload-while-stalled", "the output register is reloaded while stalled",
            "rd_issue   = (iss_cnt_q != '0) & (~out_valid_q | rd_tready_i);",
            "rd_issue   = (iss_cnt_q != '0);", "stream-w32"),
+    Mutant("meta-ram-write-slot", "MetaRam: the meta RAM is read at the slot being written",
+           "mk_q <= mk_mem[iss_slot_q];", "mk_q <= mk_mem[wr_slot_q];", "order-w32-metaram"),
     Mutant("link-rx-lose-tlast-beat", "ib_link_rx forwards no tlast beat",
            "out_valid_q <= rx_tvalid_i;", "out_valid_q <= rx_tvalid_i & ~rx_tlast_i;",
            "link-rx-w32", Path("rtl/ib_link_rx.sv")),
@@ -202,7 +213,7 @@ def build_smt2(p: Proof, tag: str, env: dict[str, str],
         defines = f"-D {p.props.upper()}" + (" -D INDUCT" if p.induct else "")
         read = (f"read_slang -j 1 --no-synthesis-define -D FORMAL {defines} --top {top} "
                 f"-G DataW={p.data_w} -G Depth={p.depth} -G SlotWords={p.slot_words} "
-                f"-G MetaW={p.meta_w} {files}")
+                f"-G MetaW={p.meta_w} -G MetaRam={p.meta_ram} {files}")
     keep_rtl_asserts = p.props in ("stream", "link")
     lines = [read, f"prep -top {top}"]
     lines.append("flatten")

@@ -22,6 +22,7 @@ module ib_ca_top
   parameter int unsigned PkeyEntries = 64,  // P_Key table entries (NodeInfo.PartitionCap of a CA)
   parameter bit          CtrRam      = 1'b0,  // counters in block RAM, reads with latency (ib_port_regs)
   parameter bit          PkeyRam     = 1'b0,  // P_Key table in block RAM (gsi_rx_check); needs CtrRam
+  parameter bit          Vl15MetaRam = 1'b0,  // VL15 RX buffer's meta in block RAM (ib_pkt_fifo MetaRam)
   // 0: no GSI receive checks (a board without a data-VL path to its host):
   // data-VL packets are counted by ib_link_rx (RxPkts, RxDataPkts, RxWords)
   // and discarded there, drx_tvalid_o stays 0, the GSI counters (DataIcrcErr,
@@ -356,7 +357,8 @@ module ib_ca_top
     .Depth    (Vl15RxDepth),
     .SlotWords(RxSlotWords),
     .MetaW    (RxMetaW),
-    .MetaReg  (1)  // the dispatcher decides on rd_meta (to_sm) at once
+    .MetaReg  (1),  // the dispatcher decides on rd_meta (to_sm) at once
+    .MetaRam  (32'(Vl15MetaRam))  // the same port behaviour as MetaReg
   ) u_rx_fifo (
     .clk_i,
     .rst_ni,

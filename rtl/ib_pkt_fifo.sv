@@ -9,12 +9,18 @@
 // in cycle t+2 when the FIFO was empty. MetaReg = 1 loads the meta word into
 // a register with the beat (rd_meta_o from a flip-flop instead of the slot
 // array read by the output's slot number; the same value while rd_tvalid_o).
+// MetaRam = 1 (the iCE40 board, which has no LUT RAM) keeps the slots' meta
+// words in block RAM instead of flip-flops: read with the beat into the RAM's
+// output register, so rd_meta_o behaves as with MetaReg = 1; the last beat's
+// tkeep goes into the same RAM words when it fits their 16-bit columns
+// without another one (KeepRam), else stays in flip-flops.
 module ib_pkt_fifo #(
   parameter int unsigned DataW     = 64,                  // stream width in bits: 8, 32, 64 or 128
   parameter int unsigned Depth     = 4,                   // number of packet slots, 1..255
   parameter int unsigned SlotWords = 256 / (DataW / 8),   // beats per slot
   parameter int unsigned MetaW     = 8,                   // width of the per-packet meta word
   parameter int unsigned MetaReg   = 0,                   // 1: rd_meta_o from a register
+  parameter int unsigned MetaRam   = 0,                   // 1: meta in block RAM (as MetaReg = 1)
   localparam int unsigned DataB    = DataW / 8
 ) (
   input  logic               clk_i,
@@ -44,6 +50,11 @@ module ib_pkt_fifo #(
   localparam int unsigned CntW  = $clog2(Depth + 1);
   localparam int unsigned BeatW = $clog2(SlotWords + 1);  // holds 0..SlotWords
   localparam int unsigned AddrW = (Depth * SlotWords > 1) ? $clog2(Depth * SlotWords) : 1;
+  // MetaRam: the last beat's tkeep rides in the meta RAM when that needs no
+  // extra 16-bit column (the iCE40 SB_RAM40_4K's widest port)
+  localparam bit          KeepRam = MetaRam != 0 &&
+                                    (MetaW + DataB + 15) / 16 == (MetaW + 15) / 16;
+  localparam int unsigned MkW     = KeepRam ? MetaW + DataB : MetaW;  // meta RAM word
 
   // ---------------------------------------------------------------------------
   // Elaboration-time parameter checks
@@ -64,10 +75,16 @@ module ib_pkt_fifo #(
   // ---------------------------------------------------------------------------
   // Storage
   // ---------------------------------------------------------------------------
-  logic [DataW-1:0] mem [Depth*SlotWords];
+  // The RAM is never read at the word written in the same cycle (the reader
+  // reads committed slots, the writer a claimed, free one; asserted below),
+  // so no_rw_check tells yosys that the read-during-write result does not
+  // matter: on the iCE40 it would otherwise delay every write by a cycle
+  // and bypass it to the read port (DataW + AddrW + 1 flip-flops, a
+  // DataW-wide mux and an address compare per FIFO).
+  (* no_rw_check *) logic [DataW-1:0] mem [Depth*SlotWords];
   logic [BeatW-1:0] slot_len_q  [Depth];  // beats in the slot, 1..SlotWords
-  logic [DataB-1:0] slot_keep_q [Depth];  // tkeep of the slot's last beat
-  logic [MetaW-1:0] slot_meta_q [Depth];
+  // The slot's last tkeep and meta: in flip-flops (slot_keep_q, slot_meta_q)
+  // or, with MetaRam, in block RAM (gen_mk_ram below).
 
   // Slot ring: committed slots are rd..rd+cnt-1 (mod Depth), the next packet
   // goes to wr_slot_q. iss_* is the next beat to read out of the RAM.
@@ -78,6 +95,7 @@ module ib_pkt_fifo #(
   logic [SlotW-1:0] wr_slot_q, wr_slot_d;
   logic [SlotW-1:0] iss_slot_q, iss_slot_d;
   logic [BeatW-1:0] iss_beat_q, iss_beat_d;
+  logic [BeatW-1:0] iss_beat_inc;          // iss_beat_q + 1
 
   function automatic logic [SlotW-1:0] slot_inc(logic [SlotW-1:0] s);
     return (32'(s) == Depth - 1) ? '0 : s + SlotW'(1);
@@ -161,8 +179,6 @@ module ib_pkt_fifo #(
     end
     if (slot_we) begin
       slot_len_q[wr_slot_q]  <= len_now;
-      slot_keep_q[wr_slot_q] <= keep_now;
-      slot_meta_q[wr_slot_q] <= wr_meta_i;
     end
   end
 
@@ -184,7 +200,10 @@ module ib_pkt_fifo #(
   always_comb begin
     rd_take    = out_valid_q & rd_tready_i;
     rd_issue   = (iss_cnt_q != '0) & (~out_valid_q | rd_tready_i);
-    iss_last   = (iss_beat_q == slot_len_q[iss_slot_q] - BeatW'(1));
+    // the beat's successor is the slot's length: one incrementer for this
+    // compare and the next beat number, no subtractor on the slot length
+    iss_beat_inc = iss_beat_q + BeatW'(1);
+    iss_last   = (iss_beat_inc == slot_len_q[iss_slot_q]);
     iss_done   = rd_issue & iss_last;
     freed      = rd_take & out_last_q;
     rd_addr    = AddrW'(32'(iss_slot_q) * SlotWords + 32'(iss_beat_q));
@@ -196,7 +215,7 @@ module ib_pkt_fifo #(
         iss_slot_d = slot_inc(iss_slot_q);
         iss_beat_d = '0;
       end else begin
-        iss_beat_d = iss_beat_q + BeatW'(1);
+        iss_beat_d = iss_beat_inc;
       end
     end
     iss_cnt_d = iss_cnt_q + CntW'(commit) - CntW'(iss_done);
@@ -263,19 +282,74 @@ module ib_pkt_fifo #(
   assign rd_tdata_o  = ram_q;
   assign rd_tvalid_o = out_valid_q;
   assign rd_tlast_o  = out_last_q;
-  assign rd_tkeep_o  = out_last_q ? slot_keep_q[out_slot_q] : '1;
-  if (MetaReg != 0) begin : gen_meta_reg
-    // loaded with the beat: the slot's meta is written only at its commit,
-    // before its first beat is read, and stays until the slot is freed
-    logic [MetaW-1:0] out_meta_q;
+  // last tkeep, from flip-flops or from the meta RAM (KeepRam)
+  logic [DataB-1:0] out_keep;
+  assign rd_tkeep_o  = out_last_q ? out_keep : '1;
+  if (!KeepRam) begin : gen_keep_ff
+    logic [DataB-1:0] slot_keep_q [Depth];  // tkeep of the slot's last beat
     always_ff @(posedge clk_i) begin
-      if (rd_issue) begin
-        out_meta_q <= slot_meta_q[iss_slot_q];
+      if (slot_we) begin
+        slot_keep_q[wr_slot_q] <= keep_now;
       end
     end
-    assign rd_meta_o = out_meta_q;
-  end else begin : gen_meta_rd
-    assign rd_meta_o = slot_meta_q[out_slot_q];
+    assign out_keep = slot_keep_q[out_slot_q];
+  end
+  if (MetaRam != 0) begin : gen_mk_ram
+    // Written at the slot's wr_end_i, read at each rd_issue of one of its
+    // beats into the RAM's output register (mk_q, the same value for every
+    // beat of the slot). The slot written is a claimed, free one, the slot
+    // read a committed one: never the same word in one cycle (asserted).
+    logic [MkW-1:0] mk_wdata;
+    (* ram_style = "block", no_rw_check *) logic [MkW-1:0] mk_mem [Depth];
+    logic [MkW-1:0] mk_q;
+    if (KeepRam) begin : gen_keep_ram
+      assign mk_wdata = {wr_meta_i, keep_now};
+      assign out_keep = mk_q[DataB-1:0];
+      // the output's slot number only selects the tkeep flip-flops
+      logic unused_out_slot;
+      assign unused_out_slot = ^out_slot_q;
+    end else begin : gen_meta_only
+      assign mk_wdata = wr_meta_i;
+    end
+    always_ff @(posedge clk_i) begin
+      if (slot_we) begin
+        mk_mem[wr_slot_q] <= mk_wdata;
+      end
+    end
+    always_ff @(posedge clk_i) begin
+      if (rd_issue) begin
+        mk_q <= mk_mem[iss_slot_q];
+      end
+    end
+    assign rd_meta_o = mk_q[MkW-1 -: MetaW];
+`ifndef SYNTHESIS
+    always_ff @(posedge clk_i) begin
+      if (rst_ni) begin
+        assert (!(slot_we && rd_issue && wr_slot_q == iss_slot_q))
+          else $error("%m: meta RAM read and write of slot %0d in one cycle", iss_slot_q);
+      end
+    end
+`endif
+  end else begin : gen_meta_ff
+    logic [MetaW-1:0] slot_meta_q [Depth];
+    always_ff @(posedge clk_i) begin
+      if (slot_we) begin
+        slot_meta_q[wr_slot_q] <= wr_meta_i;
+      end
+    end
+    if (MetaReg != 0) begin : gen_meta_reg
+      // loaded with the beat: the slot's meta is written only at its commit,
+      // before its first beat is read, and stays until the slot is freed
+      logic [MetaW-1:0] out_meta_q;
+      always_ff @(posedge clk_i) begin
+        if (rd_issue) begin
+          out_meta_q <= slot_meta_q[iss_slot_q];
+        end
+      end
+      assign rd_meta_o = out_meta_q;
+    end else begin : gen_meta_rd
+      assign rd_meta_o = slot_meta_q[out_slot_q];
+    end
   end
 
   // ---------------------------------------------------------------------------
@@ -313,6 +387,9 @@ module ib_pkt_fifo #(
       // no read of an empty FIFO
       assert (!(rd_issue && cnt_q == '0))
         else $error("%m: RAM read of an empty FIFO");
+      // no read of the word written in this cycle (no_rw_check on mem)
+      assert (!(wr_beat && rd_issue && wr_addr == rd_addr))
+        else $error("%m: RAM read and write of word %0d in one cycle", rd_addr);
       assert (iss_cnt_q <= cnt_q)
         else $error("%m: issue count %0d > slot count %0d", iss_cnt_q, cnt_q);
       // output stable while valid and not ready

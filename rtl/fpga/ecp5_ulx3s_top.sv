@@ -78,9 +78,10 @@ module ecp5_ulx3s_top #(
   logic [2:0] board_led;
 
   ib_ca_board #(
-    .ClkHz(ClkHz),
-    .Baud (3_000_000),
-    .DataW(DataW)
+    .ClkHz      (ClkHz),
+    .Baud       (3_000_000),
+    .DataW      (DataW),
+    .FifoMetaRam(1'b0)  // LUT RAM: the block RAM's clock-to-out would limit Fmax
   ) u_board (
     .clk_i    (clk),
     .rst_ni   (rst_q[3]),

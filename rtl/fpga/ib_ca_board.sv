@@ -27,7 +27,13 @@ module ib_ca_board
   // The GSI receive checks (ib_ca_top GsiChk). The board has no data-VL
   // path to the host (drx is not framed), so they only feed the GSI
   // counters; the iCEBreaker build leaves them out for area.
-  parameter bit          GsiChk        = 1'b1
+  parameter bit          GsiChk        = 1'b1,
+  // The per-slot meta words of the VL15 RX buffer and of the down and wire
+  // TX buffers in block RAM (ib_pkt_fifo MetaRam, ib_ca_top Vl15MetaRam),
+  // for the iCE40, which has no LUT RAM (flip-flops and read muxes
+  // otherwise). The ECP5 board sets 0 (LUT RAM): its block RAM's
+  // clock-to-out on the RX buffer's meta would be its critical path.
+  parameter bit          FifoMetaRam   = 1'b1
 ) (
   input  logic       clk_i,
   input  logic       rst_ni,
@@ -127,7 +133,8 @@ module ib_ca_board
     .DataW    (DataW),
     .Depth    (2),
     .SlotWords(SlotWords),
-    .MetaW    (DownMetaW)
+    .MetaW    (DownMetaW),
+    .MetaRam  (32'(FifoMetaRam))  // the demux and the TX meta use it only while valid
   ) u_down_fifo (
     .clk_i,
     .rst_ni,
@@ -218,10 +225,11 @@ module ib_ca_board
                                 : (dn_rd_tvalid && dn_meta.kind == KindWireRx);
 
   ib_ca_top #(
-    .DataW  (DataW),
-    .CtrRam (CtrRam),
-    .PkeyRam(PkeyRam && CtrRam && DataW <= 32),
-    .GsiChk (GsiChk)
+    .DataW      (DataW),
+    .CtrRam     (CtrRam),
+    .PkeyRam    (PkeyRam && CtrRam && DataW <= 32),
+    .Vl15MetaRam(FifoMetaRam),
+    .GsiChk     (GsiChk)
   ) u_port (
     .clk_i,
     .rst_ni,
@@ -355,7 +363,8 @@ module ib_ca_board
     .DataW    (DataW),
     .Depth    (2),
     .SlotWords(SlotWords),
-    .MetaW    (16)
+    .MetaW    (16),
+    .MetaRam  (32'(FifoMetaRam))  // the length is read only while wtx_tvalid (ib_uart_up SelWtx)
   ) u_wtx_fifo (
     .clk_i,
     .rst_ni,
