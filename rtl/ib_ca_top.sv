@@ -131,6 +131,10 @@ module ib_ca_top
   // the lease expiry clears the protect bits, the check counts violations)
   output logic [1:0]         mkey_prot_o,
   output logic [15:0]        mkey_viols_o,
+  // the counter events (index = ib_pkg::ctr_e) as the counters take them
+  // this cycle: ev_q | ev2_q of "Counter events" below (an add_i amount
+  // does not show); the FPGA board's drop LED watches some of them
+  output logic [NumCtrs-1:0] ctr_ev_o,
   output logic               idle_o
 );
 
@@ -814,6 +818,7 @@ module ib_ca_top
   end
 
   assign ctr_pend = (ev_q != '0) || (ev2_q != '0) || (ctr_add_q != '0);
+  assign ctr_ev_o = ev_q | ev2_q;
 
   // ---------------------------------------------------------------------------
   // Stream checkers (simulation only; the checker body is empty in synthesis)
