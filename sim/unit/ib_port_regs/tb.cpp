@@ -147,7 +147,7 @@ int main(int argc, char** argv) {
   wr(RegCaps, 0);
   CHECK(rd(RegId) == 0x564C3135 && rd(RegPortNum) == PORTNUM && rd(RegCaps) == caps, "RO register written");
   // RX depth clamped to 1..RXD
-  for (uint32_t v : {0u, 1u, 2u, uint32_t(RXD), uint32_t(RXD) + 1, 255u, 0x100u, 0xFFFFFFFFu}) {
+  for (uint32_t v : {0u, 1u, 2u, uint32_t(RXD), uint32_t(RXD) + 1, 255u, 0x100u, 0x10002u, 0xFFFFFFFFu}) {
     wr(RegRxDepth, v);
     uint32_t exp = v == 0 ? 1 : (v > RXD ? RXD : v);
     CHECK(rd(RegRxDepth) == exp && top->rx_depth_o == exp, "RxDepth write %u read %u expected %u", v,
