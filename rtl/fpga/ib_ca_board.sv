@@ -6,7 +6,7 @@
 // with RegBoardCtrl bit 0 set, an internal loopback joins wire TX to wire RX
 // instead. LEDs (active high): [0] link up (PortState != Down), [1] an SMP
 // was delivered to the SMA or SM (stretched), [2] something was dropped:
-// a bad frame or a port drop counter moved (stretched).
+// a bad frame or a port drop counter event (stretched).
 module ib_ca_board
   import ib_pkg::*;
   import ib_uart_pkg::*;
@@ -15,9 +15,9 @@ module ib_ca_board
   parameter int unsigned Baud          = 3_000_000,   // UART bit rate
   parameter int unsigned DataW         = 32,          // port datapath width: 32, 64 or 128
   parameter int unsigned IdleTimeoutUs = 10_000,      // idle time that abandons a half-received frame
-  parameter int unsigned LedStretchMs  = 60,          // LED on-time after an event
+  parameter int unsigned LedStretchMs  = 60,          // LED on-time after an event (within an eighth)
   // The port's counters in block RAM (ib_port_regs CtrRam): register reads
-  // answer after up to 29 cycles, which the UART path does not notice.
+  // answer after up to 28 cycles, which the UART path does not notice.
   parameter bit          CtrRam        = 1'b1,
   // The P_Key table (64 entries) in block RAM, scanned while a packet
   // streams (gsi_rx_check PkeyRam; needs CtrRam). The scan needs 66 beats
@@ -599,9 +599,10 @@ module ib_ca_board
       NumCtrs'(1) << CtrRxLenErr | NumCtrs'(1) << CtrVl15Dropped | NumCtrs'(1) << CtrSmiIcrcErr |
       NumCtrs'(1) << CtrSmiBadHdr | NumCtrs'(1) << CtrSmiLidErr | NumCtrs'(1) << CtrSmiDrDiscard |
       NumCtrs'(1) << CtrSmiPortDown | NumCtrs'(1) << CtrSqDrDiscard;
-  // One prescaler for both LEDs: a tick every 2^TickW clocks, about a
-  // sixteenth of the stretch; each LED counts StretchTicks ticks, so it stays
-  // on for StretchClks within one tick (-6 %, +6 %).
+  // One prescaler for both LEDs: a tick every 2^TickW clocks, an eighth to a
+  // sixteenth of the stretch; each LED stays on for StretchTicks ticks after
+  // its last event, StretchClks within one tick (under 12.5 %; 24 MHz: 11
+  // ticks of 5.5 ms, 54.6..60.1 ms).
   localparam int unsigned TickW        = $clog2(StretchClks) > 4 ? $clog2(StretchClks) - 4 : 1;
   localparam int unsigned StretchTicks = (StretchClks + (1 << TickW) - 1) >> TickW;
   logic [TickW-1:0] pre_q;
