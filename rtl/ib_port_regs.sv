@@ -109,7 +109,7 @@ module ib_port_regs
   always_comb begin
     if (reg_wdata_i == 32'd0) begin
       rx_depth_wr = 8'd1;
-    end else if (reg_wdata_i[31:8] != '0 || reg_wdata_i[7:0] > 8'(Vl15RxDepth)) begin
+    end else if (reg_wdata_i > 32'(Vl15RxDepth)) begin
       rx_depth_wr = 8'(Vl15RxDepth);
     end else begin
       rx_depth_wr = reg_wdata_i[7:0];
