@@ -213,8 +213,8 @@ module ib_port_regs
 
     // a counter answers when the scanner writes it, from the request's
     // second cycle on (the value written is the one the flip-flop counter
-    // had in the write's previous cycle, so one inside the request; the
-    // events come registered from ib_ca_top); the others then too
+    // had in the write's previous cycle, so one inside the request); the
+    // others then too
     assign reg_rdata_o  = is_ctr ? ctr_wdata : rdata_regs;
     assign reg_rvalid_o = reg_re_i && re_open_q &&
                           (!is_ctr || (ctr_wv && ctr_widx == SW'(ctr_off)));
