@@ -154,6 +154,7 @@ module ib_ca_mp_top
   logic [NumPorts-1:0]         p_reg_we;
   logic [NumPorts*32-1:0]      p_reg_rdata;
   logic [NumPorts-1:0]         p_reg_rvalid;  // unused: the ports' reads are combinational
+  logic [NumPorts-1:0][NumCtrs-1:0] p_ctr_ev;  // unused: the counters are read instead
   logic [NumPorts-1:0]         p_idle;
   logic [NumPorts-1:0]         p_sq_tx_beat;
   logic [NumPorts-1:0]         p_sm_rq_post, p_sm_rq_clr;
@@ -261,6 +262,7 @@ module ib_ca_mp_top
       .port_state_o       (port_state_o[i*4 +: 4]),
       .mkey_prot_o        (mkey_prot_o[i*2 +: 2]),
       .mkey_viols_o       (mkey_viols_o[i*16 +: 16]),
+      .ctr_ev_o           (p_ctr_ev[i]),
       .idle_o             (p_idle[i])
     );
 
@@ -393,7 +395,7 @@ module ib_ca_mp_top
 
   // Latency observation is per port in ib_ca_top; not used here.
   logic unused;
-  assign unused = ^{p_sq_tx_beat, p_reg_rvalid};
+  assign unused = ^{p_sq_tx_beat, p_reg_rvalid, p_ctr_ev};
 
   // ---------------------------------------------------------------------------
   // Stream checkers on the shared MAD streams (simulation only); the meta is

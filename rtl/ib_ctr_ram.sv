@@ -1,6 +1,5 @@
 // ib_ctr_ram: N 32-bit wrapping event counters kept in one block RAM (the
-// FPGA boards: ib_port_regs with CtrRam; ib_ca_board keeps its six in flip-flops, where an
-// iCE40 incrementer is one logic cell a bit and the scanner would cost as much). A
+// FPGA boards: ib_port_regs with CtrRam, and ib_ca_board's own six). A
 // read-modify-write scanner visits one counter a cycle, each exactly every N
 // cycles: it reads counter s (cycle t), then writes RAM word + pending amount
 // back (cycle t+1: wr_valid_o, wr_idx_o, wr_data_o). Between visits a
@@ -10,14 +9,13 @@
 // enough for N cycles of its largest increment. clr_i[i] clears counter i (a
 // clear wins over a same-cycle increment): its pending amount is zeroed and a
 // flag makes the next visit ignore the stale RAM word, so the RAM needs no
-// reset. The inputs (ev_i, ev2_i, add_i, clr_i) are registered once first:
-// they come straight from the port's event logic, and on the ECP5 board that
-// path into the pending adders was the critical one. So wr_data_o is exactly
-// the value a flip-flop counter with the same inputs held in the cycle before
-// the visit's read (cycle t - 1): a reader that waits for wr_idx_o from the
-// second cycle after its request on gets a value its counter had while it
-// waited. busy_o = an increment may not be in the RAM yet (N + 2 cycles
-// after the last one).
+// reset. wr_data_o is exactly the value a flip-flop counter with the same
+// inputs would hold in the visit's read cycle (cycle t): a reader that waits
+// for wr_idx_o from the second cycle of its request on gets a value its
+// counter had while it waited. The inputs are not registered (on the ECP5
+// board the port's events into the pending adders are not the critical
+// path). busy_o = an increment may not be in the RAM yet
+// (N + 1 cycles after the last one).
 module ib_ctr_ram #(
   parameter int unsigned     N       = 8,   // counters, 2..256
   parameter int unsigned     AddW    = 1,   // width of add_i
@@ -47,30 +45,17 @@ module ib_ctr_ram #(
   logic [N-1:0][TW-1:0] pend;      // pending amounts, zero-extended
   logic [SW:0]          busy_q;    // cycles until every increment so far is in the RAM
   logic [SW-1:0]        s_q;       // counter the scanner reads this cycle
+  logic [N-1:0]         visit;     // the same, one-hot (a decode of s_q)
+  logic [TW-1:0]        take_d;    // s_q's pending amount
+  logic                 clr_now;   // s_q is cleared this cycle
+  logic                 clr_d;     // s_q is flagged or cleared now
   logic [SW-1:0]        wa_q;      // counter it writes this cycle (read last cycle)
   logic                 wv_q;      // the write stage holds a visit
   logic [TW-1:0]        take_q;    // wa_q's pending amount, taken at the read
   logic                 clr_q;     // wa_q was flagged: ignore the RAM word
   logic [31:0]          ram_rdata;
   logic [31:0]          wdata;
-  logic                 inc_any;   // some counter is incremented this cycle (staged inputs)
-  // the inputs, one cycle later
-  logic [N-1:0]           ev_s, ev2_s, clr_s;
-  logic [N-1:0][AddW-1:0] add_s;
-
-  always_ff @(posedge clk_i) begin
-    if (!rst_ni) begin
-      ev_s  <= '0;
-      ev2_s <= '0;
-      add_s <= '0;
-      clr_s <= '0;
-    end else begin
-      ev_s  <= ev_i;
-      ev2_s <= ev2_i & Ev2Mask;
-      for (int i = 0; i < N; i++) add_s[i] <= AddMask[i] ? add_i[i] : '0;
-      clr_s <= clr_i;
-    end
-  end
+  logic                 inc_any;   // some counter is incremented this cycle
   // The read and write addresses always differ (wa_q = s_q - 1): no collision logic.
   (* ram_style = "block", no_rw_check *) logic [31:0] ctr_ram [N];
 
@@ -82,16 +67,16 @@ module ib_ctr_ram #(
     end
     logic [PW-1:0] pend_q, inc;
     always_comb begin
-      inc = PW'(ev_s[i]);
-      if (Ev2Mask[i]) inc = inc + PW'(ev2_s[i]);
-      if (AddMask[i]) inc = inc + PW'(add_s[i]);
+      inc = PW'(ev_i[i]);
+      if (Ev2Mask[i]) inc = inc + PW'(ev2_i[i]);
+      if (AddMask[i]) inc = inc + PW'(add_i[i]);
     end
     // the visit takes pend_q (increments before this cycle); this cycle's
     // increments start the next amount
     always_ff @(posedge clk_i) begin
-      if (!rst_ni || clr_s[i]) begin
+      if (!rst_ni || clr_i[i]) begin
         pend_q <= '0;
-      end else if (32'(s_q) == i) begin
+      end else if (visit[i]) begin
         pend_q <= inc;
       end else begin
         pend_q <= pend_q + inc;
@@ -101,10 +86,26 @@ module ib_ctr_ram #(
   end
 
   always_comb begin
-    inc_any = (|ev_s) || (|ev2_s);
+    inc_any = (|ev_i) || (|(ev2_i & Ev2Mask));
     for (int i = 0; i < N; i++) begin
-      if (add_s[i] != '0) inc_any = 1'b1;
+      if (AddMask[i] && add_i[i] != '0) inc_any = 1'b1;
     end
+  end
+
+  // the visited counter's amount and flag: AND-OR over the decoded visit,
+  // not a mux tree on s_q (iCE40: 539 -> 515 LUT4 for the port's 27)
+  assign visit = N'(1) << s_q;
+
+  always_comb begin
+    take_d  = '0;
+    clr_now = 1'b0;
+    clr_d   = 1'b0;
+    for (int i = 0; i < N; i++) begin
+      take_d  = take_d | (visit[i] ? pend[i] : '0);
+      clr_now = clr_now || (visit[i] && clr_i[i]);
+      clr_d   = clr_d || (visit[i] && flag_q[i]);
+    end
+    clr_d = clr_d || clr_now;
   end
 
   always_ff @(posedge clk_i) begin
@@ -127,15 +128,17 @@ module ib_ctr_ram #(
       s_q    <= (32'(s_q) == N - 1) ? '0 : s_q + SW'(1);
       wa_q   <= s_q;
       wv_q   <= 1'b1;
-      take_q <= clr_s[s_q] ? '0 : pend[s_q];
-      clr_q  <= flag_q[s_q] || clr_s[s_q];
-      for (int i = 0; i < N; i++) begin
-        flag_q[i] <= clr_s[i] || (flag_q[i] && 32'(s_q) != i);
-      end
+      take_q <= clr_now ? '0 : take_d;
+      clr_q  <= clr_d;
+      flag_q <= clr_i | (flag_q & ~visit);
     end
   end
 
-  assign wdata = (clr_q ? 32'd0 : ram_rdata) + 32'(take_q);
+  // the mux after the adder (not a gate on ram_rdata before it): on the
+  // iCE40 the sum and the mux fit one LUT4 beside the carry chain
+  logic [31:0] wsum;
+  assign wsum  = ram_rdata + 32'(take_q);
+  assign wdata = clr_q ? 32'(take_q) : wsum;
 
   // one write port (the visit's write), one read port (the visit's read);
   // never the same word in one cycle (wa_q = s_q - 1)

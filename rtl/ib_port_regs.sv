@@ -20,7 +20,7 @@
 //   (ib_ctr_ram: a read-modify-write scanner visits one counter a cycle,
 //   increments wait in narrow pending registers sized by CtrAddMask /
 //   CtrEv2Mask). A counter read answers when the scanner writes that counter
-//   (<= NumCtrs + 2 cycles after the request): the value the flip-flop
+//   (<= NumCtrs + 1 cycles after the request): the value the flip-flop
 //   counter had in a cycle inside the request. Other registers answer in the
 //   request's second cycle (the P_Key RAM's read latency). ctr_busy_o = an
 //   increment may not be in the RAM yet (ib_ca_top keeps idle_o low then).
@@ -211,21 +211,13 @@ module ib_port_regs
       .busy_o    (ctr_busy_o)
     );
 
-    // a counter answers when the scanner writes it, from the request's third
-    // cycle on (ib_ctr_ram's inputs are registered: the value written is
-    // that of two cycles before, so one the counter had during the request);
-    // the others in the request's second cycle
-    logic re_old_q;  // the request is past its second cycle
-    always_ff @(posedge clk_i) begin
-      if (!rst_ni) begin
-        re_old_q <= 1'b0;
-      end else begin
-        re_old_q <= re_open_q && reg_re_i && !reg_rvalid_o;
-      end
-    end
+    // a counter answers when the scanner writes it, from the request's
+    // second cycle on (the value written is the one the flip-flop counter
+    // had in the write's previous cycle, so one inside the request); the
+    // others then too
     assign reg_rdata_o  = is_ctr ? ctr_wdata : rdata_regs;
     assign reg_rvalid_o = reg_re_i && re_open_q &&
-                          (!is_ctr || (re_old_q && ctr_wv && ctr_widx == SW'(ctr_off)));
+                          (!is_ctr || (ctr_wv && ctr_widx == SW'(ctr_off)));
 
 `ifndef SYNTHESIS
     always_ff @(posedge clk_i) begin

@@ -6,7 +6,7 @@
 // with RegBoardCtrl bit 0 set, an internal loopback joins wire TX to wire RX
 // instead. LEDs (active high): [0] link up (PortState != Down), [1] an SMP
 // was delivered to the SMA or SM (stretched), [2] something was dropped:
-// a bad frame or a port drop counter moved (stretched).
+// a bad frame or a port drop counter event (stretched).
 module ib_ca_board
   import ib_pkg::*;
   import ib_uart_pkg::*;
@@ -15,9 +15,9 @@ module ib_ca_board
   parameter int unsigned Baud          = 3_000_000,   // UART bit rate
   parameter int unsigned DataW         = 32,          // port datapath width: 8, 32, 64 or 128
   parameter int unsigned IdleTimeoutUs = 10_000,      // idle time that abandons a half-received frame
-  parameter int unsigned LedStretchMs  = 60,          // LED on-time after an event
+  parameter int unsigned LedStretchMs  = 60,          // LED on-time after an event (within an eighth)
   // The port's counters in block RAM (ib_port_regs CtrRam): register reads
-  // answer after up to 29 cycles, which the UART path does not notice.
+  // answer after up to 28 cycles, which the UART path does not notice.
   parameter bit          CtrRam        = 1'b1,
   // The P_Key table (64 entries) in block RAM, scanned while a packet
   // streams (gsi_rx_check PkeyRam; needs CtrRam). The scan needs 66 beats
@@ -189,7 +189,8 @@ module ib_ca_board
   logic [DataB-1:0] drx_tkeep;
   logic             drx_tvalid, drx_tlast, drx_tuser, dtx_tready, sq_tx_beat;
   logic [2:0]       drx_reason;
-  logic [3:0]       port_state;  // read through the port registers instead
+  logic [3:0]       port_state;  // for the link LED
+  logic [NumCtrs-1:0] port_ctr_ev;  // the port's counter events (drop LED)
   logic             port_idle;
 
   // Down buffer demux: WIRE_RX frames feed wire RX (no ready: taken at once;
@@ -317,13 +318,14 @@ module ib_ca_board
     .port_state_o       (port_state),
     .mkey_prot_o        (mkey_prot),
     .mkey_viols_o       (mkey_viols),
+    .ctr_ev_o           (port_ctr_ev),
     .idle_o             (port_idle)
   );
 
   // Data VLs are not carried over the UART (docs/uart.md).
   logic unused_port;
   assign unused_port = ^{mkey_prot, mkey_viols, drx_tdata, drx_tkeep, drx_tvalid, drx_tlast, drx_tuser, drx_reason, dtx_tready,
-                         sq_tx_beat, port_state, port_idle, dn_slot_free, dn_rd_meta[DownMetaW-1:DownMetaW-2]};
+                         sq_tx_beat, port_idle, dn_slot_free, dn_rd_meta[DownMetaW-1:DownMetaW-2]};
 
   // ---------------------------------------------------------------------------
   // Wire TX capture (store and forward: a WIRE_TX frame needs its length first)
@@ -463,107 +465,50 @@ module ib_ca_board
   );
 
   // ---------------------------------------------------------------------------
-  // Register bus: one access at a time; a UART request (held in uop_*_q
-  // until the bus is free: a read of the port may take up to ~30 cycles, a
-  // frame is hundreds) goes first, otherwise a poll of PortState and the
-  // port's drop counters for the LEDs. A read holds reg_re/reg_addr until
-  // the port's reg_rvalid. Addresses 0xC0..0xFF are the board's (answered at
-  // once).
+  // Register bus: the UART's register requests, one at a time (the next one
+  // comes a frame later). A request waits in uop_*_q while a read is still on
+  // the bus; a read holds reg_re until its answer (the port's reg_rvalid, a
+  // board counter's scanner write). The address stays on ureg_addr until the
+  // next frame. Addresses 0xC0..0xFF are the board's.
   // ---------------------------------------------------------------------------
-  localparam int unsigned PollN = 12;
-  logic [3:0]  poll_idx_q;
-  logic [7:0]  poll_sum_q, poll_prev_q;
-  logic [3:0]  port_state_q;
-  logic        poll_drop_q;
-  logic        board_sel;
+  localparam int unsigned NumBoardCtrs = 6;  // RegBoardFramesOk .. RegBoardTxDrop
+  logic        board_sel, board_rvalid;
   logic [31:0] board_rdata, reg_rdata;
-  logic        rd_q, rd_uart_q;      // a read on the bus (from the UART)
-  logic [7:0]  rd_addr_q;
+  logic        rd_q;                 // a read on the bus
+  logic        rd_open_q;            // ... past its first cycle
   logic        rd_done;              // its answer is on reg_rdata this cycle
   logic        uop_wr;               // the waiting UART write runs this cycle
   logic        uop_start_rd;         // the waiting UART read takes the bus
 
-  // Index 0: PortState; 1..11: the counters that count dropped packets.
-  function automatic logic [7:0] poll_addr(logic [3:0] i);
-    logic [7:0] a;
-    unique case (i)
-      4'd0:    a = RegPortState;
-      4'd1:    a = RegCtrBase + 8'(CtrRxVcrcErr);
-      4'd2:    a = RegCtrBase + 8'(CtrRxLverErr);
-      4'd3:    a = RegCtrBase + 8'(CtrRxLnhErr);
-      4'd4:    a = RegCtrBase + 8'(CtrRxLenErr);
-      4'd5:    a = RegCtrBase + 8'(CtrVl15Dropped);
-      4'd6:    a = RegCtrBase + 8'(CtrSmiIcrcErr);
-      4'd7:    a = RegCtrBase + 8'(CtrSmiBadHdr);
-      4'd8:    a = RegCtrBase + 8'(CtrSmiLidErr);
-      4'd9:    a = RegCtrBase + 8'(CtrSmiDrDiscard);
-      4'd10:   a = RegCtrBase + 8'(CtrSmiPortDown);
-      4'd11:   a = RegCtrBase + 8'(CtrSqDrDiscard);
-      default: a = RegPortState;
-    endcase
-    return a;
-  endfunction
-
   assign uop_wr       = !rd_q && uop_q && uop_we_q;
   assign uop_start_rd = !rd_q && uop_q && !uop_we_q;
-  assign reg_addr     = rd_q ? rd_addr_q : ureg_addr;
+  assign reg_addr     = ureg_addr;
   assign board_sel    = reg_addr[7:6] == 2'b11;
   assign reg_we       = uop_wr && !board_sel;
   assign reg_re       = rd_q && !board_sel;
-  assign rd_done      = rd_q && (board_sel || port_rvalid);
+  assign rd_done      = rd_q && (board_sel ? board_rvalid : port_rvalid);
   assign reg_rdata    = board_sel ? board_rdata : port_rdata;
 
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
-      uop_q       <= 1'b0;
-      uop_we_q    <= 1'b0;
-      rd_q        <= 1'b0;
-      rd_uart_q   <= 1'b0;
-      rd_addr_q   <= '0;
+      uop_q     <= 1'b0;
+      uop_we_q  <= 1'b0;
+      rd_q      <= 1'b0;
+      rd_open_q <= 1'b0;
     end else begin
       if (uop_wr || uop_start_rd) begin
         uop_q <= 1'b0;
       end
       if (ureg_we || ureg_re) begin
-        uop_q       <= 1'b1;
-        uop_we_q    <= ureg_we;
+        uop_q    <= 1'b1;
+        uop_we_q <= ureg_we;
       end
       if (rd_done) begin
         rd_q <= 1'b0;
-      end else if (!rd_q && !uop_wr) begin
-        // start a read: the waiting UART one, else the next poll
-        rd_q      <= 1'b1;
-        rd_uart_q <= uop_start_rd;
-        rd_addr_q <= uop_start_rd ? ureg_addr : poll_addr(poll_idx_q);
+      end else if (uop_start_rd) begin
+        rd_q <= 1'b1;
       end
-    end
-  end
-
-  always_ff @(posedge clk_i) begin
-    if (!rst_ni) begin
-      poll_idx_q   <= '0;
-      poll_sum_q   <= '0;
-      poll_prev_q  <= '0;
-      port_state_q <= PortStateInit;
-      poll_drop_q  <= 1'b0;
-    end else begin
-      poll_drop_q <= 1'b0;
-      if (rd_done && !rd_uart_q) begin
-        if (poll_idx_q == 4'd0) begin
-          port_state_q <= reg_rdata[3:0];
-        end else begin
-          poll_sum_q <= poll_sum_q + reg_rdata[7:0];
-        end
-        if (32'(poll_idx_q) == PollN - 1) begin
-          // a drop counter moved since the last round
-          poll_drop_q <= (poll_sum_q + reg_rdata[7:0]) != poll_prev_q;
-          poll_prev_q <= poll_sum_q + reg_rdata[7:0];
-          poll_sum_q  <= '0;
-          poll_idx_q  <= '0;
-        end else begin
-          poll_idx_q <= poll_idx_q + 4'd1;
-        end
-      end
+      rd_open_q <= rd_q && !rd_done;
     end
   end
 
@@ -571,7 +516,7 @@ module ib_ca_board
   // read answered while the previous response is still unsent is dropped
   // and counted as an overrun (the host retries after its timeout).
   logic ev_resp_overrun, resp_take;
-  assign resp_take       = rd_done && rd_uart_q;
+  assign resp_take       = rd_done;
   assign ev_resp_overrun = resp_take && resp_pending_q && !resp_done;
 
   always_ff @(posedge clk_i) begin
@@ -581,7 +526,7 @@ module ib_ca_board
       resp_data_q    <= '0;
     end else if (resp_take && !(resp_pending_q && !resp_done)) begin
       resp_pending_q <= 1'b1;
-      resp_addr_q    <= rd_addr_q;
+      resp_addr_q    <= reg_addr;
       resp_data_q    <= reg_rdata;
     end else if (resp_done) begin
       resp_pending_q <= 1'b0;
@@ -604,28 +549,48 @@ module ib_ca_board
   end
 `endif
 
-  // Board control and counters
-  localparam int unsigned NumBoardCtrs = 6;
-  logic [31:0]             bctr_q [NumBoardCtrs];
+  // Board control and counters. The six counters are in block RAM
+  // (ib_ctr_ram, as the port's with CtrRam): a read answers when the scanner
+  // writes that counter, from the read's second cycle on (at most 7 cycles),
+  // with a value the counter had during the read.
+  localparam int unsigned BSW = $clog2(NumBoardCtrs);
   logic [NumBoardCtrs-1:0] bev;
   logic                    bclear;
+  logic                    bctr_wv, bctr_busy;
+  logic [BSW-1:0]          bctr_widx, bctr_ridx;
+  logic [31:0]             bctr_wdata;
+  logic                    bctr_sel;  // reg_addr names a board counter
 
   assign bev = {cap_drop, ev_tx_frame, dn_drop_full | ev_resp_overrun, ev_df_ferr, ev_df_crc,
                 ev_df_ok};
   assign bclear = uop_wr && ureg_addr == RegCtrClear;
 
+  ib_ctr_ram #(.N(NumBoardCtrs)) u_bctr (
+    .clk_i,
+    .rst_ni,
+    .ev_i      (bev),
+    .ev2_i     ('0),
+    .add_i     ('0),
+    .clr_i     ({NumBoardCtrs{bclear}}),
+    .wr_valid_o(bctr_wv),
+    .wr_idx_o  (bctr_widx),
+    .wr_data_o (bctr_wdata),
+    .busy_o    (bctr_busy)
+  );
+  logic unused_bctr;  // the board has no idle output
+  assign unused_bctr = bctr_busy;
+
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
       loopback_q <= 1'b0;
-      for (int i = 0; i < NumBoardCtrs; i++) bctr_q[i] <= '0;
-    end else begin
-      if (uop_wr && ureg_addr == RegBoardCtrl) loopback_q <= ureg_wdata[0];
-      for (int i = 0; i < NumBoardCtrs; i++) begin
-        if (bclear) bctr_q[i] <= '0;
-        else if (bev[i]) bctr_q[i] <= bctr_q[i] + 32'd1;
-      end
+    end else if (uop_wr && ureg_addr == RegBoardCtrl) begin
+      loopback_q <= ureg_wdata[0];
     end
   end
+
+  assign bctr_sel  = reg_addr >= RegBoardFramesOk && reg_addr <= RegBoardTxDrop;
+  assign bctr_ridx = BSW'(reg_addr - RegBoardFramesOk);
+  assign board_rvalid = !bctr_sel || (rd_open_q && bctr_wv && bctr_widx == bctr_ridx);
 
   always_comb begin
     board_rdata = '0;
@@ -635,32 +600,59 @@ module ib_ca_board
       board_rdata = {16'(MaxPayload), 16'(ClksPerBit)};
     end else if (reg_addr == RegBoardProfile) begin
       board_rdata = {23'd0, GsiChk, 8'(DataW)};
-    end else if (reg_addr >= RegBoardFramesOk && reg_addr <= RegBoardTxDrop) begin
-      board_rdata = bctr_q[3'(reg_addr - RegBoardFramesOk)];
+    end else if (bctr_sel) begin
+      board_rdata = bctr_wdata;
     end
   end
 
   // ---------------------------------------------------------------------------
   // LEDs
   // ---------------------------------------------------------------------------
+  // The drop LED watches the port's drop counters through their events
+  // (ctr_ev_o), not their values: the counters a dropped packet moves.
+  localparam logic [NumCtrs-1:0] DropCtrs =
+      NumCtrs'(1) << CtrRxVcrcErr | NumCtrs'(1) << CtrRxLverErr | NumCtrs'(1) << CtrRxLnhErr |
+      NumCtrs'(1) << CtrRxLenErr | NumCtrs'(1) << CtrVl15Dropped | NumCtrs'(1) << CtrSmiIcrcErr |
+      NumCtrs'(1) << CtrSmiBadHdr | NumCtrs'(1) << CtrSmiLidErr | NumCtrs'(1) << CtrSmiDrDiscard |
+      NumCtrs'(1) << CtrSmiPortDown | NumCtrs'(1) << CtrSqDrDiscard;
+  // One prescaler for both LEDs: a tick every 2^TickW clocks, an eighth to a
+  // sixteenth of the stretch; each LED stays on for StretchTicks ticks after
+  // its last event, StretchClks within one tick (under 12.5 %; 24 MHz: 11
+  // ticks of 5.5 ms, 54.6..60.1 ms).
+  localparam int unsigned TickW        = $clog2(StretchClks) > 4 ? $clog2(StretchClks) - 4 : 1;
+  localparam int unsigned StretchTicks = (StretchClks + (1 << TickW) - 1) >> TickW;
+  logic [TickW-1:0] pre_q;
+  logic             tick_q;
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      pre_q  <= '0;
+      tick_q <= 1'b0;
+    end else begin
+      {tick_q, pre_q} <= {1'b0, pre_q} + (TickW + 1)'(1);
+    end
+  end
+
   logic smp_seen, drop_seen, led_smp, led_drop;
   assign smp_seen  = (sma_rx_tvalid && sma_rx_tready && sma_rx_tlast)
                    || (sm_rx_tvalid && sm_rx_tready && sm_rx_tlast);
-  assign drop_seen = poll_drop_q || ev_df_crc || ev_df_ferr || dn_drop_full || cap_drop;
+  assign drop_seen = (|(port_ctr_ev & DropCtrs)) || ev_df_crc || ev_df_ferr || dn_drop_full || cap_drop;
 
-  pulse_stretch #(.Cycles(StretchClks)) u_led_smp (
+  pulse_stretch #(.Ticks(StretchTicks)) u_led_smp (
     .clk_i,
     .rst_ni,
+    .tick_i (tick_q),
     .pulse_i(smp_seen),
     .out_o  (led_smp)
   );
-  pulse_stretch #(.Cycles(StretchClks)) u_led_drop (
+  pulse_stretch #(.Ticks(StretchTicks)) u_led_drop (
     .clk_i,
     .rst_ni,
+    .tick_i (tick_q),
     .pulse_i(drop_seen),
     .out_o  (led_drop)
   );
 
-  assign led_o = {led_drop, led_smp, port_state_q != PortStateDown};
+  assign led_o = {led_drop, led_smp, port_state != PortStateDown};
 
 endmodule

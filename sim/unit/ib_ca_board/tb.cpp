@@ -43,8 +43,8 @@ enum : uint8_t {
   kRegBoardOverrun = 0xC4, kRegBoardTxFrames = 0xC5, kRegBoardTxDrop = 0xC6, kRegBoardCaps = 0xC7,
   kRegBoardProfile = 0xC8,
 };
-static constexpr int kCtrRxPkts = 0, kCtrRxDataPkts = 5, kCtrSmiToSma = 12, kCtrSmiToSm = 13, kCtrTxVl15Pkts = 17;
-static constexpr int kCtrGsiGmps = 21;
+static constexpr int kCtrRxPkts = 0, kCtrRxVcrcErr = 1, kCtrRxDataPkts = 5, kCtrSmiToSma = 12, kCtrSmiToSm = 13,
+                     kCtrTxVl15Pkts = 17, kCtrGsiGmps = 21;
 static constexpr int kMad = 28;
 
 // Frame CRC: the VCRC CRC-16 (tb_util.h crc16), over TYPE, LEN, payload.
@@ -282,6 +282,20 @@ int main(int argc, char** argv) {
   CHECK(rd(kRegCtrBase + kCtrTxVl15Pkts) == 1, "TxVl15Pkts counter");
   CHECK((top->led_o & 4) == 0, "drop LED on with nothing dropped");
 
+  // ---- A packet the port drops (bad VCRC) lights the drop LED -------------
+  // (docs/uart.md: an event of one of the port's drop counters)
+  {
+    Bytes bad = V1;
+    bad.back() ^= 0x01;  // the VCRC is the packet's last two bytes
+    frames.clear();
+    send(make_frame(FtWireRx, bad));
+    run_until([] { return host_tx.empty(); }, byte_clks(300));
+    run(byte_clks(20));
+    CHECK(frames.empty(), "a packet with a bad VCRC produced a frame");
+    CHECK(rd(kRegCtrBase + kCtrRxVcrcErr) == 1, "RxVcrcErr after a bad VCRC");
+    CHECK((top->led_o & 4) == 4, "drop LED off after a port drop (bad VCRC)");
+  }
+
   // ---- A frame with a bad CRC is dropped and counted ----------------------
   {
     uint32_t ok0 = rd(kRegBoardFramesOk);
@@ -304,7 +318,8 @@ int main(int argc, char** argv) {
     run(byte_clks(40));
     CHECK(frames.empty(), "bad-CRC WIRE_RX frame produced a frame");
     CHECK(rd(kRegBoardCrcErr) == 2, "RegBoardCrcErr after two bad frames");
-    CHECK(rd(kRegCtrBase + 0) == 1, "RxPkts: the bad-CRC frame reached the port");
+    // RxPkts counts every packet on the wire: V1 and the bad-VCRC packet
+    CHECK(rd(kRegCtrBase + 0) == 2, "RxPkts: the bad-CRC frame reached the port");
   }
 
   // ---- A lost byte: the frame is abandoned after the idle timeout ---------
