@@ -79,6 +79,10 @@ TARGETS = [
 BOARD_FILE_LIST = Path("sim/ca_board.f")
 TIMING_MARGIN = 1.2  # board Fmax must be >= 1.2 x the board clock
 UP5K_MAX_LC_SHARE = 0.5  # the iCEBreaker build may use <= 50 % of the LCs
+# Extra synth_<family> options of the board builds. iCE40: -dff (yosys's
+# flip-flop optimisations: merges enables and resets into the flip-flops'
+# own pins, fewer logic cells).
+SYNTH_OPTS = {"ice40": " -dff", "ecp5": ""}
 
 
 @dataclass
@@ -353,7 +357,7 @@ def board_one(b: Board, versions: dict, seed: int) -> dict:
             # empty bodies in b.prims and stay cells with their parameters.
             f"read_slang -j 1 --empty-blackboxes -D SYNTHESIS -G DataW={b.data_w} --top {b.top} {files}",
             f"hierarchy -check -top {b.top}",
-            f"{synth} -top {b.top} -json {d}/synth.json",
+            f"{synth}{SYNTH_OPTS[b.family]} -top {b.top} -json {d}/synth.json",
             f"tee -q -o {d}/stat.json stat -json",
         ]) + "\n"
     )  # fmt: skip
