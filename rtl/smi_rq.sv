@@ -79,7 +79,7 @@ module smi_rq
     logic [1:0]  attr_sminfo; // AttributeID bytes = SMInfo's
     logic [1:0]  dr_slid_ff;  // DrSLID bytes = 0xFF (permissive)
     logic [1:0]  dr_dlid_ff;  // DrDLID bytes = 0xFF
-    logic [7:0]  rp_hc;       // ReturnPath[hop_cnt]
+    logic        rp_port;     // ReturnPath[hop_cnt] = this port
   } fields_t;
 
   // after reset every byte reads 0 (as the held bytes did): the flags of a
@@ -218,7 +218,7 @@ module smi_rq
       if (pos_q == rp_beat_q) begin
         for (int unsigned j = 0; j < DataB; j++) begin
           if (32'(rp_lane_q) == j && vl15_tkeep_i[j]) begin
-            f_d.rp_hc = vl15_tdata_i[8*j +: 8];
+            f_d.rp_port = vl15_tdata_i[8*j +: 8] == port_num_i;
           end
         end
       end
@@ -299,7 +299,7 @@ module smi_rq
 
   function automatic dr_rx_t dr_recv_ca(logic dir, logic [7:0] hp, logic [7:0] hc,
                                         logic dr_slid_perm, logic dr_dlid_perm,
-                                        logic [7:0] rp_hc, logic [7:0] port);
+                                        logic rp_is_port);
     dr_rx_t r;
     logic [8:0] hc1;
     r   = '{discard: 1'b0, hp_new: hp, rp_we: 1'b0, rp_idx: hp[5:0]};
@@ -333,7 +333,7 @@ module smi_rq
         // hc >= 2 -> FORWARD (discard on a CA); hc = 1 -> DrSLID != 0xFFFF ?
         // SEND (send rules hp 1 -> 0 need DrSLID permissive: discard) : LOCAL.
         r.hp_new = hc;
-        if (rp_hc != port || hc >= 8'd2 || !dr_slid_perm) begin
+        if (!rp_is_port || hc >= 8'd2 || !dr_slid_perm) begin
           r.discard = 1'b1;
         end
       end else if (hp >= 8'd2 && hp <= hc) begin
@@ -392,10 +392,13 @@ module smi_rq
     lid_hi            = {1'b0, port_lid_i} + ((17'd1 << port_lmc_i) - 17'd1);
     dlid_mine         = (f_q.dlid >= port_lid_i) && ({1'b0, f_q.dlid} <= lid_hi);
 
-    dr_ok  = dr_recv_ca(f_q.dir, f_q.hop_ptr, f_q.hop_cnt,
-                        &f_q.dr_slid_ff, &f_q.dr_dlid_ff, port_num_i, port_num_i);
-    dr_bad = dr_recv_ca(f_q.dir, f_q.hop_ptr, f_q.hop_cnt,
-                        &f_q.dr_slid_ff, &f_q.dr_dlid_ff, ~port_num_i, port_num_i);
+    // DataW 8: ReturnPath[hop_cnt] (packet byte <= 283 for any hop count the
+    // rules do not discard outright, C14-6) is taken 6 beats before tlast, so
+    // both cases read the captured flag and are one and the same logic.
+    dr_ok  = dr_recv_ca(f_q.dir, f_q.hop_ptr, f_q.hop_cnt, &f_q.dr_slid_ff, &f_q.dr_dlid_ff,
+                        (DataB == 1) ? f_q.rp_port : 1'b1);
+    dr_bad = dr_recv_ca(f_q.dir, f_q.hop_ptr, f_q.hop_cnt, &f_q.dr_slid_ff, &f_q.dr_dlid_ff,
+                        (DataB == 1) ? f_q.rp_port : 1'b0);
     chk_d.dr                = dr_ok;
     chk_d.dr_discard_rp_ok  = dr_ok.discard;
     chk_d.dr_discard_rp_bad = dr_bad.discard;
@@ -425,7 +428,7 @@ module smi_rq
     err_down = (port_state_i == PortStateDown);
     err_icrc = chk_q.icrc_hdr_ok && (crc_q != Crc32Residue);
     err_dr   = chk_q.is_dr_class &&
-               ((f_q.rp_hc == port_num_i) ? chk_q.dr_discard_rp_ok : chk_q.dr_discard_rp_bad);
+               (f_q.rp_port ? chk_q.dr_discard_rp_ok : chk_q.dr_discard_rp_bad);
   end
 
   logic good_link;

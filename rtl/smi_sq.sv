@@ -238,32 +238,36 @@ module smi_sq
   // ---------------------------------------------------------------------------
   // Header bytes (byte i at bits 8*i +: 8)
   // ---------------------------------------------------------------------------
-  logic [HdrPad*8-1:0] hdr;
-
-  always_comb begin
-    logic [15:0] h_dlid;
-    logic [15:0] h_slid;
-    logic [3:0]  h_sl;
-    h_dlid = (state_q == StIdle) ? dlid_new : dlid_q;
-    h_slid = (state_q == StIdle) ? slid_new : slid_q;
-    h_sl   = (state_q == StIdle) ? sl_new : sl_q;
-    hdr    = '0;
-    hdr[8*PbLrhVlLver +: 8]     = {Vl15, 4'h0};
-    hdr[8*PbLrhSlLnh +: 8]      = {h_sl, 2'b00, LnhIbaLocal};
-    hdr[8*PbLrhDlid +: 8]       = h_dlid[15:8];
-    hdr[8*(PbLrhDlid + 1) +: 8] = h_dlid[7:0];
-    hdr[8*PbLrhPktLen +: 8]     = {5'd0, 3'(SmpPktLen >> 8)};
-    hdr[8*(PbLrhPktLen + 1) +: 8] = 8'(SmpPktLen);
-    hdr[8*PbLrhSlid +: 8]       = h_slid[15:8];
-    hdr[8*(PbLrhSlid + 1) +: 8] = h_slid[7:0];
-    hdr[8*PbBthOpcode +: 8]     = OpUdSendOnly;
-    hdr[8*PbBthPkey +: 8]       = DefaultPkey[15:8];
-    hdr[8*(PbBthPkey + 1) +: 8] = DefaultPkey[7:0];
-    hdr[8*PbBthPsn +: 8]        = psn_q[23:16];
-    hdr[8*(PbBthPsn + 1) +: 8]  = psn_q[15:8];
-    hdr[8*(PbBthPsn + 2) +: 8]  = psn_q[7:0];
+  function automatic logic [HdrPad*8-1:0] hdr_bytes(logic [15:0] h_dlid, logic [15:0] h_slid,
+                                                     logic [3:0] h_sl, logic [23:0] psn);
+    logic [HdrPad*8-1:0] h;
+    h = '0;
+    h[8*PbLrhVlLver +: 8]       = {Vl15, 4'h0};
+    h[8*PbLrhSlLnh +: 8]        = {h_sl, 2'b00, LnhIbaLocal};
+    h[8*PbLrhDlid +: 8]         = h_dlid[15:8];
+    h[8*(PbLrhDlid + 1) +: 8]   = h_dlid[7:0];
+    h[8*PbLrhPktLen +: 8]       = {5'd0, 3'(SmpPktLen >> 8)};
+    h[8*(PbLrhPktLen + 1) +: 8] = 8'(SmpPktLen);
+    h[8*PbLrhSlid +: 8]         = h_slid[15:8];
+    h[8*(PbLrhSlid + 1) +: 8]   = h_slid[7:0];
+    h[8*PbBthOpcode +: 8]       = OpUdSendOnly;
+    h[8*PbBthPkey +: 8]         = DefaultPkey[15:8];
+    h[8*(PbBthPkey + 1) +: 8]   = DefaultPkey[7:0];
+    h[8*PbBthPsn +: 8]          = psn[23:16];
+    h[8*(PbBthPsn + 1) +: 8]    = psn[15:8];
+    h[8*(PbBthPsn + 2) +: 8]    = psn[7:0];
     // flags, resv8a, DestQP, A, Q_Key, SrcQP: 0
-  end
+    return h;
+  endfunction
+
+  // The header beat k_q: in StIdle (k_q = 0) the first beat from the granted
+  // source's addressing, later beats from the registered one.
+  logic [HdrPad*8-1:0] hdr;
+  logic [DataW-1:0]    hdr_new0;  // the first beat (the low bytes)
+  logic [DataW-1:0]    hdr_beat;
+  assign hdr_new0 = DataW'(hdr_bytes(dlid_new, slid_new, sl_new, psn_q));
+  assign hdr      = hdr_bytes(dlid_q, slid_q, sl_q, psn_q);
+  assign hdr_beat = (state_q == StIdle) ? hdr_new0 : hdr[32'(k_q) * DataW +: DataW];
 
   // ---------------------------------------------------------------------------
   // Selected source
@@ -395,25 +399,40 @@ module smi_sq
   // The accept decision at the tail: every field but ReturnPath[hop_cnt]
   // (MAD bytes <= 129) arrived beats before the last MAD beat, so both
   // possible verdicts are computed from f_q a cycle ahead and registered; the
-  // tail only compares ReturnPath[hop_cnt] with the port and picks one.
-  fields_t f_rp_ok, f_rp_bad;
-  dr_tx_t  dr_fin_ok_q, dr_fin_bad_q;
-  always_comb begin
-    f_rp_ok        = f_q;
-    f_rp_ok.rp_port  = 1'b1;
-    f_rp_bad       = f_q;
-    f_rp_bad.rp_port = 1'b0;
-  end
-  always_ff @(posedge clk_i) begin
-    if (!rst_ni) begin
-      dr_fin_ok_q  <= '0;
-      dr_fin_bad_q <= '0;
-    end else begin
-      dr_fin_ok_q  <= dr_send_ca(f_rp_ok);
-      dr_fin_bad_q <= dr_send_ca(f_rp_bad);
+  // tail only compares ReturnPath[hop_cnt] with the port and picks one
+  // (DataW 8: the whole MAD is in f_q 4 beats before the last one).
+  if (DataB == 1) begin : gen_dr_fin_one
+    // DataW 8: every MAD byte, ReturnPath[hop_cnt] included, is in f_q at
+    // least the 4 ICRC beats before the last beat: one registered verdict.
+    dr_tx_t dr_fin_q;
+    always_ff @(posedge clk_i) begin
+      if (!rst_ni) begin
+        dr_fin_q <= '0;
+      end else begin
+        dr_fin_q <= dr_send_ca(f_q);
+      end
     end
+    assign dr_fin = dr_fin_q;
+  end else begin : gen_dr_fin_two
+    fields_t f_rp_ok, f_rp_bad;
+    dr_tx_t  dr_fin_ok_q, dr_fin_bad_q;
+    always_comb begin
+      f_rp_ok          = f_q;
+      f_rp_ok.rp_port  = 1'b1;
+      f_rp_bad         = f_q;
+      f_rp_bad.rp_port = 1'b0;
+    end
+    always_ff @(posedge clk_i) begin
+      if (!rst_ni) begin
+        dr_fin_ok_q  <= '0;
+        dr_fin_bad_q <= '0;
+      end else begin
+        dr_fin_ok_q  <= dr_send_ca(f_rp_ok);
+        dr_fin_bad_q <= dr_send_ca(f_rp_bad);
+      end
+    end
+    assign dr_fin = f_q.rp_port ? dr_fin_ok_q : dr_fin_bad_q;
   end
-  assign dr_fin = f_q.rp_port ? dr_fin_ok_q : dr_fin_bad_q;
 
   // Only the verdict of dr_fin is used.
   logic unused_dr;
@@ -480,7 +499,7 @@ module smi_sq
 
   always_comb begin
     unique case (state_q)
-      StIdle, StHdr: beat_raw = hdr[32'(k_q) * DataW +: DataW];
+      StIdle, StHdr: beat_raw = hdr_beat;
       StMad:         beat_raw = beat_mad;
       default:       beat_raw = beat_tail;  // StTail
     endcase
@@ -500,7 +519,7 @@ module smi_sq
 
   always_comb begin
     // beat_raw without the tail beat (the tail is not covered)
-    icrc_raw = (state_q == StMad) ? beat_mad : hdr[32'(k_q) * DataW +: DataW];
+    icrc_raw = (state_q == StMad) ? beat_mad : hdr_beat;
     if (k_q == '0) begin
       icrc_raw[8*PbLrhVlLver + 4 +: 4] = 4'hF;   // LRH.VL
     end
