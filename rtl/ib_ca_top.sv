@@ -139,9 +139,8 @@ module ib_ca_top
   output logic [1:0]         mkey_prot_o,
   output logic [15:0]        mkey_viols_o,
   // the counter events (index = ib_pkg::ctr_e) as the counters take them
-  // this cycle (see "Counter events": a cycle after the event with CtrRam =
-  // 0, in its cycle with CtrRam = 1; an add amount does not show); the FPGA
-  // board's drop LED watches some of them
+  // this cycle: ev_q | ev2_q of "Counter events" below (an add_i amount
+  // does not show); the FPGA board's drop LED watches some of them
   output logic [NumCtrs-1:0] ctr_ev_o,
   output logic               idle_o
 );
@@ -164,10 +163,9 @@ module ib_ca_top
   logic [NumCtrs-1:0] ev;
   logic [NumCtrs-1:0] ev2;       // a second event of the same counter
   logic [NumCtrs-1:0][CtrAddW-1:0] ctr_add;  // amounts (the word counters)
-  // the counters' inputs (see "Counter events"): the same, one cycle later
-  // (CtrRam = 0), or the same (CtrRam = 1)
-  logic [NumCtrs-1:0] ctr_ev, ctr_ev2;
-  logic [NumCtrs-1:0][CtrAddW-1:0] ctr_add_in;
+  // the same, one cycle later: the counters' inputs (see "Counter events")
+  logic [NumCtrs-1:0] ev_q, ev2_q;
+  logic [NumCtrs-1:0][CtrAddW-1:0] ctr_add_q;
   logic               ctr_pend;  // an event is registered and not yet counted
   logic [15:0]        port_lid;
   logic [2:0]         port_lmc;
@@ -207,9 +205,9 @@ module ib_ca_top
     .ext_sel_i      (pkey_sel || mkey_sel),
     .ext_rdata_i    (pkey_sel ? pkey_regs_rdata : mkey_rdata),
     .ctr_busy_o     (ctr_busy),
-    .ev_i           (ctr_ev),
-    .ev2_i          (ctr_ev2),
-    .add_i          (ctr_add_in),
+    .ev_i           (ev_q),
+    .ev2_i          (ev2_q),
+    .add_i          (ctr_add_q),
     .port_lid_o     (port_lid),
     .port_lmc_o     (port_lmc),
     .master_sm_lid_o(master_sm_lid),
@@ -803,56 +801,40 @@ module ib_ca_top
     ev[CtrQkeyViol]     = ev_gsi_qkey_viol;
   end
 
-  // CtrRam = 0: every event reaches its counter one cycle later, through a
-  // register (no path from the datapath's decisions into the counters'
-  // adders, the CA port's timing). A counter clear (RegCtrClear, or
-  // RegCtrClearSel naming the counter) also withdraws the event of its own
-  // cycle, so the count is as if the event had counted at once and the clear
-  // won over it, as ib_port_regs does for its inputs; a register read sees
-  // an event from the cycle after it, and idle_o stays low while one is
-  // pending. CtrRam = 1 (the boards): the events go straight into
-  // ib_ctr_ram's pending registers, whose clear wins over the same cycle's
-  // event (the same counts); a read there answers with a value from inside
-  // its request either way.
-  if (!CtrRam) begin : gen_ev_stage
-    logic [NumCtrs-1:0] ctr_clr;  // counters cleared by this cycle's register write
-    logic [NumCtrs-1:0] ev_q, ev2_q;
-    logic [NumCtrs-1:0][CtrAddW-1:0] ctr_add_q;
+  // Every event reaches its counter one cycle later, through a register
+  // (no path from the datapath's decisions into the counters' adders). A
+  // counter clear (RegCtrClear, or RegCtrClearSel naming the counter) also
+  // withdraws the event of its own cycle, so the count is as if the event
+  // had counted at once and the clear won over it, as ib_port_regs does for
+  // its inputs; a register read sees an event from the cycle after it, and
+  // idle_o stays low while one is pending.
+  logic [NumCtrs-1:0] ctr_clr;  // counters cleared by this cycle's register write
 
-    always_comb begin
-      ctr_clr = '0;
-      if (reg_we_i && reg_addr_i == RegCtrClear) begin
-        ctr_clr = '1;
-      end else if (reg_we_i && reg_addr_i == RegCtrClearSel) begin
-        ctr_clr = reg_wdata_i[NumCtrs-1:0];
-      end
+  always_comb begin
+    ctr_clr = '0;
+    if (reg_we_i && reg_addr_i == RegCtrClear) begin
+      ctr_clr = '1;
+    end else if (reg_we_i && reg_addr_i == RegCtrClearSel) begin
+      ctr_clr = reg_wdata_i[NumCtrs-1:0];
     end
-
-    always_ff @(posedge clk_i) begin
-      if (!rst_ni) begin
-        ev_q      <= '0;
-        ev2_q     <= '0;
-        ctr_add_q <= '0;
-      end else begin
-        ev_q  <= ev & ~ctr_clr;
-        ev2_q <= ev2 & ~ctr_clr;
-        for (int unsigned i = 0; i < NumCtrs; i++) begin
-          ctr_add_q[i] <= ctr_clr[i] ? '0 : ctr_add[i];
-        end
-      end
-    end
-
-    assign ctr_ev     = ev_q;
-    assign ctr_ev2    = ev2_q;
-    assign ctr_add_in = ctr_add_q;
-    assign ctr_pend   = (ev_q != '0) || (ev2_q != '0) || (ctr_add_q != '0);
-  end else begin : gen_ev_direct
-    assign ctr_ev     = ev;
-    assign ctr_ev2    = ev2;
-    assign ctr_add_in = ctr_add;
-    assign ctr_pend   = 1'b0;  // ctr_busy covers the events (ib_ctr_ram busy_o)
   end
-  assign ctr_ev_o = ctr_ev | ctr_ev2;
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      ev_q      <= '0;
+      ev2_q     <= '0;
+      ctr_add_q <= '0;
+    end else begin
+      ev_q  <= ev & ~ctr_clr;
+      ev2_q <= ev2 & ~ctr_clr;
+      for (int unsigned i = 0; i < NumCtrs; i++) begin
+        ctr_add_q[i] <= ctr_clr[i] ? '0 : ctr_add[i];
+      end
+    end
+  end
+
+  assign ctr_pend = (ev_q != '0) || (ev2_q != '0) || (ctr_add_q != '0);
+  assign ctr_ev_o = ev_q | ev2_q;
 
   // ---------------------------------------------------------------------------
   // Stream checkers (simulation only; the checker body is empty in synthesis)

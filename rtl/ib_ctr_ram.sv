@@ -12,9 +12,9 @@
 // reset. wr_data_o is exactly the value a flip-flop counter with the same
 // inputs would hold in the visit's read cycle (cycle t): a reader that waits
 // for wr_idx_o from the second cycle of its request on gets a value its
-// counter had while it waited. The inputs are not registered (on the ECP5
-// board the port's events into the pending adders are not the critical
-// path). busy_o = an increment may not be in the RAM yet
+// counter had while it waited. The inputs are not registered here: the
+// port's events come from ib_ca_top's register stage (ev_q), the board's
+// from its UART logic. busy_o = an increment may not be in the RAM yet
 // (N + 1 cycles after the last one).
 module ib_ctr_ram #(
   parameter int unsigned     N       = 8,   // counters, 2..256
