@@ -391,6 +391,27 @@ module smi_sq
   logic [7:0] hp_new_cur;
   if (HdrBeats + MbHopCnt / DataB - Lag < PbHopPtr / DataB) begin : gen_dr_from_q
     assign hp_new_cur = hp_new_ca(f_q.dir, f_q.hop_ptr, f_q.hop_cnt);
+  end else if (DataB == 1) begin : gen_dr_from_src
+    // DataW 8: the hop pointer's beat takes the hop count (MAD byte 7) from
+    // the source (a beat is only written with the source valid); D and the
+    // hop pointer are registered. The same rule as hp_new_ca, with the
+    // incoming byte only in equality compares (hp == hc + 1 as hp - 1 == hc,
+    // hp != 0), not behind an adder: the iCE40's critical path.
+    logic [7:0] hp, hc;
+    logic       up, down;
+    assign hp   = f_q.hop_ptr;
+    assign hc   = src_data[7:0];
+    assign up   = !f_q.dir && (hp == 8'd0 || hp == hc);
+    assign down = f_q.dir && ((hp != 8'd0 && hp - 8'd1 == hc) || hp == 8'd1);
+    assign hp_new_cur = up ? hp + 8'd1 : (down ? hp - 8'd1 : hp);
+`ifndef SYNTHESIS
+    always_ff @(posedge clk_i) begin
+      if (rst_ni && hp_rewrite && wr_beat) begin
+        assert (hp_new_cur == hp_new_ca(f_cur.dir, f_cur.hop_ptr, f_cur.hop_cnt))
+          else $error("%m: DataW 8 hop pointer rule differs from hp_new_ca");
+      end
+    end
+`endif
   end else begin : gen_dr_from_cur
     assign hp_new_cur = hp_new_ca(f_cur.dir, f_cur.hop_ptr, f_cur.hop_cnt);
   end
