@@ -95,19 +95,21 @@ wave: deps
 	@echo "wave: build/wave/spine.fst (the sm port) and build/wave/spine.fst.1 (the ca port); open with gtkwave"
 
 # The board top (CA port + UART) in Verilator behind a pseudo-terminal, for
-# `vl15 replay --serial` without a board (tests/board_serial.rs runs both):
-# board_pty at DataW 32 with the buffers' meta in flip-flops (the ULX3S
-# build, rtl/fpga/ecp5_ulx3s_top.sv: FifoMetaRam 0) and
-# board_pty_w8 at DataW 8 without the GSI receive checks (the iCEBreaker
-# build: a byte per clock, GsiChk 0). Both at
-# 24 MHz = 8 clocks per 3 Mbaud bit, the iCEBreaker's clock.
+# `vl15 replay --serial` without a board (tests/board_serial.rs runs both),
+# each as its board builds it: board_pty = the ULX3S build
+# (rtl/fpga/ecp5_ulx3s_top.sv: DataW 32, the buffers' meta in flip-flops,
+# FifoMetaRam 0), here at 24 MHz (8 clocks per 3 Mbaud bit; the board runs
+# 45 MHz); board_pty_w8 = the iCEBreaker build
+# (rtl/fpga/ice40_icebreaker_top.sv: DataW 8, no GSI checks, 12 MHz = 4
+# clocks per 3 Mbaud bit).
 BOARD_SIM := build/board_sim/board_pty
 BOARD_SIM_W8 := build/board_sim/board_pty_w8
-BOARD_CLK_HZ := 24000000
 board-sim: $(BOARD_SIM) $(BOARD_SIM_W8)
 $(BOARD_SIM): BOARD_DATAW := 32
+$(BOARD_SIM): BOARD_CLK_HZ := 24000000
 $(BOARD_SIM): BOARD_PARAMS := -GFifoMetaRam=0
 $(BOARD_SIM_W8): BOARD_DATAW := 8
+$(BOARD_SIM_W8): BOARD_CLK_HZ := 12000000
 $(BOARD_SIM_W8): BOARD_PARAMS := -GGsiChk=0
 $(BOARD_SIM) $(BOARD_SIM_W8): sim/board/board_pty.cpp $(RTL_BOARD_FILES) Makefile
 	mkdir -p build/board_sim
