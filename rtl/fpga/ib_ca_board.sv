@@ -617,8 +617,8 @@ module ib_ca_board
       NumCtrs'(1) << CtrSmiPortDown | NumCtrs'(1) << CtrSqDrDiscard;
   // One prescaler for both LEDs: a tick every 2^TickW clocks, an eighth to a
   // sixteenth of the stretch; each LED stays on for StretchTicks ticks after
-  // its last event, StretchClks within one tick (under 12.5 %; 24 MHz: 11
-  // ticks of 5.5 ms, 54.6..60.1 ms).
+  // its last event, StretchClks within one tick (under 12.5 %; 24 MHz and
+  // 12 MHz: 11 ticks of 5.5 ms, 54.6..60.1 ms).
   localparam int unsigned TickW        = $clog2(StretchClks) > 4 ? $clog2(StretchClks) - 4 : 1;
   localparam int unsigned StretchTicks = (StretchClks + (1 << TickW) - 1) >> TickW;
   logic [TickW-1:0] pre_q;
