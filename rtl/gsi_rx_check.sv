@@ -231,9 +231,16 @@ module gsi_rx_check
   // bits of byte 0 are added when that byte is folded, a beat later).
   localparam int unsigned LnhBeat = PbLrhSlLnh / DataB;
   // (LnhBeat is 0 or 1: a first beat that is not LNH's is one before it.)
-  assign grh   = (32'(hb_q) == LnhBeat) ?
+  if (LnhBeat == 0) begin : gen_grh_first
+    // LNH in the first beat (the DataW 64 path into the CRC runs through
+    // here: kept as it was before DataW 8)
+    assign grh = first ? (in_tdata_i[8*PbLrhSlLnh +: 2] == LnhIbaGlobal)
+                       : (f_q.lnh == LnhIbaGlobal);
+  end else begin : gen_grh_second
+    assign grh = (32'(hb_q) == LnhBeat) ?
                      (in_tdata_i[8*(PbLrhSlLnh % DataB) +: 2] == LnhIbaGlobal) :
                  first ? 1'b0 : (f_q.lnh == LnhIbaGlobal);
+  end
 
   // Returns {hit, byte} for packet byte `off` (off + GrhBytes with a GRH).
   function automatic logic [8:0] pick(logic [PosW-1:0] pos, logic [DataW-1:0] data,

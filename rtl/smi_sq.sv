@@ -260,14 +260,25 @@ module smi_sq
     return h;
   endfunction
 
-  // The header beat k_q: in StIdle (k_q = 0) the first beat from the granted
-  // source's addressing, later beats from the registered one.
+  // The header beat k_q: in StIdle (k_q = 0) from the granted source's
+  // addressing, later beats from the registered one.
   logic [HdrPad*8-1:0] hdr;
-  logic [DataW-1:0]    hdr_new0;  // the first beat (the low bytes)
   logic [DataW-1:0]    hdr_beat;
-  assign hdr_new0 = DataW'(hdr_bytes(dlid_new, slid_new, sl_new, psn_q));
-  assign hdr      = hdr_bytes(dlid_q, slid_q, sl_q, psn_q);
-  assign hdr_beat = (state_q == StIdle) ? hdr_new0 : hdr[32'(k_q) * DataW +: DataW];
+  if (DataB == 1) begin : gen_hdr_byte
+    // DataW 8: the first beat (byte 0, VL/LVer) holds no addressing at all
+    logic [DataW-1:0] hdr_new0;
+    assign hdr_new0 = DataW'(hdr_bytes(dlid_new, slid_new, sl_new, psn_q));
+    assign hdr      = hdr_bytes(dlid_q, slid_q, sl_q, psn_q);
+    assign hdr_beat = (state_q == StIdle) ? hdr_new0 : hdr[32'(k_q) * DataW +: DataW];
+  end else begin : gen_hdr_wide
+    // the addressing picked before the beat select (the shallower path into
+    // the TX buffer at DataW 64)
+    logic idle;
+    assign idle     = (state_q == StIdle);
+    assign hdr      = hdr_bytes(idle ? dlid_new : dlid_q, idle ? slid_new : slid_q,
+                                idle ? sl_new : sl_q, psn_q);
+    assign hdr_beat = hdr[32'(k_q) * DataW +: DataW];
+  end
 
   // ---------------------------------------------------------------------------
   // Selected source
@@ -416,48 +427,6 @@ module smi_sq
     assign hp_new_cur = hp_new_ca(f_cur.dir, f_cur.hop_ptr, f_cur.hop_cnt);
   end
 
-  dr_tx_t dr_fin;   // accept decision at the last beat
-  // The accept decision at the tail: every field but ReturnPath[hop_cnt]
-  // (MAD bytes <= 129) arrived beats before the last MAD beat, so both
-  // possible verdicts are computed from f_q a cycle ahead and registered; the
-  // tail only compares ReturnPath[hop_cnt] with the port and picks one
-  // (DataW 8: the whole MAD is in f_q 4 beats before the last one).
-  if (DataB == 1) begin : gen_dr_fin_one
-    // DataW 8: every MAD byte, ReturnPath[hop_cnt] included, is in f_q at
-    // least the 4 ICRC beats before the last beat: one registered verdict.
-    dr_tx_t dr_fin_q;
-    always_ff @(posedge clk_i) begin
-      if (!rst_ni) begin
-        dr_fin_q <= '0;
-      end else begin
-        dr_fin_q <= dr_send_ca(f_q);
-      end
-    end
-    assign dr_fin = dr_fin_q;
-  end else begin : gen_dr_fin_two
-    fields_t f_rp_ok, f_rp_bad;
-    dr_tx_t  dr_fin_ok_q, dr_fin_bad_q;
-    always_comb begin
-      f_rp_ok          = f_q;
-      f_rp_ok.rp_port  = 1'b1;
-      f_rp_bad         = f_q;
-      f_rp_bad.rp_port = 1'b0;
-    end
-    always_ff @(posedge clk_i) begin
-      if (!rst_ni) begin
-        dr_fin_ok_q  <= '0;
-        dr_fin_bad_q <= '0;
-      end else begin
-        dr_fin_ok_q  <= dr_send_ca(f_rp_ok);
-        dr_fin_bad_q <= dr_send_ca(f_rp_bad);
-      end
-    end
-    assign dr_fin = f_q.rp_port ? dr_fin_ok_q : dr_fin_bad_q;
-  end
-
-  // Only the verdict of dr_fin is used.
-  logic unused_dr;
-  assign unused_dr = ^dr_fin.hp_new;
 
   // ---------------------------------------------------------------------------
   // Output beat
@@ -578,6 +547,78 @@ module smi_sq
   logic own_perm;
   assign own_perm = f_q.dir ? (&f_q.dr_dlid_ff) : (&f_q.dr_slid_ff);
 
+  // The packet's fate at its last beat (wr_ok_o, the events, the PSN step).
+  typedef struct packed {
+    logic ok;         // written: wr_ok_o, ev_pkt_o, PSN + 1
+    logic discard;    // ev_dr_discard_o
+    logic local_smp;  // ev_local_o
+  } tail_t;
+
+  function automatic tail_t tail_of(logic dr, logic perm, logic asis, logic fin_discard,
+                                    logic fin_local);
+    tail_t t;
+    t = '0;
+    if (dr && perm == asis) begin
+      t.discard = 1'b1;     // DrDLID/DrSLID disagrees with the LRH DLID
+    end else if (dr && !perm) begin
+      t.ok = 1'b1;          // originator rule: sent as is
+    end else if (dr && fin_discard) begin
+      t.discard = 1'b1;
+    end else if (dr && fin_local) begin
+      t.local_smp = 1'b1;
+    end else begin
+      t.ok = 1'b1;
+    end
+    return t;
+  endfunction
+
+  // Every field it depends on but ReturnPath[hop_cnt] (MAD bytes <= 129, the
+  // class, the LRH addressing) is registered beats before the last MAD beat,
+  // so the verdict for both ReturnPath outcomes is computed from registers a
+  // cycle ahead; the last beat only picks one with the captured flag
+  // (DataW 8: the whole MAD is in f_q 4 beats before the last one: one
+  // registered verdict).
+  tail_t tail;
+  if (DataB == 1) begin : gen_tail_one
+    tail_t  tail_q;
+    dr_tx_t fin;
+    assign fin = dr_send_ca(f_q);
+    logic unused_fin;  // only the verdict is used
+    assign unused_fin = ^fin.hp_new;
+    always_ff @(posedge clk_i) begin
+      if (!rst_ni) begin
+        tail_q <= '0;
+      end else begin
+        tail_q <= tail_of(is_dr, own_perm, asis_q, fin.discard, fin.local_smp);
+      end
+    end
+    assign tail = tail_q;
+  end else begin : gen_tail_two
+    fields_t f_rp_ok, f_rp_bad;
+    dr_tx_t  fin_ok, fin_bad;
+    tail_t   tail_ok_q, tail_bad_q;
+    always_comb begin
+      f_rp_ok          = f_q;
+      f_rp_ok.rp_port  = 1'b1;
+      f_rp_bad         = f_q;
+      f_rp_bad.rp_port = 1'b0;
+      fin_ok           = dr_send_ca(f_rp_ok);
+      fin_bad          = dr_send_ca(f_rp_bad);
+    end
+    always_ff @(posedge clk_i) begin
+      if (!rst_ni) begin
+        tail_ok_q  <= '0;
+        tail_bad_q <= '0;
+      end else begin
+        tail_ok_q  <= tail_of(is_dr, own_perm, asis_q, fin_ok.discard, fin_ok.local_smp);
+        tail_bad_q <= tail_of(is_dr, own_perm, asis_q, fin_bad.discard, fin_bad.local_smp);
+      end
+    end
+    assign tail = f_q.rp_port ? tail_ok_q : tail_bad_q;
+    logic unused_fin;  // only the verdicts are used
+    assign unused_fin = ^{fin_ok.hp_new, fin_bad.hp_new};
+  end
+
   always_comb begin
     state_d  = state_q;
     sel_d    = sel_q;
@@ -653,20 +694,12 @@ module smi_sq
       end else begin  // StTail
         wr_beat  = 1'b1;
         wr_end_o = 1'b1;
-        if (is_dr && own_perm == asis_q) begin
-          ev_dr_discard_o = 1'b1;   // DrDLID/DrSLID disagrees with the LRH DLID
-        end else if (is_dr && !own_perm) begin
-          wr_ok_o  = 1'b1;          // originator rule: sent as is
-          ev_pkt_o = 1'b1;
-          psn_d    = psn_q + 24'd1;
-        end else if (is_dr && dr_fin.discard) begin
-          ev_dr_discard_o = 1'b1;
-        end else if (is_dr && dr_fin.local_smp) begin
-          ev_local_o = 1'b1;
-        end else begin
-          wr_ok_o  = 1'b1;
-          ev_pkt_o = 1'b1;
-          psn_d    = psn_q + 24'd1;
+        wr_ok_o         = tail.ok;
+        ev_pkt_o        = tail.ok;
+        ev_dr_discard_o = tail.discard;
+        ev_local_o      = tail.local_smp;
+        if (tail.ok) begin
+          psn_d = psn_q + 24'd1;
         end
         k_d     = '0;
         state_d = StIdle;
