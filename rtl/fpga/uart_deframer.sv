@@ -6,6 +6,8 @@
 // abandoned (end_o with ok_o = 0) on a UART framing error or when the line is
 // idle for TimeoutClks inside a frame: that is how the parser resynchronises
 // after a lost byte. Exactly one event pulse per frame or rejected header.
+// rx_data_i must hold its byte for the cycle after rx_valid_i (uart_rx's
+// shift register does, for a whole bit): byte_data_o is rx_data_i then.
 module uart_deframer
   import ib_pkg::*;
   import ib_uart_pkg::*;
@@ -31,7 +33,10 @@ module uart_deframer
   output logic        ev_frame_err_o   // bad header, UART framing error or timeout inside a frame
 );
 
-  localparam int unsigned ToW = $clog2(TimeoutClks + 1);
+  localparam int unsigned ToW  = $clog2(TimeoutClks + 1);
+  // a payload has 1..MaxPayload bytes (down_hdr_ok): its length and index
+  // need only these bits
+  localparam int unsigned LenW = $clog2(MaxPayload + 1);
 
   if (TimeoutClks < 2) begin : gen_to_check
     $fatal(1, "%m: TimeoutClks must be >= 2, got %0d", TimeoutClks);
@@ -50,10 +55,12 @@ module uart_deframer
   state_e         state_q, state_d;
   logic [7:0]     type_q, type_d;
   logic [7:0]     len_lo_q, len_lo_d;
-  logic [15:0]    len_q, len_d;
-  logic [15:0]    idx_q, idx_d;
+  logic [LenW-1:0] len_q, len_d;
+  // index of the next payload byte; counts up in the cycle after each one
+  // (byte_valid_o), so it is that byte's index while byte_valid_o is high
+  logic [LenW-1:0] idx_q, idx_d, idx_inc;
   logic [15:0]    crc_q, crc_d;
-  logic [7:0]     crc_lo_q, crc_lo_d;
+  logic           crc_lo_ok_q, crc_lo_ok_d;  // CRC_LO matched
   logic [ToW-1:0] idle_q, idle_d;
   logic           end_d, ok_d, ev_ok_d, ev_crc_d, ev_ferr_d;
   logic           byte_valid_d;
@@ -66,9 +73,9 @@ module uart_deframer
     type_d       = type_q;
     len_lo_d     = len_lo_q;
     len_d        = len_q;
-    idx_d        = idx_q;
+    idx_d        = byte_valid_o ? idx_inc : idx_q;
     crc_d        = crc_q;
-    crc_lo_d     = crc_lo_q;
+    crc_lo_ok_d  = crc_lo_ok_q;
     idle_d       = (state_q == Hunt || rx_valid_i) ? '0 : idle_q + ToW'(1);
     end_d        = 1'b0;
     ok_d         = 1'b0;
@@ -101,7 +108,7 @@ module uart_deframer
           state_d  = LenHi;
         end
         LenHi: begin
-          len_d   = {rx_data_i, len_lo_q};
+          len_d   = LenW'({rx_data_i, len_lo_q});
           crc_d   = crc16_byte(crc_q, rx_data_i);
           idx_d   = '0;
           if (down_hdr_ok(type_q, {rx_data_i, len_lo_q})) begin
@@ -114,17 +121,16 @@ module uart_deframer
         Payload: begin
           crc_d        = crc16_byte(crc_q, rx_data_i);
           byte_valid_d = 1'b1;
-          idx_d        = idx_q + 16'd1;
-          if (idx_q == len_q - 16'd1) state_d = CrcLo;
+          if (idx_inc == len_q) state_d = CrcLo;
         end
         CrcLo: begin
-          crc_lo_d = rx_data_i;
-          state_d  = CrcHi;
+          crc_lo_ok_d = rx_data_i == crc_fin[7:0];
+          state_d     = CrcHi;
         end
         CrcHi: begin
           state_d = Hunt;
           end_d   = 1'b1;
-          ok_d    = {rx_data_i, crc_lo_q} == crc_fin;
+          ok_d    = crc_lo_ok_q && rx_data_i == crc_fin[15:8];
           ev_ok_d = ok_d;
           ev_crc_d = !ok_d;
         end
@@ -141,7 +147,7 @@ module uart_deframer
       len_q          <= '0;
       idx_q          <= '0;
       crc_q          <= Crc16Init;
-      crc_lo_q       <= '0;
+      crc_lo_ok_q    <= 1'b0;
       idle_q         <= '0;
       end_o          <= 1'b0;
       ok_o           <= 1'b0;
@@ -149,8 +155,6 @@ module uart_deframer
       ev_crc_err_o   <= 1'b0;
       ev_frame_err_o <= 1'b0;
       byte_valid_o   <= 1'b0;
-      byte_data_o    <= '0;
-      byte_idx_o     <= '0;
     end else begin
       state_q        <= state_d;
       type_q         <= type_d;
@@ -158,7 +162,7 @@ module uart_deframer
       len_q          <= len_d;
       idx_q          <= idx_d;
       crc_q          <= crc_d;
-      crc_lo_q       <= crc_lo_d;
+      crc_lo_ok_q    <= crc_lo_ok_d;
       idle_q         <= idle_d;
       end_o          <= end_d;
       ok_o           <= ok_d;
@@ -166,11 +170,22 @@ module uart_deframer
       ev_crc_err_o   <= ev_crc_d;
       ev_frame_err_o <= ev_ferr_d;
       byte_valid_o   <= byte_valid_d;
-      byte_data_o    <= rx_data_i;
-      byte_idx_o     <= idx_q;
     end
   end
 
-  assign type_o = type_q;
+  assign idx_inc     = idx_q + LenW'(1);
+  assign type_o      = type_q;
+  assign byte_data_o = rx_data_i;
+  assign byte_idx_o  = 16'(idx_q);
+
+`ifndef SYNTHESIS
+  logic [7:0] rx_data_q;
+  always_ff @(posedge clk_i) rx_data_q <= rx_data_i;
+  always_ff @(posedge clk_i) begin
+    if (rst_ni && byte_valid_o) begin
+      assert (rx_data_i == rx_data_q) else $error("%m: rx_data_i changed after rx_valid_i");
+    end
+  end
+`endif
 
 endmodule
