@@ -41,12 +41,19 @@ module ib_uart_down
 
   localparam int unsigned OffW = (DataB > 1) ? $clog2(DataB) : 1;  // DataW 8: stays 0
 
+  if (TxMetaBytes != 2 ** $clog2(TxMetaBytes)) begin : gen_meta_check
+    $fatal(1, "%m: TxMetaBytes must be a power of two, got %0d", TxMetaBytes);
+  end
+
   logic is_mad, is_stream, is_reg, to_meta, to_data;
   assign is_mad    = type_i inside {FtSmaTx, FtSmTx, FtTrapTx};
   assign is_stream = is_mad || type_i == FtWireRx;
   assign is_reg    = type_i inside {FtRegWrite, FtRegRead};
-  assign to_meta   = byte_valid_i && (is_mad || is_reg) && 32'(byte_idx_i) < TxMetaBytes;
-  assign to_data   = byte_valid_i && is_stream && !(is_mad && 32'(byte_idx_i) < TxMetaBytes);
+  // byte_idx_i < TxMetaBytes (a power of two: no compare chain)
+  logic in_meta;
+  assign in_meta   = byte_idx_i[15:$clog2(TxMetaBytes)] == '0;
+  assign to_meta   = byte_valid_i && (is_mad || is_reg) && in_meta;
+  assign to_data   = byte_valid_i && is_stream && !(is_mad && in_meta);
 
   down_kind_e kind;
   always_comb begin
