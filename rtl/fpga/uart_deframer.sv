@@ -38,6 +38,13 @@ module uart_deframer
   // need only these bits
   localparam int unsigned LenW = $clog2(MaxPayload + 1);
 
+  if (FtWireRx > 8'h07 || FtSmaTx > 8'h07 || FtSmTx > 8'h07 || FtTrapTx > 8'h07 ||
+      FtRegWrite > 8'h07 || FtRegRead > 8'h07) begin : gen_type_check
+    $fatal(1, "%m: host -> board frame types must be below 8");
+  end
+  if (LenW < 8) begin : gen_len_check
+    $fatal(1, "%m: LEN_LO is kept in len_q[7:0]: MaxPayload must be >= 128");
+  end
   if (TimeoutClks < 2) begin : gen_to_check
     $fatal(1, "%m: TimeoutClks must be >= 2, got %0d", TimeoutClks);
   end
@@ -53,8 +60,12 @@ module uart_deframer
   } state_e;
 
   state_e         state_q, state_d;
-  logic [7:0]     type_q, type_d;
-  logic [7:0]     len_lo_q, len_lo_d;
+  // TYPE: its low three bits and whether the upper five are zero (every
+  // host -> board type is 0x01..0x06; checked below)
+  logic [2:0]     type_q, type_d;
+  logic           type_hi_q, type_hi_d;  // TYPE[7:3] != 0: refused
+  logic [7:0]     hdr_type;
+  // LEN_LO goes into len_q[7:0], LEN_HI's low bits above it
   logic [LenW-1:0] len_q, len_d;
   // index of the next payload byte; counts up in the cycle after each one
   // (byte_valid_o), so it is that byte's index while byte_valid_o is high
@@ -71,7 +82,7 @@ module uart_deframer
   always_comb begin
     state_d      = state_q;
     type_d       = type_q;
-    len_lo_d     = len_lo_q;
+    type_hi_d    = type_hi_q;
     len_d        = len_q;
     idx_d        = byte_valid_o ? idx_inc : idx_q;
     crc_d        = crc_q;
@@ -98,20 +109,21 @@ module uart_deframer
           end
         end
         Type: begin
-          type_d  = rx_data_i;
+          type_d    = rx_data_i[2:0];
+          type_hi_d = rx_data_i[7:3] != 5'd0;
           crc_d   = crc16_byte(crc_q, rx_data_i);
           state_d = LenLo;
         end
         LenLo: begin
-          len_lo_d = rx_data_i;
+          len_d    = LenW'(rx_data_i);
           crc_d    = crc16_byte(crc_q, rx_data_i);
           state_d  = LenHi;
         end
         LenHi: begin
-          len_d   = LenW'({rx_data_i, len_lo_q});
+          len_d   = LenW'({rx_data_i, len_q[7:0]});
           crc_d   = crc16_byte(crc_q, rx_data_i);
           idx_d   = '0;
-          if (down_hdr_ok(type_q, {rx_data_i, len_lo_q})) begin
+          if (down_hdr_ok(hdr_type, {rx_data_i, len_q[7:0]})) begin
             state_d = Payload;
           end else begin
             state_d   = Hunt;
@@ -143,7 +155,7 @@ module uart_deframer
     if (!rst_ni) begin
       state_q        <= Hunt;
       type_q         <= '0;
-      len_lo_q       <= '0;
+      type_hi_q      <= 1'b0;
       len_q          <= '0;
       idx_q          <= '0;
       crc_q          <= Crc16Init;
@@ -158,7 +170,7 @@ module uart_deframer
     end else begin
       state_q        <= state_d;
       type_q         <= type_d;
-      len_lo_q       <= len_lo_d;
+      type_hi_q      <= type_hi_d;
       len_q          <= len_d;
       idx_q          <= idx_d;
       crc_q          <= crc_d;
@@ -174,7 +186,8 @@ module uart_deframer
   end
 
   assign idx_inc     = idx_q + LenW'(1);
-  assign type_o      = type_q;
+  assign hdr_type    = type_hi_q ? 8'hFF : {5'd0, type_q};  // 0xFF: no host -> board type
+  assign type_o      = {5'd0, type_q};
   assign byte_data_o = rx_data_i;
   assign byte_idx_o  = 16'(idx_q);
 
