@@ -5,7 +5,9 @@
 // beats), wire TX packets from the capture FIFO (length from its meta, last
 // beat's tkeep). A source beat is taken (tready) when its last byte is sent.
 // SMA RX frames end with one more byte, the M_Key verdict (sma_mkey_i,
-// valid with the tlast beat, latched when that beat is taken).
+// valid with the tlast beat, latched when that beat is taken). A frame ends
+// (m_tlast_o) at its source's end, which must agree with m_len_o (asserted):
+// only the meta bytes are counted.
 module ib_uart_up
   import ib_uart_pkg::*;
 #(
