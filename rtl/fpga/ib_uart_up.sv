@@ -80,6 +80,7 @@ module ib_uart_up
   logic [DataB-1:0] keep;
   logic            beat_valid, beat_last, in_meta, beat_end, hs;
   logic            next_kept;      // the byte after off_q in the beat is kept
+  logic            meta_q, meta_d; // SM/SMA RX: meta bytes still to send (== idx_q < RxMetaBytes)
   logic            trailer_q;      // SMA RX: the verdict byte after the MAD is next
   logic [1:0]      mkey_q;         // verdict of the SMA MAD being sent
 
@@ -114,7 +115,7 @@ module ib_uart_up
       SelSm: begin
         m_type_o   = FtSmRx;
         m_len_o    = 16'(RxMadFrameLen);
-        in_meta    = 32'(idx_q) != RxMetaBytes;
+        in_meta    = meta_q;
         beat       = sm_tdata_i;
         keep       = '1;
         beat_valid = sm_tvalid_i;
@@ -123,7 +124,7 @@ module ib_uart_up
       SelSma: begin
         m_type_o   = FtSmaRx;
         m_len_o    = 16'(SmaRxFrameLen);
-        in_meta    = 32'(idx_q) != RxMetaBytes;
+        in_meta    = meta_q;
         beat       = sma_tdata_i;
         keep       = '1;
         beat_valid = sma_tvalid_i;
@@ -157,18 +158,22 @@ module ib_uart_up
   assign resp_done_o  = sel_q == SelResp && hs && m_tlast_o;
 
   always_comb begin
-    sel_d = sel_q;
-    idx_d = idx_q;
-    off_d = off_q;
+    sel_d  = sel_q;
+    idx_d  = idx_q;
+    off_d  = off_q;
+    meta_d = meta_q;
     if (sel_q == SelNone) begin
-      idx_d = '0;
-      off_d = '0;
+      idx_d  = '0;
+      off_d  = '0;
+      meta_d = 1'b1;
       if (resp_valid_i)      sel_d = SelResp;
       else if (sm_tvalid_i)  sel_d = SelSm;
       else if (sma_tvalid_i) sel_d = SelSma;
       else if (wtx_tvalid_i) sel_d = SelWtx;
     end else if (hs) begin
       if (in_meta) idx_d = idx_q + IdxW'(1);
+      // a flag, not a compare of idx_q, on the path to the sources' tready
+      if (32'(idx_q) == RxMetaBytes - 1) meta_d = 1'b0;
       if (!in_meta && !trailer_q) off_d = beat_end ? '0 : off_q + OffW'(1);
       if (m_tlast_o) sel_d = SelNone;
     end
@@ -179,12 +184,14 @@ module ib_uart_up
       sel_q     <= SelNone;
       idx_q     <= '0;
       off_q     <= '0;
+      meta_q    <= 1'b0;
       trailer_q <= 1'b0;
       mkey_q    <= '0;
     end else begin
       sel_q <= sel_d;
       idx_q <= idx_d;
-      off_q <= off_d;
+      off_q  <= off_d;
+      meta_q <= meta_d;
       if (sma_tready_o && sma_tlast_i) begin
         trailer_q <= 1'b1;
         mkey_q    <= sma_mkey_i;
@@ -206,6 +213,9 @@ module ib_uart_up
     end
   end
   always_ff @(posedge clk_i) begin
+    if (rst_ni && sel_q inside {SelSm, SelSma}) begin
+      assert (meta_q == (32'(idx_q) < RxMetaBytes)) else $error("%m: meta flag vs index");
+    end
     if (rst_ni && hs) begin
       assert (m_tlast_o == (sent_q == m_len_o - 16'd1))
         else $error("%m: source %0d ends at byte %0d, length %0d", sel_q, sent_q, m_len_o);
