@@ -41,12 +41,19 @@ module ib_uart_down
 
   localparam int unsigned OffW = (DataB > 1) ? $clog2(DataB) : 1;  // DataW 8: stays 0
 
+  if (TxMetaBytes != 2 ** $clog2(TxMetaBytes)) begin : gen_meta_check
+    $fatal(1, "%m: TxMetaBytes must be a power of two, got %0d", TxMetaBytes);
+  end
+
   logic is_mad, is_stream, is_reg, to_meta, to_data;
   assign is_mad    = type_i inside {FtSmaTx, FtSmTx, FtTrapTx};
   assign is_stream = is_mad || type_i == FtWireRx;
   assign is_reg    = type_i inside {FtRegWrite, FtRegRead};
-  assign to_meta   = byte_valid_i && (is_mad || is_reg) && 32'(byte_idx_i) < TxMetaBytes;
-  assign to_data   = byte_valid_i && is_stream && !(is_mad && 32'(byte_idx_i) < TxMetaBytes);
+  // byte_idx_i < TxMetaBytes (a power of two: no compare chain)
+  logic in_meta;
+  assign in_meta   = byte_idx_i[15:$clog2(TxMetaBytes)] == '0;
+  assign to_meta   = byte_valid_i && (is_mad || is_reg) && in_meta;
+  assign to_data   = byte_valid_i && is_stream && !(is_mad && in_meta);
 
   down_kind_e kind;
   always_comb begin
@@ -65,7 +72,6 @@ module ib_uart_down
   logic [OffW-1:0]  off_q, off_d;     // bytes in acc_q
   logic             part_q, part_d;   // acc_q holds at least one byte
   logic             wr_valid_d, wr_end_d, wr_ok_d;
-  logic [DataW-1:0] wr_data_d;
   logic [DataB-1:0] wr_keep_d;
   logic             reg_we_d, reg_re_d;
 
@@ -74,7 +80,6 @@ module ib_uart_down
     off_d      = off_q;
     part_d     = part_q;
     wr_valid_d = 1'b0;
-    wr_data_d  = acc_q;
     wr_keep_d  = '1;
     wr_end_d   = 1'b0;
     wr_ok_d    = 1'b0;
@@ -86,7 +91,6 @@ module ib_uart_down
       part_d = 1'b1;
       if (32'(off_q) == DataB - 1) begin
         wr_valid_d = 1'b1;
-        wr_data_d  = acc_d;
         part_d     = 1'b0;
       end
     end
@@ -111,7 +115,6 @@ module ib_uart_down
       off_q      <= '0;
       part_q     <= 1'b0;
       wr_valid_o <= 1'b0;
-      wr_data_o  <= '0;
       wr_keep_o  <= '0;
       wr_end_o   <= 1'b0;
       wr_ok_o    <= 1'b0;
@@ -122,7 +125,6 @@ module ib_uart_down
       off_q      <= off_d;
       part_q     <= part_d;
       wr_valid_o <= wr_valid_d;
-      wr_data_o  <= wr_data_d;
       wr_keep_o  <= wr_keep_d;
       wr_end_o   <= wr_end_d;
       wr_ok_o    <= wr_ok_d;
@@ -147,6 +149,10 @@ module ib_uart_down
     meta.sl        = meta_q[4][3:0];
     meta.path_bits = meta_q[5][6:0];
   end
+  // A beat is written the cycle after its last byte came (or after end_i for
+  // a partial one), when acc_q holds it: no second register for it.
+  assign wr_data_o = acc_q;
+
   // The meta is sampled by the FIFO with wr_end_o, a cycle after end_i: the
   // next frame's first payload byte is at least four UART bytes later.
   assign wr_meta_o = meta;

@@ -11,7 +11,7 @@ package ib_uart_pkg;
   // 0xFFFF, xorout 0xFFFF; check value 0x0A3D) over TYPE..PAYLOAD.
   // ---------------------------------------------------------------------------
   localparam logic [7:0]  FrameSync     = 8'hA5;
-  localparam int unsigned MaxPayload    = 512;  // longest payload either way
+  localparam int unsigned MaxPayload    = 512;  // longest payload either way (a power of two)
 
   // Host -> board
   localparam logic [7:0]  FtWireRx      = 8'h01;  // wire packet into the port's link (LRH..VCRC)
@@ -41,7 +41,10 @@ package ib_uart_pkg;
   function automatic logic down_hdr_ok(logic [7:0] ftype, logic [15:0] len);
     logic ok;
     unique case (ftype)
-      FtWireRx:                  ok = (len >= 16'd1) && (32'(len) <= MaxPayload);
+      // 1..MaxPayload, as equality tests (MaxPayload is a power of two)
+      FtWireRx:                  ok = (len != 16'd0) &&
+                                      ((len >> $clog2(MaxPayload)) == 16'd0 ||
+                                       32'(len) == MaxPayload);
       FtSmaTx, FtSmTx, FtTrapTx: ok = (32'(len) == MadFrameLen);
       FtRegWrite:                ok = (32'(len) == RegWriteLen);
       FtRegRead:                 ok = (32'(len) == RegReadLen);

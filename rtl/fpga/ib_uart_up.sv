@@ -5,7 +5,9 @@
 // beats), wire TX packets from the capture FIFO (length from its meta, last
 // beat's tkeep). A source beat is taken (tready) when its last byte is sent.
 // SMA RX frames end with one more byte, the M_Key verdict (sma_mkey_i,
-// valid with the tlast beat, latched when that beat is taken).
+// valid with the tlast beat, latched when that beat is taken). A frame ends
+// (m_tlast_o) at its source's end, which must agree with m_len_o (asserted):
+// only the meta bytes are counted.
 module ib_uart_up
   import ib_uart_pkg::*;
 #(
@@ -61,31 +63,45 @@ module ib_uart_up
     SelWtx
   } sel_e;
 
+  // Only the meta bytes are counted (Resp: 5, SM/SMA RX: RxMetaBytes); the
+  // end of a frame is the source's own end: the tlast beat's last byte (SM
+  // RX, wire TX) or the verdict byte after it (SMA RX). The frame lengths of
+  // m_len_o agree with those ends (docs/uart.md: the MAD streams carry 256
+  // bytes, the capture FIFO's length is the sum of its tkeep; asserted below).
+  localparam int unsigned IdxW = $clog2(RxMetaBytes + 1);
+
   sel_e            sel_q, sel_d;
-  logic [15:0]     idx_q, idx_d;   // payload byte index
+  logic [IdxW-1:0] idx_q, idx_d;   // meta byte index; stops at RxMetaBytes
   logic [OffW-1:0] off_q, off_d;   // byte within the current source beat
-  logic [15:0]     meta_n;         // meta bytes before the beats
   logic [7:0]      meta_byte;
+  localparam int unsigned MetaPadW = 8 * (2 ** IdxW);
+  logic [MetaPadW-1:0] rx_meta;  // zero above RxMetaBytes
   logic [DataW-1:0] beat;
   logic [DataB-1:0] keep;
-  logic            beat_valid, in_meta, beat_end, hs;
+  logic            beat_valid, beat_last, in_meta, beat_end, hs;
   logic            next_kept;      // the byte after off_q in the beat is kept
-  logic            in_trailer;     // SMA RX: the verdict byte after the MAD
+  logic            meta_q, meta_d; // SM/SMA RX: meta bytes still to send (== idx_q < RxMetaBytes)
+  logic            trailer_q;      // SMA RX: the verdict byte after the MAD is next
   logic [1:0]      mkey_q;         // verdict of the SMA MAD being sent
+
+  // SM RX and SMA RX carry the same meta layout (on the board the same nets)
+  assign rx_meta = {(MetaPadW - 8 * RxMetaBytes)'(0),
+                    (sel_q == SelSma) ? sma_meta_i : sm_meta_i};
 
   always_comb begin
     m_type_o   = FtWireTx;
     m_len_o    = wtx_len_i;
-    meta_n     = '0;
-    meta_byte  = '0;
+    in_meta    = 1'b0;
+    meta_byte  = rx_meta[8*idx_q +: 8];
     beat       = wtx_tdata_i;
     keep       = wtx_tkeep_i;
     beat_valid = wtx_tvalid_i;
+    beat_last  = wtx_tlast_i;
     unique case (sel_q)
       SelResp: begin
         m_type_o   = FtRegReadResp;
         m_len_o    = 16'(RegWriteLen);
-        meta_n     = 16'(RegWriteLen);
+        in_meta    = 1'b1;
         unique case (idx_q[2:0])
           3'd0:    meta_byte = resp_addr_i;
           3'd1:    meta_byte = resp_data_i[7:0];
@@ -94,39 +110,39 @@ module ib_uart_up
           default: meta_byte = resp_data_i[31:24];
         endcase
         beat_valid = 1'b0;
+        beat_last  = 1'b0;
       end
       SelSm: begin
         m_type_o   = FtSmRx;
         m_len_o    = 16'(RxMadFrameLen);
-        meta_n     = 16'(RxMetaBytes);
-        meta_byte  = sm_meta_i[8*idx_q[3:0] +: 8];
+        in_meta    = meta_q;
         beat       = sm_tdata_i;
         keep       = '1;
         beat_valid = sm_tvalid_i;
+        beat_last  = sm_tlast_i;
       end
       SelSma: begin
         m_type_o   = FtSmaRx;
         m_len_o    = 16'(SmaRxFrameLen);
-        meta_n     = 16'(RxMetaBytes);
-        meta_byte  = sma_meta_i[8*idx_q[3:0] +: 8];
+        in_meta    = meta_q;
         beat       = sma_tdata_i;
         keep       = '1;
         beat_valid = sma_tvalid_i;
+        beat_last  = 1'b0;  // the verdict byte ends the frame
       end
       SelWtx, SelNone: ;
       default: ;
     endcase
   end
 
-  assign in_meta    = idx_q < meta_n;
-  assign in_trailer = sel_q == SelSma && idx_q >= 16'(RxMadFrameLen);
-  assign m_tdata_o  = in_meta ? meta_byte : (in_trailer ? {6'd0, mkey_q} : beat[8*off_q +: 8]);
-  assign m_tvalid_o = sel_q != SelNone && (in_meta || in_trailer || beat_valid);
-  assign m_tlast_o  = idx_q == m_len_o - 16'd1;
-  assign hs         = m_tvalid_o && m_tready_i;
+  assign m_tdata_o  = in_meta ? meta_byte : (trailer_q ? {6'd0, mkey_q} : beat[8*off_q +: 8]);
+  assign m_tvalid_o = sel_q != SelNone && (in_meta || trailer_q || beat_valid);
   // last byte of a beat: the beat is full, or the next byte is not kept
-  assign beat_end   = !in_meta && !in_trailer &&
+  assign beat_end   = !in_meta && !trailer_q &&
                       (32'(off_q) == DataB - 1 || !next_kept);
+  assign m_tlast_o  = trailer_q || (sel_q == SelResp ? 32'(idx_q) == RegWriteLen - 1
+                                                     : beat_end && beat_last);
+  assign hs         = m_tvalid_o && m_tready_i;
   if (DataB > 1) begin : gen_next_kept
     assign next_kept = keep[off_q + OffW'(1)];
   end else begin : gen_one_lane
@@ -142,48 +158,67 @@ module ib_uart_up
   assign resp_done_o  = sel_q == SelResp && hs && m_tlast_o;
 
   always_comb begin
-    sel_d = sel_q;
-    idx_d = idx_q;
-    off_d = off_q;
+    sel_d  = sel_q;
+    idx_d  = idx_q;
+    off_d  = off_q;
+    meta_d = meta_q;
     if (sel_q == SelNone) begin
-      idx_d = '0;
-      off_d = '0;
+      idx_d  = '0;
+      off_d  = '0;
+      meta_d = 1'b1;
       if (resp_valid_i)      sel_d = SelResp;
       else if (sm_tvalid_i)  sel_d = SelSm;
       else if (sma_tvalid_i) sel_d = SelSma;
       else if (wtx_tvalid_i) sel_d = SelWtx;
     end else if (hs) begin
-      idx_d = idx_q + 16'd1;
-      if (!in_meta && !in_trailer) off_d = beat_end ? '0 : off_q + OffW'(1);
+      if (in_meta) idx_d = idx_q + IdxW'(1);
+      // a flag, not a compare of idx_q, on the path to the sources' tready
+      if (32'(idx_q) == RxMetaBytes - 1) meta_d = 1'b0;
+      if (!in_meta && !trailer_q) off_d = beat_end ? '0 : off_q + OffW'(1);
       if (m_tlast_o) sel_d = SelNone;
     end
   end
 
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
-      sel_q  <= SelNone;
-      idx_q  <= '0;
-      off_q  <= '0;
-      mkey_q <= '0;
+      sel_q     <= SelNone;
+      idx_q     <= '0;
+      off_q     <= '0;
+      meta_q    <= 1'b0;
+      trailer_q <= 1'b0;
+      mkey_q    <= '0;
     end else begin
       sel_q <= sel_d;
       idx_q <= idx_d;
-      off_q <= off_d;
-      if (sma_tready_o && sma_tlast_i) mkey_q <= sma_mkey_i;
+      off_q  <= off_d;
+      meta_q <= meta_d;
+      if (sma_tready_o && sma_tlast_i) begin
+        trailer_q <= 1'b1;
+        mkey_q    <= sma_mkey_i;
+      end else if (hs && trailer_q) begin
+        trailer_q <= 1'b0;
+      end
     end
   end
 
 `ifndef SYNTHESIS
-  // The frame length and the source's packet end agree.
+  // The frame ends (m_tlast_o) at its byte m_len_o: the sources' packet ends
+  // and the per-source lengths agree.
+  logic [15:0] sent_q;  // payload bytes of this frame sent so far
   always_ff @(posedge clk_i) begin
-    if (rst_ni && hs && !in_meta && beat_end) begin
-      unique case (sel_q)
-        SelSma:  assert (sma_tlast_i == (idx_q == m_len_o - 16'd2))
-                   else $error("%m: SMA RX tlast vs length");
-        SelSm:   assert (sm_tlast_i == m_tlast_o) else $error("%m: SM RX tlast vs length");
-        SelWtx:  assert (wtx_tlast_i == m_tlast_o) else $error("%m: wire TX tlast vs length");
-        default: ;
-      endcase
+    if (!rst_ni || sel_q == SelNone) begin
+      sent_q <= '0;
+    end else if (hs) begin
+      sent_q <= sent_q + 16'd1;
+    end
+  end
+  always_ff @(posedge clk_i) begin
+    if (rst_ni && sel_q inside {SelSm, SelSma}) begin
+      assert (meta_q == (32'(idx_q) < RxMetaBytes)) else $error("%m: meta flag vs index");
+    end
+    if (rst_ni && hs) begin
+      assert (m_tlast_o == (sent_q == m_len_o - 16'd1))
+        else $error("%m: source %0d ends at byte %0d, length %0d", sel_q, sent_q, m_len_o);
     end
   end
 `endif

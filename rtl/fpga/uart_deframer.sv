@@ -6,6 +6,8 @@
 // abandoned (end_o with ok_o = 0) on a UART framing error or when the line is
 // idle for TimeoutClks inside a frame: that is how the parser resynchronises
 // after a lost byte. Exactly one event pulse per frame or rejected header.
+// rx_data_i must hold its byte for the cycle after rx_valid_i (uart_rx's
+// shift register does, for a whole bit): byte_data_o is rx_data_i then.
 module uart_deframer
   import ib_pkg::*;
   import ib_uart_pkg::*;
@@ -31,8 +33,18 @@ module uart_deframer
   output logic        ev_frame_err_o   // bad header, UART framing error or timeout inside a frame
 );
 
-  localparam int unsigned ToW = $clog2(TimeoutClks + 1);
+  localparam int unsigned ToW  = $clog2(TimeoutClks + 1);
+  // a payload has 1..MaxPayload bytes (down_hdr_ok): its length and index
+  // need only these bits
+  localparam int unsigned LenW = $clog2(MaxPayload + 1);
 
+  if (FtWireRx > 8'h07 || FtSmaTx > 8'h07 || FtSmTx > 8'h07 || FtTrapTx > 8'h07 ||
+      FtRegWrite > 8'h07 || FtRegRead > 8'h07) begin : gen_type_check
+    $fatal(1, "%m: host -> board frame types must be below 8");
+  end
+  if (LenW < 8) begin : gen_len_check
+    $fatal(1, "%m: LEN_LO is kept in len_q[7:0]: MaxPayload must be >= 128");
+  end
   if (TimeoutClks < 2) begin : gen_to_check
     $fatal(1, "%m: TimeoutClks must be >= 2, got %0d", TimeoutClks);
   end
@@ -48,12 +60,18 @@ module uart_deframer
   } state_e;
 
   state_e         state_q, state_d;
-  logic [7:0]     type_q, type_d;
-  logic [7:0]     len_lo_q, len_lo_d;
-  logic [15:0]    len_q, len_d;
-  logic [15:0]    idx_q, idx_d;
+  // TYPE: its low three bits and whether the upper five are zero (every
+  // host -> board type is 0x01..0x06; checked below)
+  logic [2:0]     type_q, type_d;
+  logic           type_hi_q, type_hi_d;  // TYPE[7:3] != 0: refused
+  logic [7:0]     hdr_type;
+  // LEN_LO goes into len_q[7:0], LEN_HI's low bits above it
+  logic [LenW-1:0] len_q, len_d;
+  // index of the next payload byte; counts up in the cycle after each one
+  // (byte_valid_o), so it is that byte's index while byte_valid_o is high
+  logic [LenW-1:0] idx_q, idx_d, idx_inc;
   logic [15:0]    crc_q, crc_d;
-  logic [7:0]     crc_lo_q, crc_lo_d;
+  logic           crc_lo_ok_q, crc_lo_ok_d;  // CRC_LO matched
   logic [ToW-1:0] idle_q, idle_d;
   logic           end_d, ok_d, ev_ok_d, ev_crc_d, ev_ferr_d;
   logic           byte_valid_d;
@@ -64,11 +82,11 @@ module uart_deframer
   always_comb begin
     state_d      = state_q;
     type_d       = type_q;
-    len_lo_d     = len_lo_q;
+    type_hi_d    = type_hi_q;
     len_d        = len_q;
-    idx_d        = idx_q;
+    idx_d        = byte_valid_o ? idx_inc : idx_q;
     crc_d        = crc_q;
-    crc_lo_d     = crc_lo_q;
+    crc_lo_ok_d  = crc_lo_ok_q;
     idle_d       = (state_q == Hunt || rx_valid_i) ? '0 : idle_q + ToW'(1);
     end_d        = 1'b0;
     ok_d         = 1'b0;
@@ -91,20 +109,21 @@ module uart_deframer
           end
         end
         Type: begin
-          type_d  = rx_data_i;
+          type_d    = rx_data_i[2:0];
+          type_hi_d = rx_data_i[7:3] != 5'd0;
           crc_d   = crc16_byte(crc_q, rx_data_i);
           state_d = LenLo;
         end
         LenLo: begin
-          len_lo_d = rx_data_i;
+          len_d    = LenW'(rx_data_i);
           crc_d    = crc16_byte(crc_q, rx_data_i);
           state_d  = LenHi;
         end
         LenHi: begin
-          len_d   = {rx_data_i, len_lo_q};
+          len_d   = LenW'({rx_data_i, len_q[7:0]});
           crc_d   = crc16_byte(crc_q, rx_data_i);
           idx_d   = '0;
-          if (down_hdr_ok(type_q, {rx_data_i, len_lo_q})) begin
+          if (down_hdr_ok(hdr_type, {rx_data_i, len_q[7:0]})) begin
             state_d = Payload;
           end else begin
             state_d   = Hunt;
@@ -114,17 +133,16 @@ module uart_deframer
         Payload: begin
           crc_d        = crc16_byte(crc_q, rx_data_i);
           byte_valid_d = 1'b1;
-          idx_d        = idx_q + 16'd1;
-          if (idx_q == len_q - 16'd1) state_d = CrcLo;
+          if (idx_inc == len_q) state_d = CrcLo;
         end
         CrcLo: begin
-          crc_lo_d = rx_data_i;
-          state_d  = CrcHi;
+          crc_lo_ok_d = rx_data_i == crc_fin[7:0];
+          state_d     = CrcHi;
         end
         CrcHi: begin
           state_d = Hunt;
           end_d   = 1'b1;
-          ok_d    = {rx_data_i, crc_lo_q} == crc_fin;
+          ok_d    = crc_lo_ok_q && rx_data_i == crc_fin[15:8];
           ev_ok_d = ok_d;
           ev_crc_d = !ok_d;
         end
@@ -137,11 +155,11 @@ module uart_deframer
     if (!rst_ni) begin
       state_q        <= Hunt;
       type_q         <= '0;
-      len_lo_q       <= '0;
+      type_hi_q      <= 1'b0;
       len_q          <= '0;
       idx_q          <= '0;
       crc_q          <= Crc16Init;
-      crc_lo_q       <= '0;
+      crc_lo_ok_q    <= 1'b0;
       idle_q         <= '0;
       end_o          <= 1'b0;
       ok_o           <= 1'b0;
@@ -149,16 +167,14 @@ module uart_deframer
       ev_crc_err_o   <= 1'b0;
       ev_frame_err_o <= 1'b0;
       byte_valid_o   <= 1'b0;
-      byte_data_o    <= '0;
-      byte_idx_o     <= '0;
     end else begin
       state_q        <= state_d;
       type_q         <= type_d;
-      len_lo_q       <= len_lo_d;
+      type_hi_q      <= type_hi_d;
       len_q          <= len_d;
       idx_q          <= idx_d;
       crc_q          <= crc_d;
-      crc_lo_q       <= crc_lo_d;
+      crc_lo_ok_q    <= crc_lo_ok_d;
       idle_q         <= idle_d;
       end_o          <= end_d;
       ok_o           <= ok_d;
@@ -166,11 +182,23 @@ module uart_deframer
       ev_crc_err_o   <= ev_crc_d;
       ev_frame_err_o <= ev_ferr_d;
       byte_valid_o   <= byte_valid_d;
-      byte_data_o    <= rx_data_i;
-      byte_idx_o     <= idx_q;
     end
   end
 
-  assign type_o = type_q;
+  assign idx_inc     = idx_q + LenW'(1);
+  assign hdr_type    = type_hi_q ? 8'hFF : {5'd0, type_q};  // 0xFF: no host -> board type
+  assign type_o      = {5'd0, type_q};
+  assign byte_data_o = rx_data_i;
+  assign byte_idx_o  = 16'(idx_q);
+
+`ifndef SYNTHESIS
+  logic [7:0] rx_data_q;
+  always_ff @(posedge clk_i) rx_data_q <= rx_data_i;
+  always_ff @(posedge clk_i) begin
+    if (rst_ni && byte_valid_o) begin
+      assert (rx_data_i == rx_data_q) else $error("%m: rx_data_i changed after rx_valid_i");
+    end
+  end
+`endif
 
 endmodule

@@ -1,8 +1,10 @@
 // uart_framer: turns a payload byte stream into UART frames (docs/uart.md):
 // SYNC, TYPE, LEN (16 bits, LSB first), the LEN payload bytes, CRC-16 (the
-// VCRC CRC of ib_pkg over TYPE..payload, LSB first). Type and length are
-// sampled with the first payload byte and must stay stable for the frame; the
-// payload's tlast must come with byte LEN (asserted). Feeds uart_tx.
+// VCRC CRC of ib_pkg over TYPE..payload, LSB first). Type and length must
+// be valid from the first payload byte's s_tvalid_i until that byte is taken
+// (they are sent before it: ib_uart_up holds them for the frame); the payload
+// ends with s_tlast_i, which must come with byte LEN (asserted). Feeds
+// uart_tx.
 module uart_framer
   import ib_pkg::*;
   import ib_uart_pkg::*;
@@ -36,9 +38,6 @@ module uart_framer
   } state_e;
 
   state_e      state_q, state_d;
-  logic [7:0]  type_q, type_d;
-  logic [15:0] len_q, len_d;
-  logic [15:0] left_q, left_d;   // payload bytes still to send
   logic [15:0] crc_q, crc_d;
   logic [15:0] crc_out;
   logic        crc_take;  // tx_data_o is a CRC-covered byte and leaves this cycle
@@ -47,9 +46,6 @@ module uart_framer
 
   always_comb begin
     state_d    = state_q;
-    type_d     = type_q;
-    len_d      = len_q;
-    left_d     = left_q;
     crc_d      = crc_q;
     tx_data_o  = FrameSync;
     tx_valid_o = 1'b0;
@@ -60,9 +56,6 @@ module uart_framer
       Idle: begin
         if (s_tvalid_i) begin
           state_d = Sync;
-          type_d  = s_type_i;
-          len_d   = s_len_i;
-          left_d  = s_len_i;
           crc_d   = Crc16Init;
         end
       end
@@ -73,7 +66,7 @@ module uart_framer
       end
       Type: begin
         tx_valid_o = 1'b1;
-        tx_data_o  = type_q;
+        tx_data_o  = s_type_i;
         if (tx_ready_i) begin
           state_d  = LenLo;
           crc_take = 1'b1;
@@ -81,7 +74,7 @@ module uart_framer
       end
       LenLo: begin
         tx_valid_o = 1'b1;
-        tx_data_o  = len_q[7:0];
+        tx_data_o  = s_len_i[7:0];
         if (tx_ready_i) begin
           state_d  = LenHi;
           crc_take = 1'b1;
@@ -89,7 +82,7 @@ module uart_framer
       end
       LenHi: begin
         tx_valid_o = 1'b1;
-        tx_data_o  = len_q[15:8];
+        tx_data_o  = s_len_i[15:8];
         if (tx_ready_i) begin
           state_d  = Payload;
           crc_take = 1'b1;
@@ -101,8 +94,7 @@ module uart_framer
         s_tready_o = tx_ready_i;
         if (s_tvalid_i && tx_ready_i) begin
           crc_take = 1'b1;
-          left_d   = left_q - 16'd1;
-          if (left_q == 16'd1) state_d = CrcLo;
+          if (s_tlast_i) state_d = CrcLo;
         end
       end
       CrcLo: begin
@@ -127,22 +119,32 @@ module uart_framer
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
       state_q <= Idle;
-      type_q  <= '0;
-      len_q   <= '0;
-      left_q  <= '0;
       crc_q   <= Crc16Init;
     end else begin
       state_q <= state_d;
-      type_q  <= type_d;
-      len_q   <= len_d;
-      left_q  <= left_d;
       crc_q   <= crc_d;
     end
   end
 
 `ifndef SYNTHESIS
-  // The source's tlast marks exactly byte LEN; a frame has a payload.
+  // Type and length hold from the frame's start until its payload; the
+  // source's tlast marks exactly byte LEN; a frame has a payload.
+  logic [7:0]  type_q;
+  logic [15:0] len_q, left_q;  // payload bytes still to send
   always_ff @(posedge clk_i) begin
+    if (state_q == Idle && s_tvalid_i) begin
+      type_q <= s_type_i;
+      len_q  <= s_len_i;
+      left_q <= s_len_i;
+    end else if (state_q == Payload && s_tvalid_i && tx_ready_i) begin
+      left_q <= left_q - 16'd1;
+    end
+  end
+  always_ff @(posedge clk_i) begin
+    if (rst_ni && state_q inside {Type, LenLo, LenHi}) begin
+      assert (s_type_i == type_q && s_len_i == len_q)
+        else $error("%m: type or length changed before the payload");
+    end
     if (rst_ni && state_q == Payload && s_tvalid_i && tx_ready_i) begin
       assert (s_tlast_i == (left_q == 16'd1))
         else $error("%m: payload tlast does not match LEN (%0d bytes left)", left_q);
