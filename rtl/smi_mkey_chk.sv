@@ -91,8 +91,8 @@ module smi_mkey_chk
   logic [63:0]      mkey_q;
   logic [31:0]      lo_stage_q;
   logic [1:0]       prot_q;
-  logic [15:0]      lease_q;
-  logic [31:0]      tick_q;
+  logic [15:0]      lease_n_q; // ~M_KeyLeasePeriod
+  logic [31:0]      tick_n_q;  // ~MkeyTick
   logic [15:0]      viols_q;
   logic             run_q;
   logic [31:0]      cyc1_q;    // cycles into the current lease second, plus 1
@@ -110,12 +110,20 @@ module smi_mkey_chk
   logic             we_hi;       // a write of MkeyHi (commits the key)
   logic             wdata_zero;  // reg_wdata_i == 0
   logic [16:0]      sec_p1;      // sec_q + 1, unsaturated
+  logic [16:0]      viols_p1;    // viols_q + 1, unsaturated
+  logic             lease_nz;    // M_KeyLeasePeriod != 0
+  // verilator lint_off UNUSEDSIGNAL
+  // only the carry out of these two sums is used (a >= b as a + ~b + 1)
+  logic [32:0]      cyc_ge;      // [32]: cyc1_q >= MkeyTick
+  logic [17:0]      sec_ge;      // [17]: sec_q + 1 >= M_KeyLeasePeriod
+  // verilator lint_on UNUSEDSIGNAL
 
   logic             hs, last_hs;
   logic             checked, key_ok, viol, stop, start;
   logic             sec_done, expire;
 
   assign hs      = tvalid_i && tready_i;
+  assign viols_p1 = {1'b0, viols_q} + 17'd1;
   assign last_hs = hs && tlast_i;
 
   // Capture: byte i of the MAD is byte i % DataB of beat i / DataB; the
@@ -136,7 +144,7 @@ module smi_mkey_chk
   assign mask_o  = tvalid_i && tlast_i && (method_q == MethodGet) && !(&key_eq_q) &&
                    (prot_q == 2'd1);
   assign stop    = last_hs && checked && key_ok;
-  assign start   = last_hs && viol && !run_q && (lease_q != 16'd0);
+  assign start   = last_hs && viol && !run_q && lease_nz;
   assign ev_viol_o = last_hs && viol;
 
   // A second ends at cycle count (from 0) >= max(tick, 1) - 1 (>=: MkeyTick
@@ -145,9 +153,15 @@ module smi_mkey_chk
   // cyc1_q never wraps: it stops at max(tick, 1) <= 2^32 - 1. The lease
   // expires when sec_q + 1 >= lease (lease != 0), from the incremented count
   // the counter uses anyway (no register of lease - 1).
+  // MkeyTick and the period are held inverted, so that each a >= b is the
+  // carry out of a + ~b + 1 straight from the registers (iCE40: a carry chain
+  // with no inverting LUTs); the read and the != 0 test absorb the inversion.
   assign sec_p1   = {1'b0, sec_q} + 17'd1;
-  assign sec_done = run_q && (cyc1_q >= tick_q);
-  assign expire   = sec_done && (lease_q != 16'd0) && (sec_p1 >= {1'b0, lease_q});
+  assign cyc_ge   = {1'b0, cyc1_q} + {1'b0, tick_n_q} + 33'd1;
+  assign sec_ge   = {1'b0, sec_p1} + {1'b0, 1'b1, lease_n_q} + 18'd1;
+  assign lease_nz = lease_n_q != 16'hFFFF;
+  assign sec_done = run_q && cyc_ge[32];
+  assign expire   = sec_done && lease_nz && sec_ge[17];
 
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
@@ -202,8 +216,8 @@ module smi_mkey_chk
       mkey_q     <= '0;
       lo_stage_q <= '0;
       prot_q     <= '0;
-      lease_q    <= '0;
-      tick_q     <= TickReset;
+      lease_n_q  <= '1;
+      tick_n_q   <= ~TickReset;
       viols_q    <= '0;
       run_q      <= 1'b0;
       cyc1_q     <= 32'd1;
@@ -229,8 +243,8 @@ module smi_mkey_chk
       if (expire) begin
         prot_q <= 2'd0;
       end
-      if (last_hs && viol && viols_q != 16'hFFFF) begin
-        viols_q <= viols_q + 16'd1;
+      if (last_hs && viol && !viols_p1[16]) begin  // saturates at 0xFFFF
+        viols_q <= viols_p1[15:0];
       end
       // register writes win
       if (reg_we_i) begin
@@ -238,8 +252,8 @@ module smi_mkey_chk
           IdxMkeyLo:    lo_stage_q <= reg_wdata_i;
           IdxMkeyHi:    mkey_q     <= {reg_wdata_i, lo_stage_q};
           IdxMkeyProt:  prot_q     <= reg_wdata_i[1:0];
-          IdxMkeyLease: lease_q    <= reg_wdata_i[15:0];
-          IdxMkeyTick:  tick_q     <= reg_wdata_i;
+          IdxMkeyLease: lease_n_q  <= ~reg_wdata_i[15:0];
+          IdxMkeyTick:  tick_n_q   <= ~reg_wdata_i;
           IdxMkeyViols: viols_q    <= reg_wdata_i[15:0];
           default: ;  // read-only or reserved
         endcase
@@ -253,8 +267,8 @@ module smi_mkey_chk
       IdxMkeyLo:    reg_rdata_o = mkey_q[31:0];
       IdxMkeyHi:    reg_rdata_o = mkey_q[63:32];
       IdxMkeyProt:  reg_rdata_o = {30'h0, prot_q};
-      IdxMkeyLease: reg_rdata_o = {16'h0, lease_q};
-      IdxMkeyTick:  reg_rdata_o = tick_q;
+      IdxMkeyLease: reg_rdata_o = {16'h0, ~lease_n_q};
+      IdxMkeyTick:  reg_rdata_o = ~tick_n_q;
       IdxMkeyViols: reg_rdata_o = {16'h0, viols_q};
       IdxLeaseSt:   reg_rdata_o = {15'h0, run_q, sec_q};
       default:      reg_rdata_o = '0;
@@ -279,7 +293,10 @@ module smi_mkey_chk
         else $error("%m: key zero flags out of step with the keys");
       assert (cyc1_q != 32'd0)
         else $error("%m: lease cycle count wrapped");
-      assert (!run_q || lease_q != 16'd0 || !expire)
+      assert (sec_done == (run_q && cyc1_q >= ~tick_n_q) &&
+              (!sec_done || expire == (lease_nz && 17'(sec_q) + 17'd1 >= {1'b0, ~lease_n_q})))
+        else $error("%m: carry-chain compares out of step with the registers");
+      assert (!run_q || lease_nz || !expire)
         else $error("%m: lease period 0 expired");
     end
   end
