@@ -91,39 +91,29 @@ module smi_mkey_chk
   logic [63:0]      mkey_q;
   logic [31:0]      lo_stage_q;
   logic [1:0]       prot_q;
-  logic [15:0]      lease_n_q; // ~M_KeyLeasePeriod
-  logic [31:0]      tick_n_q;  // ~MkeyTick
+  logic [15:0]      lease_q;
+  logic [31:0]      tick_q;
   logic [15:0]      viols_q;
   logic             run_q;
-  logic [31:0]      cyc1_q;    // cycles into the current lease second, plus 1
+  logic [31:0]      cyc_q;     // cycles into the current lease second
   logic [15:0]      sec_q;     // whole lease seconds elapsed
 
   logic [BeatW-1:0] beat_q;    // MAD beat index of the packet on the stream
   logic [7:0]       method_q;  // MAD method, captured from its beat
   logic [63:0]      smp_key_q; // SMP M_Key, captured from its beat(s)
+  logic [31:0]      tick_m1_q; // max(MkeyTick, 1) - 1: the last cycle of a lease second
+  logic [15:0]      lease_m1_q; // M_KeyLeasePeriod - 1 (the last second; unused at 0)
 
   logic [63:0]      mkey_d;      // mkey_q of the next cycle
   logic [63:0]      smp_key_d;   // smp_key_q of the next cycle
   logic [7:0]       key_eq_q;    // byte j of smp_key_q equals byte j of mkey_q
   logic             mkey_zero_q; // mkey_q == 0
-  logic             lo_zero_q;   // lo_stage_q == 0
-  logic             we_hi;       // a write of MkeyHi (commits the key)
-  logic             wdata_zero;  // reg_wdata_i == 0
-  logic [16:0]      sec_p1;      // sec_q + 1, unsaturated
-  logic [16:0]      viols_p1;    // viols_q + 1, unsaturated
-  logic             lease_nz;    // M_KeyLeasePeriod != 0
-  // verilator lint_off UNUSEDSIGNAL
-  // only the carry out of these two sums is used (a >= b as a + ~b + 1)
-  logic [32:0]      cyc_ge;      // [32]: cyc1_q >= MkeyTick
-  logic [17:0]      sec_ge;      // [17]: sec_q + 1 >= M_KeyLeasePeriod
-  // verilator lint_on UNUSEDSIGNAL
 
   logic             hs, last_hs;
   logic             checked, key_ok, viol, stop, start;
   logic             sec_done, expire;
 
   assign hs      = tvalid_i && tready_i;
-  assign viols_p1 = {1'b0, viols_q} + 17'd1;
   assign last_hs = hs && tlast_i;
 
   // Capture: byte i of the MAD is byte i % DataB of beat i / DataB; the
@@ -144,24 +134,13 @@ module smi_mkey_chk
   assign mask_o  = tvalid_i && tlast_i && (method_q == MethodGet) && !(&key_eq_q) &&
                    (prot_q == 2'd1);
   assign stop    = last_hs && checked && key_ok;
-  assign start   = last_hs && viol && !run_q && lease_nz;
+  assign start   = last_hs && viol && !run_q && (lease_q != 16'd0);
   assign ev_viol_o = last_hs && viol;
 
-  // A second ends at cycle count (from 0) >= max(tick, 1) - 1 (>=: MkeyTick
-  // may be lowered meanwhile); cyc1_q counts from 1, so that is exactly
-  // cyc1_q >= tick (cyc1_q >= 1 covers tick 0) with no register of tick - 1.
-  // cyc1_q never wraps: it stops at max(tick, 1) <= 2^32 - 1. The lease
-  // expires when sec_q + 1 >= lease (lease != 0), from the incremented count
-  // the counter uses anyway (no register of lease - 1).
-  // MkeyTick and the period are held inverted, so that each a >= b is the
-  // carry out of a + ~b + 1 straight from the registers (iCE40: a carry chain
-  // with no inverting LUTs); the read and the != 0 test absorb the inversion.
-  assign sec_p1   = {1'b0, sec_q} + 17'd1;
-  assign cyc_ge   = {1'b0, cyc1_q} + {1'b0, tick_n_q} + 33'd1;
-  assign sec_ge   = {1'b0, sec_p1} + {1'b0, 1'b1, lease_n_q} + 18'd1;
-  assign lease_nz = lease_n_q != 16'hFFFF;
-  assign sec_done = run_q && cyc_ge[32];
-  assign expire   = sec_done && lease_nz && sec_ge[17];
+  // cyc_q >= max(tick, 1) - 1 (>=: MkeyTick may be lowered meanwhile) and
+  // sec_q + 1 >= lease, each against a register computed at the write
+  assign sec_done = run_q && (cyc_q >= tick_m1_q);
+  assign expire   = sec_done && (lease_q != 16'd0) && (sec_q >= lease_m1_q);
 
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
@@ -178,11 +157,8 @@ module smi_mkey_chk
         smp_key_d[8*(7-j) +: 8] = tdata_i[8*((MbMkey + j) % DataB) +: 8];
       end
     end
-    mkey_d = we_hi ? {reg_wdata_i, lo_stage_q} : mkey_q;
+    mkey_d = (reg_we_i && reg_idx_i == IdxMkeyHi) ? {reg_wdata_i, lo_stage_q} : mkey_q;
   end
-
-  assign we_hi      = reg_we_i && reg_idx_i == IdxMkeyHi;
-  assign wdata_zero = reg_wdata_i == 32'd0;
 
   always_ff @(posedge clk_i) begin
     if (hs && beat_q == BeatW'(MbMethod / DataB)) begin
@@ -195,19 +171,11 @@ module smi_mkey_chk
     if (!rst_ni) begin
       key_eq_q    <= '0;
       mkey_zero_q <= 1'b1;  // mkey_q resets to 0
-      lo_zero_q   <= 1'b1;  // lo_stage_q resets to 0
     end else begin
       for (int unsigned j = 0; j < 8; j++) begin
         key_eq_q[j] <= smp_key_q[8*j +: 8] == mkey_d[8*j +: 8];
       end
-      // mkey_d == 0, from one 32-bit zero test of the write data shared by
-      // the two key writes (the staged low word's is kept as a flag)
-      if (we_hi) begin
-        mkey_zero_q <= wdata_zero && lo_zero_q;
-      end
-      if (reg_we_i && reg_idx_i == IdxMkeyLo) begin
-        lo_zero_q <= wdata_zero;
-      end
+      mkey_zero_q <= mkey_d == 64'd0;
     end
   end
 
@@ -216,35 +184,37 @@ module smi_mkey_chk
       mkey_q     <= '0;
       lo_stage_q <= '0;
       prot_q     <= '0;
-      lease_n_q  <= '1;
-      tick_n_q   <= ~TickReset;
+      lease_q    <= '0;
+      tick_q     <= TickReset;
+      tick_m1_q  <= (TickReset == 32'd0) ? 32'd0 : TickReset - 32'd1;
+      lease_m1_q <= '1;
       viols_q    <= '0;
       run_q      <= 1'b0;
-      cyc1_q     <= 32'd1;
+      cyc_q      <= '0;
       sec_q      <= '0;
     end else begin
       // the lease timer
       if (start) begin
-        run_q  <= 1'b1;
-        cyc1_q <= 32'd1;
-        sec_q  <= '0;
+        run_q <= 1'b1;
+        cyc_q <= '0;
+        sec_q <= '0;
       end else if (stop || expire) begin
-        run_q  <= 1'b0;
-        cyc1_q <= 32'd1;
-        sec_q  <= '0;
+        run_q <= 1'b0;
+        cyc_q <= '0;
+        sec_q <= '0;
       end else if (run_q) begin
         if (sec_done) begin
-          cyc1_q <= 32'd1;
-          sec_q  <= sec_p1[16] ? sec_q : sec_p1[15:0];  // saturates at 0xFFFF
+          cyc_q <= '0;
+          sec_q <= (sec_q == 16'hFFFF) ? sec_q : sec_q + 16'd1;
         end else begin
-          cyc1_q <= cyc1_q + 32'd1;
+          cyc_q <= cyc_q + 32'd1;
         end
       end
       if (expire) begin
         prot_q <= 2'd0;
       end
-      if (last_hs && viol && !viols_p1[16]) begin  // saturates at 0xFFFF
-        viols_q <= viols_p1[15:0];
+      if (last_hs && viol && viols_q != 16'hFFFF) begin
+        viols_q <= viols_q + 16'd1;
       end
       // register writes win
       if (reg_we_i) begin
@@ -252,8 +222,14 @@ module smi_mkey_chk
           IdxMkeyLo:    lo_stage_q <= reg_wdata_i;
           IdxMkeyHi:    mkey_q     <= {reg_wdata_i, lo_stage_q};
           IdxMkeyProt:  prot_q     <= reg_wdata_i[1:0];
-          IdxMkeyLease: lease_n_q  <= ~reg_wdata_i[15:0];
-          IdxMkeyTick:  tick_n_q   <= ~reg_wdata_i;
+          IdxMkeyLease: begin
+            lease_q    <= reg_wdata_i[15:0];
+            lease_m1_q <= reg_wdata_i[15:0] - 16'd1;
+          end
+          IdxMkeyTick: begin
+            tick_q     <= reg_wdata_i;
+            tick_m1_q  <= (reg_wdata_i == 32'd0) ? 32'd0 : reg_wdata_i - 32'd1;
+          end
           IdxMkeyViols: viols_q    <= reg_wdata_i[15:0];
           default: ;  // read-only or reserved
         endcase
@@ -267,8 +243,8 @@ module smi_mkey_chk
       IdxMkeyLo:    reg_rdata_o = mkey_q[31:0];
       IdxMkeyHi:    reg_rdata_o = mkey_q[63:32];
       IdxMkeyProt:  reg_rdata_o = {30'h0, prot_q};
-      IdxMkeyLease: reg_rdata_o = {16'h0, ~lease_n_q};
-      IdxMkeyTick:  reg_rdata_o = ~tick_n_q;
+      IdxMkeyLease: reg_rdata_o = {16'h0, lease_q};
+      IdxMkeyTick:  reg_rdata_o = tick_q;
       IdxMkeyViols: reg_rdata_o = {16'h0, viols_q};
       IdxLeaseSt:   reg_rdata_o = {15'h0, run_q, sec_q};
       default:      reg_rdata_o = '0;
@@ -289,14 +265,7 @@ module smi_mkey_chk
         else $error("%m: violation with a valid key");
       assert (!(tvalid_i && tlast_i) || key_ok == ((mkey_q == 64'd0) || (smp_key_q == mkey_q)))
         else $error("%m: registered key compare out of step with the keys");
-      assert (mkey_zero_q == (mkey_q == 64'd0) && lo_zero_q == (lo_stage_q == 32'd0))
-        else $error("%m: key zero flags out of step with the keys");
-      assert (cyc1_q != 32'd0)
-        else $error("%m: lease cycle count wrapped");
-      assert (sec_done == (run_q && cyc1_q >= ~tick_n_q) &&
-              (!sec_done || expire == (lease_nz && 17'(sec_q) + 17'd1 >= {1'b0, ~lease_n_q})))
-        else $error("%m: carry-chain compares out of step with the registers");
-      assert (!run_q || lease_nz || !expire)
+      assert (!run_q || lease_q != 16'd0 || !expire)
         else $error("%m: lease period 0 expired");
     end
   end
