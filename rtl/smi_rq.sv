@@ -103,6 +103,15 @@ module smi_rq
     $fatal(1, "%m: a compared offset reaches PosMax %0d", PosMax);
   end
   logic [31:0] crc_q, crc_d;   // running ICRC state (no final XOR)
+  // crc_q == Crc32Residue, byte by byte, registered with crc_q (so at tlast
+  // the ICRC verdict is one AND of four flags: the DataW 64 path from the
+  // residue compare through wr_ok_o into the RX buffer was critical)
+  logic [3:0]  res_eq_q;
+  function automatic logic [3:0] res_eq_d(logic [31:0] c);
+    for (int unsigned j = 0; j < 4; j++) begin
+      res_eq_d[j] = c[8*j +: 8] == Crc32Residue[8*j +: 8];
+    end
+  endfunction
   logic [PosW-1:0] rp_beat_q;  // ReturnPath[hop_cnt]: offset of its beat,
   logic [7:0]  rp_lane_q;      // and its lane (from f_q.hop_cnt, a cycle late)
 
@@ -245,6 +254,7 @@ module smi_rq
       at_icrc_q  <= 1'b0;
       in_mad_q   <= EmitPos == 0;
       crc_q     <= Crc32Init;
+      res_eq_q  <= res_eq_d(Crc32Init);
       rp_beat_q <= '1;
       rp_lane_q <= '0;
     end else begin
@@ -256,6 +266,7 @@ module smi_rq
       at_icrc_q  <= 32'(pos_d) == IcrcBeat;
       in_mad_q   <= 32'(pos_d) >= EmitPos && 32'(pos_d) < EmitPos + MadBytes;
       crc_q     <= crc_d;
+      res_eq_q  <= res_eq_d(crc_d);
       rp_beat_q <= PosW'(rp_off & ~16'(DataB - 1));
       rp_lane_q <= 8'(rp_off & 16'(DataB - 1));
     end
@@ -426,7 +437,7 @@ module smi_rq
 
   always_comb begin
     err_down = (port_state_i == PortStateDown);
-    err_icrc = chk_q.icrc_hdr_ok && (crc_q != Crc32Residue);
+    err_icrc = chk_q.icrc_hdr_ok && !(&res_eq_q);
     err_dr   = chk_q.is_dr_class &&
                (f_q.rp_port ? chk_q.dr_discard_rp_ok : chk_q.dr_discard_rp_bad);
   end
@@ -468,6 +479,8 @@ module smi_rq
 `ifndef SYNTHESIS
   always_ff @(posedge clk_i) begin
     if (rst_ni) begin
+      assert ((&res_eq_q) == (crc_q == Crc32Residue))
+        else $error("%m: registered residue compare out of step with crc_q");
       if (vl15_tvalid_i && !vl15_tlast_i) begin
         assert (vl15_tkeep_i == '1)
           else $error("%m: partial tkeep on a beat without tlast");
