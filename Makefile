@@ -57,17 +57,13 @@ lint: deps lint-rtl lint-yosys lint-rust
 
 # DataW 8 (byte per clock) exists for the CA port and the board top only.
 lint-rtl:
-	@for w in 8; do \
+	@for w in 8 $(WIDTHS); do \
 	  echo "verilator --lint-only -Wall ib_ca_top DataW=$$w"; \
 	  verilator --lint-only -Wall --assert -Irtl -GDataW=$$w --top-module ib_ca_top $(RTL_TOP_FILES); \
 	  echo "verilator --lint-only -Wall ib_ca_board DataW=$$w"; \
 	  verilator --lint-only -Wall --assert -Irtl -GDataW=$$w --top-module ib_ca_board $(RTL_BOARD_FILES); \
 	done
 	@for w in $(WIDTHS); do \
-	  echo "verilator --lint-only -Wall ib_ca_top DataW=$$w"; \
-	  verilator --lint-only -Wall --assert -Irtl -GDataW=$$w --top-module ib_ca_top $(RTL_TOP_FILES); \
-	  echo "verilator --lint-only -Wall ib_ca_board DataW=$$w"; \
-	  verilator --lint-only -Wall --assert -Irtl -GDataW=$$w --top-module ib_ca_board $(RTL_BOARD_FILES); \
 	  for n in 8 36; do \
 	    echo "verilator --lint-only -Wall ib_switch_top DataW=$$w NumPorts=$$n"; \
 	    verilator --lint-only -Wall --assert -Irtl -GDataW=$$w -GNumPorts=$$n --top-module ib_switch_top $(RTL_SW_FILES); \
@@ -78,7 +74,7 @@ lint-rtl:
 	  done; \
 	done
 	@for t in ice40_icebreaker_top ecp5_ulx3s_top; do \
-	  echo "verilator --lint-only -Wall $$t (simulation branch; yosys checks the PLL branch)"; \
+	  echo "verilator --lint-only -Wall $$t (simulation branch; yosys checks the synthesis one)"; \
 	  verilator --lint-only -Wall --assert -Irtl --top-module $$t $(RTL_BOARD_FILES) rtl/fpga/$$t.sv; \
 	done
 
@@ -180,13 +176,13 @@ $(VENV)/.yosys-installed: synth/requirements.txt
 	touch $@
 
 lint-yosys: $(VENV)/.yosys-installed
-	@echo "yosys read_slang ib_ca_top, ib_ca_board DataW=8"
-	@$(call YOSYS_ELAB,-G DataW=8 --top ib_ca_top $(RTL_TOP_FILES))
-	@$(call YOSYS_ELAB,-G DataW=8 --top ib_ca_board $(RTL_BOARD_FILES))
-	@for w in $(WIDTHS); do \
-	  echo "yosys read_slang ib_ca_top, ib_ca_board, ib_ca_mp_top (2 ports), ib_switch_top (8, 36 ports) DataW=$$w"; \
+	@for w in 8 $(WIDTHS); do \
+	  echo "yosys read_slang ib_ca_top, ib_ca_board DataW=$$w"; \
 	  $(call YOSYS_ELAB,-G DataW=$$w --top ib_ca_top $(RTL_TOP_FILES)); \
 	  $(call YOSYS_ELAB,-G DataW=$$w --top ib_ca_board $(RTL_BOARD_FILES)); \
+	done
+	@for w in $(WIDTHS); do \
+	  echo "yosys read_slang ib_ca_mp_top (2 ports), ib_switch_top (8, 36 ports) DataW=$$w"; \
 	  $(call YOSYS_ELAB,-G DataW=$$w -G NumPorts=2 --top ib_ca_mp_top $(RTL_MP_FILES)); \
 	  for n in 8 36; do \
 	    $(call YOSYS_ELAB,-G DataW=$$w -G NumPorts=$$n --top ib_switch_top $(RTL_SW_FILES)); \
