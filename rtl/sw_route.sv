@@ -13,9 +13,9 @@
 module sw_route
   import ib_pkg::*;
 #(
-  parameter int unsigned NumPorts = 8,     // external ports 1..NumPorts
+  parameter int unsigned MaxPorts = 8,     // size of port_state_i: ports 0..MaxPorts
   parameter int unsigned LftDepth = 4096,  // LFT entries
-  parameter int unsigned InPort   = 1,     // this input's port number (0 = SMI send queue)
+  parameter bit          Port0    = 1'b0,  // input of port 0 (the SMI send queue / GMP send)
   parameter bit          IsVl15   = 1'b1   // buffer of VL15 (1) or data VLs (0)
 ) (
   input  logic                 clk_i,
@@ -27,9 +27,11 @@ module sw_route
   output logic                 drain_o,        // take beats: packet dropped
   input  logic                 take_i,         // a beat of this buffer is taken
   // configuration
+  input  logic [7:0]           in_port_i,      // this input's port number (0 with Port0)
+  input  logic [7:0]           num_ports_i,    // the switch's external ports (<= MaxPorts)
   input  logic [15:0]          port0_lid_i,
   input  logic [15:0]          linear_top_i,
-  input  logic [3:0]           port_state_i [NumPorts+1],
+  input  logic [3:0]           port_state_i [MaxPorts+1],
   // LFT lookup
   output logic                 lft_req_o,
   output logic [15:0]          lft_lid_o,
@@ -46,11 +48,7 @@ module sw_route
   output logic                 ev_fwd_o
 );
 
-  localparam int unsigned PW = $clog2(NumPorts + 1);  // indexes 0..NumPorts
-
-  if (InPort > NumPorts) begin : gen_port_check
-    $fatal(1, "%m: InPort %0d > NumPorts %0d", InPort, NumPorts);
-  end
+  localparam int unsigned PW = $clog2(MaxPorts + 1);  // indexes 0..MaxPorts
 
   typedef enum logic [2:0] {
     StIdle,
@@ -73,13 +71,14 @@ module sw_route
   assign unicast = (dlid != 16'd0) && (dlid < MulticastBase);
 
   // PortState gating of a known egress
-  function automatic logic state_ok(logic [7:0] eg, logic [3:0] ps [NumPorts+1]);
+  function automatic logic state_ok(logic [7:0] eg, logic [7:0] in, logic [7:0] n,
+                                    logic [3:0] ps [MaxPorts+1]);
     logic [3:0] es;
-    es = (32'(eg) <= NumPorts) ? ps[PW'(eg)] : PortStateDown;
+    es = (eg <= n) ? ps[PW'(eg)] : PortStateDown;
     if (IsVl15) begin
       return es != PortStateDown;
     end
-    return es == PortStateActive && ps[InPort] == PortStateActive;
+    return es == PortStateActive && in <= n && ps[PW'(in)] == PortStateActive;
   endfunction
 
   always_comb begin
@@ -101,11 +100,11 @@ module sw_route
     unique case (state_q)
       StIdle: begin
         if (head_valid_i) begin
-          if (InPort == 0 && !head_meta_i.lft) begin
+          if (Port0 && !head_meta_i.lft) begin
             cand = head_meta_i.egress;  cand_vld = 1'b1;
-          end else if (InPort != 0 && IsVl15 && dlid == PermissiveLid) begin
+          end else if (!Port0 && IsVl15 && dlid == PermissiveLid) begin
             cand = 8'd0;  cand_vld = 1'b1;
-          end else if (InPort != 0 && dlid == port0_lid_i && port0_lid_i != 16'd0) begin
+          end else if (!Port0 && dlid == port0_lid_i && port0_lid_i != 16'd0) begin
             // port 0: the SMI (VL15) or the GMP receive path (data VLs)
             cand = 8'd0;  cand_vld = 1'b1;
           end else if (!unicast || 32'(dlid) >= LftDepth || dlid > linear_top_i) begin
@@ -123,10 +122,10 @@ module sw_route
         if (lft_rsp_i) begin
           // A data packet from an external port reaches port 0 only by the
           // port-0 LID (above); from port 0 itself, LFT 0 is a loop.
-          if (lft_entry_i == 8'hFF || 32'(lft_entry_i) > NumPorts ||
-              (!IsVl15 && InPort != 0 && lft_entry_i == 8'd0)) begin
+          if (lft_entry_i == 8'hFF || lft_entry_i > num_ports_i ||
+              (!IsVl15 && !Port0 && lft_entry_i == 8'd0)) begin
             no_route = 1'b1;
-          end else if (32'(lft_entry_i) == InPort) begin
+          end else if (lft_entry_i == in_port_i) begin
             loop = 1'b1;
           end else begin
             cand = lft_entry_i;  cand_vld = 1'b1;
@@ -134,7 +133,7 @@ module sw_route
         end
       end
       StCheck: begin
-        if (state_ok(dest_q, port_state_i)) begin
+        if (state_ok(dest_q, in_port_i, num_ports_i, port_state_i)) begin
           state_d  = StReq;
           ev_fwd_o = 1'b1;
         end else begin
@@ -153,7 +152,7 @@ module sw_route
     endcase
 
     if (cand_vld) begin
-      if (32'(cand) == InPort) begin
+      if (cand == in_port_i) begin
         loop = 1'b1;
       end else begin
         dest_d  = cand;

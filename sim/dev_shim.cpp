@@ -1,25 +1,27 @@
-// dev_shim.cpp: DevModel for each Verilated multiport top. The Verilator user
-// hooks (vl_fatal, vl_finish) live in ca_shim.cpp; the host machinery (context,
-// clock, reset, FST, error policy) in model_host.h.
+// dev_shim.cpp: DevModel for the multiport CA (one Verilated ib_ca_mp_top)
+// and for the switch (sw_mgmt_tile and one sw_port_tile per port, composed
+// by sim/sw_tiles.h). The Verilator user hooks (vl_fatal, vl_finish) live in
+// ca_shim.cpp; the host machinery (context, clock, reset, FST, error policy)
+// in model_host.h.
 //
-// Packed per-port vectors: port p (1..N) sits at index p-1, e.g.
-// rx_tdata_i[(p-1)*DataW +: DataW]; ib_switch_top's port_state_o has port 0 at
-// [3:0] and port p at [4p +: 4], ib_ca_mp_top's port p at [4(p-1) +: 4].
+// Packed per-port vectors of ib_ca_mp_top: port p (1..N) sits at index p-1,
+// e.g. rx_tdata_i[(p-1)*DataW +: DataW], port_state_o at [4(p-1) +: 4];
+// sw_mgmt_tile's port_state_o has port 0 at [3:0] and port p at [4p +: 4].
 #include "dev_shim.h"
 
 #include <array>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "model_host.h"
 #include "vl15-bindings/src/dev.rs.h"
 
 #include "Vcamp1.h"
 #include "Vcamp2.h"
-#include "Vsw8.h"
-#ifdef VL15_HAVE_VSW36
-#include "Vsw36.h"
-#endif
+#include "Vswmgmt.h"
+#include "Vswtile.h"
+#include "sw_tiles.h"
 
 namespace vl15 {
 namespace {
@@ -52,16 +54,121 @@ inline void put_mad(VlWide<K>& v, const Data& d) {
   if (K > 2) set_bits(v, 64, 64, d[1]);
 }
 
-// Model M: DataW W, N external ports; Switch = ib_switch_top (port 0 state in
-// port_state_o, PortStateChange, port 0's GMP streams, no per-port data-VL
-// host ports, no port tags), else ib_ca_mp_top.
-template <class M, unsigned W, unsigned N, bool Switch>
-class DevModelImpl final : public DevModel {
+inline void check_ports(std::size_t n, std::size_t in, std::size_t out) {
+  if (in != n || out != n) {
+    throw std::invalid_argument("step: expected " + std::to_string(n) + " ports, got " +
+                                std::to_string(in) + " in / " + std::to_string(out) + " out");
+  }
+}
+
+// The host side (SMA, SM, traps, registers; the switch's port-0 GMP streams
+// and status), under the same port names on ib_ca_mp_top (Switch = false)
+// and sw_mgmt_tile (Switch = true).
+template <unsigned W, bool Switch, class H>
+void apply_host(H& m, const DevIn& i) {
+  constexpr uint64_t KeepMask = (uint64_t{1} << (W / 8)) - 1;
+  m.sma_rx_tready_i = i.sma_rx_tready;
+  m.sm_rx_tready_i = i.sm_rx_tready;
+  if constexpr (!Switch) {
+    m.sm_rq_post_i = i.sm_rq_post;
+    m.sm_rq_post_n_i = i.sm_rq_post_n;
+    m.sm_rq_clr_i = i.sm_rq_clr;
+    m.sm_rq_port_i = i.sm_rq_port;
+  }
+  put_mad(m.sma_tx_tdata_i, i.sma_tx_tdata);
+  m.sma_tx_tvalid_i = i.sma_tx_tvalid;
+  m.sma_tx_tlast_i = i.sma_tx_tlast;
+  m.sma_tx_slid_i = i.sma_tx_slid;
+  m.sma_tx_dlid_i = i.sma_tx_dlid;
+  m.sma_tx_sl_i = i.sma_tx_sl & 0xF;
+  put_mad(m.sm_tx_tdata_i, i.sm_tx_tdata);
+  m.sm_tx_tvalid_i = i.sm_tx_tvalid;
+  m.sm_tx_tlast_i = i.sm_tx_tlast;
+  m.sm_tx_dlid_i = i.sm_tx_dlid;
+  m.sm_tx_sl_i = i.sm_tx_sl & 0xF;
+  m.sm_tx_path_bits_i = i.sm_tx_path_bits & 0x7F;
+  put_mad(m.trap_tx_tdata_i, i.trap_tx_tdata);
+  m.trap_tx_tvalid_i = i.trap_tx_tvalid;
+  m.trap_tx_tlast_i = i.trap_tx_tlast;
+  if constexpr (!Switch) {
+    m.sma_tx_port_i = i.sma_tx_port;
+    m.sm_tx_port_i = i.sm_tx_port;
+    m.trap_tx_port_i = i.trap_tx_port;
+  } else {
+    put_beat(m.gmp_tx_tdata_i, 0, W, i.gmp_tx_tdata);
+    m.gmp_tx_tkeep_i = i.gmp_tx_tkeep & KeepMask;
+    m.gmp_tx_tvalid_i = i.gmp_tx_tvalid;
+    m.gmp_tx_tlast_i = i.gmp_tx_tlast;
+  }
+  m.reg_we_i = i.reg_we;
+  m.reg_addr_i = i.reg_addr;
+  m.reg_wdata_i = i.reg_wdata;
+}
+
+template <unsigned W, bool Switch, class H>
+void read_host(const H& m, DevOut& o) {
+  o.sma_rx_tdata = get_mad(m.sma_rx_tdata_o);
+  o.sma_rx_tvalid = m.sma_rx_tvalid_o;
+  o.sma_rx_tlast = m.sma_rx_tlast_o;
+  o.sma_rx_slid = m.sma_rx_slid_o;
+  o.sma_rx_dlid = m.sma_rx_dlid_o;
+  o.sma_rx_sl = m.sma_rx_sl_o;
+  o.sma_rx_port = m.sma_rx_port_o;
+  o.sma_rx_mgmt_class = m.sma_rx_mgmt_class_o;
+  o.sma_rx_hop_ptr = m.sma_rx_hop_ptr_o;
+  o.sma_rx_hop_cnt = m.sma_rx_hop_cnt_o;
+  o.sma_rx_mkey_viol = m.sma_rx_mkey_viol_o;
+  o.sma_rx_mkey_mask = m.sma_rx_mkey_mask_o;
+  o.sm_rx_tdata = get_mad(m.sm_rx_tdata_o);
+  o.sm_rx_tvalid = m.sm_rx_tvalid_o;
+  o.sm_rx_tlast = m.sm_rx_tlast_o;
+  o.sm_rx_slid = m.sm_rx_slid_o;
+  o.sm_rx_dlid = m.sm_rx_dlid_o;
+  o.sm_rx_sl = m.sm_rx_sl_o;
+  o.sm_rx_port = m.sm_rx_port_o;
+  o.sm_rx_mgmt_class = m.sm_rx_mgmt_class_o;
+  o.sm_rx_hop_ptr = m.sm_rx_hop_ptr_o;
+  o.sm_rx_hop_cnt = m.sm_rx_hop_cnt_o;
+  o.sma_tx_tready = m.sma_tx_tready_o;
+  o.sm_tx_tready = m.sm_tx_tready_o;
+  o.trap_tx_tready = m.trap_tx_tready_o;
+  o.reg_rdata = m.reg_rdata_o;
+  o.idle = m.idle_o;
+  if constexpr (Switch) {
+    o.port_state_change = m.port_state_change_o;
+    o.port0_state = static_cast<uint8_t>(get_bits(m.port_state_o, 0, 4));
+    o.gmp_rx_tdata = get_beat(m.gmp_rx_tdata_o, 0, W);
+    o.gmp_rx_tkeep = static_cast<uint16_t>(m.gmp_rx_tkeep_o);
+    o.gmp_rx_tvalid = m.gmp_rx_tvalid_o;
+    o.gmp_rx_tlast = m.gmp_rx_tlast_o;
+    o.gmp_rx_tuser = m.gmp_rx_tuser_o;
+    o.gmp_rx_reason = m.gmp_rx_reason_o;
+    o.gmp_tx_tready = m.gmp_tx_tready_o;
+    o.port0_mkey_prot = m.mkey_prot_o;
+    o.port0_mkey_viols = m.mkey_viols_o;
+  } else {
+    o.port_state_change = false;
+    o.port0_state = 0;
+    o.gmp_rx_tdata = Data{0, 0};
+    o.gmp_rx_tkeep = 0;
+    o.gmp_rx_tvalid = false;
+    o.gmp_rx_tlast = false;
+    o.gmp_rx_tuser = false;
+    o.gmp_rx_reason = 0;
+    o.gmp_tx_tready = false;
+    o.port0_mkey_prot = 0;
+    o.port0_mkey_viols = 0;
+  }
+}
+
+// ib_ca_mp_top: DataW W, N external ports, one Verilated model.
+template <class M, unsigned W, unsigned N>
+class CaMpModel final : public DevModel {
   static constexpr unsigned B = W / 8;
   static constexpr uint64_t KeepMask = (uint64_t{1} << B) - 1;
 
  public:
-  DevModelImpl() {
+  CaMpModel() {
     host_.settle([&](M& m) { idle_inputs(m); });
   }
 
@@ -71,11 +178,7 @@ class DevModelImpl final : public DevModel {
 
   DevOut step(const DevIn& in, rust::Slice<const PortIn> ports_in,
               rust::Slice<PortOut> ports_out) override {
-    if (ports_in.size() != N || ports_out.size() != N) {
-      throw std::invalid_argument("step: expected " + std::to_string(N) + " ports, got " +
-                                  std::to_string(ports_in.size()) + " in / " +
-                                  std::to_string(ports_out.size()) + " out");
-    }
+    check_ports(N, ports_in.size(), ports_out.size());
     const PortIn* pi = ports_in.data();
     PortOut* po = ports_out.data();
     DevOut o{};
@@ -106,49 +209,12 @@ class DevModelImpl final : public DevModel {
       set_bits(m.rx_tlast_i, k, 1, p[k].rx_tlast);
       set_bits(m.tx_tready_i, k, 1, p[k].tx_tready);
       set_bits(m.link_up_i, k, 1, p[k].link_up);
-      if constexpr (!Switch) {
-        put_beat(m.dtx_tdata_i, k, W, p[k].dtx_tdata);
-        set_bits(m.dtx_tkeep_i, k * B, B, p[k].dtx_tkeep & KeepMask);
-        set_bits(m.dtx_tvalid_i, k, 1, p[k].dtx_tvalid);
-        set_bits(m.dtx_tlast_i, k, 1, p[k].dtx_tlast);
-      }
+      put_beat(m.dtx_tdata_i, k, W, p[k].dtx_tdata);
+      set_bits(m.dtx_tkeep_i, k * B, B, p[k].dtx_tkeep & KeepMask);
+      set_bits(m.dtx_tvalid_i, k, 1, p[k].dtx_tvalid);
+      set_bits(m.dtx_tlast_i, k, 1, p[k].dtx_tlast);
     }
-    m.sma_rx_tready_i = i.sma_rx_tready;
-    m.sm_rx_tready_i = i.sm_rx_tready;
-    if constexpr (!Switch) {
-      m.sm_rq_post_i = i.sm_rq_post;
-      m.sm_rq_post_n_i = i.sm_rq_post_n;
-      m.sm_rq_clr_i = i.sm_rq_clr;
-      m.sm_rq_port_i = i.sm_rq_port;
-    }
-    put_mad(m.sma_tx_tdata_i, i.sma_tx_tdata);
-    m.sma_tx_tvalid_i = i.sma_tx_tvalid;
-    m.sma_tx_tlast_i = i.sma_tx_tlast;
-    m.sma_tx_slid_i = i.sma_tx_slid;
-    m.sma_tx_dlid_i = i.sma_tx_dlid;
-    m.sma_tx_sl_i = i.sma_tx_sl & 0xF;
-    put_mad(m.sm_tx_tdata_i, i.sm_tx_tdata);
-    m.sm_tx_tvalid_i = i.sm_tx_tvalid;
-    m.sm_tx_tlast_i = i.sm_tx_tlast;
-    m.sm_tx_dlid_i = i.sm_tx_dlid;
-    m.sm_tx_sl_i = i.sm_tx_sl & 0xF;
-    m.sm_tx_path_bits_i = i.sm_tx_path_bits & 0x7F;
-    put_mad(m.trap_tx_tdata_i, i.trap_tx_tdata);
-    m.trap_tx_tvalid_i = i.trap_tx_tvalid;
-    m.trap_tx_tlast_i = i.trap_tx_tlast;
-    if constexpr (!Switch) {
-      m.sma_tx_port_i = i.sma_tx_port;
-      m.sm_tx_port_i = i.sm_tx_port;
-      m.trap_tx_port_i = i.trap_tx_port;
-    } else {
-      put_beat(m.gmp_tx_tdata_i, 0, W, i.gmp_tx_tdata);
-      m.gmp_tx_tkeep_i = i.gmp_tx_tkeep & KeepMask;
-      m.gmp_tx_tvalid_i = i.gmp_tx_tvalid;
-      m.gmp_tx_tlast_i = i.gmp_tx_tlast;
-    }
-    m.reg_we_i = i.reg_we;
-    m.reg_addr_i = i.reg_addr;
-    m.reg_wdata_i = i.reg_wdata;
+    apply_host<W, false>(m, i);
   }
 
   void read(const M& m, DevOut& o, PortOut* p) const {
@@ -157,104 +223,132 @@ class DevModelImpl final : public DevModel {
       p[k].tx_tkeep = static_cast<uint16_t>(get_bits(m.tx_tkeep_o, k * B, B));
       p[k].tx_tvalid = get_bits(m.tx_tvalid_o, k, 1);
       p[k].tx_tlast = get_bits(m.tx_tlast_o, k, 1);
-      p[k].port_state = static_cast<uint8_t>(get_bits(m.port_state_o, 4 * (Switch ? k + 1 : k), 4));
-      if constexpr (!Switch) {
-        p[k].drx_tdata = get_beat(m.drx_tdata_o, k, W);
-        p[k].drx_tkeep = static_cast<uint16_t>(get_bits(m.drx_tkeep_o, k * B, B));
-        p[k].drx_tvalid = get_bits(m.drx_tvalid_o, k, 1);
-        p[k].drx_tlast = get_bits(m.drx_tlast_o, k, 1);
-        p[k].drx_tuser = get_bits(m.drx_tuser_o, k, 1);
-        p[k].drx_reason = static_cast<uint8_t>(get_bits(m.drx_reason_o, k * 3, 3));
-        p[k].dtx_tready = get_bits(m.dtx_tready_o, k, 1);
-        p[k].mkey_prot = static_cast<uint8_t>(get_bits(m.mkey_prot_o, 2 * k, 2));
-        p[k].mkey_viols = static_cast<uint16_t>(get_bits(m.mkey_viols_o, 16 * k, 16));
-      } else {
-        p[k].drx_tdata = Data{0, 0};
-        p[k].drx_tkeep = 0;
-        p[k].drx_tvalid = false;
-        p[k].drx_tlast = false;
-        p[k].drx_tuser = false;
-        p[k].drx_reason = 0;
-        p[k].dtx_tready = false;
-        p[k].mkey_prot = 0;
-        p[k].mkey_viols = 0;
-      }
+      p[k].port_state = static_cast<uint8_t>(get_bits(m.port_state_o, 4 * k, 4));
+      p[k].drx_tdata = get_beat(m.drx_tdata_o, k, W);
+      p[k].drx_tkeep = static_cast<uint16_t>(get_bits(m.drx_tkeep_o, k * B, B));
+      p[k].drx_tvalid = get_bits(m.drx_tvalid_o, k, 1);
+      p[k].drx_tlast = get_bits(m.drx_tlast_o, k, 1);
+      p[k].drx_tuser = get_bits(m.drx_tuser_o, k, 1);
+      p[k].drx_reason = static_cast<uint8_t>(get_bits(m.drx_reason_o, k * 3, 3));
+      p[k].dtx_tready = get_bits(m.dtx_tready_o, k, 1);
+      p[k].mkey_prot = static_cast<uint8_t>(get_bits(m.mkey_prot_o, 2 * k, 2));
+      p[k].mkey_viols = static_cast<uint16_t>(get_bits(m.mkey_viols_o, 16 * k, 16));
     }
-    o.sma_rx_tdata = get_mad(m.sma_rx_tdata_o);
-    o.sma_rx_tvalid = m.sma_rx_tvalid_o;
-    o.sma_rx_tlast = m.sma_rx_tlast_o;
-    o.sma_rx_slid = m.sma_rx_slid_o;
-    o.sma_rx_dlid = m.sma_rx_dlid_o;
-    o.sma_rx_sl = m.sma_rx_sl_o;
-    o.sma_rx_port = m.sma_rx_port_o;
-    o.sma_rx_mgmt_class = m.sma_rx_mgmt_class_o;
-    o.sma_rx_hop_ptr = m.sma_rx_hop_ptr_o;
-    o.sma_rx_hop_cnt = m.sma_rx_hop_cnt_o;
-    o.sma_rx_mkey_viol = m.sma_rx_mkey_viol_o;
-    o.sma_rx_mkey_mask = m.sma_rx_mkey_mask_o;
-    o.sm_rx_tdata = get_mad(m.sm_rx_tdata_o);
-    o.sm_rx_tvalid = m.sm_rx_tvalid_o;
-    o.sm_rx_tlast = m.sm_rx_tlast_o;
-    o.sm_rx_slid = m.sm_rx_slid_o;
-    o.sm_rx_dlid = m.sm_rx_dlid_o;
-    o.sm_rx_sl = m.sm_rx_sl_o;
-    o.sm_rx_port = m.sm_rx_port_o;
-    o.sm_rx_mgmt_class = m.sm_rx_mgmt_class_o;
-    o.sm_rx_hop_ptr = m.sm_rx_hop_ptr_o;
-    o.sm_rx_hop_cnt = m.sm_rx_hop_cnt_o;
-    o.sma_tx_tready = m.sma_tx_tready_o;
-    o.sm_tx_tready = m.sm_tx_tready_o;
-    o.trap_tx_tready = m.trap_tx_tready_o;
-    o.reg_rdata = m.reg_rdata_o;
-    o.idle = m.idle_o;
-    if constexpr (Switch) {
-      o.port_state_change = m.port_state_change_o;
-      o.port0_state = static_cast<uint8_t>(get_bits(m.port_state_o, 0, 4));
-      o.gmp_rx_tdata = get_beat(m.gmp_rx_tdata_o, 0, W);
-      o.gmp_rx_tkeep = static_cast<uint16_t>(m.gmp_rx_tkeep_o);
-      o.gmp_rx_tvalid = m.gmp_rx_tvalid_o;
-      o.gmp_rx_tlast = m.gmp_rx_tlast_o;
-      o.gmp_rx_tuser = m.gmp_rx_tuser_o;
-      o.gmp_rx_reason = m.gmp_rx_reason_o;
-      o.gmp_tx_tready = m.gmp_tx_tready_o;
-      o.port0_mkey_prot = m.mkey_prot_o;
-      o.port0_mkey_viols = m.mkey_viols_o;
-    } else {
-      o.port_state_change = false;
-      o.port0_state = 0;
-      o.gmp_rx_tdata = Data{0, 0};
-      o.gmp_rx_tkeep = 0;
-      o.gmp_rx_tvalid = false;
-      o.gmp_rx_tlast = false;
-      o.gmp_rx_tuser = false;
-      o.gmp_rx_reason = 0;
-      o.gmp_tx_tready = false;
-      o.port0_mkey_prot = 0;
-      o.port0_mkey_viols = 0;
-    }
+    read_host<W, false>(m, o);
   }
 
   ModelHost<M> host_;
 };
 
+// The switch as ModelHost sees a model: clk_i and rst_ni, eval(), trace().
+// eval() with the clock low settles the composition; the first eval after
+// the clock rose is its rising edge.
+struct SwitchTop {
+  using Tiles = SwTiles<Vswmgmt, Vswtile, 64>;
+  SwitchTop(VerilatedContext* ctx, const char*, unsigned nports) : tiles(ctx, nports) {}
+  void eval() {
+    tiles.set_reset(rst_ni);
+    if (clk_i && !last_clk) {
+      tiles.posedge();
+    } else {
+      tiles.settle();
+    }
+    last_clk = clk_i;
+  }
+  void trace(VerilatedFstC* tfp, int levels) { tiles.trace(tfp, levels); }
+  uint8_t clk_i = 0;
+  uint8_t rst_ni = 1;
+  bool last_clk = false;
+  Tiles tiles;
+};
+
+// ib_switch_top of nports external ports (1..64), as tiles.
+class SwitchModel final : public DevModel {
+  static constexpr unsigned W = 64;
+  static constexpr unsigned B = W / 8;
+  static constexpr uint64_t KeepMask = (uint64_t{1} << B) - 1;
+
+ public:
+  explicit SwitchModel(unsigned nports) : n_(nports), host_(nports) {
+    host_.settle([&](SwitchTop& m) { idle_inputs(m); });
+  }
+
+  void reset(uint32_t cycles) override {
+    host_.reset(cycles, [&](SwitchTop& m) { idle_inputs(m); });
+  }
+
+  DevOut step(const DevIn& in, rust::Slice<const PortIn> ports_in,
+              rust::Slice<PortOut> ports_out) override {
+    check_ports(n_, ports_in.size(), ports_out.size());
+    const PortIn* pi = ports_in.data();
+    PortOut* po = ports_out.data();
+    DevOut o{};
+    host_.step([&](SwitchTop& m) { apply(m, in, pi); },
+               [&](const SwitchTop& m) { read(m, o, po); });
+    return o;
+  }
+
+  void skip(uint64_t n) override { host_.skip(n); }
+  uint64_t cycle() const override { return host_.cycle(); }
+  uint32_t num_ports() const override { return n_; }
+  uint32_t data_w() const override { return W; }
+  void trace_open(rust::Str path) override { host_.trace_open(std::string(path)); }
+  void trace_close() override { host_.trace_close(); }
+
+ private:
+  void idle_inputs(SwitchTop& m) {
+    const DevIn zero{};
+    std::vector<PortIn> ports(n_);
+    for (auto& p : ports) p.link_up = true;
+    apply(m, zero, ports.data());
+  }
+
+  void apply(SwitchTop& m, const DevIn& i, const PortIn* p) {
+    for (unsigned k = 0; k < n_; ++k) {
+      m.tiles.set_port(k + 1, p[k].rx_tdata[0], p[k].rx_tkeep & KeepMask, p[k].rx_tvalid,
+                       p[k].rx_tlast, p[k].tx_tready, p[k].link_up);
+    }
+    apply_host<W, true>(m.tiles.mgmt(), i);
+  }
+
+  void read(const SwitchTop& m, DevOut& o, PortOut* p) const {
+    const Vswmgmt& g = m.tiles.mgmt();
+    for (unsigned k = 0; k < n_; ++k) {
+      const Vswtile& t = m.tiles.tile(k + 1);
+      p[k] = PortOut{};
+      p[k].tx_tdata = Data{t.tx_tdata_o, 0};
+      p[k].tx_tkeep = t.tx_tkeep_o;
+      p[k].tx_tvalid = t.tx_tvalid_o;
+      p[k].tx_tlast = t.tx_tlast_o;
+      p[k].port_state = static_cast<uint8_t>(get_bits(g.port_state_o, 4 * (k + 1), 4));
+    }
+    read_host<W, true>(g, o);
+  }
+
+  unsigned n_;
+  ModelHost<SwitchTop> host_;
+};
+
 }  // namespace
 
-std::unique_ptr<DevModel> new_dev_model(DevKind kind) {
+std::unique_ptr<DevModel> new_dev_model(DevKind kind, uint32_t nports) {
   switch (kind) {
-    case DevKind::Switch8:
-      return std::unique_ptr<DevModel>(new DevModelImpl<Vsw8, 64, 8, true>());
-    case DevKind::Switch36:
-#ifdef VL15_HAVE_VSW36
-      return std::unique_ptr<DevModel>(new DevModelImpl<Vsw36, 64, 36, true>());
-#else
-      throw std::invalid_argument(
-          "the 36-port switch model is not built: build vl15 with --features vl15/sw36 "
-          "(make bench does)");
-#endif
+    case DevKind::Switch:
+      if (nports < 1 || nports > 64) {
+        throw std::invalid_argument("a switch has 1..64 external ports, not " +
+                                    std::to_string(nports));
+      }
+      return std::unique_ptr<DevModel>(new SwitchModel(nports));
     case DevKind::CaMp1:
-      return std::unique_ptr<DevModel>(new DevModelImpl<Vcamp1, 64, 1, false>());
-    case DevKind::CaMp2:
-      return std::unique_ptr<DevModel>(new DevModelImpl<Vcamp2, 64, 2, false>());
+    case DevKind::CaMp2: {
+      const uint32_t n = kind == DevKind::CaMp1 ? 1 : 2;
+      if (nports != n) {
+        throw std::invalid_argument("the " + std::to_string(n) + "-port CA model has " +
+                                    std::to_string(n) + " ports, not " + std::to_string(nports));
+      }
+      if (n == 1) return std::unique_ptr<DevModel>(new CaMpModel<Vcamp1, 64, 1>());
+      return std::unique_ptr<DevModel>(new CaMpModel<Vcamp2, 64, 2>());
+    }
     default:
       throw std::invalid_argument("unknown device kind " + std::to_string(static_cast<int>(kind)));
   }

@@ -35,6 +35,6 @@ class DevModel {
   virtual void trace_close() = 0;
 };
 
-std::unique_ptr<DevModel> new_dev_model(DevKind kind);
+std::unique_ptr<DevModel> new_dev_model(DevKind kind, uint32_t nports);
 
 }  // namespace vl15

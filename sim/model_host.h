@@ -14,6 +14,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "verilated.h"
 #include "verilated_fst_c.h"
@@ -23,7 +24,9 @@ namespace vl15 {
 template <class M>
 class ModelHost {
  public:
-  ModelHost() : ctx_(new VerilatedContext) {
+  // `args` go to the model's constructor after (context, name).
+  template <class... Args>
+  explicit ModelHost(Args&&... args) : ctx_(new VerilatedContext) {
     ctx_->traceEverOn(true);
     // --x-initial unique: random initial register values, reproducible
     // (seed VL15_SEED, default 1; Verilator's seed 0 would mean "from time").
@@ -38,7 +41,7 @@ class ModelHost {
     ctx_->threads(1);          // single-threaded model: no worker pool
     enter();
     try {
-      m_.reset(new M(ctx_.get(), "TOP"));
+      m_.reset(new M(ctx_.get(), "TOP", std::forward<Args>(args)...));
       // Model time units per ns (FST timestamps): the context's precision.
       for (int p = ctx_->timeprecision(); p < -9; ++p) tunit_ *= 10;
       m_->clk_i = 0;

@@ -18,4 +18,8 @@ rtl/gsi_rx_check.sv
 rtl/pkey_regs.sv
 rtl/sw_route.sv
 rtl/sw_out_arb.sv
+rtl/ib_clk_gate.sv
+rtl/sw_port_regs.sv
+rtl/sw_port_tile.sv
+rtl/sw_mgmt_tile.sv
 rtl/ib_switch_top.sv

@@ -58,6 +58,62 @@ fn rtl_discover_equals_ibnetdiscover_on_ibsim() {
     }
 }
 
+/// Switches of 18, 40 and 64 ports in one fabric, CAs on high port numbers
+/// (`tests/topologies/mixed_radix`): the RTL walk from two CAs prints what
+/// ibnetdiscover prints on the real ibsim.
+#[test]
+fn rtl_discover_of_18_40_and_64_port_switches_equals_ibsim() {
+    let path = topo("mixed_radix");
+    for ca in ["H-1", "H-5"] {
+        let real = ibnetdiscover_on_ibsim(&path, ca);
+        let (mine, net) = discover_topology(&path, Some(ca), None, &[], NetOptions::default())
+            .unwrap_or_else(|e| panic!("mixed_radix: {e:#}"));
+        assert_eq!(
+            normalize_generated_line(&mine),
+            normalize_generated_line(&real),
+            "mixed_radix from {ca}: RTL discover differs from ibnetdiscover on ibsim"
+        );
+        for (n, want) in [("S-edr", 18), ("S-hdr", 40), ("S-ndr", 64)] {
+            assert!(real.contains(&format!("Switch\t{want} ")), "{n}: {real}");
+            let d = net.devs.iter().find(|d| d.name == n).unwrap();
+            assert_eq!(d.model_ports(), want, "{n}: ports of its RTL model");
+        }
+    }
+}
+
+/// A switch the RTL cannot be is refused at its line, and so is a CA of
+/// more than 2 ports, with the exit status of bad input.
+#[test]
+fn switches_of_more_than_64_ports_and_cas_of_more_than_2_are_refused_at_their_line() {
+    let dir = tempfile::tempdir().unwrap();
+    for (text, line, what) in [
+        ("# a big switch\nSwitch\t65 \"S-big\"\n[1]\t\"H\"[1]\n\nHca\t1 \"H\"\n[1]\t\"S-big\"[1]\n", 2, "65 ports"),
+        ("Switch\t8 \"S\"\n[1]\t\"H\"[1]\n\n\nHca\t3 \"H\"\n[1]\t\"S\"[1]\n", 5, "3 ports"),
+    ] {
+        let path = dir.path().join("bad.topo");
+        std::fs::write(&path, text).unwrap();
+        let err = match Net::new(Topology::load(&path).unwrap(), NetOptions::default()) {
+            Ok(_) => panic!("{what}: accepted"),
+            Err(e) => e,
+        };
+        let msg = format!("{err:#}");
+        assert!(
+            msg.starts_with(&format!("{}:{line}: ", path.display())) && msg.contains(what),
+            "{msg}"
+        );
+        assert!(err.is::<vl15::topology::TopologyError>(), "{msg}");
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_vl15"))
+            .args(["sim", "--topology"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(&format!("bad.topo:{line}: ")), "{stderr}");
+    }
+}
+
 /// ibnetdiscover on ibsim after console commands (Unlink, ReLink, ...).
 fn ibnetdiscover_on_ibsim_after(path: &Path, node: &str, console: &[&str]) -> String {
     let mut server = IbsimServer::start_with_console(path).unwrap_or_else(|e| panic!("{e:#}"));
@@ -887,4 +943,51 @@ fn gmps_reach_a_switch_lid_and_leave_its_port_0() {
     assert_eq!(g(&mut net, swreg::ctr::G_TX_PKTS), 1);
     assert_eq!(g(&mut net, swreg::ctr::G_TX_WORDS), 72);
     assert_eq!(g(&mut net, swreg::ctr::G_TX_DROP), 0);
+}
+
+/// The devices with work in a cycle evaluate on several threads; the run is
+/// the same at any count: every packet on every wire at the same cycle, and
+/// the same state read back from the RTL afterwards.
+#[test]
+fn a_bring_up_is_the_same_on_one_and_on_several_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fattree8");
+    std::fs::write(&path, vl15::fattree::two_level(8).unwrap()).unwrap();
+    let run = |threads: usize| {
+        let mut opts = vl15::simrun::SimOptions::default();
+        opts.net.threads = threads;
+        opts.net.trace = true;
+        let (mut net, _sm, summary) = vl15::simrun::bring_up(&path, &opts)
+            .unwrap_or_else(|e| panic!("{threads} threads: {e:#}"));
+        let dump = vl15::simrun::dump_state(&mut net).unwrap();
+        let dump = serde_json::to_string(&dump).unwrap();
+        (
+            net.trace.clone(),
+            dump,
+            summary.cycles,
+            net.stats.ticks,
+            net.stats.parallel_cycles,
+        )
+    };
+    let one = run(1);
+    assert_eq!(one.4, 0, "one thread: no pool");
+    assert!(
+        one.0.len() > 1000,
+        "a whole bring-up: {} packets",
+        one.0.len()
+    );
+    for threads in [2, 3] {
+        let many = run(threads);
+        assert_eq!(many.2, one.2, "{threads} threads: cycles");
+        assert_eq!(many.3, one.3, "{threads} threads: device evaluations");
+        assert!(
+            many.0 == one.0,
+            "{threads} threads: the packet trace differs"
+        );
+        assert!(many.1 == one.1, "{threads} threads: the state dump differs");
+        assert!(
+            many.4 > 0,
+            "{threads} threads: the pool evaluated some cycles"
+        );
+    }
 }

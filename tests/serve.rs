@@ -368,6 +368,27 @@ fn ibnetdiscover_finds_the_same_fabric_as_on_ibsim() {
     }
 }
 
+/// Switches of 18, 40 and 64 ports, CAs on high port numbers: ibnetdiscover
+/// from two CAs, then `opensm -o` and every diagnostic of [`opensm_case`],
+/// as on the real ibsim.
+#[test]
+fn switches_of_18_40_and_64_ports_serve_as_on_ibsim() {
+    let path = topo("mixed_radix");
+    let (exe, ibsim, ours) = side_by_side(&path);
+    for node in ["H-1", "H-5"] {
+        let want = ibnetdiscover(ibsim.umad2sim_command(&exe, Some(node)).unwrap());
+        assert_eq!(
+            want.nodes.len(),
+            8,
+            "ibsim sees the whole fabric from {node}"
+        );
+        let got = ibnetdiscover(ours.cmd(&exe, node));
+        assert_eq!(got, want, "mixed_radix: ibnetdiscover from {node}");
+    }
+    drop((ibsim, ours));
+    opensm_case(&path);
+}
+
 #[test]
 fn opensm_brings_the_rtl_fabric_up_with_the_lids_it_gives_on_ibsim() {
     let (_dir, fat) = fat_tree();

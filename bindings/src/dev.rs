@@ -1,7 +1,7 @@
-//! cxx bindings to the Verilated multiport tops (docs/fabric.md): the switch
-//! `ib_switch_top` at NumPorts 8 and 36 and the multiport CA `ib_ca_mp_top`
-//! with 1 and 2 ports,
-//! all at DataW 64. Only bits move here, as in the crate root: per external
+//! cxx bindings to the Verilated multiport devices (docs/fabric.md): the
+//! switch of any radix 1..64 (its tiles `sw_mgmt_tile` and `sw_port_tile`,
+//! composed by `sim/sw_tiles.h` as `ib_switch_top` composes them) and the
+//! multiport CA `ib_ca_mp_top` with 1 and 2 ports, all at DataW 64. Only bits move here, as in the crate root: per external
 //! port a [`PortIn`]/[`PortOut`] (port p = 1..N at index p−1), the rest of the
 //! top in [`DevIn`]/[`DevOut`]. Encodings as [`crate::CaIn`] (stream data is
 //! `[u64; 2]` little-endian words, `tkeep` a `u16`, narrow ports the smallest
@@ -16,14 +16,12 @@ use crate::{Error, Result, ENV_TRACES};
 
 #[cxx::bridge(namespace = "vl15")]
 mod ffi {
-    /// Which Verilated top (all DataW 64).
+    /// Which device (all DataW 64).
     #[derive(Debug)]
     #[repr(u8)]
     enum DevKind {
-        /// `ib_switch_top`, NumPorts 8.
-        Switch8,
-        /// `ib_switch_top`, NumPorts 36.
-        Switch36,
+        /// The switch, 1..=64 external ports ([`MAX_SWITCH_PORTS`]).
+        Switch,
         /// `ib_ca_mp_top`, NumPorts 1.
         CaMp1,
         /// `ib_ca_mp_top`, NumPorts 2.
@@ -172,7 +170,7 @@ mod ffi {
         /// One Verilated multiport top (sim/dev_shim.h).
         type DevModel;
 
-        fn new_dev_model(kind: DevKind) -> Result<UniquePtr<DevModel>>;
+        fn new_dev_model(kind: DevKind, nports: u32) -> Result<UniquePtr<DevModel>>;
         fn reset(self: Pin<&mut DevModel>, cycles: u32) -> Result<()>;
         fn step(
             self: Pin<&mut DevModel>,
@@ -210,11 +208,15 @@ impl std::fmt::Debug for Dev {
     }
 }
 
+/// The most external ports of a switch.
+pub const MAX_SWITCH_PORTS: u32 = 64;
+
 impl Dev {
-    /// A new model, not yet reset. Opens an FST dump when `VL15_TRACE` is
-    /// set (numbered as [`crate::Ca::new`] does).
-    pub fn new(kind: DevKind) -> Result<Dev> {
-        let model = ffi::new_dev_model(kind)?;
+    /// A new model of `nports` external ports (a switch: 1..=64; the CA
+    /// kinds: their own count), not yet reset. Opens an FST dump when
+    /// `VL15_TRACE` is set (numbered as [`crate::Ca::new`] does).
+    pub fn new(kind: DevKind, nports: u32) -> Result<Dev> {
+        let model = ffi::new_dev_model(kind, nports)?;
         if model.is_null() {
             return Err(Error::Null);
         }

@@ -34,7 +34,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 pub mod dev;
 
-pub use dev::{Dev, DevIn, DevKind, DevOut, PortIn, PortOut};
+pub use dev::{Dev, DevIn, DevKind, DevOut, PortIn, PortOut, MAX_SWITCH_PORTS};
 pub use ffi::{CaIn, CaOut};
 
 #[cxx::bridge(namespace = "vl15")]

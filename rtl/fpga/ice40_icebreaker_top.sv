@@ -33,8 +33,11 @@ module ice40_icebreaker_top #(
 
   // Power-on reset: the iCE40's flip-flops start at 0 after configuration;
   // the initial value says so to yosys (without it, an undefined start lets
-  // it take rst_q as constant 1 and drop every reset).
+  // it take rst_q as constant 1 and drop every reset). This register is the
+  // reset itself, so it cannot have one: PROCASSINIT is waived for it.
+  /* verilator lint_off PROCASSINIT */
   logic [3:0] rst_q = 4'b0000;
+  /* verilator lint_on PROCASSINIT */
   always_ff @(posedge clk) begin
     rst_q <= {rst_q[2:0], 1'b1};
   end

@@ -12,14 +12,14 @@
 # Usage: sim/bench/run.sh <width 32|64|128> <cycles>
 # Output: build/bench/w<width>/ (git-ignored); rebuilt when the stamp (a hash
 # of Verilator's version, the flags, the RTL, the harness and this script)
-# changes. Env: VL15_VERILATOR (default verilator), CXX (default g++).
+# changes. Env: VL15_VERILATOR (default sim/verilator), CXX (default g++).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
 W=${1:?usage: run.sh <width> <cycles>}
 N=${2:?usage: run.sh <width> <cycles>}
 case $W in 32 | 64 | 128) ;; *) echo "run.sh: width must be 32, 64 or 128, got $W" >&2; exit 2 ;; esac
-V=${VL15_VERILATOR:-verilator}
+V=${VL15_VERILATOR:-$root/sim/verilator}
 CXX=${CXX:-g++}
 command -v "$V" >/dev/null || { echo "run.sh: $V not found: run make deps" >&2; exit 1; }
 
@@ -28,7 +28,7 @@ pre=Vca$W
 mapfile -t flags < <(sed -e 's/#.*//' "$root/sim/verilator.flags" | tr -s ' \t' '\n\n' | sed '/^$/d')
 mapfile -t files < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' -e 's/[[:space:]]*$//' "$root/sim/ca_top.f" |
   sed "s|^[[:space:]]*|$root/|")
-CXXFLAGS=(-std=c++17 -O3 -fPIE -faligned-new -fcf-protection=none
+CXXFLAGS=(-std=c++20 -O3 -fPIE -faligned-new -fcf-protection=none
   -DVM_COVERAGE=0 -DVM_SC=0 -DVM_TRACE=1 -DVM_TRACE_FST=1 -DVM_TRACE_VCD=0)
 
 stamp=$({
@@ -60,7 +60,7 @@ if [ ! -x "$out/ca_bench" ] || [ "$(cat "$out/stamp" 2>/dev/null)" != "$stamp" ]
     pids+=($!)
   done
   for p in "${pids[@]}"; do wait "$p"; done
-  "$CXX" -pie -o "$tmp/ca_bench" "$tmp"/*.o -lz -pthread
+  "$CXX" -pie -o "$tmp/ca_bench" "$tmp"/*.o -llz4 -lz -pthread
   echo "$stamp" >"$tmp/stamp"
   rm -rf "$out"
   mv "$tmp" "$out"

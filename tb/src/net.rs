@@ -15,7 +15,8 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 use anyhow::{anyhow, bail, ensure, Context, Result};
-use vl15_bindings::{Dev, DevIn, DevKind, DevOut, PortIn, PortOut};
+use rayon::prelude::*;
+use vl15_bindings::{Dev, DevIn, DevKind, DevOut, PortIn, PortOut, MAX_SWITCH_PORTS};
 
 use crate::device::{AddressHandle, RecvQueue, SmiMeta};
 use crate::fabric::TraceEntry;
@@ -79,7 +80,7 @@ pub mod swreg {
     pub const PORT_STATE: u16 = 0x0100;
     pub const CTR_BASE: u16 = 0x0200;
     /// Port 0's GMP counter bank: counter c at `CTR0G_BASE + c`.
-    pub const CTR0G_BASE: u16 = 0x0600;
+    pub const CTR0G_BASE: u16 = 0x0700;
     /// `CTR_CLEAR_SEL + p` (w): clears counter c of port p for every set
     /// bit c of [15:0]; for p = 0, bits [31:16] name the GMP bank.
     pub const CTR_CLEAR_SEL: u16 = 0x0800;
@@ -235,6 +236,9 @@ pub struct NetOptions {
     pub trace: bool,
     /// Cycles between repeats of a trap the SM has not repressed.
     pub trap_interval: u64,
+    /// Threads that evaluate the devices with work in a cycle (1: the
+    /// calling thread alone). Any count gives the same run.
+    pub threads: usize,
 }
 
 impl Default for NetOptions {
@@ -245,8 +249,23 @@ impl Default for NetOptions {
             retrain_cycles: 8,
             trace: false,
             trap_interval: 100_000,
+            threads: 1,
         }
     }
+}
+
+/// Devices with work in one cycle below which they are evaluated on the
+/// calling thread: a device's cycle costs a few µs, about what handing work
+/// to the pool and back costs (docs/fabric.md "Threads").
+const PAR_MIN_DEVICES: usize = 8;
+
+/// What the input side of a device's cycle decided, for its output side.
+struct Prep {
+    i: DevIn,
+    /// A register read completes in this cycle.
+    reading: bool,
+    /// The pending SMA response whose counter field this cycle's read fills.
+    patch: Option<usize>,
 }
 
 /// One end of a link: (device index, port number 1..N).
@@ -438,6 +457,11 @@ pub struct Device {
 }
 
 impl Device {
+    /// External ports of the device's RTL model (a switch: its own radix).
+    pub fn model_ports(&self) -> u32 {
+        self.dev.num_ports()
+    }
+
     fn has_host_work(&self) -> bool {
         !self.sma_tx.idle()
             || !self.trap_tx.idle()
@@ -647,6 +671,8 @@ pub struct NetStats {
     pub beats_lost: u64,
     /// SMPs the SMAs answered.
     pub sma_answers: u64,
+    /// Cycles whose devices were evaluated on the thread pool.
+    pub parallel_cycles: u64,
 }
 
 /// The fabric.
@@ -662,29 +688,27 @@ pub struct Net {
     wake: BinaryHeap<Reverse<(u64, usize)>>,
     pub trace: Vec<TraceEntry>,
     pub stats: NetStats,
+    /// Evaluation threads ([`NetOptions::threads`] > 1).
+    pool: Option<rayon::ThreadPool>,
 }
 
-fn dev_kind(kind: NodeKind, nports: u8, id: &str) -> Result<DevKind> {
-    Ok(match kind {
-        NodeKind::Switch if nports <= 8 => DevKind::Switch8,
-        NodeKind::Switch if nports <= 36 => DevKind::Switch36,
-        NodeKind::Ca if nports == 1 => DevKind::CaMp1,
-        NodeKind::Ca if nports == 2 => DevKind::CaMp2,
-        NodeKind::Switch => {
-            bail!("switch {id:?} has {nports} ports; the RTL switch has at most 36")
+/// The RTL device of a topology node; a node the RTL cannot be is an error
+/// at the node's line ([`TopologyError`](crate::topology::TopologyError)).
+fn dev_kind(topo: &Topology, n: &crate::topology::TNode) -> Result<DevKind> {
+    let (id, nports) = (&n.id, n.nports);
+    let msg = match n.kind {
+        NodeKind::Switch if (1..=MAX_SWITCH_PORTS).contains(&u32::from(nports)) => {
+            return Ok(DevKind::Switch)
         }
-        NodeKind::Ca => bail!("CA {id:?} has {nports} ports; the RTL CA has 1 or 2"),
-        NodeKind::Router => bail!("router {id:?}: routers are not modelled"),
-    })
-}
-
-fn model_ports(k: DevKind) -> usize {
-    match k {
-        DevKind::Switch8 => 8,
-        DevKind::Switch36 => 36,
-        DevKind::CaMp1 => 1,
-        _ => 2,
-    }
+        NodeKind::Ca if nports == 1 => return Ok(DevKind::CaMp1),
+        NodeKind::Ca if nports == 2 => return Ok(DevKind::CaMp2),
+        NodeKind::Switch => {
+            format!("switch {id:?} has {nports} ports; the RTL switch has 1..{MAX_SWITCH_PORTS}")
+        }
+        NodeKind::Ca => format!("CA {id:?} has {nports} ports; the RTL CA has 1 or 2"),
+        NodeKind::Router => format!("router {id:?}: routers are not modelled"),
+    };
+    Err(topo.error_at(n.origin, msg).into())
 }
 
 impl Net {
@@ -692,12 +716,12 @@ impl Net {
     pub fn new(topo: Topology, opts: NetOptions) -> Result<Net> {
         let mut devs = Vec::with_capacity(topo.nodes.len());
         for (i, n) in topo.nodes.iter().enumerate() {
-            let kind = dev_kind(n.kind, n.nports, &n.id)?;
-            let mut dev =
-                Dev::new(kind).with_context(|| format!("building the RTL of {:?}", n.id))?;
+            let kind = dev_kind(&topo, n)?;
+            let mut dev = Dev::new(kind, u32::from(n.nports))
+                .with_context(|| format!("building the RTL of {:?}", n.id))?;
             dev.reset(4)
                 .with_context(|| format!("reset of {:?}", n.id))?;
-            let np = model_ports(kind);
+            let np = usize::from(n.nports);
             let identity = NodeIdentity::from_topology(n, &topo, LFT_DEPTH)
                 .with_context(|| format!("SMA identity of {:?}", n.id))?;
             devs.push(Device {
@@ -748,6 +772,17 @@ impl Net {
             links.push(Link::new(ends, opts.link_latency, names));
         }
         let n = devs.len();
+        let pool = if opts.threads > 1 {
+            Some(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(opts.threads)
+                    .thread_name(|k| format!("vl15-eval-{k}"))
+                    .build()
+                    .context("starting the evaluation threads")?,
+            )
+        } else {
+            None
+        };
         let mut net = Net {
             topo,
             devs,
@@ -759,6 +794,7 @@ impl Net {
             wake: BinaryHeap::new(),
             trace: Vec::new(),
             stats: NetStats::default(),
+            pool,
         };
         // Ports without a cable are down; every device runs once so that the
         // port states and the SMA's register images settle.
@@ -1288,8 +1324,14 @@ impl Net {
             self.active[d] = false;
         }
         let mut requests: Vec<(usize, Mad, SmiMeta)> = Vec::new();
-        for &d in &list {
-            self.tick(d, now, &mut requests)?;
+        // Inputs in list order, the models' cycles (on several threads when
+        // more than one has work: links have at least a cycle of latency, so
+        // no model reads what another writes in this cycle), outputs in list
+        // order: the same run at any thread count.
+        let preps: Vec<Prep> = list.iter().map(|&d| self.tick_in(d, now)).collect();
+        let outs = self.eval(&list, &preps, now);
+        for ((&d, prep), o) in list.iter().zip(preps).zip(outs) {
+            self.tick_out(d, now, prep, o?, &mut requests)?;
         }
         for (d, m, meta) in requests {
             self.answer(d, m, meta, now)?;
@@ -1299,14 +1341,51 @@ impl Net {
         Ok(())
     }
 
-    /// Clock device `d` once at cycle `now`.
-    fn tick(
-        &mut self,
-        d: usize,
-        now: u64,
-        requests: &mut Vec<(usize, Mad, SmiMeta)>,
-    ) -> Result<()> {
-        let mut rewake = false;
+    /// One cycle of the models of `list` with their inputs, in list order.
+    fn eval(&mut self, list: &[usize], preps: &[Prep], now: u64) -> Vec<Result<DevOut>> {
+        let step = |dev: &mut Device, i: &DevIn| {
+            dev.dev
+                .step(i, &dev.pin, &mut dev.pout)
+                .with_context(|| format!("{} at cycle {now}", dev.name))
+        };
+        let pool = match &self.pool {
+            Some(p) if list.len() >= PAR_MIN_DEVICES => p,
+            _ => {
+                return list
+                    .iter()
+                    .zip(preps)
+                    .map(|(&d, p)| step(&mut self.devs[d], &p.i))
+                    .collect();
+            }
+        };
+        self.stats.parallel_cycles += 1;
+        // Disjoint &mut of the listed devices, in index order.
+        let mut order: Vec<usize> = (0..list.len()).collect();
+        order.sort_unstable_by_key(|&k| list[k]);
+        let mut jobs: Vec<(usize, &mut Device)> = Vec::with_capacity(list.len());
+        let mut next = order.iter().peekable();
+        for (idx, dev) in self.devs.iter_mut().enumerate() {
+            match next.peek() {
+                Some(&&k) if list[k] == idx => {
+                    jobs.push((k, dev));
+                    next.next();
+                }
+                Some(_) => {}
+                None => break,
+            }
+        }
+        let mut outs: Vec<(usize, Result<DevOut>)> = pool.install(|| {
+            jobs.into_par_iter()
+                .map(|(k, dev)| (k, step(dev, &preps[k].i)))
+                .collect()
+        });
+        outs.sort_unstable_by_key(|(k, _)| *k);
+        outs.into_iter().map(|(_, o)| o).collect()
+    }
+
+    /// The input side of clocking device `d` at cycle `now`: its links,
+    /// host streams and register port, as the model's inputs.
+    fn tick_in(&mut self, d: usize, now: u64) -> Prep {
         {
             let dev = &mut self.devs[d];
             let lag = now.saturating_sub(dev.dev.cycle());
@@ -1438,11 +1517,24 @@ impl Net {
             } else if let Some(k) = patch {
                 i.reg_addr = dev.sma_pending[k].3[0].1;
             }
+            Prep { i, reading, patch }
+        }
+    }
 
-            let o = dev
-                .dev
-                .step(&i, &dev.pin, &mut dev.pout)
-                .with_context(|| format!("{} at cycle {now}", dev.name))?;
+    /// The output side of clocking device `d` at cycle `now`, with what its
+    /// model answered: host streams, SMA requests, traps, beats onto links.
+    fn tick_out(
+        &mut self,
+        d: usize,
+        now: u64,
+        prep: Prep,
+        o: DevOut,
+        requests: &mut Vec<(usize, Mad, SmiMeta)>,
+    ) -> Result<()> {
+        let Prep { i, reading, patch } = prep;
+        let mut rewake = false;
+        {
+            let dev = &mut self.devs[d];
             dev.ticks += 1;
             self.stats.ticks += 1;
             dev.dout = o;

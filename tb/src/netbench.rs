@@ -585,7 +585,7 @@ mod tests {
                     #\n\
                     # Overhead  Symbol\n\
                     \n\
-                    \x20   50.00%  [.] Vsw36___024root___nba_sequent__TOP__5   -   -\n\
+                    \x20   50.00%  [.] Vswtile___024root___nba_sequent__TOP__5   -   -\n\
                     \x20   30.00%  [.] Vcamp1___024root___eval\n\
                     \x20   15.00%  [.] vl15::net::Net::step\n\
                     \x20    5.00%  [k] __softirqentry_text_start\n";
@@ -594,7 +594,7 @@ mod tests {
         assert_eq!((p.switch_pct, p.ca_pct, p.other_pct), (50.0, 30.0, 20.0));
         assert_eq!(
             p.top[0],
-            (50.0, "Vsw36___024root___nba_sequent__TOP__5".to_string())
+            (50.0, "Vswtile___024root___nba_sequent__TOP__5".to_string())
         );
         assert_eq!(p.top.len(), 4);
     }

@@ -1166,18 +1166,12 @@ impl Drop for Background {
 pub fn serve_file(
     topology: &std::path::Path,
     sockname: Option<String>,
-    link_latency: u64,
+    net_opts: crate::net::NetOptions,
     timeout_cycles: u64,
 ) -> Result<()> {
     let topo = crate::topology::Topology::load(topology)
         .with_context(|| format!("loading {}", topology.display()))?;
-    let net = Net::new(
-        topo,
-        crate::net::NetOptions {
-            link_latency,
-            ..Default::default()
-        },
-    )?;
+    let net = Net::new(topo, net_opts)?;
     let mut opts = ServeOptions {
         timeout_cycles,
         ..Default::default()

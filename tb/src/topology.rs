@@ -338,6 +338,17 @@ impl Topology {
         self.nodes.get(node)?.port(port)?.remote
     }
 
+    /// An error about what was declared at `o` (a line the file had no
+    /// syntax error in, refused by what reads the topology).
+    pub fn error_at(&self, o: Origin, msg: impl Into<String>) -> TopologyError {
+        TopologyError::Syntax {
+            file: self.files.get(o.file).cloned().unwrap_or_default(),
+            line: o.line,
+            msg: msg.into(),
+            included_from: Vec::new(),
+        }
+    }
+
     /// `file:line` of an origin, for messages.
     pub fn at(&self, o: Origin) -> String {
         match self.files.get(o.file) {

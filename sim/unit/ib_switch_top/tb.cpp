@@ -21,6 +21,12 @@
 #include "tb_util.h"
 #include "verilated.h"
 
+// The model under test: ib_switch_top, or (sim/unit/sw_mgmt_tile) a type
+// derived from it that runs the tile composition beside it.
+#ifndef SW_TOP_T
+#define SW_TOP_T Vib_switch_top
+#endif
+
 #ifndef NPORTS
 #error "NPORTS must be defined"
 #endif
@@ -37,7 +43,7 @@ enum : uint16_t {
   kRegId = 0x0000, kRegPort0Lid = 0x0001, kRegMasterSmLid = 0x0003, kRegMasterSmSl = 0x0004,
   kRegNumPorts = 0x0006, kRegNumPortsMax = 0x0007, kRegLinearTop = 0x0008, kRegPortChange = 0x0009,
   kRegLftDepth = 0x000A, kRegCtrClear = 0x000F, kRegPortState = 0x0100, kRegCtrBase = 0x0200,
-  kRegLftBase = 0x1000, kRegCtr0GBase = 0x0600, kRegCtrClrSel = 0x0800,
+  kRegLftBase = 0x1000, kRegCtr0GBase = 0x0700, kRegCtrClrSel = 0x0800,
   kRegPkeyCap = 0x0020, kRegPkeyIdx = 0x0021, kRegPkeyData = 0x0022,
 };
 enum Ctr {  // external port p
@@ -48,7 +54,7 @@ enum Ctr0 {  // port 0
   ToSma, ToSm, IcrcErr, BadHdr, LidErr, DrDiscard, DrForwarded, PortDown, SmiVl15Dropped,
   SqPkts, SqDrDiscard, SqLocal, P0NoRoute, P0LoopDrop, P0StateDrop
 };
-enum Ctr0g {  // port 0, GMP bank (0x0600 + c)
+enum Ctr0g {  // port 0, GMP bank (0x0700 + c)
   GRxPkts, GIcrcErr, GBadHdr, GGmps, GTxPkts, GTxDrop, GRxWords, GTxWords, GPkeyViol, GQkeyViol
 };
 // gsi_reason_e (ib_pkg)
@@ -268,7 +274,7 @@ static SwOut sw_expect(Bytes mad, int P, int n, bool lid_routed, uint16_t own_li
 // ---------------------------------------------------------------------------
 // Model and agents
 // ---------------------------------------------------------------------------
-static std::unique_ptr<Vib_switch_top> top;
+static std::unique_ptr<SW_TOP_T> top;
 static uint64_t cycle = 0;
 
 template <typename T>
@@ -379,6 +385,61 @@ static void sink_mad(bool valid, bool ready, const T& tdata, bool tlast, RxMad m
   if (tlast) { out.push_back(cur); cur = RxMad{}; }
 }
 
+// Every output of the switch in this cycle, qualified by its valid (see
+// Digest in tb_util.h): ClkGate = 0 and 1 must give the same digest.
+static void digest_outputs() {
+  Digest& d = g_digest;
+  for (int p = 1; p <= N; p++) {
+    bool v = getbit(top->tx_tvalid_o, p - 1);
+    d.add_u64(v);
+    if (v) {
+      uint8_t o[16] = {};
+      int n = 0;
+      for (int j = 0; j < kDataB; j++) n += getbit(top->tx_tkeep_o, (p - 1) * kDataB + j);
+      getbytes(top->tx_tdata_o, (p - 1) * kDataB, o, n);
+      d.add(o, sizeof o);
+      d.add_u64(n * 2 + getbit(top->tx_tlast_o, p - 1));
+    }
+  }
+  auto mad = [&](bool v, const auto& data, bool last, uint64_t meta) {
+    d.add_u64(v);
+    if (v) {
+      uint8_t o[16] = {};
+      get_bytes(data, o, kDataB);
+      d.add(o, sizeof o);
+      d.add_u64(last);
+      d.add_u64(meta);
+    }
+  };
+  mad(top->sma_rx_tvalid_o, top->sma_rx_tdata_o, top->sma_rx_tlast_o,
+      (uint64_t(top->sma_rx_slid_o) << 48) ^ (uint64_t(top->sma_rx_dlid_o) << 32) ^
+          (uint64_t(top->sma_rx_port_o) << 24) ^ (uint64_t(top->sma_rx_hop_ptr_o) << 16) ^
+          (uint64_t(top->sma_rx_hop_cnt_o) << 8) ^ top->sma_rx_sl_o ^
+          (uint64_t(top->sma_rx_mgmt_class_o) << 4) ^
+          (uint64_t(top->sma_rx_tlast_o ? top->sma_rx_mkey_viol_o * 2 + top->sma_rx_mkey_mask_o : 0) << 56));
+  mad(top->sm_rx_tvalid_o, top->sm_rx_tdata_o, top->sm_rx_tlast_o,
+      (uint64_t(top->sm_rx_slid_o) << 48) ^ (uint64_t(top->sm_rx_dlid_o) << 32) ^
+          (uint64_t(top->sm_rx_port_o) << 24) ^ (uint64_t(top->sm_rx_hop_ptr_o) << 16) ^
+          (uint64_t(top->sm_rx_hop_cnt_o) << 8) ^ top->sm_rx_sl_o ^
+          (uint64_t(top->sm_rx_mgmt_class_o) << 4));
+  d.add_u64(top->gmp_rx_tvalid_o);
+  if (top->gmp_rx_tvalid_o) {
+    uint8_t o[16] = {};
+    int n = popcount(top->gmp_rx_tkeep_o);
+    get_bytes(top->gmp_rx_tdata_o, o, n);
+    d.add(o, sizeof o);
+    d.add_u64(n * 2 + top->gmp_rx_tlast_o);
+    if (top->gmp_rx_tlast_o) d.add_u64(top->gmp_rx_tuser_o * 8 + top->gmp_rx_reason_o);
+  }
+  d.add_u64(top->sma_tx_tready_o * 8 + top->sm_tx_tready_o * 4 + top->trap_tx_tready_o * 2 +
+            top->gmp_tx_tready_o);
+  uint8_t ps[((N + 1) * 4 + 7) / 8] = {};
+  getbytes(top->port_state_o, 0, ps, sizeof ps);
+  d.add(ps, sizeof ps);
+  d.add_u64((uint64_t(top->mkey_viols_o) << 8) ^ (top->mkey_prot_o << 2) ^
+            (top->port_state_change_o << 1) ^ top->idle_o);
+}
+
 static void tick() {
   for (int p = 1; p <= N; p++) {
     RxPort& r = rxp[p];
@@ -445,6 +506,7 @@ static void tick() {
   top->clk_i = 0;
   top->eval();
   if (top->rst_ni) {
+    digest_outputs();
     for (int p = 1; p <= N; p++) {
       if (getbit(top->tx_tvalid_o, p - 1) && getbit(top->tx_tready_i, p - 1)) {
         uint8_t o[16];
@@ -532,6 +594,7 @@ static uint32_t reg_read(uint16_t a) {
   top->reg_we_i = 0;
   top->reg_addr_i = a;
   top->eval();
+  g_digest.add_u64((uint64_t(a) << 32) | top->reg_rdata_o);
   return top->reg_rdata_o;
 }
 static void reg_write(uint16_t a, uint32_t v) {
@@ -1446,7 +1509,7 @@ static void test_ctr_clear_sel() {
 int main(int argc, char** argv) {
   Verilated::commandArgs(argc, argv);
   Verilated::randReset(2);
-  top = std::make_unique<Vib_switch_top>();
+  top = std::make_unique<SW_TOP_T>();
   if (const char* only = std::getenv("SW_ONLY")) {  // debugging: one test
     if (!std::strcmp(only, "dr_edges")) test_dr_edges();
     if (!std::strcmp(only, "stress")) test_stress();
@@ -1472,7 +1535,9 @@ int main(int argc, char** argv) {
   test_ctr_clear_sel();
   test_stress();
   top->final();
-  int rc = finish(N == 8 ? "ib_switch_top NumPorts=8" : "ib_switch_top NumPorts=36");
+  char name[64];
+  std::snprintf(name, sizeof name, "ib_switch_top NumPorts=%d", N);
+  int rc = finish(name);
   std::fflush(nullptr);
   std::_Exit(rc);
 }

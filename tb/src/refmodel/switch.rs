@@ -1868,7 +1868,8 @@ const LOG_MAX: usize = 20;
 impl Bench {
     /// A reset, programmed switch (ports 1..=6 Active, 7 Init, 8 Down).
     pub fn new(seed: u64) -> Result<Bench> {
-        let mut dev = Dev::new(DevKind::Switch8).context("the 8-port switch model")?;
+        let mut dev =
+            Dev::new(DevKind::Switch, u32::from(NPORTS)).context("the 8-port switch model")?;
         if dev.num_ports() != u32::from(NPORTS) || dev.data_w() != 64 {
             bail!(
                 "switch binding has {} ports at DataW {}",

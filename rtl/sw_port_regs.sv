@@ -1,0 +1,96 @@
+// sw_port_regs: the registers of one external switch port, kept in its
+// tile (docs/fabric.md "ib_switch_top register map"): its PortState and its
+// SwNumCtrs 32-bit wrapping event counters. The register bus reaches every
+// tile; this one answers the addresses of its own port (PORT_STATE[p],
+// counters 16p..16p+15, CTR_CLEAR_SEL[p]) and CTR_CLEAR.
+//
+// PortState: resets to Init if the link is up, else Down; link_up_i falling
+// sets Down, rising sets Init (a link edge wins over a write in the same
+// cycle); a write of NoChange (0) changes nothing, any other value is
+// stored. state_chg_o says that the state changes at the coming edge (for
+// SwitchInfo.PortStateChange). A port above the runtime port count n_i
+// reads as Down. Reads are combinational; rdata_o is 0 for an address that
+// is not this port's.
+module sw_port_regs
+  import ib_pkg::*;
+(
+  input  logic        clk_i,
+  input  logic        rst_ni,
+  input  logic [7:0]  port_i,        // this port's number, >= 1
+  input  logic [7:0]  n_i,           // the runtime port count (NUM_PORTS)
+  input  logic        link_up_i,
+  // register bus (16-bit word addresses)
+  input  logic        reg_we_i,
+  input  logic [15:0] reg_addr_i,
+  input  logic [31:0] reg_wdata_i,
+  output logic [31:0] rdata_o,
+  // counter increments of this port
+  input  sw_ev_t      ev_i [SwNumCtrs],
+  // state
+  output logic [3:0]  state_o,       // effective PortState
+  output logic        state_chg_o,   // the stored state changes at the coming edge
+  output logic        link_edge_o,   // link_up_i differs from its last clocked value
+  output logic        wake_o         // a register write of this port's is on the bus
+);
+
+  logic [3:0]  state_q, state_d;
+  logic        link_q;
+  logic [31:0] ctr_q [SwNumCtrs];
+
+  logic [15:0] ps_addr, clr_addr;
+  logic [11:0] ctr_page;  // the 16-word counter page of this port
+  logic        ps_hit, ctr_hit, clr_hit, wr_clear;
+  assign ps_addr  = SwRegPortState + 16'(port_i);
+  assign ctr_page = SwRegCtrBase[15:4] + {4'd0, port_i};
+  assign clr_addr = SwRegCtrClrSel + 16'(port_i);
+  assign ps_hit   = reg_addr_i == ps_addr;
+  assign ctr_hit  = reg_addr_i[15:4] == ctr_page;
+  assign clr_hit  = reg_addr_i == clr_addr;
+  assign wr_clear = reg_we_i && reg_addr_i == SwRegCtrClear;
+  assign wake_o   = reg_we_i && (ps_hit || clr_hit || wr_clear);
+
+  always_comb begin
+    state_d = state_q;
+    if (link_q && !link_up_i) begin
+      state_d = PortStateDown;
+    end else if (!link_q && link_up_i) begin
+      state_d = PortStateInit;
+    end else if (reg_we_i && ps_hit && reg_wdata_i[3:0] != PortStateNoChange) begin
+      state_d = reg_wdata_i[3:0];
+    end
+  end
+  assign state_chg_o = rst_ni && state_d != state_q;
+  assign link_edge_o = link_q != link_up_i;
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      link_q  <= link_up_i;
+      state_q <= link_up_i ? PortStateInit : PortStateDown;
+    end else begin
+      link_q  <= link_up_i;
+      state_q <= state_d;
+    end
+  end
+
+  for (genvar c = 0; c < SwNumCtrs; c++) begin : gen_ctr
+    always_ff @(posedge clk_i) begin
+      if (!rst_ni || wr_clear || (reg_we_i && clr_hit && reg_wdata_i[c])) begin
+        ctr_q[c] <= '0;
+      end else if (ev_i[c] != '0) begin
+        ctr_q[c] <= ctr_q[c] + 32'(ev_i[c]);
+      end
+    end
+  end
+
+  assign state_o = (port_i > n_i) ? PortStateDown : state_q;
+
+  always_comb begin
+    rdata_o = '0;
+    if (ps_hit) rdata_o = {28'h0, state_o};
+    else if (ctr_hit) rdata_o = ctr_q[reg_addr_i[3:0]];
+  end
+
+  logic unused;
+  assign unused = ^{reg_wdata_i[31:SwNumCtrs]};
+
+endmodule
