@@ -18,6 +18,13 @@
 // posts to that port only, so a MAD for the SM that arrives on another port
 // finds no WQE there and is discarded and counted on that port, never
 // blocking it.
+//
+// Each port runs on its own gated clock (ib_clk_gate, ClkGate = 1; docs/
+// fabric.md "Clock gating"), enabled by ib_ca_top's idle contract: while the
+// port is not idle, in reset, or an input is presented to it (a beat from
+// the wire or the host's data VLs, an SMA/SM/trap MAD for it, a register
+// write, a doorbell, its link going up or down). ClkGate = 0 runs every port
+// on clk_i; both behave the same in every cycle.
 module ib_ca_mp_top
   import ib_pkg::*;
 #(
@@ -25,6 +32,7 @@ module ib_ca_mp_top
   parameter int unsigned NumPorts    = 2,   // CA ports 1..NumPorts (1..254)
   parameter int unsigned Vl15RxDepth = 4,   // VL15 RX buffer slots per port
   parameter int unsigned Vl15TxDepth = 2,   // VL15 TX buffer slots per port
+  parameter bit          ClkGate     = 1'b1, // each port on its own gated clock (simulation)
   localparam int unsigned DataB      = DataW / 8
 ) (
   input  logic                      clk_i,
@@ -177,6 +185,23 @@ module ib_ca_mp_top
     logic [7:0]  sma_port, sma_cls, sm_port, sm_cls;
     logic [6:0]  sma_hp, sma_hc, sm_hp, sm_hc;
     logic        sma_mkey_viol, sma_mkey_mask;
+    logic        port_clk, port_en, link_q;
+
+    // The port may change: see the header.
+    assign port_en = !rst_ni || !p_idle[i] || rx_tvalid_i[i] || dtx_tvalid_i[i] ||
+                     p_sma_tx_tvalid[i] || p_sm_tx_tvalid[i] || p_trap_tx_tvalid[i] ||
+                     p_reg_we[i] || p_sm_rq_post[i] || p_sm_rq_clr[i] || link_up_i[i] != link_q;
+
+    ib_clk_gate #(.Enable(ClkGate)) u_clk_gate (
+      .clk_i,
+      .en_i  (port_en),
+      .gclk_o(port_clk)
+    );
+
+    // link_up_i as of the port's last clock
+    always_ff @(posedge port_clk) begin
+      link_q <= link_up_i[i];
+    end
 
     ib_ca_top #(
       .DataW      (DataW),
@@ -184,7 +209,7 @@ module ib_ca_mp_top
       .Vl15TxDepth(Vl15TxDepth),
       .PortNum    (i + 1)
     ) u_port (
-      .clk_i,
+      .clk_i              (port_clk),
       .rst_ni,
       .rx_tdata_i         (rx_tdata_i[i*DataW +: DataW]),
       .rx_tkeep_i         (rx_tkeep_i[i*DataB +: DataB]),

@@ -16,4 +16,5 @@ rtl/smi_sq.sv
 rtl/ib_ca_top.sv
 rtl/smi_port_mux.sv
 rtl/smi_port_demux.sv
+rtl/ib_clk_gate.sv
 rtl/ib_ca_mp_top.sv

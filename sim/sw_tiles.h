@@ -107,7 +107,7 @@ class SwTiles {
       t.lft_gnt_i = 0;
       t.lft_rsp_i = 0;
       clear_xbar_inputs(t);
-      st_[p].dirty = true;
+      mark(p);
     }
     // Every wire from a tile starts idle; ports beyond the radix have no
     // tile and stay so (Down, not busy, no lookups).
@@ -158,7 +158,7 @@ class SwTiles {
     mgmt_->rst_ni = rst_n;
     for (unsigned p = 1; p <= n_; ++p) {
       tiles_[p]->rst_ni = rst_n;
-      st_[p].dirty = true;
+      mark(p);
     }
   }
 
@@ -168,17 +168,17 @@ class SwTiles {
   void set_port(unsigned p, const D& data, uint32_t keep, bool valid, bool last, bool tready,
                 bool link_up) {
     TileM& t = *tiles_[p];
-    Tile& s = st_[p];
     if (valid) {
       t.rx_tdata_i = data;
       t.rx_tkeep_i = keep;
       t.rx_tlast_i = last;
     }
-    if (valid != static_cast<bool>(t.rx_tvalid_i) || valid) s.dirty = true;
+    if (valid || valid != static_cast<bool>(t.rx_tvalid_i) ||
+        tready != static_cast<bool>(t.tx_tready_i) || link_up != static_cast<bool>(t.link_up_i)) {
+      mark(p);
+    }
     t.rx_tvalid_i = valid;
-    if (tready != static_cast<bool>(t.tx_tready_i)) s.dirty = true;
     t.tx_tready_i = tready;
-    if (link_up != static_cast<bool>(t.link_up_i)) s.dirty = true;
     t.link_up_i = link_up;
   }
 
@@ -187,39 +187,43 @@ class SwTiles {
   void settle() {
     MgmtM& m = *mgmt_;
     m.clk_i = 0;
-    // The register bus: port 0 decodes which tile it addresses.
-    m.eval();
-    sync_states();
-    route_reg_bus();
+    // The register bus: port 0 decodes which tile it addresses (its
+    // decode depends on the bus alone: unchanged bus, unchanged answer).
+    if (m.reg_we_i != bus_we_ || m.reg_addr_i != bus_addr_ || m.reg_wdata_i != bus_wdata_) {
+      bus_we_ = m.reg_we_i;
+      bus_addr_ = m.reg_addr_i;
+      bus_wdata_ = m.reg_wdata_i;
+      m.eval();
+      sync_states();
+      route_reg_bus();
+    }
     // Configuration from port 0 (registers): the runtime port count changes
     // every tile's effective state, so it wakes them all.
     if (m.n_o != n_run_) {
       n_run_ = m.n_o;
       for (unsigned p = 1; p <= n_; ++p) {
         tiles_[p]->n_i = n_run_;
-        st_[p].dirty = true;
+        mark(p);
       }
     }
-    // Tiles with work or changed inputs: settle their outputs.
-    for (unsigned p = 1; p <= n_; ++p) {
+    // Each locked output receives its granted input's head: register
+    // outputs of the input, current since its last edge.
+    xbar_heads();
+    // Tiles with work or changed inputs: settle their outputs (an
+    // evaluation may mark more: they are appended and settled too).
+    for (std::size_t k = 0; k < cand_.size(); ++k) {
+      const unsigned p = cand_[k];
       Tile& s = st_[p];
       s.run = s.en || s.dirty;
       if (s.run) eval_tile(p, 0);
     }
-    // Crossbar: requests to outputs (port 0's here, the tiles' as they are
-    // evaluated), granted heads to outputs; register read data to port 0.
+    // Port 0: the requests of its inputs (the tiles' went out as they were
+    // evaluated) and the addressed tile's register read data.
     requests_of(0, *mgmt_, m_v_out_, m_d_out_);
-    xbar_heads();
     const unsigned tgt = m.reg_port_o;
     m.port_rdata_i = (tgt >= 1 && tgt <= n_) ? tiles_[tgt]->reg_rdata_o : 0;
     m.eval();
     sync_states();
-    for (unsigned p = 1; p <= n_; ++p) {
-      if (st_[p].recheck) {
-        st_[p].recheck = false;
-        eval_tile(p, 0);
-      }
-    }
     // Back to the inputs: "granted beat taken", LFT grants and entries.
     xbar_selects();
     lft_to_tiles();
@@ -231,7 +235,7 @@ class SwTiles {
   // reads of the tiles is copied only after), then the tiles' new outputs
   // go out on their wires.
   void posedge() {
-    for (unsigned p = 1; p <= n_; ++p) {
+    for (const unsigned p : cand_) {
       Tile& s = st_[p];
       if (!s.run) continue;
       TileM& t = *tiles_[p];
@@ -249,9 +253,24 @@ class SwTiles {
     MgmtM& m = *mgmt_;
     m.clk_i = 1;
     m.eval();
-    for (unsigned p = 1; p <= n_; ++p) {
-      if (st_[p].run) after_tile(p);
+    const std::size_t clocked = cand_.size();
+    for (std::size_t k = 0; k < clocked; ++k) {
+      if (st_[cand_[k]].run) after_tile(cand_[k]);
     }
+    // The next cycle's candidates: tiles whose clock stays enabled, and
+    // those marked since (their inputs changed).
+    std::size_t keep = 0;
+    for (std::size_t k = 0; k < cand_.size(); ++k) {
+      const unsigned p = cand_[k];
+      Tile& s = st_[p];
+      s.run = false;
+      if (s.en || s.dirty) {
+        cand_[keep++] = p;
+      } else {
+        s.listed = false;
+      }
+    }
+    cand_.resize(keep);
   }
 
  private:
@@ -259,11 +278,21 @@ class SwTiles {
     bool en = true;       // its clock enable after its last evaluation
     bool dirty = true;    // an input changed since then
     bool run = false;     // evaluated in this cycle
-    bool recheck = false; // a crossbar input changed after its first settle
     uint32_t ps_ver = 0;  // version of port_state_i it holds
     int v_out = -1, d_out = -1;  // the output its VL15 / data head requests
     bool reg_bus = false; // it holds the register bus of a write or read
+    bool listed = false;  // in cand_
   };
+
+  // Tile p may change in this cycle (an input changed): a candidate.
+  void mark(unsigned p) {
+    Tile& s = st_[p];
+    s.dirty = true;
+    if (!s.listed) {
+      s.listed = true;
+      cand_.push_back(p);
+    }
+  }
 
   // The output a one-hot request vector names, or -1 (also for an output
   // beyond the radix: ib_switch_top of this radix has no such wire; only
@@ -353,12 +382,12 @@ class SwTiles {
         t.reg_addr_i = m.reg_addr_i;
         t.reg_wdata_i = m.reg_wdata_i;
         s.reg_bus = true;
-        s.dirty = true;
+        mark(p);
       } else if (s.reg_bus) {
         t.reg_we_i = 0;
         t.reg_addr_i = 0;
         s.reg_bus = false;
-        s.dirty = true;
+        mark(p);
       }
     }
   }
@@ -370,7 +399,7 @@ class SwTiles {
       f(*mgmt_);
     } else {
       f(*tiles_[q]);
-      st_[q].dirty = true;
+      mark(q);
       st_[q].run = true;
     }
   }
@@ -425,13 +454,9 @@ class SwTiles {
 
   void xbar_heads() {
     head_to(*mgmt_);
-    for (unsigned q = 1; q <= n_; ++q) {
+    for (const unsigned q : cand_) {  // a locked output is busy: a candidate
       TileM& o = *tiles_[q];
-      if (o.ov_locked_o || o.od_locked_o) {
-        head_to(o);
-        st_[q].run = true;
-        st_[q].recheck = true;
-      }
+      if (o.ov_locked_o || o.od_locked_o) head_to(o);
     }
   }
 
@@ -450,7 +475,7 @@ class SwTiles {
 
   void xbar_selects() {
     select_of(0, *mgmt_, m_v_out_, m_d_out_);
-    for (unsigned p = 1; p <= n_; ++p) {
+    for (const unsigned p : cand_) {  // a requesting input is busy: a candidate
       Tile& s = st_[p];
       TileM& t = *tiles_[p];
       const bool vs0 = t.v_sel_i, ds0 = t.d_sel_i;
@@ -463,7 +488,7 @@ class SwTiles {
 
   void lft_to_tiles() {
     const MgmtM& m = *mgmt_;
-    for (unsigned p = 1; p <= n_; ++p) {
+    for (const unsigned p : cand_) {  // a tile that looks up is busy: a candidate
       Tile& s = st_[p];
       TileM& t = *tiles_[p];
       uint8_t g = 0, r = 0;
@@ -484,6 +509,11 @@ class SwTiles {
   std::unique_ptr<MgmtM> mgmt_;
   std::vector<std::unique_ptr<TileM>> tiles_;  // [1..n_]
   std::vector<Tile> st_;
+  std::vector<unsigned> cand_;  // tiles that may change in this cycle
+  // The register bus as port 0 last decoded it.
+  uint8_t bus_we_ = 0xFF;
+  uint16_t bus_addr_ = 0;
+  uint32_t bus_wdata_ = 0;
   int m_v_out_ = -1, m_d_out_ = -1;  // port 0's requested outputs
   uint8_t n_run_ = 0;
   uint32_t ps_ver_ = 1;

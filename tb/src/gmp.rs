@@ -792,7 +792,8 @@ impl Gsi {
     /// that arrive meanwhile wait for the next call.
     pub fn poll(&mut self, net: &mut Net) -> Result<usize> {
         let mut got: Vec<(usize, u8, Vec<u8>, bool, u8)> = Vec::new();
-        for (d, dev) in net.devs.iter_mut().enumerate() {
+        for d in net.take_rx_pending() {
+            let dev = &mut net.devs[d];
             if dev.is_switch {
                 while let Some(r) = dev.gmp_rx.packets.pop_front() {
                     got.push((d, 0, r.bytes, r.bad, r.meta));

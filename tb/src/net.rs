@@ -454,6 +454,8 @@ pub struct Device {
     read_value: Option<u32>,
     /// Cycles in which the model was evaluated.
     pub ticks: u64,
+    /// Listed in [`Net::take_rx_pending`]'s list.
+    rx_listed: bool,
 }
 
 impl Device {
@@ -690,6 +692,9 @@ pub struct Net {
     pub stats: NetStats,
     /// Evaluation threads ([`NetOptions::threads`] > 1).
     pool: Option<rayon::ThreadPool>,
+    /// Devices whose `gmp_rx` / `data_rx` received a packet since the last
+    /// [`Net::take_rx_pending`].
+    rx_pending: Vec<usize>,
 }
 
 /// The RTL device of a topology node; a node the RTL cannot be is an error
@@ -760,6 +765,7 @@ impl Net {
                 read: None,
                 read_value: None,
                 ticks: 0,
+                rx_listed: false,
             });
         }
         let mut links = Vec::with_capacity(topo.links.len());
@@ -795,6 +801,7 @@ impl Net {
             trace: Vec::new(),
             stats: NetStats::default(),
             pool,
+            rx_pending: Vec::new(),
         };
         // Ports without a cable are down; every device runs once so that the
         // port states and the SMA's register images settle.
@@ -1309,6 +1316,17 @@ impl Net {
         self.activate(d);
     }
 
+    /// The devices whose host side received a data-VL packet (`gmp_rx` of a
+    /// switch, `data_rx` of a CA) since the last call, in index order.
+    pub fn take_rx_pending(&mut self) -> Vec<usize> {
+        let mut list = std::mem::take(&mut self.rx_pending);
+        list.sort_unstable();
+        for &d in &list {
+            self.devs[d].rx_listed = false;
+        }
+        list
+    }
+
     /// Simulate one cycle of the whole fabric.
     pub fn step(&mut self) -> Result<()> {
         let now = self.cycle;
@@ -1587,6 +1605,13 @@ impl Net {
                     };
                     dev.data_rx[p].observe(po.drx_tvalid, b, po.drx_tuser, now, || po.drx_reason);
                 }
+            }
+            if !dev.rx_listed
+                && (!dev.gmp_rx.packets.is_empty()
+                    || dev.data_rx.iter().any(|r| !r.packets.is_empty()))
+            {
+                dev.rx_listed = true;
+                self.rx_pending.push(d);
             }
             let full = |data: [u64; 2], last: bool| Beat {
                 data,

@@ -238,6 +238,53 @@ static void sink_mad(bool valid, bool ready, const T& tdata, bool tlast, const R
   }
 }
 
+// Every output in this cycle, qualified by its valid (Digest, tb_util.h):
+// ClkGate = 0 and 1 must give the same digest.
+static void digest_outputs() {
+  Digest& d = g_digest;
+  uint8_t txd[kPorts * 16] = {};
+  get_bytes(top->tx_tdata_o, txd, kPorts * kDataB);
+  uint64_t keep = 0;
+  get_bytes(top->tx_tkeep_o, reinterpret_cast<uint8_t*>(&keep), sizeof keep);
+  for (int p = 0; p < kPorts; p++) {
+    const bool v = (top->tx_tvalid_o >> p) & 1;
+    d.add_u64(v);
+    if (v) {
+      const uint64_t k = (keep >> (p * kDataB)) & keep_mask(kDataB);
+      uint8_t b[16] = {};
+      for (int j = 0; j < kDataB; j++) b[j] = ((k >> j) & 1) ? txd[p * kDataB + j] : 0;
+      d.add(b, sizeof b);
+      d.add_u64(k * 2 + ((top->tx_tlast_o >> p) & 1));
+    }
+  }
+  d.add_u64(top->drx_tvalid_o);
+  auto mad = [&](bool v, const auto& data, bool last, uint64_t meta) {
+    d.add_u64(v);
+    if (v) {
+      uint8_t o[16] = {};
+      get_bytes(data, o, kDataB);
+      d.add(o, sizeof o);
+      d.add_u64(last);
+      d.add_u64(meta);
+    }
+  };
+  mad(top->sma_rx_tvalid_o, top->sma_rx_tdata_o, top->sma_rx_tlast_o,
+      (uint64_t(top->sma_rx_slid_o) << 48) ^ (uint64_t(top->sma_rx_dlid_o) << 32) ^
+          (uint64_t(top->sma_rx_port_o) << 24) ^ (uint64_t(top->sma_rx_hop_ptr_o) << 16) ^
+          (uint64_t(top->sma_rx_hop_cnt_o) << 8) ^ top->sma_rx_sl_o ^
+          (uint64_t(top->sma_rx_mgmt_class_o) << 4) ^
+          (uint64_t(top->sma_rx_tlast_o ? top->sma_rx_mkey_viol_o * 2 + top->sma_rx_mkey_mask_o : 0) << 56));
+  mad(top->sm_rx_tvalid_o, top->sm_rx_tdata_o, top->sm_rx_tlast_o,
+      (uint64_t(top->sm_rx_slid_o) << 48) ^ (uint64_t(top->sm_rx_dlid_o) << 32) ^
+          (uint64_t(top->sm_rx_port_o) << 24) ^ (uint64_t(top->sm_rx_hop_ptr_o) << 16) ^
+          (uint64_t(top->sm_rx_hop_cnt_o) << 8) ^ top->sm_rx_sl_o ^
+          (uint64_t(top->sm_rx_mgmt_class_o) << 4));
+  d.add_u64(top->sma_tx_tready_o * 16 + top->sm_tx_tready_o * 8 + top->trap_tx_tready_o * 4 +
+            top->dtx_tready_o);
+  d.add_u64((uint64_t(top->port_state_o) << 32) ^ (uint64_t(top->mkey_prot_o) << 24) ^
+            (uint64_t(top->mkey_viols_o) << 1) ^ top->idle_o);
+}
+
 static void tick() {
   // ---- drive inputs
   uint8_t rxd[kPorts * 16];
@@ -312,6 +359,7 @@ static void tick() {
     link_prev = link_bits;
     return;
   }
+  digest_outputs();
   // ---- idle_o: never while the harness knows a packet is inside; any
   // edge with idle_o = 1 and no input may be skipped
   bool no_input = !top->rx_tvalid_i && !top->sma_tx_tvalid_i && !top->sm_tx_tvalid_i && !top->trap_tx_tvalid_i &&
@@ -385,6 +433,7 @@ static uint32_t reg_read(uint16_t a) {
   top->reg_we_i = 0;
   top->reg_addr_i = a;
   top->eval();
+  g_digest.add_u64((uint64_t(a) << 32) | top->reg_rdata_o);
   return top->reg_rdata_o;
 }
 static void reg_write(uint16_t a, uint32_t v) {
