@@ -141,9 +141,6 @@ class SwTiles {
   const MgmtM& mgmt() const { return *mgmt_; }
   // External port p's model (1..num_ports): tx_* outputs, valid after settle().
   const TileM& tile(unsigned p) const { return *tiles_[p]; }
-  // Tile evaluations so far (rising edges clocked into tiles): the cost.
-  uint64_t tile_edges() const { return tile_edges_; }
-
   // Every model into one waveform (port 0 as "mgmt", port p as "port<p>");
   // call before the trace file is opened. A tile that is not evaluated
   // keeps its values, as a gated tile does.
@@ -215,7 +212,7 @@ class SwTiles {
       const unsigned p = cand_[k];
       Tile& s = st_[p];
       s.run = s.en || s.dirty;
-      if (s.run) eval_tile(p, 0);
+      if (s.run) eval_tile(p);
     }
     // Port 0: the requests of its inputs (the tiles' went out as they were
     // evaluated) and the addressed tile's register read data.
@@ -246,7 +243,6 @@ class SwTiles {
       }
       t.clk_i = 1;
       t.eval();
-      ++tile_edges_;
       s.en = t.clk_en_o;
       s.dirty = false;
     }
@@ -303,8 +299,8 @@ class SwTiles {
     return q <= static_cast<int>(n_) ? q : -1;
   }
 
-  // Settle tile p with the clock low (k unused: one kind of evaluation).
-  void eval_tile(unsigned p, int) {
+  // Settle tile p with the clock low.
+  void eval_tile(unsigned p) {
     TileM& t = *tiles_[p];
     refresh_config(t, st_[p]);
     t.clk_i = 0;
@@ -518,7 +514,6 @@ class SwTiles {
   uint8_t n_run_ = 0;
   uint32_t ps_ver_ = 1;
   bool state_changed_ = true;
-  uint64_t tile_edges_ = 0;
 };
 
 }  // namespace vl15

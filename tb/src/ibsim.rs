@@ -177,16 +177,31 @@ impl IbsimServer {
 
     /// [`IbsimServer::start`] with another start-up limit.
     pub fn start_with_timeout(topology: &Path, limit: Duration) -> Result<IbsimServer> {
-        Self::spawn(topology, limit, false)
+        Self::spawn(topology, limit, false, &[])
+    }
+
+    /// [`IbsimServer::start_with_timeout`] with more ibsim arguments (before
+    /// the topology file), such as `-N 4096` for more than 2,048 nodes.
+    pub fn start_with_args(
+        topology: &Path,
+        limit: Duration,
+        args: &[String],
+    ) -> Result<IbsimServer> {
+        Self::spawn(topology, limit, false, args)
     }
 
     /// [`IbsimServer::start`] with ibsim's console on, for
     /// [`IbsimServer::console`].
     pub fn start_with_console(topology: &Path) -> Result<IbsimServer> {
-        Self::spawn(topology, Duration::from_secs(5), true)
+        Self::spawn(topology, Duration::from_secs(5), true, &[])
     }
 
-    fn spawn(topology: &Path, limit: Duration, console: bool) -> Result<IbsimServer> {
+    fn spawn(
+        topology: &Path,
+        limit: Duration,
+        console: bool,
+        args: &[String],
+    ) -> Result<IbsimServer> {
         let exe = ibsim_path()?;
         let topology = topology
             .canonicalize()
@@ -203,7 +218,8 @@ impl IbsimServer {
         if !console {
             cmd.arg("-n");
         }
-        cmd.arg(&topology)
+        cmd.args(args)
+            .arg(&topology)
             .env("IBSIM_SOCKNAME", &sockname)
             .stdin(Stdio::piped())
             .stdout(out)

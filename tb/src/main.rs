@@ -356,10 +356,10 @@ enum Cmd {
         /// fat trees, minutes)
         #[arg(long)]
         skip_serve: bool,
-        /// Leaf counts of the 36-port fat trees for the serve benchmark
-        /// (18: 351 nodes, 36: 702 nodes)
-        #[arg(long, value_delimiter = ',', default_value = "18,36")]
-        serve_leaves: Vec<u8>,
+        /// Fat trees of the serve benchmark, as PORTSxLEAVES (36x18: 351
+        /// nodes, 36x36: 702 nodes, 64x64: 96 switches and 2,048 CAs)
+        #[arg(long, value_delimiter = ',', default_value = "36x18,36x36,64x64", value_parser = parse_tree)]
+        serve_trees: Vec<(u8, u8)>,
     },
 }
 
@@ -367,6 +367,15 @@ enum Cmd {
 fn default_threads() -> u16 {
     std::thread::available_parallelism()
         .map_or(1, |n| u16::try_from(n.get()).unwrap_or(256).min(256))
+}
+
+/// A fat tree as PORTSxLEAVES, e.g. 36x18.
+fn parse_tree(s: &str) -> Result<(u8, u8), String> {
+    let (k, l) = s
+        .split_once('x')
+        .ok_or_else(|| format!("{s:?}: want PORTSxLEAVES, e.g. 36x18"))?;
+    let num = |v: &str| v.parse::<u8>().map_err(|e| format!("{s:?}: {v:?}: {e}"));
+    Ok((num(k)?, num(l)?))
 }
 
 /// A number in decimal or 0x hex (seeds are printed in hex).
@@ -860,16 +869,20 @@ fn main() -> ExitCode {
                 cycles,
                 skip_fabric,
                 skip_serve,
-                serve_leaves,
+                serve_trees,
             } => bench::run(cycles).and_then(|r| {
                 out!("{r}");
                 if !skip_fabric {
-                    out!("\n== fabric (issue 3) ==\n{}", vl15::netbench::run()?);
+                    out!(
+                        "\n== switch radix ==\n{}",
+                        vl15::netbench::radix_report(cycles.min(200_000))?
+                    );
+                    out!("\n== fabric ==\n{}", vl15::netbench::run()?);
                 }
                 if !skip_serve {
                     out!(
-                        "\n== opensm -o on vl15 serve vs ibsim (issue 5) ==\n{}",
-                        vl15::netbench::serve_report(&serve_leaves)?
+                        "\n== opensm -o on vl15 serve vs ibsim ==\n{}",
+                        vl15::netbench::serve_report(&serve_trees)?
                     );
                 }
                 Ok(true)

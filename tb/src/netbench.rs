@@ -7,7 +7,7 @@
 use std::collections::VecDeque;
 use std::fmt::Write as _;
 use std::path::Path;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, ensure, Context, Result};
 
@@ -292,6 +292,29 @@ pub fn opensm_on_ibsim(topology: &Path, first_ca: &str) -> Result<f64> {
     opensm_once(server.sockname(), first_ca)
 }
 
+/// [`opensm_on_ibsim`] with ibsim's table sizes raised to fit `topo`
+/// (ibsim 0.10 holds at most 2,048 nodes unless told more with -N, -S, -P).
+pub fn opensm_on_ibsim_sized(topology: &Path, topo: &Topology, first_ca: &str) -> Result<f64> {
+    let nodes = topo.nodes.len();
+    let switches = topo
+        .nodes
+        .iter()
+        .filter(|n| n.kind == NodeKind::Switch)
+        .count();
+    let ports: usize = topo.nodes.iter().map(|n| usize::from(n.nports) + 1).sum();
+    let args = [
+        "-N".to_string(),
+        (nodes + 64).max(2048).to_string(),
+        "-S".to_string(),
+        (switches + 16).max(256).to_string(),
+        "-P".to_string(),
+        (2 * ports).max(8192).to_string(),
+    ];
+    let server =
+        crate::ibsim::IbsimServer::start_with_args(topology, Duration::from_secs(60), &args)?;
+    opensm_once(server.sockname(), first_ca)
+}
+
 /// Wall time of `opensm -o` against the ibsim-protocol server `sockname`
 /// (the real ibsim or `vl15 serve`), attached at node `ca`; an error unless
 /// it exits 0 with "SUBNET UP" in its log. Its files go in a temp dir.
@@ -509,15 +532,16 @@ pub fn opensm_on_serve(topology: &Path, ca: &str, profile: bool) -> Result<Serve
     })
 }
 
-/// Issue 5's benchmark: `opensm -o` on two-level fat trees of 36-port
-/// switches with `leaves` leaves (18: 351 nodes, 36: 702 nodes), on the
-/// real ibsim and on `vl15 serve`, side by side, with the server's profile.
-pub fn serve_report(leaves: &[u8]) -> Result<String> {
+/// `opensm -o` on two-level fat trees of `k`-port switches with `leaves`
+/// leaves, each `(k, leaves)` of `trees` (36×18: 351 nodes, 36×36: 702
+/// nodes, 64×64: 96 switches and 2,048 CAs), on the real ibsim and on
+/// `vl15 serve`, side by side, with the server's profile.
+pub fn serve_report(trees: &[(u8, u8)]) -> Result<String> {
     let mut r = String::new();
-    for &l in leaves {
-        let text = crate::fattree::two_level_leaves(36, l)?;
+    for &(k, l) in trees {
+        let text = crate::fattree::two_level_leaves(k, l)?;
         let dir = tempfile::tempdir()?;
-        let path = dir.path().join(format!("fattree36x{l}"));
+        let path = dir.path().join(format!("fattree{k}x{l}"));
         std::fs::write(&path, &text)?;
         let topo = Topology::parse(&text, &path)?;
         let ca = topo
@@ -528,18 +552,18 @@ pub fn serve_report(leaves: &[u8]) -> Result<String> {
             .id
             .clone();
         let nodes = topo.nodes.len();
-        let ibsim = opensm_on_ibsim(&path, &ca)
+        let ibsim = opensm_on_ibsim_sized(&path, &topo, &ca)
             .with_context(|| format!("opensm -o on ibsim, {nodes}-node fat tree"))?;
         let ours = opensm_on_serve(&path, &ca, true)
             .with_context(|| format!("opensm -o on vl15 serve, {nodes}-node fat tree"))?;
         let _ = writeln!(
             r,
-            "opensm -o, {nodes}-node fat tree ({l} leaves, {} spine(s), 36-port switches), OpenSM at {ca}:",
+            "opensm -o, {nodes}-node fat tree ({l} leaves, {} spine(s), {k}-port switches), OpenSM at {ca}:",
             l / 2
         );
         let _ = writeln!(
             r,
-            "  ibsim {:.2} s; vl15 serve {:.2} s; vl15/ibsim = {:.1}x (target <= 1.5)",
+            "  ibsim {:.2} s; vl15 serve {:.2} s; vl15/ibsim = {:.1}x (target <= 2)",
             ibsim,
             ours.wall_s,
             ours.wall_s / ibsim
@@ -570,6 +594,116 @@ pub fn serve_report(leaves: &[u8]) -> Result<String> {
                 let _ = writeln!(r, "  profile: perf not available here");
             }
         }
+    }
+    Ok(r)
+}
+
+/// Wall time of one `Dev::step` of `dev`, `cycles` cycles: port 1 gets V1
+/// (a directed-route Get(NodeInfo) for the device's SMA) back to back when
+/// `traffic`, the other ports nothing; every ready high, every link up.
+fn step_ns(dev: &mut vl15_bindings::Dev, traffic: bool, cycles: u64) -> Result<f64> {
+    use vl15_bindings::{DevIn, PortIn, PortOut};
+    let n = dev.num_ports() as usize;
+    let beats = crate::stream::to_beats(crate::scenario::vectors::V1, 8);
+    let mut pin = vec![
+        PortIn {
+            link_up: true,
+            tx_tready: true,
+            ..PortIn::default()
+        };
+        n
+    ];
+    let mut pout = vec![PortOut::default(); n];
+    let i = DevIn {
+        sma_rx_tready: true,
+        sm_rx_tready: true,
+        ..DevIn::default()
+    };
+    let t = Instant::now();
+    for c in 0..cycles as usize {
+        if traffic {
+            let b = beats[c % beats.len()];
+            pin[0].rx_tdata = b.data;
+            pin[0].rx_tkeep = b.keep;
+            pin[0].rx_tlast = b.last;
+            pin[0].rx_tvalid = true;
+        }
+        dev.step(&i, &pin, &mut pout)?;
+    }
+    Ok(t.elapsed().as_secs_f64() * 1e9 / cycles as f64)
+}
+
+/// The cost of a switch's cycle against a CA port's, side by side in one
+/// run (median of 3 interleaved rounds): a 64-port switch with one port
+/// receiving SMPs back to back, the same switch with every port idle, and a
+/// one-port CA receiving the same SMPs.
+pub fn radix_report(cycles: u64) -> Result<String> {
+    use vl15_bindings::{Dev, DevKind};
+    let mut sw = Dev::new(DevKind::Switch, 64).context("the 64-port switch")?;
+    let mut sw_idle = Dev::new(DevKind::Switch, 64).context("the 64-port switch")?;
+    let mut ca = Dev::new(DevKind::CaMp1, 1).context("the 1-port CA")?;
+    for d in [&mut sw, &mut sw_idle, &mut ca] {
+        d.reset(4)?;
+    }
+    let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..3 {
+        c.push(step_ns(&mut ca, true, cycles)?);
+        a.push(step_ns(&mut sw, true, cycles)?);
+        b.push(step_ns(&mut sw_idle, false, cycles)?);
+    }
+    let med = |mut v: Vec<f64>| {
+        v.sort_by(|x, y| x.total_cmp(y));
+        v[v.len() / 2]
+    };
+    let (one, idle, ca) = (med(a), med(b), med(c));
+    let mut r = String::new();
+    let _ = writeln!(
+        r,
+        "cost of one cycle (Dev::step, {cycles} cycles, median of 3 interleaved rounds; V1 back to back into port 1):"
+    );
+    let _ = writeln!(
+        r,
+        "  1-port CA, port receiving:            {ca:8.0} ns  1.00"
+    );
+    let _ = writeln!(
+        r,
+        "  64-port switch, one port receiving:  {one:8.0} ns  {:.2}  (target <= 1.5)",
+        one / ca
+    );
+    let _ = writeln!(
+        r,
+        "  64-port switch, every port idle:     {idle:8.0} ns  {:.3}  (target <= 0.05)",
+        idle / ca
+    );
+    // The data path width: a CA port (ib_ca_top) at DataW 64 and 128 on
+    // the same SMPs; what an SMP costs is a cycle's cost times its beats.
+    let mut w = [Vec::new(), Vec::new()];
+    for _ in 0..3 {
+        for (k, width) in [64u32, 128].into_iter().enumerate() {
+            let ins = crate::bench::workload(width, cycles);
+            let mut port = vl15_bindings::Ca::new(width)?;
+            port.reset(4)?;
+            let t = Instant::now();
+            for i in &ins {
+                port.step(i)?;
+            }
+            w[k].push(t.elapsed().as_secs_f64() * 1e9 / cycles as f64);
+        }
+    }
+    let [w64, w128] = w.map(med);
+    let beats = |width: usize| crate::scenario::vectors::V1.len().div_ceil(width / 8);
+    let _ = writeln!(
+        r,
+        "data path width, a CA port receiving V1 ({} bytes) back to back:",
+        crate::scenario::vectors::V1.len()
+    );
+    for (width, ns) in [(64, w64), (128, w128)] {
+        let _ = writeln!(
+            r,
+            "  DataW {width:3}: {ns:6.0} ns a cycle, {:2} beats an SMP: {:6.0} ns an SMP per hop",
+            beats(width),
+            ns * beats(width) as f64
+        );
     }
     Ok(r)
 }

@@ -10,10 +10,22 @@
 #include <string>
 #include <vector>
 
+#include "verilated.h"
+
 #ifndef DATAW
 #error "DATAW must be defined (-CFLAGS -DDATAW=..)"
 #endif
 static constexpr int kDataB = DATAW / 8;
+
+// Verilator 5.048's default context runs one thread per core and starts a
+// worker thread for it. The models here are single-threaded, and harnesses
+// fork children to watch an assertion fire: a child has only the forking
+// thread, and the exit after the assertion would wait forever for the
+// worker it does not have. One thread, before any model exists.
+static const bool g_one_thread = [] {
+  Verilated::threadContextp()->threads(1);
+  return true;
+}();
 
 using Bytes = std::vector<uint8_t>;
 
