@@ -119,6 +119,37 @@ struct Digest {
 };
 static Digest g_digest;
 
+// One beat of a MAD stream (SMA/SM RX: full beats, no tkeep) into the
+// digest: valid, and while valid the data, tlast and the sideband `meta`.
+template <typename T>
+static void digest_mad_beat(bool v, const T& data, bool last, uint64_t meta) {
+  g_digest.add_u64(v);
+  if (v) {
+    uint8_t o[16] = {};
+    std::memcpy(o, &data, kDataB < int(sizeof data) ? kDataB : sizeof data);
+    g_digest.add(o, sizeof o);
+    g_digest.add_u64(last);
+    g_digest.add_u64(meta);
+  }
+}
+
+// The sidebands of a top's SMA RX and SM RX streams (the CA's and the
+// switch's tops name them alike), folded into one word each; the M_Key
+// verdict counts only with tlast.
+template <typename M>
+static uint64_t sma_rx_meta(const M& m) {
+  return (uint64_t(m.sma_rx_slid_o) << 48) ^ (uint64_t(m.sma_rx_dlid_o) << 32) ^
+         (uint64_t(m.sma_rx_port_o) << 24) ^ (uint64_t(m.sma_rx_hop_ptr_o) << 16) ^
+         (uint64_t(m.sma_rx_hop_cnt_o) << 8) ^ m.sma_rx_sl_o ^ (uint64_t(m.sma_rx_mgmt_class_o) << 4) ^
+         (uint64_t(m.sma_rx_tlast_o ? m.sma_rx_mkey_viol_o * 2 + m.sma_rx_mkey_mask_o : 0) << 56);
+}
+template <typename M>
+static uint64_t sm_rx_meta(const M& m) {
+  return (uint64_t(m.sm_rx_slid_o) << 48) ^ (uint64_t(m.sm_rx_dlid_o) << 32) ^
+         (uint64_t(m.sm_rx_port_o) << 24) ^ (uint64_t(m.sm_rx_hop_ptr_o) << 16) ^
+         (uint64_t(m.sm_rx_hop_cnt_o) << 8) ^ m.sm_rx_sl_o ^ (uint64_t(m.sm_rx_mgmt_class_o) << 4);
+}
+
 static int finish(const char* name) {
   if (g_digest.used) {
     std::printf("%s DataW=%d: output digest %016llx\n", name, DATAW,

@@ -401,27 +401,8 @@ static void digest_outputs() {
       d.add_u64(n * 2 + getbit(top->tx_tlast_o, p - 1));
     }
   }
-  auto mad = [&](bool v, const auto& data, bool last, uint64_t meta) {
-    d.add_u64(v);
-    if (v) {
-      uint8_t o[16] = {};
-      get_bytes(data, o, kDataB);
-      d.add(o, sizeof o);
-      d.add_u64(last);
-      d.add_u64(meta);
-    }
-  };
-  mad(top->sma_rx_tvalid_o, top->sma_rx_tdata_o, top->sma_rx_tlast_o,
-      (uint64_t(top->sma_rx_slid_o) << 48) ^ (uint64_t(top->sma_rx_dlid_o) << 32) ^
-          (uint64_t(top->sma_rx_port_o) << 24) ^ (uint64_t(top->sma_rx_hop_ptr_o) << 16) ^
-          (uint64_t(top->sma_rx_hop_cnt_o) << 8) ^ top->sma_rx_sl_o ^
-          (uint64_t(top->sma_rx_mgmt_class_o) << 4) ^
-          (uint64_t(top->sma_rx_tlast_o ? top->sma_rx_mkey_viol_o * 2 + top->sma_rx_mkey_mask_o : 0) << 56));
-  mad(top->sm_rx_tvalid_o, top->sm_rx_tdata_o, top->sm_rx_tlast_o,
-      (uint64_t(top->sm_rx_slid_o) << 48) ^ (uint64_t(top->sm_rx_dlid_o) << 32) ^
-          (uint64_t(top->sm_rx_port_o) << 24) ^ (uint64_t(top->sm_rx_hop_ptr_o) << 16) ^
-          (uint64_t(top->sm_rx_hop_cnt_o) << 8) ^ top->sm_rx_sl_o ^
-          (uint64_t(top->sm_rx_mgmt_class_o) << 4));
+  digest_mad_beat(top->sma_rx_tvalid_o, top->sma_rx_tdata_o, top->sma_rx_tlast_o, sma_rx_meta(*top));
+  digest_mad_beat(top->sm_rx_tvalid_o, top->sm_rx_tdata_o, top->sm_rx_tlast_o, sm_rx_meta(*top));
   d.add_u64(top->gmp_rx_tvalid_o);
   if (top->gmp_rx_tvalid_o) {
     uint8_t o[16] = {};
