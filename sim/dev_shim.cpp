@@ -276,7 +276,7 @@ class SwitchModel final : public DevModel {
 
   void reset(uint32_t cycles) override {
     host_.reset(cycles, [&](SwitchTop& m) { idle_inputs(m); });
-    last_o_ = DevOut{};  // not known to be idle: the next step evaluates
+    settled_ = false;  // the next step evaluates
   }
 
   DevOut step(const DevIn& in, rust::Slice<const PortIn> ports_in,
@@ -287,14 +287,20 @@ class SwitchModel final : public DevModel {
     // ib_switch_top's idle contract: idle, and no input presented (no
     // valid, no register write, the register address and every link as
     // before): the switch does not change, so the cycle is only counted.
-    if (last_o_.idle && quiet(in, pi)) {
+    // Its outputs are those of the last evaluated cycle only if that cycle
+    // changed nothing either (`settled_`): the edge of a cycle with a link
+    // edge, say, changes a PortState the next cycle shows.
+    const bool q = quiet(in, pi);
+    if (q && settled_) {
       host_.skip(1);
       for (unsigned k = 0; k < n_; ++k) po[k] = last_po_[k];
       return last_o_;
     }
+    const bool was_idle = last_o_.idle;
     DevOut o{};
     host_.step([&](SwitchTop& m) { apply(m, in, pi); },
                [&](const SwitchTop& m) { read(m, o, po); });
+    settled_ = q && was_idle && o.idle;
     last_o_ = o;
     last_reg_addr_ = in.reg_addr;
     for (unsigned k = 0; k < n_; ++k) {
@@ -354,7 +360,9 @@ class SwitchModel final : public DevModel {
 
   unsigned n_;
   ModelHost<SwitchTop> host_;
-  // The outputs and the inputs of the last evaluated cycle.
+  // The outputs and the inputs of the last evaluated cycle, and whether
+  // that cycle's edge left the switch as it was (idle, no input).
+  bool settled_ = false;
   DevOut last_o_{};
   std::vector<PortOut> last_po_;
   std::vector<bool> last_link_;
