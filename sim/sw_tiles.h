@@ -63,17 +63,6 @@ inline int first_bit(const T& v, unsigned n) {
     return -1;
   }
 }
-template <class T>
-inline bool same(const T& a, const T& b) {
-  if constexpr (std::is_integral_v<T>) {
-    return a == b;
-  } else {
-    for (std::size_t w = 0; w < sizeof(T) / 4; ++w) {
-      if (a[w] != b[w]) return false;
-    }
-    return true;
-  }
-}
 }  // namespace swt
 
 template <class MgmtM, class TileM, unsigned W>

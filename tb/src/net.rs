@@ -1342,10 +1342,10 @@ impl Net {
             self.active[d] = false;
         }
         let mut requests: Vec<(usize, Mad, SmiMeta)> = Vec::new();
-        // Inputs in list order, the models' cycles (on several threads when
-        // more than one has work: links have at least a cycle of latency, so
-        // no model reads what another writes in this cycle), outputs in list
-        // order: the same run at any thread count.
+        // Inputs in list order, the models' cycles (on the pool when at
+        // least PAR_MIN_DEVICES have work: links have at least a cycle of
+        // latency, so no model reads what another writes in this cycle),
+        // outputs in list order: the same run at any thread count.
         let preps: Vec<Prep> = list.iter().map(|&d| self.tick_in(d, now)).collect();
         let outs = self.eval(&list, &preps, now);
         for ((&d, prep), o) in list.iter().zip(preps).zip(outs) {
