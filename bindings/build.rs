@@ -1,9 +1,9 @@
 //! Builds the Verilated models and the cxx shims: `ib_ca_top` at DataW = 32,
-//! 64 and 128 (`Vca<w>`), the switch's two tiles `sw_mgmt_tile` and
-//! `sw_port_tile` at MaxPorts 64 (`Vswmgmt`, `Vswtile`: `sim/sw_tiles.h`
-//! composes them into a switch of any radix up to 64) and `ib_ca_mp_top`
-//! with 1 and 2 ports (`Vcamp1`, `Vcamp2`), those at DataW 64 (the list is
-//! [`specs`]).
+//! 64 and 128 (`Vca<w>`), and the fabric's models at DataW 64 and 128:
+//! the switch's two tiles `sw_mgmt_tile` and `sw_port_tile` at MaxPorts 64
+//! (`Vswmgmt<w>`, `Vswtile<w>`: `sim/sw_tiles.h` composes them into a
+//! switch of any radix up to 64) and `ib_ca_mp_top` with 1 and 2 ports
+//! (`Vcamp1w<w>`, `Vcamp2w<w>`); the list is [`specs`].
 //!
 //! Steps (all work under OUT_DIR):
 //! 1. `verilator` with the flags in `sim/verilator.flags` and the files of the
@@ -66,28 +66,31 @@ fn specs() -> Vec<Spec> {
             params: vec![("DataW", w)],
         })
         .collect();
-    // One model of each switch tile serves every radix: the host instances
-    // the port tile once per port (sim/sw_tiles.h). The port tile runs
-    // free (ClkGate 0): the host is its clock gate.
-    v.push(Spec {
-        prefix: "Vswmgmt".into(),
-        top: "sw_mgmt_tile",
-        flist: "sw_top.f",
-        params: vec![("DataW", 64), ("MaxPorts", 64)],
-    });
-    v.push(Spec {
-        prefix: "Vswtile".into(),
-        top: "sw_port_tile",
-        flist: "sw_top.f",
-        params: vec![("DataW", 64), ("MaxPorts", 64), ("ClkGate", 0)],
-    });
-    for n in [1, 2] {
+    // The fabric's models at DataW 64 and 128 (the fabric's width is chosen
+    // at run time). One model of each switch tile serves every radix: the
+    // host instances the port tile once per port (sim/sw_tiles.h). The port
+    // tile runs free (ClkGate 0): the host is its clock gate.
+    for w in [64, 128] {
         v.push(Spec {
-            prefix: format!("Vcamp{n}"),
-            top: "ib_ca_mp_top",
-            flist: "ca_mp_top.f",
-            params: vec![("DataW", 64), ("NumPorts", n)],
+            prefix: format!("Vswmgmt{w}"),
+            top: "sw_mgmt_tile",
+            flist: "sw_top.f",
+            params: vec![("DataW", w), ("MaxPorts", 64)],
         });
+        v.push(Spec {
+            prefix: format!("Vswtile{w}"),
+            top: "sw_port_tile",
+            flist: "sw_top.f",
+            params: vec![("DataW", w), ("MaxPorts", 64), ("ClkGate", 0)],
+        });
+        for n in [1, 2] {
+            v.push(Spec {
+                prefix: format!("Vcamp{n}w{w}"),
+                top: "ib_ca_mp_top",
+                flist: "ca_mp_top.f",
+                params: vec![("DataW", w), ("NumPorts", n)],
+            });
+        }
     }
     v
 }

@@ -10,17 +10,24 @@
 #include "dev_shim.h"
 
 #include <array>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "model_host.h"
 #include "vl15-bindings/src/dev.rs.h"
 
-#include "Vcamp1.h"
-#include "Vcamp2.h"
-#include "Vswmgmt.h"
-#include "Vswtile.h"
+#include "Vcamp1w128.h"
+#include "Vcamp1w64.h"
+#include "Vcamp2w128.h"
+#include "Vcamp2w64.h"
+#include "Vswmgmt128.h"
+#include "Vswmgmt64.h"
+#include "Vswtile128.h"
+#include "Vswtile64.h"
 #include "sw_tiles.h"
 
 namespace vl15 {
@@ -243,8 +250,9 @@ class CaMpModel final : public DevModel {
 // The switch as ModelHost sees a model: clk_i and rst_ni, eval(), trace().
 // eval() with the clock low settles the composition; the first eval after
 // the clock rose is its rising edge.
+template <class MgmtM, class TileM, unsigned W>
 struct SwitchTop {
-  using Tiles = SwTiles<Vswmgmt, Vswtile, 64>;
+  using Tiles = SwTiles<MgmtM, TileM, W>;
   SwitchTop(VerilatedContext* ctx, const char*, unsigned nports) : tiles(ctx, nports) {}
   void eval() {
     tiles.set_reset(rst_ni);
@@ -262,20 +270,21 @@ struct SwitchTop {
   Tiles tiles;
 };
 
-// ib_switch_top of nports external ports (1..64), as tiles.
+// ib_switch_top of nports external ports (1..64) at DataW W, as tiles.
+template <class MgmtM, class TileM, unsigned W>
 class SwitchModel final : public DevModel {
-  static constexpr unsigned W = 64;
+  using Top = SwitchTop<MgmtM, TileM, W>;
   static constexpr unsigned B = W / 8;
   static constexpr uint64_t KeepMask = (uint64_t{1} << B) - 1;
 
  public:
   explicit SwitchModel(unsigned nports)
       : n_(nports), host_(nports), last_po_(nports), last_link_(nports, false) {
-    host_.settle([&](SwitchTop& m) { idle_inputs(m); });
+    host_.settle([&](Top& m) { idle_inputs(m); });
   }
 
   void reset(uint32_t cycles) override {
-    host_.reset(cycles, [&](SwitchTop& m) { idle_inputs(m); });
+    host_.reset(cycles, [&](Top& m) { idle_inputs(m); });
     settled_ = false;  // the next step evaluates
   }
 
@@ -298,8 +307,8 @@ class SwitchModel final : public DevModel {
     }
     const bool was_idle = last_o_.idle;
     DevOut o{};
-    host_.step([&](SwitchTop& m) { apply(m, in, pi); },
-               [&](const SwitchTop& m) { read(m, o, po); });
+    host_.step([&](Top& m) { apply(m, in, pi); },
+               [&](const Top& m) { read(m, o, po); });
     settled_ = q && was_idle && o.idle;
     last_o_ = o;
     last_reg_addr_ = in.reg_addr;
@@ -318,27 +327,29 @@ class SwitchModel final : public DevModel {
   void trace_close() override { host_.trace_close(); }
 
  private:
-  void idle_inputs(SwitchTop& m) {
+  void idle_inputs(Top& m) {
     const DevIn zero{};
     std::vector<PortIn> ports(n_);
     for (auto& p : ports) p.link_up = true;
     apply(m, zero, ports.data());
   }
 
-  void apply(SwitchTop& m, const DevIn& i, const PortIn* p) {
+  void apply(Top& m, const DevIn& i, const PortIn* p) {
     for (unsigned k = 0; k < n_; ++k) {
-      m.tiles.set_port(k + 1, p[k].rx_tdata[0], p[k].rx_tkeep & KeepMask, p[k].rx_tvalid,
-                       p[k].rx_tlast, p[k].tx_tready, p[k].link_up);
+      std::remove_cvref_t<decltype(std::declval<TileM&>().rx_tdata_i)> d{};
+      put_beat(d, 0, W, p[k].rx_tdata);
+      m.tiles.set_port(k + 1, d, p[k].rx_tkeep & KeepMask, p[k].rx_tvalid, p[k].rx_tlast,
+                       p[k].tx_tready, p[k].link_up);
     }
     apply_host<W, true>(m.tiles.mgmt(), i);
   }
 
-  void read(const SwitchTop& m, DevOut& o, PortOut* p) const {
-    const Vswmgmt& g = m.tiles.mgmt();
+  void read(const Top& m, DevOut& o, PortOut* p) const {
+    const MgmtM& g = m.tiles.mgmt();
     for (unsigned k = 0; k < n_; ++k) {
-      const Vswtile& t = m.tiles.tile(k + 1);
+      const TileM& t = m.tiles.tile(k + 1);
       p[k] = PortOut{};
-      p[k].tx_tdata = Data{t.tx_tdata_o, 0};
+      p[k].tx_tdata = get_beat(t.tx_tdata_o, 0, W);
       p[k].tx_tkeep = t.tx_tkeep_o;
       p[k].tx_tvalid = t.tx_tvalid_o;
       p[k].tx_tlast = t.tx_tlast_o;
@@ -359,7 +370,7 @@ class SwitchModel final : public DevModel {
   }
 
   unsigned n_;
-  ModelHost<SwitchTop> host_;
+  ModelHost<Top> host_;
   // The outputs and the inputs of the last evaluated cycle, and whether
   // that cycle's edge left the switch as it was (idle, no input).
   bool settled_ = false;
@@ -371,14 +382,20 @@ class SwitchModel final : public DevModel {
 
 }  // namespace
 
-std::unique_ptr<DevModel> new_dev_model(DevKind kind, uint32_t nports) {
+std::unique_ptr<DevModel> new_dev_model(DevKind kind, uint32_t nports, uint32_t data_w) {
+  if (data_w != 64 && data_w != 128) {
+    throw std::invalid_argument("the fabric's models are built at DataW 64 and 128, not " +
+                                std::to_string(data_w));
+  }
+  const bool wide = data_w == 128;
   switch (kind) {
     case DevKind::Switch:
       if (nports < 1 || nports > 64) {
         throw std::invalid_argument("a switch has 1..64 external ports, not " +
                                     std::to_string(nports));
       }
-      return std::unique_ptr<DevModel>(new SwitchModel(nports));
+      if (wide) return std::make_unique<SwitchModel<Vswmgmt128, Vswtile128, 128>>(nports);
+      return std::make_unique<SwitchModel<Vswmgmt64, Vswtile64, 64>>(nports);
     case DevKind::CaMp1:
     case DevKind::CaMp2: {
       const uint32_t n = kind == DevKind::CaMp1 ? 1 : 2;
@@ -386,8 +403,12 @@ std::unique_ptr<DevModel> new_dev_model(DevKind kind, uint32_t nports) {
         throw std::invalid_argument("the " + std::to_string(n) + "-port CA model has " +
                                     std::to_string(n) + " ports, not " + std::to_string(nports));
       }
-      if (n == 1) return std::unique_ptr<DevModel>(new CaMpModel<Vcamp1, 64, 1>());
-      return std::unique_ptr<DevModel>(new CaMpModel<Vcamp2, 64, 2>());
+      if (n == 1) {
+        if (wide) return std::make_unique<CaMpModel<Vcamp1w128, 128, 1>>();
+        return std::make_unique<CaMpModel<Vcamp1w64, 64, 1>>();
+      }
+      if (wide) return std::make_unique<CaMpModel<Vcamp2w128, 128, 2>>();
+      return std::make_unique<CaMpModel<Vcamp2w64, 64, 2>>();
     }
     default:
       throw std::invalid_argument("unknown device kind " + std::to_string(static_cast<int>(kind)));

@@ -35,6 +35,7 @@ class DevModel {
   virtual void trace_close() = 0;
 };
 
-std::unique_ptr<DevModel> new_dev_model(DevKind kind, uint32_t nports);
+// nports external ports at DataW data_w (64 or 128).
+std::unique_ptr<DevModel> new_dev_model(DevKind kind, uint32_t nports, uint32_t data_w);
 
 }  // namespace vl15

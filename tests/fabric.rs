@@ -21,6 +21,7 @@ use vl15::net::{discover_topology, Net, NetOptions, NetSmp};
 use vl15::netbench::dr_paths;
 use vl15::packet::consts::{ATTR_NODE_INFO, METHOD_GET};
 use vl15::topology::Topology;
+use vl15_bindings::DEV_DATA_WIDTHS;
 
 /// The id of the file's first CA (where the SM runs in both worlds).
 fn first_ca(path: &Path) -> String {
@@ -220,6 +221,12 @@ const WORKED: &str = "Hca 2 \"A\"\n[1] \"S\"[3]\n\nSwitch 8 \"S\"\n[3] \"A\"[1]\
 
 #[test]
 fn worked_trace_hc2_hop_pointers_on_the_wire() {
+    for w in DEV_DATA_WIDTHS {
+        worked_trace_hc2_at(w);
+    }
+}
+
+fn worked_trace_hc2_at(w: u32) {
     use vl15::crc::check_wire;
     use vl15::packet::attr::NodeInfo;
     let topo = Topology::parse(WORKED, Path::new("worked")).unwrap();
@@ -227,6 +234,7 @@ fn worked_trace_hc2_hop_pointers_on_the_wire() {
         topo,
         NetOptions {
             trace: true,
+            data_w: w,
             ..Default::default()
         },
     )
@@ -286,7 +294,10 @@ fn worked_trace_hc2_hop_pointers_on_the_wire() {
         );
         assert_eq!((m[128 + 1], m[128 + 2]), (1, 5), "{}: InitialPath", e.dir);
     }
-    insta::assert_snapshot!("worked_trace_hc2", vl15::trace::text(&net.trace));
+    insta::assert_snapshot!(
+        format!("worked_trace_hc2_w{w}"),
+        vl15::trace::text(&net.trace)
+    );
 }
 
 /// A CA on a switch that has two cables to a second switch: a DR path can
@@ -369,13 +380,14 @@ Switch 8 \"S3\"\n[1] \"S2\"[2]\n[2] \"B\"[1]\n\nHca 1 \"B\"\n[1] \"S3\"[2]\n";
 
 /// Build CHAIN with LIDs, LFTs, LinearFDBTop and every cabled port Active,
 /// all written straight into the RTL registers (no SM).
-fn chain_by_hand(trace: bool) -> Net {
+fn chain_by_hand(trace: bool, data_w: u32) -> Net {
     use vl15::device::reg;
     use vl15::net::{mpreg, swreg};
     let mut net = Net::new(
         Topology::parse(CHAIN, Path::new("chain")).unwrap(),
         NetOptions {
             trace,
+            data_w,
             ..Default::default()
         },
     )
@@ -446,9 +458,15 @@ fn data_packet(dlid: u16, slid: u16, payload: usize, tag: u8) -> Vec<u8> {
 
 #[test]
 fn lid_routed_smps_and_data_cross_three_switches() {
+    for w in DEV_DATA_WIDTHS {
+        lid_routed_smps_and_data_cross_three_switches_at(w);
+    }
+}
+
+fn lid_routed_smps_and_data_cross_three_switches_at(w: u32) {
     use vl15::net::swreg;
     use vl15::packet::attr::NodeInfo;
-    let mut net = chain_by_hand(false);
+    let mut net = chain_by_hand(false, w);
     let a = net.dev_index("A").unwrap();
     let b = net.dev_index("B").unwrap();
     net.attach_sm(a, 1).unwrap();
@@ -468,16 +486,21 @@ fn lid_routed_smps_and_data_cross_three_switches() {
         // The response comes back LID-routed: SLID = the responder's LID.
         assert_eq!((meta.slid, meta.dlid), (dlid, 1), "LID {dlid}");
     }
-    // Three data packets A → B, whole and in order, VCRC new on each link.
+    // Three data packets A → B, whole and in order, VCRC new on each link:
+    // two back to back (S1's input has two data slots, and the links have
+    // no flow control: a third could find both taken), then the third.
     let sent: Vec<Vec<u8>> = (0..3)
         .map(|k| data_packet(3, 1, 200 + 40 * k, k as u8))
         .collect();
-    for p in &sent {
+    for (k, p) in sent.iter().enumerate() {
+        if k == 2 {
+            net.run_until_idle(100_000).unwrap();
+        }
         net.data_send(a, 1, p).unwrap();
     }
     net.run_until_idle(100_000).unwrap();
     let got: Vec<_> = net.devs[b].data_rx[0].packets.drain(..).collect();
-    assert_eq!(got.len(), 3);
+    assert_eq!(got.len(), 3, "DataW {w}");
     for (g, s) in got.iter().zip(&sent) {
         assert!(!g.bad);
         assert_eq!(&g.bytes[..g.bytes.len() - 2], &s[..], "LRH..ICRC unchanged");
@@ -505,7 +528,14 @@ fn lid_routed_smps_and_data_cross_three_switches() {
 
 #[test]
 fn vl15_overtakes_queued_data_at_a_congested_output() {
-    let mut net = chain_by_hand(true);
+    for w in DEV_DATA_WIDTHS {
+        vl15_overtakes_queued_data_at_a_congested_output_at(w);
+    }
+}
+
+fn vl15_overtakes_queued_data_at_a_congested_output_at(w: u32) {
+    let bb = u64::from(w / 8);
+    let mut net = chain_by_hand(true, w);
     let a = net.dev_index("A").unwrap();
     let c = net.dev_index("C").unwrap();
     net.attach_sm(a, 1).unwrap();
@@ -535,12 +565,12 @@ fn vl15_overtakes_queued_data_at_a_congested_output() {
         .iter()
         .find(|e| e.dir == "A[1]>S1[1]" && vl(e) == 15)
         .unwrap();
-    let smp_arrival = smp_in.cycle + (smp_in.bytes.len() as u64).div_ceil(8) + 4;
+    let smp_arrival = smp_in.cycle + (smp_in.bytes.len() as u64).div_ceil(bb) + 4;
     let queued: Vec<u8> = net
         .trace
         .iter()
         .filter(|e| e.dir.ends_with(">S1[1]") || e.dir.ends_with(">S1[2]"))
-        .filter(|e| vl(e) == 0 && e.cycle + (e.bytes.len() as u64).div_ceil(8) + 4 <= smp_arrival)
+        .filter(|e| vl(e) == 0 && e.cycle + (e.bytes.len() as u64).div_ceil(bb) + 4 <= smp_arrival)
         .map(tag)
         .collect();
     let mut out: Vec<&vl15::fabric::TraceEntry> = net
@@ -562,9 +592,9 @@ fn vl15_overtakes_queued_data_at_a_congested_output() {
     // on the wire when the SMP arrived is never cut (one is in progress).
     assert!(
         !overtaken.is_empty(),
-        "order {order:02x?}, queued {queued:02x?}"
+        "DataW {w}: order {order:02x?}, queued {queued:02x?}"
     );
-    assert_eq!(order.len(), 5, "{order:02x?}");
+    assert_eq!(order.len(), 5, "DataW {w}: {order:02x?}");
 }
 
 #[test]
@@ -590,7 +620,7 @@ fn fat_tree_sweep_loses_only_what_the_counters_show() {
 #[test]
 fn link_down_mid_stream_delivers_only_whole_packets() {
     use vl15::net::swreg;
-    let mut net = chain_by_hand(false);
+    let mut net = chain_by_hand(false, 64);
     let a = net.dev_index("A").unwrap();
     let b = net.dev_index("B").unwrap();
     let s1 = net.dev_index("S1").unwrap();

@@ -94,9 +94,20 @@ class_tests! {
     good_gmp_send => GoodGmpSend,
 }
 
+/// At both widths the switch is built at (the fabric runs either).
 #[test]
 fn soak_10k_packets_fixed_seed() {
-    let r = rs::soak(0x5EED_0006, 10_000, &SoakOptions::default()).expect("soak");
+    for w in vl15_bindings::DEV_DATA_WIDTHS {
+        soak_10k_at(w);
+    }
+}
+
+fn soak_10k_at(w: u32) {
+    let opt = SoakOptions {
+        data_w: w,
+        ..SoakOptions::default()
+    };
+    let r = rs::soak(0x5EED_0006, 10_000, &opt).expect("soak");
     println!("{r}");
     assert_eq!(r.mismatches, 0, "{r}");
     assert!(r.packets >= 10_000, "{r}");

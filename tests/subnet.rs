@@ -434,6 +434,12 @@ fn the_sm_answers_sminfo_get_through_the_rtl() {
 /// and VCRC, and the requests are the SM's phases in order.
 #[test]
 fn bring_up_trace_of_a_small_fabric() {
+    for w in vl15_bindings::DEV_DATA_WIDTHS {
+        bring_up_trace_at(w);
+    }
+}
+
+fn bring_up_trace_at(w: u32) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("tiny");
     std::fs::write(
@@ -443,6 +449,7 @@ fn bring_up_trace_of_a_small_fabric() {
     .unwrap();
     let mut opts = SimOptions::default();
     opts.net.trace = true;
+    opts.net.data_w = w;
     let (net, _sm, s) = bring_up(&path, &opts).unwrap();
     assert_eq!((s.active_ports, s.linked_ports), (4, 4));
     let mut t = net.trace.clone();
@@ -472,5 +479,5 @@ fn bring_up_trace_of_a_small_fabric() {
         .position(|l| l.contains("LinearForwardingTable"))
         .unwrap();
     assert!(last_ni < first_lft);
-    insta::assert_snapshot!("bring_up_tiny", text);
+    insta::assert_snapshot!(format!("bring_up_tiny_w{w}"), text);
 }

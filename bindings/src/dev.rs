@@ -1,7 +1,8 @@
 //! cxx bindings to the Verilated multiport devices (docs/fabric.md): the
 //! switch of any radix 1..64 (its tiles `sw_mgmt_tile` and `sw_port_tile`,
 //! composed by `sim/sw_tiles.h` as `ib_switch_top` composes them) and the
-//! multiport CA `ib_ca_mp_top` with 1 and 2 ports, all at DataW 64. Only bits move here, as in the crate root: per external
+//! multiport CA `ib_ca_mp_top` with 1 and 2 ports, each at DataW 64 and 128.
+//! Only bits move here, as in the crate root: per external
 //! port a [`PortIn`]/[`PortOut`] (port p = 1..N at index p−1), the rest of the
 //! top in [`DevIn`]/[`DevOut`]. Encodings as [`crate::CaIn`] (stream data is
 //! `[u64; 2]` little-endian words, `tkeep` a `u16`, narrow ports the smallest
@@ -16,7 +17,7 @@ use crate::{Error, Result, ENV_TRACES};
 
 #[cxx::bridge(namespace = "vl15")]
 mod ffi {
-    /// Which device (all DataW 64).
+    /// Which device (each at DataW 64 or 128).
     #[derive(Debug)]
     #[repr(u8)]
     enum DevKind {
@@ -170,7 +171,7 @@ mod ffi {
         /// One Verilated multiport top (sim/dev_shim.h).
         type DevModel;
 
-        fn new_dev_model(kind: DevKind, nports: u32) -> Result<UniquePtr<DevModel>>;
+        fn new_dev_model(kind: DevKind, nports: u32, data_w: u32) -> Result<UniquePtr<DevModel>>;
         fn reset(self: Pin<&mut DevModel>, cycles: u32) -> Result<()>;
         fn step(
             self: Pin<&mut DevModel>,
@@ -211,12 +212,19 @@ impl std::fmt::Debug for Dev {
 /// The most external ports of a switch.
 pub const MAX_SWITCH_PORTS: u32 = 64;
 
+/// The DataW values the multiport devices are built at.
+pub const DEV_DATA_WIDTHS: [u32; 2] = [64, 128];
+
 impl Dev {
     /// A new model of `nports` external ports (a switch: 1..=64; the CA
-    /// kinds: their own count), not yet reset. Opens an FST dump when
-    /// `VL15_TRACE` is set (numbered as [`crate::Ca::new`] does).
-    pub fn new(kind: DevKind, nports: u32) -> Result<Dev> {
-        let model = ffi::new_dev_model(kind, nports)?;
+    /// kinds: their own count) at DataW `data_w` ([`DEV_DATA_WIDTHS`]), not
+    /// yet reset. Opens an FST dump when `VL15_TRACE` is set (numbered as
+    /// [`crate::Ca::new`] does).
+    pub fn new(kind: DevKind, nports: u32, data_w: u32) -> Result<Dev> {
+        if !DEV_DATA_WIDTHS.contains(&data_w) {
+            return Err(Error::DevWidth(data_w));
+        }
+        let model = ffi::new_dev_model(kind, nports, data_w)?;
         if model.is_null() {
             return Err(Error::Null);
         }

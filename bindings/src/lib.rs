@@ -34,7 +34,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 pub mod dev;
 
-pub use dev::{Dev, DevIn, DevKind, DevOut, PortIn, PortOut, MAX_SWITCH_PORTS};
+pub use dev::{Dev, DevIn, DevKind, DevOut, PortIn, PortOut, DEV_DATA_WIDTHS, MAX_SWITCH_PORTS};
 pub use ffi::{CaIn, CaOut};
 
 #[cxx::bridge(namespace = "vl15")]
@@ -183,6 +183,9 @@ pub enum Error {
     /// The width is not one the crate was built for.
     #[error("DataW must be 32, 64 or 128, got {0}")]
     Width(u32),
+    /// A multiport device at a width it is not built for.
+    #[error("the switch and multiport CA models are built at DataW 64 and 128, not {0}")]
+    DevWidth(u32),
     /// The simulation stopped: SV assertion, $fatal, $stop, $finish, or the
     /// instance already stopped by an earlier one. The exception is the
     /// message, not a `source`: reporters that print the error chain

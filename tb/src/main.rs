@@ -69,7 +69,7 @@ impl From<Lt> for LinkType {
 enum SoakDevice {
     /// One CA port, ib_ca_top, at each --width
     Ca,
-    /// The 8-port switch, ib_switch_top (DATA_W 64, the only switch width bound)
+    /// The 8-port switch (its tiles, as the fabric runs it) at DATA_W 64 and 128
     Switch,
 }
 
@@ -173,6 +173,10 @@ enum Cmd {
         /// the machine's cores); any count gives the same run
         #[arg(long, default_value_t = default_threads(), value_parser = clap::value_parser!(u16).range(1..=256))]
         threads: u16,
+        /// Data path width of every switch and CA in the fabric, in bits (64
+        /// or 128): fewer beats a packet at 128
+        #[arg(long, default_value_t = vl15::net::DEFAULT_DATA_W, value_parser = parse_fabric_width)]
+        width: u32,
     },
     /// Serve a fabric of RTL devices over ibsim's wire protocol.
     ///
@@ -205,6 +209,10 @@ enum Cmd {
         /// the machine's cores); any count gives the same run
         #[arg(long, default_value_t = default_threads(), value_parser = clap::value_parser!(u16).range(1..=256))]
         threads: u16,
+        /// Data path width of every switch and CA in the fabric, in bits (64
+        /// or 128): fewer beats a packet at 128
+        #[arg(long, default_value_t = vl15::net::DEFAULT_DATA_W, value_parser = parse_fabric_width)]
+        width: u32,
     },
     /// Bring a fabric of RTL switches and CAs up with the built-in SM.
     ///
@@ -256,6 +264,10 @@ enum Cmd {
         /// the machine's cores); any count gives the same run
         #[arg(long, default_value_t = default_threads(), value_parser = clap::value_parser!(u16).range(1..=256))]
         threads: u16,
+        /// Data path width of every switch and CA in the fabric, in bits (64
+        /// or 128): fewer beats a packet at 128
+        #[arg(long, default_value_t = vl15::net::DEFAULT_DATA_W, value_parser = parse_fabric_width)]
+        width: u32,
         /// Write every node's GUID, description, type, ports (LID, LMC,
         /// PortState, neighbour) and every switch's LFT, read from the RTL, as JSON
         #[arg(long, value_name = "OUT.json")]
@@ -292,7 +304,8 @@ enum Cmd {
         /// The device under test
         #[arg(long, value_enum, default_value = "ca")]
         device: SoakDevice,
-        /// Data path width in bits: 32, 64, 128, or all
+        /// Data path width in bits: 32, 64, 128, or all (the switch: 64,
+        /// 128 or all)
         #[arg(long, default_value = "all")]
         width: String,
         /// Packets handed to the device per width
@@ -361,6 +374,16 @@ enum Cmd {
         #[arg(long, value_delimiter = ',', default_value = "36x18,36x36,64x64", value_parser = parse_tree)]
         serve_trees: Vec<(u8, u8)>,
     },
+}
+
+/// `--width` of the fabric verbs: a width the fabric's models are built at.
+fn parse_fabric_width(s: &str) -> std::result::Result<u32, String> {
+    match s.parse::<u32>() {
+        Ok(w) if vl15_bindings::DEV_DATA_WIDTHS.contains(&w) => Ok(w),
+        _ => Err(format!(
+            "the fabric's models are built at DataW 64 and 128, not {s:?}"
+        )),
+    }
 }
 
 /// The machine's cores (the default of --threads).
@@ -478,7 +501,7 @@ fn widths(s: &str) -> Result<Vec<u32>> {
 }
 
 /// `vl15 soak --device switch`: the switch's own generator and scoreboard
-/// (`refmodel::switch`), which has its own classes and runs at DATA_W 64.
+/// (`refmodel::switch`), which has its own classes, at DATA_W 64 and 128.
 fn soak_switch(
     width: &str,
     packets: u64,
@@ -488,20 +511,30 @@ fn soak_switch(
     checkpoint: u64,
 ) -> Result<bool> {
     use vl15::refmodel::switch;
-    if !matches!(width, "64" | "all") {
-        bail!("the switch is bound at DATA_W 64 only (--width 64 or all), not {width:?}");
-    }
+    let ws: Vec<u32> = match width {
+        "all" => vl15_bindings::DEV_DATA_WIDTHS.to_vec(),
+        "64" | "128" => vec![width.parse()?],
+        _ => bail!(
+            "the switch is built at DATA_W 64 and 128 (--width 64, 128 or all), not {width:?}"
+        ),
+    };
     if !class.is_empty() {
         bail!("--class selects CA fault classes; the switch soak runs every switch class");
     }
-    let opt = switch::SoakOptions {
-        phase_packets: checkpoint.max(1),
-        fault_percent,
-        ..switch::SoakOptions::default()
-    };
-    let r = switch::soak(seed, packets, &opt).context("switch soak")?;
-    out!("{r}");
-    Ok(r.mismatches == 0)
+    let mut pass = true;
+    for w in ws {
+        let opt = switch::SoakOptions {
+            phase_packets: checkpoint.max(1),
+            fault_percent,
+            data_w: w,
+            ..switch::SoakOptions::default()
+        };
+        let r = switch::soak(seed, packets, &opt)
+            .with_context(|| format!("switch soak at DATA_W {w}"))?;
+        out!("{r}");
+        pass &= r.mismatches == 0;
+    }
+    Ok(pass)
 }
 
 fn soak(
@@ -701,12 +734,14 @@ fn main() -> ExitCode {
                 link_latency,
                 timeout_cycles,
                 threads,
+                width,
             } => vl15::serve::serve_file(
                 &topology,
                 sockname,
                 vl15::net::NetOptions {
                     link_latency,
                     threads: usize::from(threads),
+                    data_w: width,
                     ..Default::default()
                 },
                 timeout_cycles,
@@ -720,10 +755,12 @@ fn main() -> ExitCode {
                 link_latency,
                 console,
                 threads,
+                width,
             } => {
                 let opts = vl15::net::NetOptions {
                     link_latency,
                     threads: usize::from(threads),
+                    data_w: width,
                     ..Default::default()
                 };
                 vl15::net::discover_topology(&topology, from.as_deref(), port, &console, opts)
@@ -761,6 +798,7 @@ fn main() -> ExitCode {
                 timeout,
                 link_latency,
                 threads,
+                width,
                 dump_state,
                 verbose,
                 scenario: None,
@@ -779,6 +817,7 @@ fn main() -> ExitCode {
                 opts.sm.tx.timeout = timeout;
                 opts.net.link_latency = link_latency;
                 opts.net.threads = usize::from(threads);
+                opts.net.data_w = width;
                 vl15::simrun::bring_up(&topology, &opts).and_then(|(mut net, sm, summary)| {
                     if verbose {
                         for l in &sm.log {

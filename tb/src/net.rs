@@ -16,7 +16,9 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use anyhow::{anyhow, bail, ensure, Context, Result};
 use rayon::prelude::*;
-use vl15_bindings::{Dev, DevIn, DevKind, DevOut, PortIn, PortOut, MAX_SWITCH_PORTS};
+use vl15_bindings::{
+    Dev, DevIn, DevKind, DevOut, PortIn, PortOut, DEV_DATA_WIDTHS, MAX_SWITCH_PORTS,
+};
 
 use crate::device::{AddressHandle, RecvQueue, SmiMeta};
 use crate::fabric::TraceEntry;
@@ -30,8 +32,9 @@ use crate::topology::{NodeKind, Topology};
 /// High bits of the TIDs of the traps the switches send.
 const TRAP_TID_BASE: u64 = 0x7472_6170_0000_0000;
 
-/// Every device of the fabric runs at this width.
-pub const DATA_W: u32 = 64;
+/// The data path width of the fabric's devices by default: the faster of
+/// the two the models are built at (docs/scale.md).
+pub const DEFAULT_DATA_W: u32 = 128;
 
 /// The sideband of the MAD on a device's `sma_rx` stream (switch port 0 or
 /// a multiport CA), with the M_Key verdict.
@@ -239,6 +242,9 @@ pub struct NetOptions {
     /// Threads that evaluate the devices with work in a cycle (1: the
     /// calling thread alone). Any count gives the same run.
     pub threads: usize,
+    /// DataW of every device, in bits: one of
+    /// [`DEV_DATA_WIDTHS`].
+    pub data_w: u32,
 }
 
 impl Default for NetOptions {
@@ -250,6 +256,7 @@ impl Default for NetOptions {
             trace: false,
             trap_interval: 100_000,
             threads: 1,
+            data_w: DEFAULT_DATA_W,
         }
     }
 }
@@ -337,10 +344,10 @@ pub struct SmHost {
 }
 
 impl SmHost {
-    fn new(port: u8) -> Self {
+    fn new(port: u8, data_w: u32) -> Self {
         SmHost {
             port,
-            tx: Source::new(DATA_W, Pattern::Always),
+            tx: Source::new(data_w, Pattern::Always),
             rx: Sink::new(Pattern::Always),
             next_tid: 0x7a00_0000_0000_0001,
             cq: VecDeque::new(),
@@ -719,10 +726,14 @@ fn dev_kind(topo: &Topology, n: &crate::topology::TNode) -> Result<DevKind> {
 impl Net {
     /// Build every device of `topo` (reset, links up) and the links.
     pub fn new(topo: Topology, opts: NetOptions) -> Result<Net> {
+        let w = opts.data_w;
+        if !DEV_DATA_WIDTHS.contains(&w) {
+            bail!("the fabric runs at DataW {DEV_DATA_WIDTHS:?}, not {w}");
+        }
         let mut devs = Vec::with_capacity(topo.nodes.len());
         for (i, n) in topo.nodes.iter().enumerate() {
             let kind = dev_kind(&topo, n)?;
-            let mut dev = Dev::new(kind, u32::from(n.nports))
+            let mut dev = Dev::new(kind, u32::from(n.nports), w)
                 .with_context(|| format!("building the RTL of {:?}", n.id))?;
             dev.reset(4)
                 .with_context(|| format!("reset of {:?}", n.id))?;
@@ -742,24 +753,22 @@ impl Net {
                 port_links: vec![None; np],
                 sma: NodeSma::new(identity),
                 sma_rx: Sink::new(Pattern::Always),
-                sma_tx: Source::new(DATA_W, Pattern::Always),
+                sma_tx: Source::new(w, Pattern::Always),
                 sma_pending: VecDeque::new(),
                 sm: None,
                 sm_tx_tail: None,
                 sm_rx_mid: false,
                 sm_rx_skip: false,
                 sm_rq: vec![RecvQueue::empty(); np],
-                trap_tx: Source::new(DATA_W, Pattern::Always),
+                trap_tx: Source::new(w, Pattern::Always),
                 trap_pending: None,
                 last_states: Vec::new(),
                 last_link_up: vec![false; np],
                 traps_sent: 0,
                 mkey_violations: 0,
-                data_tx: (0..np)
-                    .map(|_| Source::new(DATA_W, Pattern::Always))
-                    .collect(),
+                data_tx: (0..np).map(|_| Source::new(w, Pattern::Always)).collect(),
                 data_rx: (0..np).map(|_| Sink::new(Pattern::Always)).collect(),
-                gmp_tx: Source::new(DATA_W, Pattern::Always),
+                gmp_tx: Source::new(w, Pattern::Always),
                 gmp_rx: Sink::new(Pattern::Always),
                 regs: VecDeque::new(),
                 read: None,
@@ -908,7 +917,7 @@ impl Net {
             if port != 0 {
                 bail!("{}: a switch's host sits on port 0, not {port}", dev.name);
             }
-            dev.sm = Some(SmHost::new(0));
+            dev.sm = Some(SmHost::new(0, self.opts.data_w));
             dev.sm_rx_skip = dev.sm_rx_mid;
             self.activate(d);
             if is_sm {
@@ -929,7 +938,7 @@ impl Net {
                 rq.flush();
             }
         }
-        dev.sm = Some(SmHost::new(port));
+        dev.sm = Some(SmHost::new(port, self.opts.data_w));
         dev.sm_rx_skip = dev.sm_rx_mid;
         dev.sm_rq[p] = RecvQueue::take_all();
         self.activate(d);
@@ -1197,7 +1206,10 @@ impl Net {
             .back()
             .map_or(now + link.latency, |(t, _)| t + 1)
             .max(now + link.latency);
-        for (due, b) in (first..).zip(crate::stream::to_beats(bytes, (DATA_W / 8) as usize)) {
+        for (due, b) in (first..).zip(crate::stream::to_beats(
+            bytes,
+            crate::stream::beat_bytes(self.opts.data_w),
+        )) {
             pipe.push_back((due, b));
             // Each beat wakes the receiver, as beats sent by a device do.
             self.wake.push(Reverse((due, d)));
@@ -1613,9 +1625,10 @@ impl Net {
                 dev.rx_listed = true;
                 self.rx_pending.push(d);
             }
+            let full_keep = crate::stream::full_keep(self.opts.data_w);
             let full = |data: [u64; 2], last: bool| Beat {
                 data,
-                keep: 0xFF,
+                keep: full_keep,
                 last,
             };
             let sma_meta = sma_rx_meta(&o);

@@ -354,21 +354,31 @@ pub fn bring_up_report(text: &str, k: u8) -> Result<String> {
     let dir = tempfile::tempdir()?;
     let path = dir.path().join(format!("fattree{k}"));
     std::fs::write(&path, text)?;
-    let opts = crate::simrun::SimOptions::default();
-    let (_net, _sm, s) = crate::simrun::bring_up(&path, &opts)?;
-    let _ = writeln!(
-        r,
-        "Bring-up by the built-in SM ({} outstanding): {} nodes, {}/{} ports Active, {:.2} s wall, {} SMPs on the wire, {} simulated cycles, {} VL15 drops / {} retries",
-        opts.sm.tx.max_outstanding,
-        s.nodes,
-        s.active_ports,
-        s.linked_ports,
-        s.bring_up_s,
-        s.smps_sent,
-        s.cycles,
-        s.vl15_dropped,
-        s.retries
-    );
+    // At each width the fabric's models are built at, interleaved with
+    // nothing else: the default width's run is the one set against ibsim.
+    let mut at_default = None;
+    for w in vl15_bindings::DEV_DATA_WIDTHS {
+        let mut opts = crate::simrun::SimOptions::default();
+        opts.net.data_w = w;
+        let (_net, _sm, s) = crate::simrun::bring_up(&path, &opts)?;
+        let _ = writeln!(
+            r,
+            "Bring-up by the built-in SM ({} outstanding), DataW {w}: {} nodes, {}/{} ports Active, {:.2} s wall, {} SMPs on the wire, {} simulated cycles, {} VL15 drops / {} retries",
+            opts.sm.tx.max_outstanding,
+            s.nodes,
+            s.active_ports,
+            s.linked_ports,
+            s.bring_up_s,
+            s.smps_sent,
+            s.cycles,
+            s.vl15_dropped,
+            s.retries
+        );
+        if w == crate::net::DEFAULT_DATA_W {
+            at_default = Some(s);
+        }
+    }
+    let s = at_default.ok_or_else(|| anyhow!("the default width is not built"))?;
     let topo = Topology::parse(text, &path)?;
     let ca = topo
         .nodes
@@ -379,7 +389,8 @@ pub fn bring_up_report(text: &str, k: u8) -> Result<String> {
         Ok(o) => {
             let _ = writeln!(
                 r,
-                "  OpenSM -o on ibsim, same file: {o:.2} s wall; built-in SM on the RTL / OpenSM on ibsim = {:.1}x (target <= 1.0)",
+                "  OpenSM -o on ibsim, same file: {o:.2} s wall; built-in SM on the RTL (DataW {}) / OpenSM on ibsim = {:.1}x (target <= 1.0)",
+                crate::net::DEFAULT_DATA_W,
                 s.bring_up_s / o
             );
         }
@@ -604,7 +615,10 @@ pub fn serve_report(trees: &[(u8, u8)]) -> Result<String> {
 fn step_ns(dev: &mut vl15_bindings::Dev, traffic: bool, cycles: u64) -> Result<f64> {
     use vl15_bindings::{DevIn, PortIn, PortOut};
     let n = dev.num_ports() as usize;
-    let beats = crate::stream::to_beats(crate::scenario::vectors::V1, 8);
+    let beats = crate::stream::to_beats(
+        crate::scenario::vectors::V1,
+        crate::stream::beat_bytes(dev.data_w()),
+    );
     let mut pin = vec![
         PortIn {
             link_up: true,
@@ -634,75 +648,77 @@ fn step_ns(dev: &mut vl15_bindings::Dev, traffic: bool, cycles: u64) -> Result<f
 }
 
 /// The cost of a switch's cycle against a CA port's, side by side in one
-/// run (median of 3 interleaved rounds): a 64-port switch with one port
-/// receiving SMPs back to back, the same switch with every port idle, and a
-/// one-port CA receiving the same SMPs.
+/// run (median of 3 interleaved rounds), at both data path widths of the
+/// fabric's models: a 64-port switch with one port receiving SMPs back to
+/// back, the same switch with every port idle, and a one-port CA receiving
+/// the same SMPs. What an SMP costs per hop is a cycle's cost times its
+/// beats.
 pub fn radix_report(cycles: u64) -> Result<String> {
-    use vl15_bindings::{Dev, DevKind};
-    let mut sw = Dev::new(DevKind::Switch, 64).context("the 64-port switch")?;
-    let mut sw_idle = Dev::new(DevKind::Switch, 64).context("the 64-port switch")?;
-    let mut ca = Dev::new(DevKind::CaMp1, 1).context("the 1-port CA")?;
-    for d in [&mut sw, &mut sw_idle, &mut ca] {
-        d.reset(4)?;
+    use vl15_bindings::{Dev, DevKind, DEV_DATA_WIDTHS};
+    struct Row {
+        w: u32,
+        devs: [Dev; 3],
+        ns: [Vec<f64>; 3],
     }
-    let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
+    let mut rows = Vec::new();
+    for w in DEV_DATA_WIDTHS {
+        let mut devs = [
+            Dev::new(DevKind::CaMp1, 1, w).context("the 1-port CA")?,
+            Dev::new(DevKind::Switch, 64, w).context("the 64-port switch")?,
+            Dev::new(DevKind::Switch, 64, w).context("the 64-port switch")?,
+        ];
+        for d in &mut devs {
+            d.reset(4)?;
+        }
+        rows.push(Row {
+            w,
+            devs,
+            ns: Default::default(),
+        });
+    }
     for _ in 0..3 {
-        c.push(step_ns(&mut ca, true, cycles)?);
-        a.push(step_ns(&mut sw, true, cycles)?);
-        b.push(step_ns(&mut sw_idle, false, cycles)?);
+        for row in &mut rows {
+            for (k, d) in row.devs.iter_mut().enumerate() {
+                row.ns[k].push(step_ns(d, k != 2, cycles)?);
+            }
+        }
     }
-    let med = |mut v: Vec<f64>| {
+    let med = |v: &[f64]| {
+        let mut v = v.to_vec();
         v.sort_by(|x, y| x.total_cmp(y));
         v[v.len() / 2]
     };
-    let (one, idle, ca) = (med(a), med(b), med(c));
+    let v1 = crate::scenario::vectors::V1.len();
     let mut r = String::new();
     let _ = writeln!(
         r,
-        "cost of one cycle (Dev::step, {cycles} cycles, median of 3 interleaved rounds; V1 back to back into port 1):"
+        "cost of one cycle (Dev::step, {cycles} cycles, median of 3 interleaved rounds; V1, {v1} bytes, back to back into port 1):"
     );
-    let _ = writeln!(
-        r,
-        "  1-port CA, port receiving:            {ca:8.0} ns  1.00"
-    );
-    let _ = writeln!(
-        r,
-        "  64-port switch, one port receiving:  {one:8.0} ns  {:.2}  (target <= 1.5)",
-        one / ca
-    );
-    let _ = writeln!(
-        r,
-        "  64-port switch, every port idle:     {idle:8.0} ns  {:.3}  (target <= 0.05)",
-        idle / ca
-    );
-    // The data path width: a CA port (ib_ca_top) at DataW 64 and 128 on
-    // the same SMPs; what an SMP costs is a cycle's cost times its beats.
-    let mut w = [Vec::new(), Vec::new()];
-    for _ in 0..3 {
-        for (k, width) in [64u32, 128].into_iter().enumerate() {
-            let ins = crate::bench::workload(width, cycles);
-            let mut port = vl15_bindings::Ca::new(width)?;
-            port.reset(4)?;
-            let t = Instant::now();
-            for i in &ins {
-                port.step(i)?;
-            }
-            w[k].push(t.elapsed().as_secs_f64() * 1e9 / cycles as f64);
-        }
-    }
-    let [w64, w128] = w.map(med);
-    let beats = |width: usize| crate::scenario::vectors::V1.len().div_ceil(width / 8);
-    let _ = writeln!(
-        r,
-        "data path width, a CA port receiving V1 ({} bytes) back to back:",
-        crate::scenario::vectors::V1.len()
-    );
-    for (width, ns) in [(64, w64), (128, w128)] {
+    let base = med(&rows[0].ns[0]);
+    for row in &rows {
+        let [ca, one, idle] = [0, 1, 2].map(|k| med(&row.ns[k]));
+        let beats = v1.div_ceil(row.w as usize / 8);
         let _ = writeln!(
             r,
-            "  DataW {width:3}: {ns:6.0} ns a cycle, {:2} beats an SMP: {:6.0} ns an SMP per hop",
-            beats(width),
-            ns * beats(width) as f64
+            "  DataW {:3} ({beats} beats an SMP; an SMP's hop against a DataW {} CA port's):",
+            row.w, rows[0].w
+        );
+        let _ = writeln!(
+            r,
+            "    1-port CA, port receiving:            {ca:6.0} ns  1.00          an SMP's hop {:6.0} ns  {:.2}",
+            ca * beats as f64,
+            ca * beats as f64 / (base * v1.div_ceil(rows[0].w as usize / 8) as f64)
+        );
+        let _ = writeln!(
+            r,
+            "    64-port switch, one port receiving:  {one:6.0} ns  {:.2} (<= 1.5)  an SMP's hop {:6.0} ns",
+            one / ca,
+            one * beats as f64
+        );
+        let _ = writeln!(
+            r,
+            "    64-port switch, every port idle:     {idle:6.0} ns  {:.3} (<= 0.05)",
+            idle / ca
         );
     }
     Ok(r)

@@ -15,6 +15,11 @@ pub fn beat_bytes(data_w: u32) -> usize {
     (data_w / 8) as usize
 }
 
+/// The keep mask of a whole beat at a data width in bits (32, 64, 128).
+pub fn full_keep(data_w: u32) -> u16 {
+    ((1u32 << beat_bytes(data_w)) - 1) as u16
+}
+
 /// A small deterministic generator (SplitMix64) so every pattern is
 /// reproducible from its seed; no crate needed for 10 lines.
 #[derive(Debug, Clone)]

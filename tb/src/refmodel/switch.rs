@@ -12,8 +12,8 @@
 //!   the directed overflow tests, where [`SwitchModel::buffer_full`] says
 //!   what a full buffer does). [`SwitchModel::sma_send`], `sm_send`,
 //!   `trap_send` and `gmp_send` predict what port 0's host sends.
-//! * [`Bench`]: drives the Verilated 8-port switch (the only switch binding
-//!   at DataW 64 that needs no extra feature) and checks it against the
+//! * [`Bench`]: drives the Verilated 8-port switch (at DataW 64 or 128,
+//!   the widths the fabric's models are built at) and checks it against the
 //!   model transaction by transaction, byte for byte, in order per (input,
 //!   output), and every counter through the register interface.
 //! * [`FaultClass`] and [`gen_packet`]: a seeded generator of good packets
@@ -32,10 +32,8 @@ use crate::mad::{self, Mad};
 use crate::net::swreg;
 use crate::packet::consts::*;
 use crate::packet::{Bth, Deth, Lrh, Packet};
-use crate::stream::{to_beats, Beat, Gate, Pattern, Rng, Sink, Source};
+use crate::stream::{beat_bytes, to_beats, Beat, Gate, Pattern, Rng, Sink, Source};
 
-/// Bytes per beat of the switch binding (DataW 64).
-pub const BEAT_BYTES: usize = 8;
 /// VL15 input slots per external port (`Vl15Depth`, docs/fabric.md).
 pub const VL15_DEPTH: usize = 3;
 /// Data-VL input slots per external port (`DataDepth`).
@@ -1866,11 +1864,17 @@ pub struct Bench {
 const LOG_MAX: usize = 20;
 
 impl Bench {
-    /// A reset, programmed switch (ports 1..=6 Active, 7 Init, 8 Down).
+    /// A reset, programmed switch (ports 1..=6 Active, 7 Init, 8 Down) at
+    /// DataW 64.
     pub fn new(seed: u64) -> Result<Bench> {
+        Bench::with_width(seed, 64)
+    }
+
+    /// [`Bench::new`] at DataW `w` (64 or 128).
+    pub fn with_width(seed: u64, w: u32) -> Result<Bench> {
         let mut dev =
-            Dev::new(DevKind::Switch, u32::from(NPORTS)).context("the 8-port switch model")?;
-        if dev.num_ports() != u32::from(NPORTS) || dev.data_w() != 64 {
+            Dev::new(DevKind::Switch, u32::from(NPORTS), w).context("the 8-port switch model")?;
+        if dev.num_ports() != u32::from(NPORTS) || dev.data_w() != w {
             bail!(
                 "switch binding has {} ports at DataW {}",
                 dev.num_ports(),
@@ -1879,6 +1883,7 @@ impl Bench {
         }
         dev.reset(4)?;
         let n = usize::from(NPORTS);
+        let self_w = w;
         let mut b = Bench {
             dev,
             pin: vec![PortIn::default(); n],
@@ -1896,10 +1901,10 @@ impl Bench {
             sma_rx: Sink::new(Pattern::Always),
             sm_rx: Sink::new(Pattern::Always),
             gmp_rx: Sink::new(Pattern::Always),
-            sma_tx: Source::new(64, Pattern::Always),
-            sm_tx: Source::new(64, Pattern::Always),
-            trap_tx: Source::new(64, Pattern::Always),
-            gmp_tx: Source::new(64, Pattern::Always),
+            sma_tx: Source::new(self_w, Pattern::Always),
+            sm_tx: Source::new(self_w, Pattern::Always),
+            trap_tx: Source::new(self_w, Pattern::Always),
+            gmp_tx: Source::new(self_w, Pattern::Always),
             exp: BTreeMap::new(),
             ctr_exp: BTreeMap::new(),
             inflight: HashMap::new(),
@@ -2037,7 +2042,7 @@ impl Bench {
         }
         let d = &mut self.drv[usize::from(g.port) - 1];
         d.q.push_back(Inj {
-            beats: to_beats(&g.bytes, BEAT_BYTES),
+            beats: to_beats(&g.bytes, beat_bytes(self.dev.data_w())),
             bytes: g.bytes,
             class: g.class,
             expect: g.expect,
@@ -2422,9 +2427,10 @@ impl Bench {
                 self.observe(Dest::Wire(i as u8 + 1), r.bytes, None, false);
             }
         }
+        let full_keep = crate::stream::full_keep(self.dev.data_w());
         let full = |data: [u64; 2], last: bool| Beat {
             data,
-            keep: 0xFF,
+            keep: full_keep,
             last,
         };
         // The RTL's sideband, M_Key verdict included: the models hold no
@@ -2620,7 +2626,7 @@ impl Bench {
     pub fn link_down_mid_packet(&mut self, rng: &mut Rng) -> Result<()> {
         let g = self.gen_class(rng, FaultClass::LinkDown);
         let p = g.port;
-        let beats = g.bytes.len().div_ceil(BEAT_BYTES);
+        let beats = g.bytes.len().div_ceil(beat_bytes(self.dev.data_w()));
         let cut = range(rng, 1, beats as u64 - 1) as usize;
         let g = GenPacket {
             host: None,
@@ -2777,16 +2783,17 @@ impl Bench {
             p.rx_tlast = false;
         });
         self.dev.reset(range(rng, 1, 8) as u32)?;
+        let self_w = self.dev.data_w();
         // Fresh host side: what was half received is gone with the wire.
         let pats: Vec<Pattern> = self.tx.iter().map(|_| Pattern::Always).collect();
         self.tx = pats.into_iter().map(Sink::new).collect();
         self.sma_rx = Sink::new(Pattern::Always);
         self.sm_rx = Sink::new(Pattern::Always);
         self.gmp_rx = Sink::new(Pattern::Always);
-        self.sma_tx = Source::new(64, Pattern::Always);
-        self.sm_tx = Source::new(64, Pattern::Always);
-        self.trap_tx = Source::new(64, Pattern::Always);
-        self.gmp_tx = Source::new(64, Pattern::Always);
+        self.sma_tx = Source::new(self_w, Pattern::Always);
+        self.sm_tx = Source::new(self_w, Pattern::Always);
+        self.trap_tx = Source::new(self_w, Pattern::Always);
+        self.gmp_tx = Source::new(self_w, Pattern::Always);
         self.exp.clear();
         self.ctr_exp.clear();
         self.inflight.clear();
@@ -2828,6 +2835,8 @@ pub struct SoakOptions {
     pub drain_bound: u64,
     /// Run the directed classes (overflow, link down, reset) between phases.
     pub directed: bool,
+    /// DataW of the switch model (64 or 128).
+    pub data_w: u32,
 }
 
 impl Default for SoakOptions {
@@ -2837,6 +2846,7 @@ impl Default for SoakOptions {
             fault_percent: 30,
             drain_bound: DRAIN_BOUND,
             directed: true,
+            data_w: 64,
         }
     }
 }
@@ -2852,6 +2862,8 @@ pub const DRAIN_BOUND: u64 = 100_000;
 #[derive(Clone, Debug, Default)]
 pub struct SwitchSoakReport {
     pub seed: u64,
+    /// DataW of the switch model.
+    pub data_w: u32,
     pub packets: u64,
     pub good: u64,
     /// Faulted packets (and directed events) by class.
@@ -2874,8 +2886,8 @@ impl std::fmt::Display for SwitchSoakReport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(
             f,
-            "switch soak seed {}: {} packets ({} good), {} delivered as predicted, {} mismatches",
-            self.seed, self.packets, self.good, self.matched, self.mismatches
+            "switch soak DATA_W {} seed {}: {} packets ({} good), {} delivered as predicted, {} mismatches",
+            self.data_w, self.seed, self.packets, self.good, self.matched, self.mismatches
         )?;
         writeln!(
             f,
@@ -2950,7 +2962,7 @@ pub fn phase_patterns(k: u64, rng: &mut Rng) -> Patterns {
 /// down mid-packet, reset mid-traffic).
 pub fn soak(seed: u64, packets: u64, opt: &SoakOptions) -> Result<SwitchSoakReport> {
     let t0 = Instant::now();
-    let mut b = Bench::new(seed)?;
+    let mut b = Bench::with_width(seed, opt.data_w)?;
     let mut rng = Rng::new(seed);
     let mut phase = 0u64;
     while b.tally.injected < packets {
@@ -3006,6 +3018,7 @@ pub fn soak(seed: u64, packets: u64, opt: &SoakOptions) -> Result<SwitchSoakRepo
         .collect();
     faults.insert("reset".into(), t.resets);
     Ok(SwitchSoakReport {
+        data_w: opt.data_w,
         seed,
         packets: t.injected,
         good,
