@@ -38,12 +38,32 @@ using Data = std::array<uint64_t, 2>;
 template <class T>
 inline void put_beat(T& v, unsigned idx, unsigned w, const Data& d) {
   const unsigned lsb = idx * w;
+  if constexpr (!std::is_integral_v<T>) {
+    if (lsb % 32 == 0 && (w == 64 || w == 128)) {  // whole words: the common case
+      const unsigned k = lsb / 32;
+      v[k] = static_cast<uint32_t>(d[0]);
+      v[k + 1] = static_cast<uint32_t>(d[0] >> 32);
+      if (w == 128) {
+        v[k + 2] = static_cast<uint32_t>(d[1]);
+        v[k + 3] = static_cast<uint32_t>(d[1] >> 32);
+      }
+      return;
+    }
+  }
   set_bits(v, lsb, w < 64 ? w : 64, d[0]);
   if (w > 64) set_bits(v, lsb + 64, w - 64, d[1]);
 }
 template <class T>
 inline Data get_beat(const T& v, unsigned idx, unsigned w) {
   const unsigned lsb = idx * w;
+  if constexpr (!std::is_integral_v<T>) {
+    if (lsb % 32 == 0 && (w == 64 || w == 128)) {  // whole words: the common case
+      const unsigned k = lsb / 32;
+      Data d{uint64_t{v[k]} | (uint64_t{v[k + 1]} << 32), 0};
+      if (w == 128) d[1] = uint64_t{v[k + 2]} | (uint64_t{v[k + 3]} << 32);
+      return d;
+    }
+  }
   Data d{get_bits(v, lsb, w < 64 ? w : 64), 0};
   if (w > 64) d[1] = get_bits(v, lsb + 64, w - 64);
   return d;
@@ -307,13 +327,12 @@ class SwitchModel final : public DevModel {
     }
     const bool was_idle = last_o_.idle;
     DevOut o{};
-    host_.step([&](Top& m) { apply(m, in, pi); },
-               [&](const Top& m) { read(m, o, po); });
+    host_.step([&](Top& m) { apply(m, in, pi); }, [&](const Top&) { read(host_.model(), o); });
     settled_ = q && was_idle && o.idle;
     last_o_ = o;
     last_reg_addr_ = in.reg_addr;
     for (unsigned k = 0; k < n_; ++k) {
-      last_po_[k] = po[k];
+      po[k] = last_po_[k];
       last_link_[k] = pi[k].link_up;
     }
     return o;
@@ -344,16 +363,20 @@ class SwitchModel final : public DevModel {
     apply_host<W, true>(m.tiles.mgmt(), i);
   }
 
-  void read(const Top& m, DevOut& o, PortOut* p) const {
+  // The outputs into last_po_ (a tile that was not evaluated since the
+  // last read keeps its outputs) and `o`.
+  void read(Top& m, DevOut& o) {
     const MgmtM& g = m.tiles.mgmt();
+    m.tiles.take_touched([&](unsigned p) {
+      const TileM& t = m.tiles.tile(p);
+      PortOut& q = last_po_[p - 1];
+      q.tx_tdata = get_beat(t.tx_tdata_o, 0, W);
+      q.tx_tkeep = t.tx_tkeep_o;
+      q.tx_tvalid = t.tx_tvalid_o;
+      q.tx_tlast = t.tx_tlast_o;
+    });
     for (unsigned k = 0; k < n_; ++k) {
-      const TileM& t = m.tiles.tile(k + 1);
-      p[k] = PortOut{};
-      p[k].tx_tdata = get_beat(t.tx_tdata_o, 0, W);
-      p[k].tx_tkeep = t.tx_tkeep_o;
-      p[k].tx_tvalid = t.tx_tvalid_o;
-      p[k].tx_tlast = t.tx_tlast_o;
-      p[k].port_state = static_cast<uint8_t>(get_bits(g.port_state_o, 4 * (k + 1), 4));
+      last_po_[k].port_state = static_cast<uint8_t>(get_bits(g.port_state_o, 4 * (k + 1), 4));
     }
     read_host<W, true>(g, o);
   }

@@ -80,6 +80,7 @@ class SwTiles {
     mgmt_.reset(new MgmtM(ctx, "mgmt"));
     tiles_.resize(n_ + 1);
     st_.resize(n_ + 1);
+    wire_.resize(n_ + 1);
     for (unsigned p = 1; p <= n_; ++p) {
       const std::string name = "port" + std::to_string(p);
       tiles_[p].reset(new TileM(ctx, name.c_str()));
@@ -98,6 +99,8 @@ class SwTiles {
       clear_xbar_inputs(t);
       mark(p);
     }
+    touched_flag_.assign(n_ + 1, 0);
+    for (unsigned p = 1; p <= n_; ++p) touch(p);
     // Every wire from a tile starts idle; ports beyond the radix have no
     // tile and stay so (Down, not busy, no lookups).
     MgmtM& m = *mgmt_;
@@ -130,6 +133,16 @@ class SwTiles {
   const MgmtM& mgmt() const { return *mgmt_; }
   // External port p's model (1..num_ports): tx_* outputs, valid after settle().
   const TileM& tile(unsigned p) const { return *tiles_[p]; }
+  // Calls f(p) once for every tile evaluated since the last call (the
+  // others' outputs are as they were then), and forgets them.
+  template <class F>
+  void take_touched(F&& f) {
+    for (const unsigned p : touched_) {
+      f(p);
+      touched_flag_[p] = 0;
+    }
+    touched_.clear();
+  }
   // Every model into one waveform (port 0 as "mgmt", port p as "port<p>");
   // call before the trace file is opened. A tile that is not evaluated
   // keeps its values, as a gated tile does.
@@ -153,19 +166,23 @@ class SwTiles {
   template <class D>
   void set_port(unsigned p, const D& data, uint32_t keep, bool valid, bool last, bool tready,
                 bool link_up) {
+    // Most ports are idle in most cycles: compare against the wire's last
+    // values here rather than touch the tile's model (a cache miss each).
+    Wire& w = wire_[p];
+    if (!valid && !w.valid && tready == w.tready && link_up == w.link_up) return;
     TileM& t = *tiles_[p];
     if (valid) {
       t.rx_tdata_i = data;
       t.rx_tkeep_i = keep;
       t.rx_tlast_i = last;
     }
-    if (valid || valid != static_cast<bool>(t.rx_tvalid_i) ||
-        tready != static_cast<bool>(t.tx_tready_i) || link_up != static_cast<bool>(t.link_up_i)) {
+    if (valid || valid != w.valid || tready != w.tready || link_up != w.link_up) {
       mark(p);
     }
     t.rx_tvalid_i = valid;
     t.tx_tready_i = tready;
     t.link_up_i = link_up;
+    w = Wire{valid, tready, link_up};
   }
 
   // Clock low: evaluate what may have changed and follow the wires, so that
@@ -232,6 +249,7 @@ class SwTiles {
       }
       t.clk_i = 1;
       t.eval();
+      touch(p);
       s.en = t.clk_en_o;
       s.dirty = false;
     }
@@ -259,6 +277,14 @@ class SwTiles {
   }
 
  private:
+  // The wire side of a port as last set (the tile's rx_tvalid_i,
+  // tx_tready_i, link_up_i).
+  struct Wire {
+    bool valid = false;
+    bool tready = true;
+    bool link_up = true;
+  };
+
   struct Tile {
     bool en = true;       // its clock enable after its last evaluation
     bool dirty = true;    // an input changed since then
@@ -268,6 +294,14 @@ class SwTiles {
     bool reg_bus = false; // it holds the register bus of a write or read
     bool listed = false;  // in cand_
   };
+
+  // Tile p was evaluated: its outputs may differ from the last read.
+  void touch(unsigned p) {
+    if (!touched_flag_[p]) {
+      touched_flag_[p] = 1;
+      touched_.push_back(p);
+    }
+  }
 
   // Tile p may change in this cycle (an input changed): a candidate.
   void mark(unsigned p) {
@@ -294,6 +328,7 @@ class SwTiles {
     refresh_config(t, st_[p]);
     t.clk_i = 0;
     t.eval();
+    touch(p);
     after_tile(p);
   }
 
@@ -494,7 +529,10 @@ class SwTiles {
   std::unique_ptr<MgmtM> mgmt_;
   std::vector<std::unique_ptr<TileM>> tiles_;  // [1..n_]
   std::vector<Tile> st_;
+  std::vector<Wire> wire_;
   std::vector<unsigned> cand_;  // tiles that may change in this cycle
+  std::vector<unsigned> touched_;       // tiles evaluated since take_touched()
+  std::vector<uint8_t> touched_flag_;  // [p]: p is in touched_
   // The register bus as port 0 last decoded it.
   uint8_t bus_we_ = 0xFF;
   uint16_t bus_addr_ = 0;
