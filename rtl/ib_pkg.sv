@@ -437,7 +437,7 @@ package ib_pkg;
     SwCtr0MkeyViol    = 4'd15   // SMP for the switch SMA dropped for a bad M_Key (smi_mkey_chk)
   } sw_ctr0_e;
 
-  // Port 0, the GMP (QP1) path: a second bank (0x0600 + c)
+  // Port 0, the GMP (QP1) path: a second bank (SwRegCtr0GBase + c)
   typedef enum logic [3:0] {
     SwCtr0gRxPkts     = 4'd0,   // data packets the crossbar delivered to the GMP receive path
     SwCtr0gIcrcErr    = 4'd1,   // gsi_rx_check: ICRC mismatch

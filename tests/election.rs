@@ -1,4 +1,4 @@
-//! Several SMs on one RTL fabric (issue 4, ibspec §9): election by
+//! Several SMs on one RTL fabric (ibspec §9): election by
 //! priority then lower GUID, Standby polling, a dead master replaced, a
 //! higher SM that joins getting the HANDOVER, the SMInfo control codes.
 //!

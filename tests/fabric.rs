@@ -1,4 +1,4 @@
-//! Whole fabrics of RTL switches and CAs (issue 3), checked against the real
+//! Whole fabrics of RTL switches and CAs checked against the real
 //! ibsim and ibnetdiscover on the same topology files.
 //!
 //! - `vl15 discover` (every SMP processed hop by hop by the Verilated
@@ -309,9 +309,9 @@ const SW0_DR_DISCARD: u8 = 5;
 
 #[test]
 fn hop_count_63_is_answered_64_is_dropped() {
-    use vl15::net::swreg;
     use vl15::packet::attr::NodeInfo;
     use vl15::packet::Packet;
+    use vl15::regmap::swreg;
     let mut net = Net::new(
         Topology::parse(LOOP, Path::new("loop")).unwrap(),
         NetOptions::default(),
@@ -353,11 +353,11 @@ fn hop_count_63_is_answered_64_is_dropped() {
 
     // And from the SM: the CA's send engine drops hc 64 itself (C14-6 in
     // the send rules) and counts it.
-    let sq_dr = vl15::device::reg::COUNTERS
+    let sq_dr = vl15::regmap::reg::COUNTERS
         .iter()
         .position(|c| *c == "sq_dr_discard")
         .unwrap() as u8;
-    let addr = vl15::net::mpreg::port(1, vl15::device::reg::CTR_BASE + sq_dr);
+    let addr = vl15::regmap::mpreg::port(1, vl15::regmap::reg::CTR_BASE + sq_dr);
     let before = net.read_reg(a, addr).unwrap();
     let mut m = mad::dr_request(METHOD_GET, ATTR_NODE_INFO, 0, 0x65, &[1; 63]);
     m[7] = 64;
@@ -381,8 +381,8 @@ Switch 8 \"S3\"\n[1] \"S2\"[2]\n[2] \"B\"[1]\n\nHca 1 \"B\"\n[1] \"S3\"[2]\n";
 /// Build CHAIN with LIDs, LFTs, LinearFDBTop and every cabled port Active,
 /// all written straight into the RTL registers (no SM).
 fn chain_by_hand(trace: bool, data_w: u32) -> Net {
-    use vl15::device::reg;
-    use vl15::net::{mpreg, swreg};
+    use vl15::regmap::reg;
+    use vl15::regmap::{mpreg, swreg};
     let mut net = Net::new(
         Topology::parse(CHAIN, Path::new("chain")).unwrap(),
         NetOptions {
@@ -464,8 +464,8 @@ fn lid_routed_smps_and_data_cross_three_switches() {
 }
 
 fn lid_routed_smps_and_data_cross_three_switches_at(w: u32) {
-    use vl15::net::swreg;
     use vl15::packet::attr::NodeInfo;
+    use vl15::regmap::swreg;
     let mut net = chain_by_hand(false, w);
     let a = net.dev_index("A").unwrap();
     let b = net.dev_index("B").unwrap();
@@ -619,7 +619,7 @@ fn fat_tree_sweep_loses_only_what_the_counters_show() {
 
 #[test]
 fn link_down_mid_stream_delivers_only_whole_packets() {
-    use vl15::net::swreg;
+    use vl15::regmap::swreg;
     let mut net = chain_by_hand(false, 64);
     let a = net.dev_index("A").unwrap();
     let b = net.dev_index("B").unwrap();
@@ -768,7 +768,7 @@ fn received_tids(net: &mut Net, d: usize) -> Vec<u64> {
         .collect()
 }
 
-/// Project issue 4: "A response that arrives with no receive WQE posted is
+/// The SM's receive queue (docs/decisions.md): "A response that arrives with no receive WQE posted is
 /// dropped by the RTL and counted (VL15Dropped), as hardware does." A MAD
 /// for the SM is dropped whole (never delivered, never blocking the port),
 /// VL15Dropped goes up by exactly 1 per dropped MAD, requests for the CA's
@@ -914,8 +914,8 @@ fn gmp_packet(dlid: u16, slid: u16, vl: u8, tid: u32) -> Vec<u8> {
 /// back to the CA's data port; counters say so.
 #[test]
 fn gmps_reach_a_switch_lid_and_leave_its_port_0() {
-    use vl15::device::reg;
-    use vl15::net::{mpreg, swreg};
+    use vl15::regmap::reg;
+    use vl15::regmap::{mpreg, swreg};
     use vl15::simrun::{bring_up, SimOptions};
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("chain");

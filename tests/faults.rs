@@ -1,4 +1,4 @@
-//! The CA port against its reference model under faults (issue 6): a seeded
+//! The CA port against its reference model under faults: a seeded
 //! soak of good and faulted packets at line rate per DATA_W, one short test
 //! per fault class asserting the disposition and counter the spec gives it,
 //! and tests that the scoreboard catches a wrong byte.
@@ -365,7 +365,7 @@ fn class_link_down_mid_packet() {
             b.step().unwrap();
         }
         assert_eq!(
-            b.step_read(vl15::device::reg::PORT_STATE).unwrap(),
+            b.step_read(vl15::regmap::reg::PORT_STATE).unwrap(),
             u32::from(PORT_STATE_DOWN)
         );
         b.set_link(true);
@@ -373,7 +373,7 @@ fn class_link_down_mid_packet() {
             b.step().unwrap();
         }
         assert_eq!(
-            b.step_read(vl15::device::reg::PORT_STATE).unwrap(),
+            b.step_read(vl15::regmap::reg::PORT_STATE).unwrap(),
             u32::from(PORT_STATE_INIT)
         );
         b.inject(&g.good_packet(faults::Good::LidGet).to_bytes(), "good");
@@ -387,7 +387,7 @@ fn class_link_down_mid_packet() {
 }
 
 /// A MAD for the SM with no receive WQE posted is dropped and counted in
-/// VL15Dropped (README "The SM's receive queue"); with WQEs it is delivered.
+/// VL15Dropped (docs/decisions.md "The SM's receive queue"); with WQEs it is delivered.
 #[test]
 fn sm_mad_without_wqe() {
     for w in WIDTHS {
@@ -470,9 +470,9 @@ fn scoreboard_catches_a_counter_difference() {
     // clear SmiToSma in the RTL only: step the port without the scoreboard
     // seeing the write (its tap emptied)
     b.port
-        .write_reg(vl15::device::reg::CTR_CLEAR_SEL, 1 << Ctr::SmiToSma as u32);
+        .write_reg(vl15::regmap::reg::CTR_CLEAR_SEL, 1 << Ctr::SmiToSma as u32);
     for _ in 0..3 {
-        b.port.step(None, vl15::device::reg::ID).unwrap();
+        b.port.step(None, vl15::regmap::reg::ID).unwrap();
     }
     b.port.tap = Some(Box::default());
     let e = b.check_counters().unwrap_err().to_string();

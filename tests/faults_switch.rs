@@ -278,7 +278,8 @@ fn scoreboard_catches_a_wrong_counter() {
     }
     b.drain(rs::DRAIN_BOUND).expect("drain");
     // A counter write the model does not know of: CTR_CLEAR.
-    b.write_reg(vl15::net::swreg::CTR_CLEAR, 1).expect("write");
+    b.write_reg(vl15::regmap::swreg::CTR_CLEAR, 1)
+        .expect("write");
     b.check_counters().expect("counters");
     assert!(b.tally.mismatches > 0);
 }

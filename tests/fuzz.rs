@@ -1,4 +1,4 @@
-//! The fuzz targets of `vl15::fuzz` (issue 6, "Parsers and the server"), a
+//! The fuzz targets of `vl15::fuzz`, a
 //! short run each: a fixed number of structure-aware cases per target from
 //! fixed seeds (`make test`; `vl15 fuzz --seconds N` runs them for longer,
 //! in `make bench`), proptest's unstructured byte strings on every parser,

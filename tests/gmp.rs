@@ -1,4 +1,4 @@
-//! QP1 through the RTL fabric without `vl15 serve` (issue 5, QP1): GMPs
+//! QP1 through the RTL fabric without `vl15 serve`: GMPs
 //! cross the RTL switches on a data VL, the PMA of each CA port answers
 //! PerfMgt from the port's RTL counters, and the GMP client follows one GSA
 //! redirect.
@@ -7,7 +7,7 @@
 //! RTL registers read here independently: PortXmitPkts/PortRcvPkts grow by
 //! exactly the packets that crossed the port; VL15Dropped grows by exactly
 //! the SMPs the RTL had to drop (a MAD for a host SM that has posted no
-//! receive WQE, issue 4); a reset zeroes what CounterSelect names.
+//! receive WQE); a reset zeroes what CounterSelect names.
 //!
 //! The fabric is `net.2sw2path4hca` brought up by the built-in SM (on
 //! Hca1) with LMC 1, so every CA port owns two LIDs. The SM is not stepped
@@ -16,15 +16,16 @@
 mod common;
 use common::*;
 
-use vl15::device::reg;
 use vl15::gmp::{
     decode_port_counters, pma_request, ClassPortInfo, GmpClient, GmpDest, GmpError, Gsi,
     PortCounters, Redirect, ATTR_PORT_COUNTERS, GMP_DATA,
 };
 use vl15::mad;
-use vl15::net::{mpreg, swreg, Net};
+use vl15::net::Net;
 use vl15::packet::consts::*;
 use vl15::packet::Packet;
+use vl15::regmap::reg;
+use vl15::regmap::{mpreg, swreg};
 use vl15::simrun::{bring_up, SimOptions};
 
 fn fabric() -> Net {

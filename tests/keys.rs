@@ -1,4 +1,4 @@
-//! QP1 P_Key and Q_Key checks through the RTL fabric (issue 6): a GMP whose
+//! QP1 P_Key and Q_Key checks through the RTL fabric: a GMP whose
 //! BTH P_Key matches no entry of the receiving port's P_Key table, or whose
 //! DETH Q_Key is not 0x80010000, is dropped by the RTL (`gsi_rx_check`),
 //! counted in the port's P_KeyViolations / Q_KeyViolations (PortInfo bytes
@@ -18,13 +18,14 @@
 mod common;
 use common::*;
 
-use vl15::device::reg;
 use vl15::gmp::{pma_request, GmpClient, GmpDest, Gsi, ATTR_PORT_COUNTERS};
 use vl15::mad::{self, Mad};
-use vl15::net::{mpreg, swreg, Net};
+use vl15::net::Net;
 use vl15::node_sma::{CA_PARTITION_CAP, TRAP_BAD_P_KEY, TRAP_BAD_Q_KEY};
 use vl15::packet::consts::*;
 use vl15::packet::PortInfo;
+use vl15::regmap::reg;
+use vl15::regmap::{mpreg, swreg};
 use vl15::simrun::{bring_up, SimOptions};
 use vl15::subnet_sm::{run_for, SubnetManager};
 

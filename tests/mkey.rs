@@ -13,10 +13,11 @@
 //! - a valid Set(PortInfo) writes M_Key, protect and lease into the RTL.
 
 use anyhow::{ensure, Context, Result};
-use vl15::device::{reg, AddressHandle};
+use vl15::device::AddressHandle;
 use vl15::mad::{self, Mad};
 use vl15::packet::consts::*;
 use vl15::packet::{Packet, PortInfo};
+use vl15::regmap::reg;
 use vl15::scenario::{Run, CA, CA_LID, SM_LID};
 use vl15::sm::{dr_ah, lid_ah};
 
@@ -432,7 +433,8 @@ fn set_writing_zero_clears_violations_and_dr_smps_are_checked() -> Result<()> {
 
 mod common;
 
-use vl15::net::{mpreg, swreg, Net};
+use vl15::net::Net;
+use vl15::regmap::{mpreg, swreg};
 use vl15::simrun::{bring_up_sms, dump_state, start_sm, SimOptions, SmSpec};
 use vl15::subnet_sm::{run_for, SmState, SubnetManager};
 

@@ -1,4 +1,4 @@
-//! `vl15 serve` (issue 5): the ibsim wire protocol (ibspec §10) in front of
+//! `vl15 serve`: the ibsim wire protocol (ibspec §10) in front of
 //! the RTL fabric, checked against the real ibsim on the same topology file.
 //!
 //! - The control replies a client gets (GET_VENDOR, GET_NODEINFO,
@@ -839,13 +839,13 @@ fn field(f: &[(String, u64)], name: &str) -> u64 {
 /// (XmitPkts, RcvPkts, VL15Dropped, RcvErrors, XmitData, RcvData; mapping
 /// in `vl15::gmp::PortCounters`).
 fn rtl_counters(net: &mut Net, d: usize, p: u8) -> [u64; 6] {
-    use vl15::device::reg;
+    use vl15::regmap::reg;
     let mut c = |name: &str| {
         let i = reg::COUNTERS
             .iter()
             .position(|c| *c == name)
             .unwrap_or_else(|| panic!("no RTL counter {name}"));
-        let a = vl15::net::mpreg::port(p, reg::CTR_BASE + i as u8);
+        let a = vl15::regmap::mpreg::port(p, reg::CTR_BASE + i as u8);
         u64::from(net.read_reg(d, a).unwrap())
     };
     [
@@ -1008,7 +1008,7 @@ fn perfquery_reads_the_rtl_counters_of_ca_and_switch_ports() {
 /// XmitData, RcvData), by the docs/fabric.md counter table (`sw_ctr_e`)
 /// and the mapping documented in `vl15::gmp::switch_counters`.
 fn rtl_switch_counters(net: &mut Net, s: usize, p: u8) -> [u64; 7] {
-    let mut c = |i: u8| u64::from(net.read_reg(s, vl15::net::swreg::ctr(p, i)).unwrap());
+    let mut c = |i: u8| u64::from(net.read_reg(s, vl15::regmap::swreg::ctr(p, i)).unwrap());
     [
         c(12) + c(13),
         c(0),
@@ -1058,8 +1058,8 @@ fn saquery_is_answered_by_opensm_through_the_rtl_as_on_ibsim() {
                 "saquery {args:?} on ibsim: {want}"
             );
             // ibsim ignores a Set of M_KeyLeasePeriod (its PortInfo
-            // template keeps 0x0FF9 = 4089); the RTL's M_Key check takes it
-            // (issue 6), and OpenSM writes its default lease period, 0,
+            // template keeps 0x0FF9 = 4089); the RTL's M_Key check takes it,
+            // and OpenSM writes its default lease period, 0,
             // into every port it configures. Everything else must match.
             let lease = |text: &str, v: &str| {
                 let mut r = records(text);

@@ -1,5 +1,5 @@
-//! `vl15 serve` under a hostile client (issue 6, "Parsers and the server";
-//! ibspec §10 is the protocol abused): afterwards a well-behaved client
+//! `vl15 serve` under a hostile client (ibspec §10 is the protocol
+//! abused): afterwards a well-behaved client
 //! still attaches and a directed-route Get(NodeInfo) through the fabric at
 //! hop 0 and hop 1 answers what the topology file says
 //! (`vl15::hostile::check_well_behaved`).

@@ -1,4 +1,4 @@
-//! The built-in SM brings fabrics of RTL switches and CAs up (issue 4).
+//! The built-in SM brings fabrics of RTL switches and CAs up.
 //!
 //! Every check reads the devices, not the SM: the state dump takes LIDs,
 //! LMC, PortState and LFTs from the RTL registers, and the expectations

@@ -17,9 +17,10 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 
 use crate::crc;
-use crate::device::{reg, PortRegisters, SmiMeta};
+use crate::device::{PortRegisters, SmiMeta};
 use crate::mad::Mad;
 use crate::pcap::{self, LinkType, PcapRecord};
+use crate::regmap::reg;
 use crate::sma::{Sma, SmaConfig};
 
 pub const SYNC: u8 = 0xA5;

@@ -81,7 +81,7 @@ pub struct Doorbell {
 /// The host side of the SM's receive queue, whose count lives in the RTL
 /// (`ib_ca_top`'s `sm_rq_*` doorbell): the RTL uses one WQE per MAD it
 /// delivers on `sm_rx_*` and, with none posted, discards a MAD for the SM and
-/// counts it in VL15Dropped (project issue 4). The host keeps its own view of
+/// counts it in VL15Dropped, as hardware does. The host keeps its own view of
 /// what is posted, and rings the doorbell once per clocked cycle with at most
 /// 255 WQEs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -169,96 +169,6 @@ impl RecvQueue {
             clr: std::mem::take(&mut self.clear),
         }
     }
-}
-
-/// Register word addresses and counter indices, mirroring `rtl/ib_pkg.sv`.
-pub mod reg {
-    pub const ID: u8 = 0x00;
-    pub const PORT_LID: u8 = 0x01;
-    pub const PORT_LMC: u8 = 0x02;
-    pub const MASTER_SM_LID: u8 = 0x03;
-    pub const MASTER_SM_SL: u8 = 0x04;
-    pub const PORT_STATE: u8 = 0x05;
-    pub const PORT_NUM: u8 = 0x06;
-    pub const CAPS: u8 = 0x07;
-    pub const RX_DEPTH: u8 = 0x08;
-    /// Write-only: clears counter i for every set bit i of the written word.
-    pub const CTR_CLEAR_SEL: u8 = 0x0E;
-    /// Write-only: any write clears every counter.
-    pub const CTR_CLEAR: u8 = 0x0F;
-    pub const CTR_BASE: u8 = 0x10;
-    pub const ID_VALUE: u32 = 0x564C_3135;
-    /// P_Key table (gsi_rx_check): size (RO), entry index, entry data (a
-    /// write also steps the index).
-    pub const PKEY_CAP: u8 = 0x40;
-    pub const PKEY_IDX: u8 = 0x41;
-    pub const PKEY_DATA: u8 = 0x42;
-    /// Index in [`COUNTERS`] of the QP1 key-violation counters.
-    pub const CTR_PKEY_VIOL: u8 = 25;
-    pub const CTR_QKEY_VIOL: u8 = 26;
-
-    /// M_Key state (`smi_mkey_chk`): M_Key low word (staged until the high
-    /// word is written), high word (commits both), M_KeyProtectBits,
-    /// M_KeyLeasePeriod (seconds), clock cycles per lease second,
-    /// M_KeyViolations, lease status (RO: bit 16 running, 15:0 seconds).
-    pub const MKEY_LO: u8 = 0x30;
-    pub const MKEY_HI: u8 = 0x31;
-    pub const MKEY_PROT: u8 = 0x32;
-    pub const MKEY_LEASE: u8 = 0x33;
-    pub const MKEY_TICK: u8 = 0x34;
-    pub const MKEY_VIOLS: u8 = 0x35;
-    pub const MKEY_LEASE_ST: u8 = 0x36;
-    /// Reset value of MKEY_TICK: a 125 MHz clock.
-    pub const MKEY_TICK_RESET: u32 = 125_000_000;
-
-    /// Counter names in `ib_pkg::ctr_e` order.
-    pub const COUNTERS: [&str; 27] = [
-        "rx_pkts",
-        "rx_vcrc_err",
-        "rx_lver_err",
-        "rx_lnh_err",
-        "rx_len_err",
-        "rx_data_pkts",
-        "vl15_dropped",
-        "smi_icrc_err",
-        "smi_bad_hdr",
-        "smi_lid_err",
-        "smi_dr_discard",
-        "smi_port_down",
-        "smi_to_sma",
-        "smi_to_sm",
-        "sq_dr_discard",
-        "sq_local",
-        "sq_pkts",
-        "tx_vl15_pkts",
-        "tx_data_pkts",
-        // GSI receive checks on the data VLs (gsi_rx_check); these packets
-        // are also counted in rx_data_pkts
-        "data_icrc_err",
-        "gsi_bad_hdr",
-        "gsi_gmps",
-        // IBA PortRcvData / PortXmitData: sums of LRH.PktLen (4-byte words)
-        "rx_words",
-        "tx_words",
-        // SMPs for the SMA dropped by the M_Key check (smi_mkey_chk)
-        "mkey_viol",
-        // QP1 key checks (gsi_rx_check): PortInfo P_KeyViolations /
-        // Q_KeyViolations
-        "pkey_viol",
-        "qkey_viol",
-    ];
-}
-
-/// Why `gsi_rx_check` discarded a data-VL packet (`ib_pkg::gsi_reason_e`),
-/// as the port delivers it with tlast (`drx_reason`, a switch's
-/// `gmp_rx_reason`).
-pub mod gsi_reason {
-    pub const OK: u8 = 0;
-    pub const LINK_DROP: u8 = 1;
-    pub const ICRC_ERR: u8 = 2;
-    pub const BAD_HDR: u8 = 3;
-    pub const PKEY_VIOL: u8 = 4;
-    pub const QKEY_VIOL: u8 = 5;
 }
 
 /// A snapshot of every counter, by name.
@@ -652,78 +562,6 @@ fn keep_mask(data_w: u32) -> u16 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// `reg` mirrors `rtl/ib_pkg.sv`: every `ctr_e` member (CamelCase after
-    /// `Ctr`, as snake_case) at its index, and the register addresses.
-    #[test]
-    fn register_map_mirrors_ib_pkg() {
-        let pkg = include_str!("../../rtl/ib_pkg.sv");
-        let mut ctrs: Vec<(usize, String)> = Vec::new();
-        let mut regs: Vec<(String, u8)> = Vec::new();
-        for line in pkg.lines() {
-            let t = line.trim_start();
-            let code = t.split("//").next().unwrap_or("");
-            if let Some(rest) = code.strip_prefix("Ctr") {
-                if let Some((name, val)) = rest.split_once('=') {
-                    if let Some(v) = val.trim().trim_end_matches(',').strip_prefix("5'd") {
-                        let mut snake = String::new();
-                        for (i, ch) in name.trim().chars().enumerate() {
-                            if ch.is_ascii_uppercase() && i > 0 {
-                                snake.push('_');
-                            }
-                            snake.push(ch.to_ascii_lowercase());
-                        }
-                        ctrs.push((v.trim().parse().unwrap(), snake));
-                    }
-                }
-            }
-            if let Some(rest) = code.strip_prefix("localparam logic [7:0] Reg") {
-                if let Some((name, val)) = rest.split_once('=') {
-                    if let Some(h) = val.trim().trim_end_matches(';').strip_prefix("8'h") {
-                        regs.push((name.trim().to_string(), u8::from_str_radix(h, 16).unwrap()));
-                    }
-                }
-            }
-        }
-        // Indices ctr_e leaves unused are named reserved_<i> here.
-        let reserved = reg::COUNTERS
-            .iter()
-            .enumerate()
-            .filter(|(i, n)| **n == format!("reserved_{i}"))
-            .count();
-        assert_eq!(ctrs.len() + reserved, reg::COUNTERS.len(), "{ctrs:?}");
-        for (i, name) in &ctrs {
-            assert_eq!(reg::COUNTERS[*i], name, "counter {i}");
-        }
-        assert_eq!(reg::COUNTERS[usize::from(reg::CTR_PKEY_VIOL)], "pkey_viol");
-        assert_eq!(reg::COUNTERS[usize::from(reg::CTR_QKEY_VIOL)], "qkey_viol");
-        let addr = |n: &str| regs.iter().find(|(k, _)| k == n).map(|(_, a)| *a);
-        assert_eq!(addr("CtrClearSel"), Some(reg::CTR_CLEAR_SEL));
-        assert_eq!(addr("CtrClear"), Some(reg::CTR_CLEAR));
-        assert_eq!(addr("CtrBase"), Some(reg::CTR_BASE));
-        assert_eq!(addr("RxDepth"), Some(reg::RX_DEPTH));
-        assert_eq!(addr("PortState"), Some(reg::PORT_STATE));
-        assert_eq!(addr("PkeyCap"), Some(reg::PKEY_CAP));
-        assert_eq!(addr("PkeyIdx"), Some(reg::PKEY_IDX));
-        assert_eq!(addr("PkeyData"), Some(reg::PKEY_DATA));
-        // gsi_reason_e
-        let reason = |n: &str| {
-            pkg.lines()
-                .map(|l| l.trim_start())
-                .find(|l| l.starts_with(n) && l[n.len()..].trim_start().starts_with('='))
-                .and_then(|l| l.split("3'd").nth(1))
-                .and_then(|v| v.split(|c: char| !c.is_ascii_digit()).next())
-                .and_then(|v| v.parse::<u8>().ok())
-        };
-        assert_eq!(reason("GsiOk"), Some(gsi_reason::OK));
-        assert_eq!(reason("GsiLinkDrop"), Some(gsi_reason::LINK_DROP));
-        assert_eq!(reason("GsiIcrcErr"), Some(gsi_reason::ICRC_ERR));
-        assert_eq!(reason("GsiBadHdr"), Some(gsi_reason::BAD_HDR));
-        assert_eq!(reason("GsiPkeyViol"), Some(gsi_reason::PKEY_VIOL));
-        assert_eq!(reason("GsiQkeyViol"), Some(gsi_reason::QKEY_VIOL));
-        // the counters end below the board's registers (0xC0)
-        assert!(usize::from(reg::CTR_BASE) + reg::COUNTERS.len() <= 0xC0);
-    }
 
     fn ring_all(q: &mut RecvQueue) -> Vec<Doorbell> {
         let mut v = Vec::new();

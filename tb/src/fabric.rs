@@ -5,8 +5,8 @@ use std::collections::VecDeque;
 
 use anyhow::{bail, Result};
 
-use crate::device::{reg, CaPort, Counters};
-use crate::scoreboard::Scoreboard;
+use crate::device::{CaPort, Counters};
+use crate::regmap::reg;
 use crate::sm::SmDriver;
 use crate::sma::Sma;
 use crate::stream::Beat;
@@ -20,14 +20,27 @@ pub struct TraceEntry {
     pub bytes: Vec<u8>,
 }
 
+/// A checker of one port (the reference model's scoreboard,
+/// `crate::scoreboard`): it sees the port after every cycle, and gives its
+/// verdict with the port's counters at the end.
+pub trait PortChecker {
+    /// The port has just stepped a cycle.
+    fn on_cycle(&mut self, port: &mut CaPort);
+    /// The fabric is idle: everything predicted must have happened, and
+    /// `counters` (read from the RTL now) must be as predicted.
+    fn verdict(&mut self, counters: &Counters) -> Result<()>;
+    /// The checker itself, for its owner to read back (its statistics).
+    fn as_any(&self) -> &dyn std::any::Any;
+}
+
 /// A node: one RTL port with an optional SMA and SM driver on its host side.
 pub struct Node {
     pub name: String,
     pub port: CaPort,
     pub sma: Option<Sma>,
     pub sm: Option<SmDriver>,
-    /// The port's scoreboard, when opted in (`Fabric::add_scoreboard`).
-    pub sb: Option<Scoreboard>,
+    /// The port's checker, when opted in ([`Fabric::add_checker`]).
+    pub checker: Option<Box<dyn PortChecker>>,
     rx_cur: Vec<u8>,
     rx_first: u64,
     tx_cur: Vec<u8>,
@@ -76,7 +89,7 @@ impl Fabric {
             port,
             sma,
             sm,
-            sb: None,
+            checker: None,
             rx_cur: Vec::new(),
             rx_first: 0,
             tx_cur: Vec::new(),
@@ -87,36 +100,32 @@ impl Fabric {
         self.nodes.len() - 1
     }
 
-    /// Check node `n`'s port against the reference model from now on
-    /// (`crate::scoreboard`); call before it has done anything.
-    pub fn add_scoreboard(&mut self, n: usize) {
-        let node = &mut self.nodes[n];
-        node.sb = Some(Scoreboard::attach(&mut node.port));
+    /// Check node `n`'s port with `checker` from now on (its scoreboard:
+    /// `crate::scoreboard::attach_to`); call before the port has done
+    /// anything.
+    pub fn add_checker(&mut self, n: usize, checker: Box<dyn PortChecker>) {
+        self.nodes[n].checker = Some(checker);
     }
 
-    /// Let the fabric go idle, then check every node that has a scoreboard:
-    /// nothing predicted left undelivered, no mismatch, every counter as
-    /// the model says.
+    /// Let the fabric go idle, then ask every node's checker for its
+    /// verdict: nothing predicted left undelivered, no mismatch, every
+    /// counter as predicted.
     pub fn check_scoreboards(&mut self, quiet: u64, max_cycles: u64) -> Result<()> {
-        if self.nodes.iter().all(|n| n.sb.is_none()) {
+        if self.nodes.iter().all(|n| n.checker.is_none()) {
             return Ok(());
         }
         self.run_until_idle(quiet, max_cycles)?;
         for n in 0..self.nodes.len() {
-            if self.nodes[n].sb.is_none() {
+            if self.nodes[n].checker.is_none() {
                 continue;
             }
             let c = self.counters(n)?;
-            let mut actual = crate::refmodel::CtrDelta::default();
-            for (i, (_, v)) in c.0.iter().enumerate() {
-                actual.0[i] = *v;
-            }
-            let name = self.nodes[n].name.clone();
-            let sb = self.nodes[n].sb.as_mut().expect("checked");
-            sb.finish();
-            let counted = sb.check_counters(&actual);
-            sb.ok()
-                .and(counted)
+            let node = &mut self.nodes[n];
+            let name = node.name.clone();
+            node.checker
+                .as_mut()
+                .expect("checked")
+                .verdict(&c)
                 .map_err(|e| e.context(format!("scoreboard of node {name}")))?;
         }
         Ok(())
@@ -160,8 +169,8 @@ impl Fabric {
             };
             let node = &mut self.nodes[n];
             let v = node.port.step(link_beat, addr)?;
-            if let Some(sb) = node.sb.as_mut() {
-                sb.observe(&mut node.port);
+            if let Some(c) = node.checker.as_mut() {
+                c.on_cycle(&mut node.port);
             }
             if read.is_some_and(|(rn, _)| rn == n) {
                 value = v;

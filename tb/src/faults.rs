@@ -39,7 +39,7 @@ pub enum Expect {
     Episode(Option<Ctr>),
 }
 
-/// The fault classes that apply to a CA port (issue 6's list; "egress port
+/// The fault classes that apply to a CA port ("egress port
 /// out of range" is a switch fault).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum FaultClass {
@@ -173,7 +173,7 @@ impl FaultClass {
             HopCount64 | HopPtrInconsistent => Expect::Rx(Ctr::SmiDrDiscard),
             // ibspec §5 send rules: IP[1] must be the sending port
             SmDrDiscard => Expect::Tx(Ctr::SqDrDiscard),
-            // README: hop count 0 DR SMPs from the SM are processed locally
+            // docs/decisions.md "Hop count 0": hop count 0 DR SMPs from the SM are processed locally
             SmLocal => Expect::Tx(Ctr::SqLocal),
             // ibspec §6: SMPs are received only in Init, Armed, Active
             PortDown => Expect::Episode(Some(Ctr::SmiPortDown)),

@@ -68,13 +68,14 @@ use std::collections::VecDeque;
 
 use anyhow::{anyhow, bail, Context, Result};
 
-use crate::device::{gsi_reason, reg};
 use crate::mad::{self, put16, put32, Mad};
-use crate::net::{mpreg, Net};
+use crate::net::Net;
 use crate::node_sma::{KeyViolation, TRAP_BAD_P_KEY, TRAP_BAD_Q_KEY};
 use crate::packet::consts::*;
 use crate::packet::smp::{be16, be32};
 use crate::packet::{Bth, Deth, Lrh, Packet};
+use crate::regmap::mpreg;
+use crate::regmap::{gsi_reason, reg};
 
 /// ClassVersion of the PerfMgt class (IBA 1.2: 1).
 pub const PMA_CLASS_VERSION: u8 = 1;
@@ -354,7 +355,7 @@ const SMP_WORDS: u64 = 72;
 /// XmitData, RcvData, XmitPkts, RcvPkts) and their RTL counters, for an
 /// external port (`port0` false) or port 0. See [`switch_counters`].
 fn switch_fields(port0: bool) -> [(u16, Vec<SwSrc>); 7] {
-    use crate::net::swreg as s;
+    use crate::regmap::swreg as s;
     use SwSrc::*;
     if !port0 {
         // sw_ctr_e: 1 RxVcrcErr, 2 RxLenErr, 3 RxLverErr, 4 RxLnhErr,
@@ -433,7 +434,7 @@ fn switch_fields(port0: bool) -> [(u16, Vec<SwSrc>); 7] {
 /// at port 0 too (`pc_updated`); its PortSelect 0..N and 0xFF (the sum of
 /// ports 0..N) are what this PMA accepts.
 pub fn switch_counters(net: &mut Net, d: usize, p: u8) -> Result<PortCounters> {
-    use crate::net::swreg as s;
+    use crate::regmap::swreg as s;
     let mut v = [0u64; 7];
     for (k, (_, srcs)) in switch_fields(p == 0).iter().enumerate() {
         for src in srcs {
@@ -474,7 +475,7 @@ pub fn switch_reset(net: &mut Net, d: usize, p: u8, select: u16) {
         }
     }
     if mask != 0 {
-        net.write_reg(d, crate::net::swreg::CTR_CLEAR_SEL + u16::from(p), mask);
+        net.write_reg(d, crate::regmap::swreg::CTR_CLEAR_SEL + u16::from(p), mask);
     }
 }
 

@@ -30,6 +30,7 @@ pub mod packet;
 pub mod pcap;
 pub mod qp0;
 pub mod refmodel;
+pub mod regmap;
 pub mod replay;
 pub mod routing;
 pub mod scenario;

@@ -292,8 +292,8 @@ enum Cmd {
     },
     /// Good and faulted packets at line rate through the RTL, checked against the reference model.
     ///
-    /// A seeded generator mixes good SMPs/GMPs with every fault class of
-    /// issue 6 that applies to the device (bad CRCs, malformed headers, wrong
+    /// A seeded generator mixes good SMPs/GMPs with every fault class
+    /// that applies to the device (bad CRCs, malformed headers, wrong
     /// DLIDs, directed-route errors, PortState Down, VL15 overflow, wire
     /// backpressure storms, reset and link down in the middle of a packet),
     /// back to back, with idle and backpressure patterns on every stream. A

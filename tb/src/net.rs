@@ -26,6 +26,7 @@ use crate::mad::{self, Mad};
 use crate::node_sma::{HwWrite, KeyViolation, NodeHw, NodeIdentity, NodeSma};
 use crate::packet::consts::CLASS_SUBN_LID;
 use crate::packet::smp::be16;
+use crate::regmap::{mpreg, swreg};
 use crate::stream::{Beat, Pattern, Sink, Source};
 use crate::topology::{NodeKind, Topology};
 
@@ -35,6 +36,26 @@ const TRAP_TID_BASE: u64 = 0x7472_6170_0000_0000;
 /// The data path width of the fabric's devices by default: the faster of
 /// the two the models are built at (docs/scale.md).
 pub const DEFAULT_DATA_W: u32 = 128;
+
+/// What a work completion of the SM's QP0 completed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WcOpcode {
+    Send,
+    Recv,
+}
+
+/// A work completion.
+#[derive(Debug, Clone)]
+pub struct Wc {
+    pub wr_id: u64,
+    pub opcode: WcOpcode,
+    /// The received MAD (receive completions).
+    pub mad: Option<Box<Mad>>,
+    /// What the RTL said about a received MAD (SLID, port, hop pointer …).
+    pub meta: SmiMeta,
+    /// Cycle of the completion.
+    pub cycle: u64,
+}
 
 /// The sideband of the MAD on a device's `sma_rx` stream (switch port 0 or
 /// a multiport CA), with the M_Key verdict.
@@ -67,143 +88,6 @@ pub fn sm_rx_meta(o: &DevOut) -> SmiMeta {
     }
 }
 
-/// Switch register map (docs/fabric.md, "ib_switch_top register map").
-pub mod swreg {
-    pub const ID: u16 = 0x0000;
-    pub const ID_VALUE: u32 = 0x564C_5357;
-    pub const PORT0_LID: u16 = 0x0001;
-    pub const MASTER_SM_LID: u16 = 0x0003;
-    pub const MASTER_SM_SL: u16 = 0x0004;
-    pub const NUM_PORTS: u16 = 0x0006;
-    pub const NUM_PORTS_MAX: u16 = 0x0007;
-    pub const LINEAR_FDB_TOP: u16 = 0x0008;
-    pub const PORT_STATE_CHANGE: u16 = 0x0009;
-    pub const LFT_DEPTH: u16 = 0x000A;
-    pub const CTR_CLEAR: u16 = 0x000F;
-    pub const PORT_STATE: u16 = 0x0100;
-    pub const CTR_BASE: u16 = 0x0200;
-    /// Port 0's GMP counter bank: counter c at `CTR0G_BASE + c`.
-    pub const CTR0G_BASE: u16 = 0x0700;
-    /// `CTR_CLEAR_SEL + p` (w): clears counter c of port p for every set
-    /// bit c of [15:0]; for p = 0, bits [31:16] name the GMP bank.
-    pub const CTR_CLEAR_SEL: u16 = 0x0800;
-    pub const LFT_BASE: u16 = 0x1000;
-    /// Port 0's M_Key state (`smi_mkey_chk`), `MKEY_BASE + idx` with the
-    /// CA's indexes (`reg::MKEY_LO - reg::MKEY_LO` …): M_Key low (staged) and
-    /// high word, protect bits, lease period, cycles per lease second,
-    /// M_KeyViolations, lease status.
-    pub const MKEY_BASE: u16 = 0x0010;
-    /// Switch register of CA M_Key register `ca_addr` (`reg::MKEY_*`).
-    pub fn mkey(ca_addr: u8) -> u16 {
-        MKEY_BASE + u16::from(ca_addr - crate::device::reg::MKEY_LO)
-    }
-    /// External port counter: good VL15 packet dropped, input slots full.
-    pub const CTR_VL15_DROPPED: u8 = 5;
-    /// Port 0's P_Key table: size (RO), entry index, entry data (a write
-    /// also steps the index).
-    pub const PKEY_CAP: u16 = 0x0020;
-    pub const PKEY_IDX: u16 = 0x0021;
-    pub const PKEY_DATA: u16 = 0x0022;
-    /// Counter c of port 0's GMP bank.
-    pub fn ctr0g(c: u8) -> u16 {
-        CTR0G_BASE + u16::from(c)
-    }
-    /// Port-0 counter: SMI receive buffer full.
-    pub const CTR0_VL15_DROPPED: u8 = 8;
-    /// Counter c of port p.
-    pub fn ctr(p: u8, c: u8) -> u16 {
-        CTR_BASE + 16 * u16::from(p) + u16::from(c)
-    }
-    /// Counter indices (`ib_pkg::sw_ctr_e`, `sw_ctr0_e`, `sw_ctr0g_e`).
-    pub mod ctr {
-        // External ports.
-        pub const RX_PKTS: u8 = 0;
-        pub const RX_VCRC_ERR: u8 = 1;
-        pub const RX_LEN_ERR: u8 = 2;
-        pub const RX_LVER_ERR: u8 = 3;
-        pub const RX_LNH_ERR: u8 = 4;
-        pub const VL15_DROPPED: u8 = 5;
-        pub const DATA_DROPPED: u8 = 6;
-        pub const LINK_DOWN_DROP: u8 = 7;
-        pub const NO_ROUTE: u8 = 8;
-        pub const LOOP_DROP: u8 = 9;
-        pub const STATE_DROP: u8 = 10;
-        pub const FWD_PKTS: u8 = 11;
-        pub const TX_VL15_PKTS: u8 = 12;
-        pub const TX_DATA_PKTS: u8 = 13;
-        pub const RX_WORDS: u8 = 14;
-        pub const TX_WORDS: u8 = 15;
-        pub const EXT_NAMES: [&str; 16] = [
-            "RxPkts",
-            "RxVcrcErr",
-            "RxLenErr",
-            "RxLverErr",
-            "RxLnhErr",
-            "Vl15Dropped",
-            "DataDropped",
-            "LinkDownDrop",
-            "NoRoute",
-            "LoopDrop",
-            "StateDrop",
-            "FwdPkts",
-            "TxVl15Pkts",
-            "TxDataPkts",
-            "RxWords",
-            "TxWords",
-        ];
-        // Port 0, the SMI.
-        pub const P0_TO_SMA: u8 = 0;
-        pub const P0_TO_SM: u8 = 1;
-        pub const P0_ICRC_ERR: u8 = 2;
-        pub const P0_BAD_HDR: u8 = 3;
-        pub const P0_LID_ERR: u8 = 4;
-        pub const P0_DR_DISCARD: u8 = 5;
-        pub const P0_DR_FORWARDED: u8 = 6;
-        pub const P0_PORT_DOWN: u8 = 7;
-        pub const P0_VL15_DROPPED: u8 = 8;
-        pub const P0_SQ_PKTS: u8 = 9;
-        pub const P0_SQ_DR_DISCARD: u8 = 10;
-        pub const P0_SQ_LOCAL: u8 = 11;
-        pub const P0_NO_ROUTE: u8 = 12;
-        pub const P0_LOOP_DROP: u8 = 13;
-        pub const P0_STATE_DROP: u8 = 14;
-        pub const P0_MKEY_VIOL: u8 = 15;
-        pub const P0_NAMES: [&str; 16] = [
-            "ToSma",
-            "ToSm",
-            "IcrcErr",
-            "BadHdr",
-            "LidErr",
-            "DrDiscard",
-            "DrForwarded",
-            "PortDown",
-            "Vl15Dropped",
-            "SqPkts",
-            "SqDrDiscard",
-            "SqLocal",
-            "NoRoute",
-            "LoopDrop",
-            "StateDrop",
-            "MkeyViol",
-        ];
-        // Port 0, the GMP bank.
-        pub const G_RX_PKTS: u8 = 0;
-        pub const G_ICRC_ERR: u8 = 1;
-        pub const G_BAD_HDR: u8 = 2;
-        pub const G_GMPS: u8 = 3;
-        pub const G_TX_PKTS: u8 = 4;
-        pub const G_TX_DROP: u8 = 5;
-        pub const G_RX_WORDS: u8 = 6;
-        pub const G_TX_WORDS: u8 = 7;
-        pub const G_PKEY_VIOL: u8 = 8;
-        pub const G_QKEY_VIOL: u8 = 9;
-        pub const G_NAMES: [&str; 10] = [
-            "RxPkts", "IcrcErr", "BadHdr", "Gmps", "TxPkts", "TxDrop", "RxWords", "TxWords",
-            "PkeyViol", "QkeyViol",
-        ];
-    }
-}
-
 /// RTL counters an SMA response shows: (MAD offset, register), read while
 /// the response waits for its service latency.
 type CounterReads = Vec<(usize, u16)>;
@@ -213,14 +97,6 @@ type CounterReads = Vec<(usize, u16)>;
 fn put_sat16(m: &mut Mad, off: usize, v: u32) {
     let s = u16::try_from(v).unwrap_or(u16::MAX);
     m[off..off + 2].copy_from_slice(&s.to_be_bytes());
-}
-
-/// Multiport CA register map: register `a` of port `p` (crate::device::reg).
-pub mod mpreg {
-    pub const ID_VALUE: u32 = 0x564C_4D50;
-    pub fn port(p: u8, a: u8) -> u16 {
-        0x0100 * u16::from(p) + u16::from(a)
-    }
 }
 
 /// LFT entries of the switch model (`LftDepth`, SwitchInfo.LinearFDBCap).
@@ -336,7 +212,7 @@ pub struct SmHost {
     rx: Sink<SmiMeta>,
     next_tid: u64,
     /// Completions, oldest first.
-    pub cq: VecDeque<crate::qp0::Wc>,
+    pub cq: VecDeque<Wc>,
     /// Posted sends not yet completed, in order: the wr_id of a verbs
     /// send (completion wanted), None for [`Net::sm_post`].
     pub(crate) send_wr: VecDeque<Option<u64>>,
@@ -360,7 +236,7 @@ impl SmHost {
         self.next_tid += 1;
         t
     }
-    fn is_response(wc: &crate::qp0::Wc, tid: u64) -> bool {
+    fn is_response(wc: &Wc, tid: u64) -> bool {
         wc.mad
             .as_ref()
             .is_some_and(|m| mad::method(m) & 0x80 != 0 && mad::tid(m) == tid)
@@ -511,8 +387,8 @@ impl Device {
     /// (MAD offset, register) pairs; none for another attribute, an error
     /// status, or a switch's external port (no P_Key check there: 0).
     fn key_violation_reads(&self, req: &Mad, r: &Mad, arrival: u8) -> CounterReads {
-        use crate::device::reg;
         use crate::packet::consts::ATTR_PORT_INFO;
+        use crate::regmap::reg;
         const DATA: usize = 64;
         if mad::attr_id(r) != ATTR_PORT_INFO || be16(r, mad::off::STATUS) & 0x7FFF != 0 {
             return Vec::new();
@@ -544,7 +420,7 @@ impl Device {
     }
 
     fn hw_writes(&self, w: &HwWrite, out: &mut Vec<(u16, u32)>) {
-        use crate::device::reg;
+        use crate::regmap::reg;
         let sw = self.is_switch;
         match *w {
             HwWrite::PortLid { port, lid } => out.push(if sw {
@@ -1263,7 +1139,7 @@ impl Net {
     /// Every non-zero VL15 drop counter: (device, port, count); port 0 is
     /// a switch's SMI receive buffer.
     pub fn vl15_drops(&mut self) -> Result<Vec<(usize, u8, u32)>> {
-        use crate::device::reg;
+        use crate::regmap::reg;
         let vl15_ctr = reg::COUNTERS
             .iter()
             .position(|c| *c == "vl15_dropped")
@@ -1662,9 +1538,9 @@ impl Net {
                     let Some(wr_id) = sm.send_wr.pop_front().expect("checked") else {
                         continue;
                     };
-                    sm.cq.push_back(crate::qp0::Wc {
+                    sm.cq.push_back(Wc {
                         wr_id,
-                        opcode: crate::qp0::WcOpcode::Send,
+                        opcode: WcOpcode::Send,
                         mad: None,
                         meta: SmiMeta::default(),
                         cycle: now,
@@ -1697,9 +1573,9 @@ impl Net {
                     {
                         rq.used();
                     }
-                    sm.cq.push_back(crate::qp0::Wc {
+                    sm.cq.push_back(Wc {
                         wr_id: 0,
-                        opcode: crate::qp0::WcOpcode::Recv,
+                        opcode: WcOpcode::Recv,
                         mad: Some(Box::new(m)),
                         meta: r.meta,
                         cycle: now,

@@ -1,6 +1,6 @@
-//! Fabric benchmarks (`make bench`, issue 3): a 702-node fat tree built and
+//! Fabric benchmarks (`make bench`): a 702-node fat tree built and
 //! swept with DR Get(NodeInfo) through the RTL, the cost of idle devices,
-//! and the resident memory of the fabric; and (issue 5) `opensm -o` on
+//! and the resident memory of the fabric; and `opensm -o` on
 //! `vl15 serve` against the real ibsim on 351- and 702-node fat trees, with
 //! a perf profile of the server thread.
 

@@ -8,7 +8,7 @@
 //!   doorbell (`sm_rq_*`), and the RTL keeps the count. Every MAD the RTL
 //!   delivers on `sm_rx_*` consumes one; a MAD for the SM that arrives while
 //!   none is posted is discarded by the RTL and counted (VL15Dropped), as
-//!   hardware does (project issue 4), and never holds up the MADs behind it
+//!   hardware does, and never holds up the MADs behind it
 //!   (requests for the node's SMA included).
 //! - [`Net::poll_cq`] returns the completions in the order they happened.
 //!
@@ -54,24 +54,7 @@ impl Ah {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WcOpcode {
-    Send,
-    Recv,
-}
-
-/// A work completion.
-#[derive(Debug, Clone)]
-pub struct Wc {
-    pub wr_id: u64,
-    pub opcode: WcOpcode,
-    /// The received MAD (receive completions).
-    pub mad: Option<Box<Mad>>,
-    /// What the RTL said about a received MAD (SLID, port, hop pointer …).
-    pub meta: SmiMeta,
-    /// Cycle of the completion.
-    pub cycle: u64,
-}
+pub use crate::net::{Wc, WcOpcode};
 
 impl Net {
     /// Post `mad` for sending on CA `d`'s SM port.

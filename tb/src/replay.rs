@@ -7,9 +7,10 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-use crate::device::{reg, CaPort};
+use crate::device::CaPort;
 use crate::fabric::Fabric;
 use crate::pcap::{self, LinkType, PcapRecord};
+use crate::regmap::reg;
 use crate::scenario::{MAX_CYCLES, QUIET};
 use crate::sma::{Sma, SmaConfig};
 

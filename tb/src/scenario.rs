@@ -6,11 +6,12 @@
 
 use anyhow::{bail, ensure, Context, Result};
 
-use crate::device::{reg, CaPort, Counters};
+use crate::device::{CaPort, Counters};
 use crate::fabric::{Fabric, TraceEntry};
 use crate::mad::{self, Mad};
 use crate::packet::consts::*;
 use crate::packet::{self, NodeInfo, PortInfo};
+use crate::regmap::reg;
 use crate::sm::{dr_ah, lid_ah, SmDriver};
 use crate::sma::{Sma, SmaConfig};
 
@@ -393,9 +394,9 @@ pub fn run_with(s: &Scenario, width: u32, stress_seed: Option<u64>) -> Outcome {
             }
         }
     };
-    // both ports under the reference model's scoreboard (issue 6)
-    r.fab.add_scoreboard(SM);
-    r.fab.add_scoreboard(CA);
+    // both ports under the reference model's scoreboard
+    crate::scoreboard::attach_to(&mut r.fab, SM);
+    crate::scoreboard::attach_to(&mut r.fab, CA);
     let start = r.fab.cycle();
     let res = (s.run)(&mut r).with_context(|| format!("scenario {} at DATA_W {width}", s.name));
     r.measure();
@@ -427,7 +428,9 @@ pub fn run_with(s: &Scenario, width: u32, stress_seed: Option<u64>) -> Outcome {
             .fab
             .nodes
             .iter()
-            .filter_map(|n| n.sb.as_ref().map(|s| s.stats.clone()))
+            .filter_map(|n| n.checker.as_ref())
+            .filter_map(|c| c.as_any().downcast_ref::<crate::scoreboard::Scoreboard>())
+            .map(|s| s.stats.clone())
             .collect(),
         trace: r.fab.trace,
     }

@@ -10,9 +10,9 @@
 //!
 //! Two ways in:
 //! - any test that steps a port itself opts in with [`Scoreboard::attach`]
-//!   and calls [`Scoreboard::observe`] after every step (the fabric of
-//!   `crate::fabric` does this for `Fabric::add_scoreboard`, and the spine
-//!   regression turns it on for every scenario);
+//!   and calls [`Scoreboard::observe`] after every step ([`attach_to`] makes
+//!   it the checker of a node of a `crate::fabric::Fabric`, which does this;
+//!   the spine regression turns it on for every scenario);
 //! - [`CaBench`] owns a port and a scoreboard and adds the fault episodes
 //!   (reset and link down mid-packet) that `crate::faults` uses.
 //!
@@ -32,11 +32,12 @@ use std::collections::{BTreeMap, VecDeque};
 
 use anyhow::{bail, Result};
 
-use crate::device::{reg, AddressHandle, CaPort, SmiMeta, Tap, TxPortIn};
+use crate::device::{AddressHandle, CaPort, SmiMeta, Tap, TxPortIn};
 use crate::mad::Mad;
 use crate::packet::consts::*;
 use crate::refmodel::ca::{CaModel, PortConfig, RxEnv, RxOut, TxIn, TxOut, TxSource};
 use crate::refmodel::{Ctr, CtrDelta, NUM_CTRS};
+use crate::regmap::reg;
 use crate::stream::{beat_bytes, Received};
 
 /// Cycles after an SMP's last wire beat by which the RTL has decided whether
@@ -1246,4 +1247,32 @@ fn first_diff(a: &[u8], b: &[u8]) -> String {
             b.len()
         ),
     }
+}
+
+impl crate::fabric::PortChecker for Scoreboard {
+    fn on_cycle(&mut self, port: &mut CaPort) {
+        self.observe(port);
+    }
+
+    fn verdict(&mut self, counters: &crate::device::Counters) -> Result<()> {
+        let mut actual = CtrDelta::default();
+        for (i, (_, v)) in counters.0.iter().enumerate() {
+            actual.0[i] = *v;
+        }
+        self.finish();
+        let counted = self.check_counters(&actual);
+        self.ok().and(counted)
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// Check node `n` of `fab` against the reference model from now on (its
+/// port's tap on, a scoreboard as its checker); call before the port has
+/// done anything.
+pub fn attach_to(fab: &mut crate::fabric::Fabric, n: usize) {
+    let sb = Scoreboard::attach(&mut fab.nodes[n].port);
+    fab.add_checker(n, Box::new(sb));
 }

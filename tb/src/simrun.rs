@@ -10,8 +10,9 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use crate::device::reg;
-use crate::net::{mpreg, swreg, Net, NetOptions};
+use crate::net::{Net, NetOptions};
+use crate::regmap::reg;
+use crate::regmap::{mpreg, swreg};
 use crate::subnet_sm::{run_until_settled, SmOptions, SmState, SubnetManager};
 use crate::topology::Topology;
 

@@ -23,10 +23,11 @@ use std::collections::VecDeque;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
-use crate::device::{reg, CaPort, PortRegisters, SmiMeta};
+use crate::device::{CaPort, PortRegisters, SmiMeta};
 use crate::mad::{self, Mad};
 use crate::packet::consts::*;
 use crate::packet::{NodeInfo, PortInfo};
+use crate::regmap::reg;
 
 /// What the SMA reports about its node.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -3,7 +3,7 @@
 //! Written from `shared/reference/ibspec.md` (§1 LRH, §2 BTH/DETH, §3 CRCs,
 //! §4 MAD/SMP, §5 directed-route rules, §6 SMI/GSI validation, §7 methods,
 //! §11 VL15 buffers) and the design decisions the project documents
-//! (README "Decisions worth knowing", `docs/arch.md`): a packet is counted
+//! (`docs/decisions.md`, `docs/arch.md`): a packet is counted
 //! once, at the first check it fails, in the order link checks → SMI checks
 //! → VL15 buffer full → no SM receive WQE (see [`default_checks`]); the GSI
 //! checks on the data VLs;
@@ -409,7 +409,7 @@ fn smi_dr(c: &mut RxCtx) -> Verdict {
         }
     }
 }
-/// README "The SM's receive queue": a MAD for the SM that finds no receive
+/// docs/decisions.md "The SM's receive queue": a MAD for the SM that finds no receive
 /// WQE posted is discarded and counted in VL15Dropped.
 fn sm_no_wqe(c: &mut RxCtx) -> Verdict {
     fail_if(c.to_sm && !c.env.sm_wqe, Ctr::Vl15Dropped)

@@ -1,6 +1,6 @@
 //! Packet-level reference models of the RTL devices, written from
 //! `shared/reference/ibspec.md` and the project's documented design decisions
-//! (README "Decisions worth knowing", `docs/arch.md`), not from the RTL.
+//! (`docs/decisions.md`, `docs/arch.md`), not from the RTL.
 //! A model takes one packet and the device state and predicts what comes out
 //! of which port and which counters move; `crate::scoreboard` checks the RTL
 //! against it transaction by transaction.
@@ -93,7 +93,7 @@ impl Ctr {
 
     /// The counter's name as `device::reg::COUNTERS` spells it.
     pub fn name(self) -> &'static str {
-        crate::device::reg::COUNTERS[self as usize]
+        crate::regmap::reg::COUNTERS[self as usize]
     }
 }
 
@@ -144,7 +144,7 @@ mod tests {
 
     #[test]
     fn ctr_mirrors_register_names() {
-        assert_eq!(crate::device::reg::COUNTERS.len(), NUM_CTRS);
+        assert_eq!(crate::regmap::reg::COUNTERS.len(), NUM_CTRS);
         for (i, c) in Ctr::ALL.iter().enumerate() {
             assert_eq!(*c as usize, i);
         }

@@ -29,9 +29,9 @@ use vl15_bindings::dev::{Dev, DevIn, DevKind, DevOut, PortIn, PortOut};
 use crate::crc;
 use crate::device::SmiMeta;
 use crate::mad::{self, Mad};
-use crate::net::swreg;
 use crate::packet::consts::*;
 use crate::packet::{Bth, Deth, Lrh, Packet};
+use crate::regmap::swreg;
 use crate::stream::{beat_bytes, to_beats, Beat, Gate, Pattern, Rng, Sink, Source};
 
 /// VL15 input slots per external port (`Vl15Depth`, docs/fabric.md).
@@ -57,8 +57,8 @@ pub mod ps {
 /// 0xFFFF, the rest invalid); nothing here writes it.
 pub const PORT0_PKEYS: [u16; 1] = [0xFFFF];
 
-/// Counter indices: the register map's, in [`crate::net::swreg::ctr`].
-pub use crate::net::swreg::ctr;
+/// Counter indices: the register map's, in [`crate::regmap::swreg::ctr`].
+pub use crate::regmap::swreg::ctr;
 
 /// A counter bank: an external port's, port 0's SMI bank or port 0's GMP bank.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
