@@ -78,7 +78,7 @@ class Proof:
 # 64, 128). The instances differ from these only in Depth (2..4) and
 # SlotWords (16..72); steps are chosen so that every proof fills every slot,
 # overflows a slot and reads packets out within the bound, at ~1 min each on
-# one core. See README "Formal".
+# one core. See docs/formal.md.
 PROOFS: list[Proof] = []
 for _w in (32, 64, 128):
     PROOFS += [

@@ -11,7 +11,7 @@
 // started is finished. idle_o = nothing buffered or in flight in the port.
 // The SM's receive queue: the host posts receive WQEs with a doorbell
 // (sm_rq_*); a MAD for the SM that reaches smi_rx_dispatch while none is
-// posted is discarded whole and counted in VL15Dropped (project issue 4).
+// posted is discarded whole and counted in VL15Dropped, as hardware does.
 module ib_ca_top
   import ib_pkg::*;
 #(

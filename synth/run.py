@@ -290,7 +290,7 @@ def synth_one(t: Target, versions: dict, seed: int) -> dict:
             "--out-of-context",
             # timing-driven rip-up in the router, for the enforced target
             # only: the CA port at DataW 64 sits at 118-122 MHz across seeds
-            # 1-3 without it, 125.7-126.2 with it (issue 7's 125 MHz); at
+            # 1-3 without it, 125.7-126.2 with it (the 125 MHz target); at
             # DataW 128 it routed for over 7 minutes without converging
             *(["--tmg-ripup"] if t.enforce else []),
             "--json", f"{d}/synth.json",
@@ -440,7 +440,7 @@ def board_one(b: Board, versions: dict, seed: int) -> dict:
     if not rep["fmax_mhz"] or not all(v["met"] for v in rep["fmax_mhz"].values()):
         errors.append(f"Fmax below {TIMING_MARGIN} x {clk_mhz:g} MHz")
     if b.family == "ice40" and lc:
-        # issue 7's area target, reported (report.json lc_target, the table's
+        # the area target, reported (report.json lc_target, the table's
         # note), not a failure: the exit status is about clocks and the fit
         met = int(lc[1]) <= UP5K_MAX_LC_SHARE * int(lc[2])
         rep["lc_target"] = {"max_share": UP5K_MAX_LC_SHARE, "met": met}

@@ -13,7 +13,7 @@
 // nothing is in the port: checked against the harness's own bookkeeping, and
 // proven safe by skipping clock edges whenever idle_o = 1 and no input is
 // presented (every exact-packet and counter check runs with the skipping on).
-// SM receive queue (project issue 4: "a response that arrives with no receive
+// SM receive queue (docs/decisions.md: "a response that arrives with no receive
 // WQE posted is dropped by the RTL and counted (VL15Dropped)"): the harness
 // rings the sm_rq_* doorbell and keeps its own count of posted WQEs (0 after
 // reset, +n per post, a clear first, saturating at 2^16-1, -1 per MAD that
