@@ -1,0 +1,91 @@
+//! `vl15 regress`.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::Args as ClapArgs;
+use vl15::pcap::LinkType;
+use vl15::{scenario, trace};
+
+use super::{widths, Lt};
+
+#[derive(ClapArgs)]
+pub struct Args {
+    /// Data path width in bits: 32, 64, 128, or all
+    #[arg(long, default_value = "all")]
+    width: String,
+    /// Run only these scenarios (repeatable); see --list
+    #[arg(long)]
+    scenario: Vec<String>,
+    /// List the scenarios and what each proves, then exit
+    #[arg(long)]
+    list: bool,
+    /// Write each scenario's per-direction pcaps and text trace here
+    #[arg(long)]
+    trace_dir: Option<PathBuf>,
+    /// Link type of the pcaps written with --trace-dir
+    #[arg(long, value_enum, default_value = "infiniband")]
+    linktype: Lt,
+}
+
+impl Args {
+    pub fn run(self) -> Result<bool> {
+        if self.list {
+            for s in scenario::SCENARIOS {
+                outln!("{:<18} {}", s.name, s.proves);
+            }
+            return Ok(true);
+        }
+        regress(
+            &self.width,
+            &self.scenario,
+            self.trace_dir,
+            self.linktype.into(),
+        )
+    }
+}
+
+fn regress(
+    width: &str,
+    names: &[String],
+    trace_dir: Option<PathBuf>,
+    lt: LinkType,
+) -> Result<bool> {
+    let out = scenario::regress(names, &widths(width)?)?;
+    outln!(
+        "{:<18} {:>5} {:<6} {:>8} {:>5} {:>8} {:>10} {:>10}  detail",
+        "scenario",
+        "width",
+        "result",
+        "cycles",
+        "SMPs",
+        "rx->SMA",
+        "SMA->SQbuf",
+        "SMA->wire"
+    );
+    let fmt = |v: Option<u64>| v.map_or("-".to_string(), |x| x.to_string());
+    let mut ok = true;
+    for o in &out {
+        ok &= o.pass;
+        outln!(
+            "{:<18} {:>5} {:<6} {:>8} {:>5} {:>8} {:>10} {:>10}  {}",
+            o.scenario,
+            o.width,
+            if o.pass { "PASS" } else { "FAIL" },
+            o.cycles,
+            o.smps,
+            fmt(o.rx_latency),
+            fmt(o.sq_latency),
+            fmt(o.tx_latency),
+            o.detail
+        );
+        if let Some(dir) = &trace_dir {
+            let stem = format!("{}_w{}", o.scenario, o.width);
+            trace::write_pcaps(&o.trace, dir, &stem, lt)?;
+            std::fs::write(dir.join(format!("{stem}.txt")), trace::text(&o.trace))?;
+        }
+    }
+    let passed = out.iter().filter(|o| o.pass).count();
+    outln!("{passed} passed, {} failed", out.len() - passed);
+    Ok(ok)
+}

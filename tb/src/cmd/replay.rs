@@ -1,0 +1,98 @@
+//! `vl15 replay`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args as ClapArgs;
+use vl15::replay;
+
+use super::Lt;
+
+#[derive(ClapArgs)]
+pub struct Args {
+    /// Input pcap: raw IB packets, LRH..VCRC (link type 247 or 147)
+    input: PathBuf,
+    /// Output pcap of every packet the port transmits
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Data path width in bits (32, 64, 128)
+    #[arg(long, default_value_t = 64)]
+    width: u32,
+    /// The port's base LID (0 = none: LID-routed SMPs are dropped)
+    #[arg(long, default_value_t = 0)]
+    lid: u16,
+    /// The port's LMC (0..7): it owns LIDs lid..lid+2^lmc-1
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=7))]
+    lmc: u8,
+    /// VL15 receive buffer depth in SMPs (1..4; default: all 4 slots)
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4))]
+    depth: Option<u32>,
+    /// SMA service latency in cycles
+    #[arg(long, default_value_t = 8)]
+    sma_latency: u64,
+    /// Link type of the output pcap
+    #[arg(long, value_enum, default_value = "infiniband")]
+    linktype: Lt,
+    /// Serial port of a vl15 board (e.g. /dev/ttyUSB1); --width, --depth
+    /// and --sma-latency do not apply
+    #[arg(long)]
+    serial: Option<String>,
+    /// Bit rate of --serial (the boards run 3 Mbaud, 8N1)
+    #[arg(long, default_value_t = 3_000_000)]
+    baud: u32,
+    /// With --serial: the replay ends after the board is silent this long (ms)
+    #[arg(long, default_value_t = 500)]
+    quiet_ms: u64,
+}
+
+impl Args {
+    /// The replay's own exit status: 2 for an input pcap that cannot be
+    /// used, 1 for any other failure.
+    pub fn run(self) -> ExitCode {
+        if let Some(path) = &self.serial {
+            let o = vl15::board::SerialOptions {
+                lid: self.lid,
+                lmc: self.lmc,
+                quiet: std::time::Duration::from_millis(self.quiet_ms),
+                linktype: self.linktype.into(),
+            };
+            let run = vl15::board::open_serial(path, self.baud).and_then(|line| {
+                let mut port = vl15::board::BoardPort::new(line);
+                vl15::board::replay_serial(&mut port, &self.input, &self.output, &o)
+            });
+            return match run {
+                Ok(report) => {
+                    print!("{report}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) if e.is::<replay::InputError>() => {
+                    eprintln!("vl15 replay: {e:#}");
+                    ExitCode::from(2)
+                }
+                Err(e) => {
+                    eprintln!("vl15 replay --serial: {e:#}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
+        let opts = replay::Options {
+            width: self.width,
+            lid: self.lid,
+            lmc: self.lmc,
+            depth: self.depth,
+            sma_latency: self.sma_latency,
+            linktype: self.linktype.into(),
+        };
+        match replay::replay(&self.input, &self.output, &opts) {
+            Ok(report) => {
+                out!("{report}");
+                ExitCode::SUCCESS
+            }
+            Err(e) if e.is::<replay::InputError>() => {
+                eprintln!("vl15 replay: {e:#}");
+                ExitCode::from(2)
+            }
+            Err(e) => super::failed(&e),
+        }
+    }
+}

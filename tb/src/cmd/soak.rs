@@ -1,0 +1,180 @@
+//! `vl15 soak`.
+
+use anyhow::{bail, Context, Result};
+use clap::{Args as ClapArgs, ValueEnum};
+
+use super::widths;
+
+/// Devices `vl15 soak` can run.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum Device {
+    /// One CA port, ib_ca_top, at each --width
+    Ca,
+    /// The 8-port switch (its tiles, as the fabric runs it) at DATA_W 64 and 128
+    Switch,
+}
+
+#[derive(ClapArgs)]
+pub struct Args {
+    /// The device under test
+    #[arg(long, value_enum, default_value = "ca")]
+    device: Device,
+    /// Data path width in bits: 32, 64, 128, or all (the switch: 64,
+    /// 128 or all)
+    #[arg(long, default_value = "all")]
+    width: String,
+    /// Packets handed to the device per width
+    #[arg(long, default_value_t = 1_000_000)]
+    packets: u64,
+    /// Seed of the generator and of every stream pattern
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Percent of packets that are faults
+    #[arg(long, default_value_t = 25, value_parser = clap::value_parser!(u32).range(0..=100))]
+    fault_percent: u32,
+    /// Only these fault classes (repeatable; default all); see --list
+    #[arg(long)]
+    class: Vec<String>,
+    /// List the fault classes with their expected disposition, then exit
+    #[arg(long)]
+    list: bool,
+    /// Drain and check the counters every this many packets
+    #[arg(long, default_value_t = 2000)]
+    checkpoint: u64,
+}
+
+impl Args {
+    pub fn run(self) -> Result<bool> {
+        if !self.list {
+            return soak(
+                self.device,
+                &self.width,
+                self.packets,
+                self.seed,
+                self.fault_percent,
+                &self.class,
+                self.checkpoint,
+            );
+        }
+        match self.device {
+            Device::Ca => {
+                for c in vl15::faults::FaultClass::ALL {
+                    outln!("{:<28} {:?}", c.name(), c.expect());
+                }
+            }
+            Device::Switch => {
+                use vl15::refmodel::switch::FaultClass;
+                for c in FaultClass::GOOD.iter().chain(&FaultClass::FAULTS) {
+                    outln!(
+                        "{:<28} {}",
+                        c.name(),
+                        if c.is_good() { "good" } else { "fault" }
+                    );
+                }
+            }
+        }
+        Ok(true)
+    }
+}
+
+fn soak_switch(
+    width: &str,
+    packets: u64,
+    seed: u64,
+    fault_percent: u32,
+    class: &[String],
+    checkpoint: u64,
+) -> Result<bool> {
+    use vl15::refmodel::switch;
+    let ws: Vec<u32> = match width {
+        "all" => vl15_bindings::DEV_DATA_WIDTHS.to_vec(),
+        "64" | "128" => vec![width.parse()?],
+        _ => bail!(
+            "the switch is built at DATA_W 64 and 128 (--width 64, 128 or all), not {width:?}"
+        ),
+    };
+    if !class.is_empty() {
+        bail!("--class selects CA fault classes; the switch soak runs every switch class");
+    }
+    let mut pass = true;
+    for w in ws {
+        let opt = switch::SoakOptions {
+            phase_packets: checkpoint.max(1),
+            fault_percent,
+            data_w: w,
+            ..switch::SoakOptions::default()
+        };
+        let r = switch::soak(seed, packets, &opt)
+            .with_context(|| format!("switch soak at DATA_W {w}"))?;
+        out!("{r}");
+        pass &= r.mismatches == 0;
+    }
+    Ok(pass)
+}
+
+fn soak(
+    device: Device,
+    width: &str,
+    packets: u64,
+    seed: u64,
+    fault_percent: u32,
+    class: &[String],
+    checkpoint: u64,
+) -> Result<bool> {
+    use vl15::faults::{self, FaultClass};
+    if let Device::Switch = device {
+        return soak_switch(width, packets, seed, fault_percent, class, checkpoint);
+    }
+    let classes = class
+        .iter()
+        .map(|n| {
+            FaultClass::from_name(n)
+                .with_context(|| format!("no fault class {n:?} (vl15 soak --list)"))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let mut pass = true;
+    for w in widths(width)? {
+        let mut o = faults::SoakOpts::new(w, packets, seed);
+        o.fault_percent = fault_percent;
+        o.classes = classes.clone();
+        o.checkpoint = checkpoint.max(1);
+        let r = match faults::soak(&o) {
+            Ok(r) => r,
+            Err(e) => {
+                outln!("soak ca DATA_W {w}: FAIL: {e:#}");
+                pass = false;
+                continue;
+            }
+        };
+        let faulted: u64 = r.faults.values().sum();
+        outln!(
+            "soak ca DATA_W {w} seed {seed}: {} packets ({} good, {faulted} faults), {} mismatches, max drain {} cycles (bound {}), {} cycles, {:.1} s wall ({:.0} cycles/s)",
+            r.packets,
+            r.good,
+            r.mismatches,
+            r.max_drain,
+            r.drain_bound,
+            r.cycles,
+            r.wall_s,
+            r.cycles as f64 / r.wall_s.max(1e-9)
+        );
+        let s = &r.stats;
+        outln!(
+            "  delivered: {} to SMA, {} to SM, {} to data RX, {} on the wire; VL15 buffer full for the whole arrival {}, full or not depending on the cycle {}; {} wire packets lost to link down, {} expectations to resets",
+            s.to_sma, s.to_sm, s.to_drx, s.wire_tx, s.certain_full, s.ambiguous_full, s.tx_gated, s.lost_to_reset
+        );
+        outln!("  faults by class:");
+        for (k, v) in &r.faults {
+            outln!("    {k:<28} {v}");
+        }
+        outln!("  receive verdicts (the check that rejected, or accept):");
+        for (k, v) in &s.by_verdict {
+            outln!("    {k:<28} {v}");
+        }
+        for e in &r.errors {
+            outln!("  MISMATCH {e}");
+        }
+        pass &= r.mismatches == 0;
+    }
+    Ok(pass)
+}
