@@ -40,12 +40,7 @@ pub struct Args {
 
 impl Args {
     pub fn run(self) -> Result<bool> {
-        let opts = vl15::net::NetOptions {
-            link_latency: self.link_latency,
-            threads: usize::from(self.threads),
-            data_w: self.width,
-            ..Default::default()
-        };
+        let opts = super::net_options(self.link_latency, self.threads, self.width);
         let (text, net) = vl15::net::discover_topology(
             &self.topology,
             self.from.as_deref(),

@@ -80,6 +80,16 @@ pub fn widths(s: &str) -> Result<Vec<u32>> {
     }
 }
 
+/// The fabric settings of `sim`, `discover` and `serve`'s common options.
+pub fn net_options(link_latency: u64, threads: u16, width: u32) -> vl15::net::NetOptions {
+    vl15::net::NetOptions {
+        link_latency,
+        threads: usize::from(threads),
+        data_w: width,
+        ..Default::default()
+    }
+}
+
 /// The exit status of a verb that failed with `e`, reported on stderr: 2
 /// for input that cannot be used (a pcap or topology file), else 1.
 pub fn failed(e: &anyhow::Error) -> ExitCode {

@@ -37,12 +37,7 @@ impl Args {
         vl15::serve::serve_file(
             &self.topology,
             self.sockname,
-            vl15::net::NetOptions {
-                link_latency: self.link_latency,
-                threads: usize::from(self.threads),
-                data_w: self.width,
-                ..Default::default()
-            },
+            super::net_options(self.link_latency, self.threads, self.width),
             self.timeout_cycles,
         )?;
         Ok(true)

@@ -77,6 +77,7 @@ impl Args {
         let mut opts = vl15::simrun::SimOptions {
             sm_node: self.sm,
             sm_port: self.sm_port,
+            net: super::net_options(self.link_latency, self.threads, self.width),
             ..Default::default()
         };
         opts.sm.lmc = self.lmc;
@@ -86,9 +87,6 @@ impl Args {
         opts.sm.sm_key = self.sm_key;
         opts.sm.tx.max_outstanding = self.max_smps;
         opts.sm.tx.timeout = self.timeout;
-        opts.net.link_latency = self.link_latency;
-        opts.net.threads = usize::from(self.threads);
-        opts.net.data_w = self.width;
         let (mut net, sm, summary) = vl15::simrun::bring_up(topology, &opts)?;
         if self.verbose {
             for l in &sm.log {

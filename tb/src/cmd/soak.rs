@@ -46,15 +46,10 @@ pub struct Args {
 impl Args {
     pub fn run(self) -> Result<bool> {
         if !self.list {
-            return soak(
-                self.device,
-                &self.width,
-                self.packets,
-                self.seed,
-                self.fault_percent,
-                &self.class,
-                self.checkpoint,
-            );
+            return match self.device {
+                Device::Ca => self.soak_ca(),
+                Device::Switch => self.soak_switch(),
+            };
         }
         match self.device {
             Device::Ca => {
@@ -77,104 +72,95 @@ impl Args {
     }
 }
 
-fn soak_switch(
-    width: &str,
-    packets: u64,
-    seed: u64,
-    fault_percent: u32,
-    class: &[String],
-    checkpoint: u64,
-) -> Result<bool> {
-    use vl15::refmodel::switch;
-    let ws: Vec<u32> = match width {
-        "all" => vl15_bindings::DEV_DATA_WIDTHS.to_vec(),
-        "64" | "128" => vec![width.parse()?],
-        _ => bail!(
-            "the switch is built at DATA_W 64 and 128 (--width 64, 128 or all), not {width:?}"
-        ),
-    };
-    if !class.is_empty() {
-        bail!("--class selects CA fault classes; the switch soak runs every switch class");
-    }
-    let mut pass = true;
-    for w in ws {
-        let opt = switch::SoakOptions {
-            phase_packets: checkpoint.max(1),
-            fault_percent,
-            data_w: w,
-            ..switch::SoakOptions::default()
+impl Args {
+    /// `vl15 soak --device switch`: the switch's own generator and scoreboard
+    /// (`refmodel::switch`), which has its own classes, at DATA_W 64 and 128.
+    fn soak_switch(&self) -> Result<bool> {
+        use vl15::refmodel::switch;
+        let (width, packets, seed) = (self.width.as_str(), self.packets, self.seed);
+        let ws: Vec<u32> = match width {
+            "all" => vl15_bindings::DEV_DATA_WIDTHS.to_vec(),
+            "64" | "128" => vec![width.parse()?],
+            _ => bail!(
+                "the switch is built at DATA_W 64 and 128 (--width 64, 128 or all), not {width:?}"
+            ),
         };
-        let r = switch::soak(seed, packets, &opt)
-            .with_context(|| format!("switch soak at DATA_W {w}"))?;
-        out!("{r}");
-        pass &= r.mismatches == 0;
+        if !self.class.is_empty() {
+            bail!("--class selects CA fault classes; the switch soak runs every switch class");
+        }
+        let mut pass = true;
+        for w in ws {
+            let opt = switch::SoakOptions {
+                phase_packets: self.checkpoint.max(1),
+                fault_percent: self.fault_percent,
+                data_w: w,
+                ..switch::SoakOptions::default()
+            };
+            let r = switch::soak(seed, packets, &opt)
+                .with_context(|| format!("switch soak at DATA_W {w}"))?;
+            out!("{r}");
+            pass &= r.mismatches == 0;
+        }
+        Ok(pass)
     }
-    Ok(pass)
-}
 
-fn soak(
-    device: Device,
-    width: &str,
-    packets: u64,
-    seed: u64,
-    fault_percent: u32,
-    class: &[String],
-    checkpoint: u64,
-) -> Result<bool> {
-    use vl15::faults::{self, FaultClass};
-    if let Device::Switch = device {
-        return soak_switch(width, packets, seed, fault_percent, class, checkpoint);
-    }
-    let classes = class
-        .iter()
-        .map(|n| {
-            FaultClass::from_name(n)
-                .with_context(|| format!("no fault class {n:?} (vl15 soak --list)"))
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let mut pass = true;
-    for w in widths(width)? {
-        let mut o = faults::SoakOpts::new(w, packets, seed);
-        o.fault_percent = fault_percent;
-        o.classes = classes.clone();
-        o.checkpoint = checkpoint.max(1);
-        let r = match faults::soak(&o) {
-            Ok(r) => r,
-            Err(e) => {
-                outln!("soak ca DATA_W {w}: FAIL: {e:#}");
-                pass = false;
-                continue;
+    /// `vl15 soak --device ca`: the CA port's generator and scoreboard
+    /// (`faults`, `scoreboard`) at each width.
+    fn soak_ca(&self) -> Result<bool> {
+        use vl15::faults::{self, FaultClass};
+        let (packets, seed) = (self.packets, self.seed);
+        let classes = self
+            .class
+            .iter()
+            .map(|n| {
+                FaultClass::from_name(n)
+                    .with_context(|| format!("no fault class {n:?} (vl15 soak --list)"))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let mut pass = true;
+        for w in widths(&self.width)? {
+            let mut o = faults::SoakOpts::new(w, packets, seed);
+            o.fault_percent = self.fault_percent;
+            o.classes = classes.clone();
+            o.checkpoint = self.checkpoint.max(1);
+            let r = match faults::soak(&o) {
+                Ok(r) => r,
+                Err(e) => {
+                    outln!("soak ca DATA_W {w}: FAIL: {e:#}");
+                    pass = false;
+                    continue;
+                }
+            };
+            let faulted: u64 = r.faults.values().sum();
+            outln!(
+                "soak ca DATA_W {w} seed {seed}: {} packets ({} good, {faulted} faults), {} mismatches, max drain {} cycles (bound {}), {} cycles, {:.1} s wall ({:.0} cycles/s)",
+                r.packets,
+                r.good,
+                r.mismatches,
+                r.max_drain,
+                r.drain_bound,
+                r.cycles,
+                r.wall_s,
+                r.cycles as f64 / r.wall_s.max(1e-9)
+            );
+            let s = &r.stats;
+            outln!(
+                "  delivered: {} to SMA, {} to SM, {} to data RX, {} on the wire; VL15 buffer full for the whole arrival {}, full or not depending on the cycle {}; {} wire packets lost to link down, {} expectations to resets",
+                s.to_sma, s.to_sm, s.to_drx, s.wire_tx, s.certain_full, s.ambiguous_full, s.tx_gated, s.lost_to_reset
+            );
+            outln!("  faults by class:");
+            for (k, v) in &r.faults {
+                outln!("    {k:<28} {v}");
             }
-        };
-        let faulted: u64 = r.faults.values().sum();
-        outln!(
-            "soak ca DATA_W {w} seed {seed}: {} packets ({} good, {faulted} faults), {} mismatches, max drain {} cycles (bound {}), {} cycles, {:.1} s wall ({:.0} cycles/s)",
-            r.packets,
-            r.good,
-            r.mismatches,
-            r.max_drain,
-            r.drain_bound,
-            r.cycles,
-            r.wall_s,
-            r.cycles as f64 / r.wall_s.max(1e-9)
-        );
-        let s = &r.stats;
-        outln!(
-            "  delivered: {} to SMA, {} to SM, {} to data RX, {} on the wire; VL15 buffer full for the whole arrival {}, full or not depending on the cycle {}; {} wire packets lost to link down, {} expectations to resets",
-            s.to_sma, s.to_sm, s.to_drx, s.wire_tx, s.certain_full, s.ambiguous_full, s.tx_gated, s.lost_to_reset
-        );
-        outln!("  faults by class:");
-        for (k, v) in &r.faults {
-            outln!("    {k:<28} {v}");
+            outln!("  receive verdicts (the check that rejected, or accept):");
+            for (k, v) in &s.by_verdict {
+                outln!("    {k:<28} {v}");
+            }
+            for e in &r.errors {
+                outln!("  MISMATCH {e}");
+            }
+            pass &= r.mismatches == 0;
         }
-        outln!("  receive verdicts (the check that rejected, or accept):");
-        for (k, v) in &s.by_verdict {
-            outln!("    {k:<28} {v}");
-        }
-        for e in &r.errors {
-            outln!("  MISMATCH {e}");
-        }
-        pass &= r.mismatches == 0;
+        Ok(pass)
     }
-    Ok(pass)
 }
