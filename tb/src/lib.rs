@@ -1,6 +1,6 @@
 //! vl15 testbench: drives real SMP traffic through the Verilated vl15 RTL.
 //!
-//! Layers, bottom up (an import goes down or sideways, never up):
+//! Layers, bottom up:
 //! - wire and files: `packet`, `crc`, `mad`, `pcap`, `decode`, `tshark`,
 //!   `topology`, `fattree`;
 //! - the RTL's register maps: `regmap`;
@@ -22,7 +22,9 @@
 //! replay, the CA soak), and `net`/`node_sma`/`qp0`/`subnet_sm` on the
 //! switch and multiport CA at DataW 64 and 128 (every fabric, `vl15
 //! serve`). New fabric behaviour goes into the second; the first stays
-//! for the single-port CA until both run on one device abstraction.
+//! for the single-port CA until both run on one device abstraction. Until
+//! then two imports run up a layer: `fabric` holds a port's `sma` and `sm`,
+//! and `net` holds every node's `node_sma`.
 
 pub mod bench;
 pub mod board;
