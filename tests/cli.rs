@@ -190,6 +190,59 @@ fn sim_brings_a_fabric_up_and_dumps_the_rtl_state() {
     }
 }
 
+/// `--width` picks the data path of every device in the fabric: the same
+/// bring-up (the same SMPs) at 64 and 128 bits, in fewer cycles at 128 (an
+/// SMP is 19 beats instead of 37); a width the models are not built at is
+/// a usage error.
+#[test]
+fn sim_runs_the_fabric_at_either_width() {
+    let field = |text: &str, key: &str| -> u64 {
+        let at = text
+            .find(key)
+            .unwrap_or_else(|| panic!("no {key:?} in {text}"));
+        text[at + key.len()..]
+            .split_whitespace()
+            .next()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("{key:?} in {text}"))
+    };
+    let mut runs = Vec::new();
+    for w in ["64", "128"] {
+        let o = vl15()
+            .args([
+                "sim",
+                "--topology",
+                &example("net.2sw2path4hca"),
+                "--width",
+                w,
+            ])
+            .output()
+            .unwrap();
+        let out = String::from_utf8_lossy(&o.stdout).to_string();
+        assert!(o.status.success(), "--width {w}: {out}");
+        assert!(
+            out.contains("ports Active 12 of 12 linked"),
+            "--width {w}: {out}"
+        );
+        runs.push((field(&out, "SMPs "), field(&out, "simulated cycles ")));
+    }
+    assert_eq!(runs[0].0, runs[1].0, "the same SMPs at both widths");
+    assert!(runs[1].1 < runs[0].1, "cycles at 64 and 128: {runs:?}");
+    let o = vl15()
+        .args([
+            "sim",
+            "--topology",
+            &example("net.2sw2path4hca"),
+            "--width",
+            "32",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("built at DataW 64 and 128"), "{err}");
+}
+
 #[test]
 fn sim_errors_are_clear() {
     let cases: [(&[&str], &str); 3] = [

@@ -1021,3 +1021,26 @@ fn a_bring_up_is_the_same_on_one_and_on_several_threads() {
         );
     }
 }
+
+/// The fabric is built at DataW 64 or 128 only; any other width is refused
+/// before a device is built, naming the widths there are.
+#[test]
+fn a_fabric_at_an_unbuilt_width_is_refused() {
+    for w in [0, 8, 32, 256] {
+        let topo = Topology::parse(WORKED, Path::new("worked")).unwrap();
+        let e = Net::new(
+            topo,
+            NetOptions {
+                data_w: w,
+                ..Default::default()
+            },
+        )
+        .err()
+        .unwrap_or_else(|| panic!("DataW {w} accepted"));
+        let msg = format!("{e:#}");
+        assert!(
+            msg.contains("[64, 128]") && msg.contains(&w.to_string()),
+            "{msg}"
+        );
+    }
+}
