@@ -68,14 +68,14 @@ fn specs() -> Vec<Spec> {
         .collect();
     // The fabric's models at DataW 64 and 128 (the fabric's width is chosen
     // at run time). One model of each switch tile serves every radix: the
-    // host instances the port tile once per port (sim/sw_tiles.h). The port
-    // tile runs free (ClkGate 0): the host is its clock gate.
+    // host instances the port tile once per port (sim/sw_tiles.h). Both
+    // tiles run free (ClkGate 0): the host is their clock gate.
     for w in [64, 128] {
         v.push(Spec {
             prefix: format!("Vswmgmt{w}"),
             top: "sw_mgmt_tile",
             flist: "sw_top.f",
-            params: vec![("DataW", w), ("MaxPorts", 64)],
+            params: vec![("DataW", w), ("MaxPorts", 64), ("ClkGate", 0)],
         });
         v.push(Spec {
             prefix: format!("Vswtile{w}"),

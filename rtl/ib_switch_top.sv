@@ -22,7 +22,7 @@ module ib_switch_top
   parameter int unsigned Vl15Depth     = 3,     // VL15 input slots per external port (288 B each); see docs/fabric.md
   parameter int unsigned DataDepth     = 2,     // data-VL input slots per external port
   parameter int unsigned DataSlotBytes = 4224,  // largest data packet LRH..ICRC
-  parameter bit          ClkGate       = 1'b1,  // each external port on its own gated clock (simulation)
+  parameter bit          ClkGate       = 1'b1,  // every port, 0 included, on its own gated clock (simulation)
   localparam int unsigned DataB        = DataW / 8
 ) (
   input  logic                         clk_i,
@@ -189,6 +189,7 @@ module ib_switch_top
   logic [3:0]        port_state [NP];
   logic [3:0]        tile_state [NumPorts];
   logic [NumPorts:1] tile_state_chg, tile_busy, tile_en;
+  logic              mgmt_en;  // port 0's clock enable (its gate is inside u_mgmt)
   logic [31:0]       tile_rdata [NP];
   logic [2*NumPorts-1:0] lft_req, lft_gnt, lft_rsp;
   logic [15:0]       lft_lid [2*NumPorts];
@@ -205,7 +206,8 @@ module ib_switch_top
     .LftDepth     (LftDepth),
     .Vl15Depth    (Vl15Depth),
     .DataDepth    (DataDepth),
-    .DataSlotBytes(DataSlotBytes)
+    .DataSlotBytes(DataSlotBytes),
+    .ClkGate      (ClkGate)
   ) u_mgmt (
     .clk_i,
     .rst_ni,
@@ -317,7 +319,8 @@ module ib_switch_top
     .port_state_change_o,
     .mkey_prot_o,
     .mkey_viols_o,
-    .idle_o
+    .idle_o,
+    .clk_en_o        (mgmt_en)
   );
   assign d_vcrc[0] = '0;  // port 0's GMPs never go to port 0 (LFT 0 is a loop)
 
@@ -405,7 +408,7 @@ module ib_switch_top
   // locked, and the bus to every tile only for CTR_CLEAR.
   logic unused;
   always_comb begin
-    unused = ^{tile_en, reg_bcast};
+    unused = ^{tile_en, mgmt_en, reg_bcast};
     for (int q = 0; q < NP; q++) unused ^= ov_locked[q] ^ od_locked[q];
   end
 

@@ -23,7 +23,8 @@ module sw_lft #(
   input  logic [15:0]        req_lid_i [NumReq],  // < LftDepth
   output logic [NumReq-1:0]  gnt_o,               // request taken this cycle
   output logic [NumReq-1:0]  rsp_valid_o,         // entry for this requester on rsp_entry_o
-  output logic [7:0]         rsp_entry_o
+  output logic [7:0]         rsp_entry_o,
+  output logic               busy_o               // a lookup granted, its entry not yet out
 );
 
   if (LftDepth < 64 || LftDepth % 64 != 0 || LftDepth > 32'hC000) begin : gen_depth_check
@@ -72,6 +73,7 @@ module sw_lft #(
 
   logic          rsp_q;
   logic [RW-1:0] rsp_sel_q;
+  assign busy_o = rsp_q;
   logic [31:0]   word_q;
   logic          word_vld_q;
   logic [1:0]    byte_q;

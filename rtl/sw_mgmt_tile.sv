@@ -9,7 +9,9 @@
 // this tile is a wire (ib_switch_top's crossbar), with the same names and
 // the same one-hot request / grant-ready convention as a port tile's. The
 // switch's port count is an input (num_ports_i), so one build of MaxPorts
-// serves every smaller radix, as ib_switch_top of that radix behaves.
+// serves every smaller radix, as ib_switch_top of that radix behaves. The
+// tile has its own gated clock (ib_clk_gate, enable clk_en below), as every
+// port tile has.
 module sw_mgmt_tile
   import ib_pkg::*;
 #(
@@ -19,6 +21,7 @@ module sw_mgmt_tile
   parameter int unsigned Vl15Depth     = 3,     // VL15 input slots per external port (288 B each); see docs/fabric.md
   parameter int unsigned DataDepth     = 2,     // data-VL input slots per external port
   parameter int unsigned DataSlotBytes = 4224,  // largest data packet LRH..ICRC
+  parameter bit          ClkGate       = 1'b1,  // port 0 on its own gated clock (simulation)
   localparam int unsigned DataB        = DataW / 8
 ) (
   input  logic                         clk_i,
@@ -155,7 +158,8 @@ module sw_mgmt_tile
   output logic                         port_state_change_o,  // SwitchInfo.PortStateChange
   output logic [1:0]                   mkey_prot_o,          // port 0's M_KeyProtectBits
   output logic [15:0]                  mkey_viols_o,         // port 0's M_KeyViolations
-  output logic                         idle_o                // nothing buffered or in flight (tiles too)
+  output logic                         idle_o,               // nothing buffered or in flight (tiles too)
+  output logic                         clk_en_o              // the tile's clock runs this cycle
 );
 
   if (DataW != 32 && DataW != 64 && DataW != 128) begin : gen_dataw_check
@@ -182,6 +186,24 @@ module sw_mgmt_tile
   localparam int unsigned NumReq    = 2 * NP;                   // LFT requesters: 2i VL15, 2i+1 data
 
   // ---------------------------------------------------------------------------
+  // The tile's clock: it runs while port 0 or the shared parts may change
+  // (clk_en, below the idle tracking): in reset, anything buffered, in
+  // flight or presented by port 0, an LFT lookup asked or answered, a
+  // request for output 0, a host stream presenting, a register write, a
+  // tile's PortState change, the M_Key lease running, or an event still to
+  // be counted. With ClkGate = 0 (and in synthesis) it runs always; both
+  // builds behave the same cycle by cycle.
+  // ---------------------------------------------------------------------------
+  logic clk, clk_en, lft_busy;
+
+  ib_clk_gate #(.Enable(ClkGate)) u_clk_gate (
+    .clk_i,
+    .en_i  (clk_en),
+    .gclk_o(clk)
+  );
+  assign clk_en_o = clk_en;
+
+  // ---------------------------------------------------------------------------
   // Registers, PortStates, counters, LFT
   // ---------------------------------------------------------------------------
   sw_ev_t      ev0 [SwNumCtrs];
@@ -201,7 +223,7 @@ module sw_mgmt_tile
   assign mkey_sel = reg_addr_i >= SwRegMkeyBase && reg_addr_i < SwRegMkeyBase + 16'd8;
 
   sw_regs #(.MaxPorts(MaxPorts), .LftDepth(LftDepth)) u_regs (
-    .clk_i,
+    .clk_i  (clk),
     .rst_ni,
     .num_ports_i,
     .reg_we_i,
@@ -254,7 +276,7 @@ module sw_mgmt_tile
   assign lft_entry_o    = lft_entry;
 
   sw_lft #(.LftDepth(LftDepth), .NumReq(NumReq)) u_lft (
-    .clk_i,
+    .clk_i  (clk),
     .rst_ni,
     .we_i       (lft_we),
     .waddr_i    (lft_waddr),
@@ -265,7 +287,8 @@ module sw_mgmt_tile
     .req_lid_i  (lft_lid),
     .gnt_o      (lft_gnt),
     .rsp_valid_o(lft_rsp),
-    .rsp_entry_o(lft_entry)
+    .rsp_entry_o(lft_entry),
+    .busy_o     (lft_busy)
   );
 
   // ---------------------------------------------------------------------------
@@ -281,7 +304,7 @@ module sw_mgmt_tile
   sw_route #(
     .MaxPorts(MaxPorts), .LftDepth(LftDepth), .Port0(1'b1), .IsVl15(1'b1)
   ) u_route0_vl15 (
-    .clk_i,
+    .clk_i  (clk),
     .rst_ni,
     .head_valid_i (v_tvalid_o),
     .head_last_i  (v_tlast_o),
@@ -309,7 +332,7 @@ module sw_mgmt_tile
   sw_route #(
     .MaxPorts(MaxPorts), .LftDepth(LftDepth), .Port0(1'b1), .IsVl15(1'b0)
   ) u_route0_data (
-    .clk_i,
+    .clk_i  (clk),
     .rst_ni,
     .head_valid_i (d_tvalid_o),
     .head_last_i  (d_tlast_o),
@@ -350,7 +373,7 @@ module sw_mgmt_tile
   logic             ov_tvalid0, od_tvalid0, ov_tlast0, od_tlast0;
 
   sw_out_arb #(.NumIn(NP)) u_vl15_arb0 (
-    .clk_i,
+    .clk_i  (clk),
     .rst_ni,
     .req_i      (ov_req_i),
     .take_last_i(ov_tvalid0 && ov_tready0 && ov_tlast0),
@@ -358,7 +381,7 @@ module sw_mgmt_tile
     .grant_o    (ov_grant_o)
   );
   sw_out_arb #(.NumIn(NP)) u_data_arb0 (
-    .clk_i,
+    .clk_i  (clk),
     .rst_ni,
     .req_i      (od_req_i),
     .take_last_i(od_tvalid0 && od_tready0 && od_tlast0),
@@ -408,7 +431,7 @@ module sw_mgmt_tile
 
   assign smi_port_state = port_state[ov_grant_o];
 
-  always_ff @(posedge clk_i) begin
+  always_ff @(posedge clk) begin
     if (!rst_ni) begin
       extra_q      <= 1'b0;
       smi_in_pkt_q <= 1'b0;
@@ -427,7 +450,7 @@ module sw_mgmt_tile
   logic             ev_rq_port_down, ev_rq_icrc, ev_rq_bad_hdr, ev_rq_lid, ev_rq_dr;
 
   sw_smi_rq #(.DataW(DataW)) u_smi_rq (
-    .clk_i,
+    .clk_i  (clk),
     .rst_ni,
     .vl15_tdata_i   (smi_tdata),
     .vl15_tkeep_i   (smi_tkeep),
@@ -460,7 +483,7 @@ module sw_mgmt_tile
   ib_pkt_fifo #(
     .DataW(DataW), .Depth(SmiRxDepth), .SlotWords(MadBytes / DataB), .MetaW(RxMetaW)
   ) u_smi_rx_buf (
-    .clk_i,
+    .clk_i  (clk),
     .rst_ni,
     .limit_i       (8'(SmiRxDepth)),
     .wr_valid_i    (rxf_wr_valid),
@@ -493,7 +516,7 @@ module sw_mgmt_tile
   assign rxf_rd_tready = rxf_rd_meta.fwd ? fwd_rd_tready : loc_tready;
 
   smi_rx_dispatch #(.DataW(DataW)) u_rx_dispatch (
-    .clk_i,
+    .clk_i  (clk),
     .rst_ni,
     .rd_tdata_i   (rxf_rd_tdata),
     .rd_tkeep_i   (rxf_rd_tkeep),
@@ -534,7 +557,7 @@ module sw_mgmt_tile
   logic ev_mkey_viol, mkey_lease_run;
 
   smi_mkey_chk #(.DataW(DataW)) u_mkey_chk (
-    .clk_i,
+    .clk_i  (clk),
     .rst_ni,
     .reg_we_i   (reg_we_i && mkey_sel),
     .reg_idx_i  (reg_addr_i[2:0]),
@@ -568,7 +591,7 @@ module sw_mgmt_tile
   logic [6:0]       fx_hp, fx_hc, fx_sm_hp, fx_sm_hc;
 
   smi_rx_dispatch #(.DataW(DataW)) u_fwd_dispatch (
-    .clk_i,
+    .clk_i  (clk),
     .rst_ni,
     .rd_tdata_i         (rxf_rd_tdata),
     .rd_tkeep_i         (rxf_rd_tkeep),
@@ -622,7 +645,7 @@ module sw_mgmt_tile
   logic             ev_sq_pkt, ev_sq_dr, ev_sq_local;
 
   sw_smi_sq #(.DataW(DataW), .NumPorts(MaxPorts)) u_smi_sq (
-    .clk_i,
+    .clk_i  (clk),
     .rst_ni,
     .port_lid_i     (port0_lid),
     .num_ports_i    (num_ports),
@@ -669,7 +692,7 @@ module sw_mgmt_tile
   ib_pkt_fifo #(
     .DataW(DataW), .Depth(P0Depth), .SlotWords(Vl15Words), .MetaW(RouteW)
   ) u_p0_buf (
-    .clk_i,
+    .clk_i  (clk),
     .rst_ni,
     .limit_i       (8'(P0Depth)),
     .wr_valid_i    (txf_wr_valid),
@@ -701,7 +724,7 @@ module sw_mgmt_tile
   sw_ev_t           gtx_words, grx_words;
 
   sw_gmp_tx #(.DataW(DataW), .SlotWords(Vl15Words)) u_gmp_tx (
-    .clk_i,
+    .clk_i  (clk),
     .rst_ni,
     .s_tdata_i     (gmp_tx_tdata_i),
     .s_tkeep_i     (gmp_tx_tkeep_i),
@@ -723,7 +746,7 @@ module sw_mgmt_tile
   ib_pkt_fifo #(
     .DataW(DataW), .Depth(GmpDepth), .SlotWords(Vl15Words), .MetaW(16)
   ) u_gmp_tx_buf (
-    .clk_i,
+    .clk_i  (clk),
     .rst_ni,
     .limit_i       (8'(GmpDepth)),
     .wr_valid_i    (gtx_wr_valid),
@@ -744,7 +767,7 @@ module sw_mgmt_tile
   assign d_meta0 = '{lft: 1'b1, egress: 8'd0, dlid: gtx_rd_meta};
 
   sw_pktlen_tap #(.DataW(DataW)) u_gtx_words (
-    .clk_i,
+    .clk_i  (clk),
     .rst_ni,
     .beat_i (gmp_tx_tvalid_i && gmp_tx_tready_o),
     .tdata_i(gmp_tx_tdata_i),
@@ -773,7 +796,7 @@ module sw_mgmt_tile
   assign od_take      = od_tvalid0 && od_tready0;
   assign od_vcrc      = od_vcrc_i;  // port 0's GMPs never go to port 0 (LFT 0 is a loop)
 
-  always_ff @(posedge clk_i) begin
+  always_ff @(posedge clk) begin
     if (!rst_ni) begin
       grx_tvalid_q <= 1'b0;
       grx_extra_q  <= 1'b0;
@@ -782,7 +805,7 @@ module sw_mgmt_tile
       grx_extra_q  <= od_take && od_tlast0 && od_tkeep0 == '1;
     end
   end
-  always_ff @(posedge clk_i) begin
+  always_ff @(posedge clk) begin
     if (grx_extra_q) begin
       grx_tdata_q <= DataW'(grx_vcrc_q);
       grx_tkeep_q <= DataB'(2'b11);
@@ -805,7 +828,7 @@ module sw_mgmt_tile
   end
 
   sw_pktlen_tap #(.DataW(DataW)) u_grx_words (
-    .clk_i,
+    .clk_i  (clk),
     .rst_ni,
     .beat_i (od_take),
     .tdata_i(od_tdata0),
@@ -831,7 +854,7 @@ module sw_mgmt_tile
     .DataAddr (SwRegPkeyData),
     .Entries  (SwPkeyEntries)
   ) u_pkey_regs (
-    .clk_i,
+    .clk_i  (clk),
     .rst_ni,
     .reg_we_i,
     .reg_addr_i,
@@ -846,7 +869,7 @@ module sw_mgmt_tile
   assign reg_rdata_o = pkey_sel ? pkey_regs_rdata : mkey_sel ? mkey_rdata : regs_rdata;
 
   gsi_rx_check #(.DataW(DataW), .PkeyEntries(SwPkeyEntries)) u_gsi_rx_check (
-    .clk_i,
+    .clk_i  (clk),
     .rst_ni,
     .in_tdata_i   (grx_tdata_q),
     .in_tkeep_i   (grx_tkeep_q),
@@ -879,7 +902,7 @@ module sw_mgmt_tile
   // idle tracking of port 0
   logic [8:0] rx_occ_q, p0_occ_q, gtx_occ_q;
   logic       sq_open_q;
-  always_ff @(posedge clk_i) begin
+  always_ff @(posedge clk) begin
     if (!rst_ni) begin
       rx_occ_q  <= '0;
       p0_occ_q  <= '0;
@@ -901,6 +924,17 @@ module sw_mgmt_tile
                       grx_extra_q || gmp_rx_tvalid_o;
 
   assign idle_o = !mkey_lease_run && !busy0 && !(|tile_busy_i);
+
+  logic ev_any;
+  always_comb begin
+    ev_any = 1'b0;
+    for (int c = 0; c < SwNumCtrs; c++) ev_any = ev_any || ev0[c] != '0 || gev[c] != '0;
+  end
+  assign clk_en = !rst_ni || busy0 || mkey_lease_run || lft_busy || reg_we_i ||
+                  (|tile_lft_req_i) || (|tile_state_chg_i) || (|ov_req_i) || (|od_req_i) ||
+                  sma_tx_tvalid_i || sm_tx_tvalid_i || trap_tx_tvalid_i || gmp_tx_tvalid_i ||
+                  v_tvalid_o || d_tvalid_o || v_sel_i || d_sel_i ||
+                  sma_rx_tvalid_o || sm_rx_tvalid_o || gmp_rx_tvalid_o || ev_any;
 
   // counters of port 0
   always_comb begin
@@ -944,46 +978,46 @@ module sw_mgmt_tile
 `ifndef SYNTHESIS
   // Stream checkers on the SMA/SM interfaces (MAD streams, no tkeep)
   ib_axis_checker #(.DataW(DataW), .KeepCheck(0)) u_chk_sma_rx (
-    .clk_i, .rst_ni,
+    .clk_i(clk), .rst_ni,
     .tdata_i(sma_rx_tdata_o), .tkeep_i('1), .tvalid_i(sma_rx_tvalid_o),
     .tready_i(sma_rx_tready_i), .tlast_i(sma_rx_tlast_o)
   );
   ib_axis_checker #(.DataW(DataW), .KeepCheck(0)) u_chk_sm_rx (
-    .clk_i, .rst_ni,
+    .clk_i(clk), .rst_ni,
     .tdata_i(sm_rx_tdata_o), .tkeep_i('1), .tvalid_i(sm_rx_tvalid_o),
     .tready_i(sm_rx_tready_i), .tlast_i(sm_rx_tlast_o)
   );
   ib_axis_checker #(.DataW(DataW), .KeepCheck(0)) u_chk_sma_tx (
-    .clk_i, .rst_ni,
+    .clk_i(clk), .rst_ni,
     .tdata_i(sma_tx_tdata_i), .tkeep_i('1), .tvalid_i(sma_tx_tvalid_i),
     .tready_i(sma_tx_tready_o), .tlast_i(sma_tx_tlast_i)
   );
   ib_axis_checker #(.DataW(DataW), .KeepCheck(0)) u_chk_sm_tx (
-    .clk_i, .rst_ni,
+    .clk_i(clk), .rst_ni,
     .tdata_i(sm_tx_tdata_i), .tkeep_i('1), .tvalid_i(sm_tx_tvalid_i),
     .tready_i(sm_tx_tready_o), .tlast_i(sm_tx_tlast_i)
   );
   ib_axis_checker #(.DataW(DataW), .KeepCheck(0)) u_chk_trap_tx (
-    .clk_i, .rst_ni,
+    .clk_i(clk), .rst_ni,
     .tdata_i(trap_tx_tdata_i), .tkeep_i('1), .tvalid_i(trap_tx_tvalid_i),
     .tready_i(trap_tx_tready_o), .tlast_i(trap_tx_tlast_i)
   );
   ib_axis_checker #(.DataW(DataW)) u_chk_smi_in (
-    .clk_i, .rst_ni,
+    .clk_i(clk), .rst_ni,
     .tdata_i(ov_tdata0), .tkeep_i(ov_tkeep0), .tvalid_i(ov_tvalid0),
     .tready_i(ov_tready0), .tlast_i(ov_tlast0)
   );
   ib_axis_checker #(.DataW(DataW)) u_chk_gmp_tx (
-    .clk_i, .rst_ni,
+    .clk_i(clk), .rst_ni,
     .tdata_i(gmp_tx_tdata_i), .tkeep_i(gmp_tx_tkeep_i), .tvalid_i(gmp_tx_tvalid_i),
     .tready_i(gmp_tx_tready_o), .tlast_i(gmp_tx_tlast_i)
   );
   ib_axis_checker #(.DataW(DataW), .HasReady(0)) u_chk_gmp_rx (
-    .clk_i, .rst_ni,
+    .clk_i(clk), .rst_ni,
     .tdata_i(gmp_rx_tdata_o), .tkeep_i(gmp_rx_tkeep_o), .tvalid_i(gmp_rx_tvalid_o),
     .tready_i(1'b1), .tlast_i(gmp_rx_tlast_o)
   );
-  always_ff @(posedge clk_i) begin
+  always_ff @(posedge clk) begin
     if (rst_ni) begin
       // the send engines wait for a free slot: the port-0 buffers never drop
       assert (!txf_drop_full) else $error("%m: port-0 send buffer dropped a packet");
