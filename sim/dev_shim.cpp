@@ -299,7 +299,7 @@ class SwitchModel final : public DevModel {
 
  public:
   explicit SwitchModel(unsigned nports)
-      : n_(nports), host_(nports), last_po_(nports), last_link_(nports, false) {
+      : n_(nports), host_(nports), last_po_(nports) {
     host_.settle([&](Top& m) { idle_inputs(m); });
   }
 
@@ -331,10 +331,7 @@ class SwitchModel final : public DevModel {
     settled_ = q && was_idle && o.idle;
     last_o_ = o;
     last_reg_addr_ = in.reg_addr;
-    for (unsigned k = 0; k < n_; ++k) {
-      po[k] = last_po_[k];
-      last_link_[k] = pi[k].link_up;
-    }
+    for (unsigned k = 0; k < n_; ++k) po[k] = last_po_[k];
     return o;
   }
 
@@ -387,7 +384,7 @@ class SwitchModel final : public DevModel {
       return false;
     }
     for (unsigned k = 0; k < n_; ++k) {
-      if (pi[k].rx_tvalid || pi[k].link_up != last_link_[k]) return false;
+      if (pi[k].rx_tvalid || pi[k].link_up != host_.model().tiles.link_up(k + 1)) return false;
     }
     return true;
   }
@@ -399,7 +396,6 @@ class SwitchModel final : public DevModel {
   bool settled_ = false;
   DevOut last_o_{};
   std::vector<PortOut> last_po_;
-  std::vector<bool> last_link_;
   uint16_t last_reg_addr_ = 0;
 };
 

@@ -133,6 +133,8 @@ class SwTiles {
   const MgmtM& mgmt() const { return *mgmt_; }
   // External port p's model (1..num_ports): tx_* outputs, valid after settle().
   const TileM& tile(unsigned p) const { return *tiles_[p]; }
+  // The link of external port p as last set (set_port).
+  bool link_up(unsigned p) const { return wire_[p].link_up; }
   // Calls f(p) once for every tile evaluated since the last call (the
   // others' outputs are as they were then), and forgets them.
   template <class F>

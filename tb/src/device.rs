@@ -436,7 +436,7 @@ impl CaPort {
             if let (Some((b, _)), true) = (dtx, o.dtx_tready) {
                 t.tx_in.push((TxPortIn::Data, b, m0, a0));
             }
-            let keep = keep_mask(self.data_w);
+            let keep = crate::stream::full_keep(self.data_w);
             if let (Some((b, m)), true) = (sma_tx, o.sma_tx_tready) {
                 t.tx_in.push((TxPortIn::Sma, Beat { keep, ..b }, m, a0));
             }
@@ -469,7 +469,7 @@ impl CaPort {
         self.drx
             .observe(o.drx_tvalid, drx, o.drx_tuser, cyc, || reason);
         // MAD streams carry full beats only (no tkeep port).
-        let keep = keep_mask(self.data_w);
+        let keep = crate::stream::full_keep(self.data_w);
         let full = |data: [u64; 2], last: bool| Beat { data, keep, last };
         let sma_meta = SmiMeta {
             slid: o.sma_rx_slid,
@@ -548,15 +548,6 @@ impl CaPort {
 /// Beats of one SMP (LRH..ICRC, 288 bytes) at `data_w` bits.
 fn sq_packet_beats(data_w: u32) -> usize {
     crate::packet::consts::SMP_PKT_BYTES / (data_w / 8) as usize
-}
-
-fn keep_mask(data_w: u32) -> u16 {
-    let n = data_w / 8;
-    if n >= 16 {
-        0xFFFF
-    } else {
-        (1u16 << n) - 1
-    }
 }
 
 #[cfg(test)]

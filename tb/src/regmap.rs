@@ -457,33 +457,20 @@ mod tests {
     #[test]
     fn register_map_mirrors_ib_pkg() {
         let pkg = include_str!("../../rtl/ib_pkg.sv");
-        let mut ctrs: Vec<(usize, String)> = Vec::new();
-        let mut regs: Vec<(String, u8)> = Vec::new();
-        for line in pkg.lines() {
-            let t = line.trim_start();
-            let code = t.split("//").next().unwrap_or("");
-            if let Some(rest) = code.strip_prefix("Ctr") {
-                if let Some((name, val)) = rest.split_once('=') {
-                    if let Some(v) = val.trim().trim_end_matches(',').strip_prefix("5'd") {
-                        let mut snake = String::new();
-                        for (i, ch) in name.trim().chars().enumerate() {
-                            if ch.is_ascii_uppercase() && i > 0 {
-                                snake.push('_');
-                            }
-                            snake.push(ch.to_ascii_lowercase());
-                        }
-                        ctrs.push((v.trim().parse().unwrap(), snake));
+        // ctr_e members, CamelCase after `Ctr`, as snake_case.
+        let ctrs: Vec<(usize, String)> = sv_enum(pkg, "ctr_e", "Ctr")
+            .into_iter()
+            .map(|(name, i)| {
+                let mut snake = String::new();
+                for (k, ch) in name.chars().enumerate() {
+                    if ch.is_ascii_uppercase() && k > 0 {
+                        snake.push('_');
                     }
+                    snake.push(ch.to_ascii_lowercase());
                 }
-            }
-            if let Some(rest) = code.strip_prefix("localparam logic [7:0] Reg") {
-                if let Some((name, val)) = rest.split_once('=') {
-                    if let Some(h) = val.trim().trim_end_matches(';').strip_prefix("8'h") {
-                        regs.push((name.trim().to_string(), u8::from_str_radix(h, 16).unwrap()));
-                    }
-                }
-            }
-        }
+                (usize::from(i), snake)
+            })
+            .collect();
         // Indices ctr_e leaves unused are named reserved_<i> here.
         let reserved = reg::COUNTERS
             .iter()
@@ -496,11 +483,10 @@ mod tests {
         }
         assert_eq!(reg::COUNTERS[usize::from(reg::CTR_PKEY_VIOL)], "pkey_viol");
         assert_eq!(reg::COUNTERS[usize::from(reg::CTR_QKEY_VIOL)], "qkey_viol");
-        let regs: Vec<(String, u64)> = regs.into_iter().map(|(n, a)| (n, u64::from(a))).collect();
         let a = |v: u8| u64::from(v);
         same_map(
             "CA register",
-            &regs,
+            &sv_hex_params(pkg, "localparam logic [7:0] Reg"),
             &[
                 ("Id", a(reg::ID)),
                 ("PortLid", a(reg::PORT_LID)),
@@ -527,14 +513,9 @@ mod tests {
             &[("IdValue", u64::from(reg::ID_VALUE))],
         );
         // gsi_reason_e
-        let reason = |n: &str| {
-            pkg.lines()
-                .map(|l| l.trim_start())
-                .find(|l| l.starts_with(n) && l[n.len()..].trim_start().starts_with('='))
-                .and_then(|l| l.split("3'd").nth(1))
-                .and_then(|v| v.split(|c: char| !c.is_ascii_digit()).next())
-                .and_then(|v| v.parse::<u8>().ok())
-        };
+        let reasons = sv_enum(pkg, "gsi_reason_e", "");
+        assert_eq!(reasons.len(), 6, "{reasons:?}");
+        let reason = |n: &str| reasons.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
         assert_eq!(reason("GsiOk"), Some(gsi_reason::OK));
         assert_eq!(reason("GsiLinkDrop"), Some(gsi_reason::LINK_DROP));
         assert_eq!(reason("GsiIcrcErr"), Some(gsi_reason::ICRC_ERR));

@@ -175,7 +175,6 @@ impl Bench {
         }
         dev.reset(4)?;
         let n = usize::from(NPORTS);
-        let self_w = w;
         let mut b = Bench {
             dev,
             pin: vec![PortIn::default(); n],
@@ -193,10 +192,10 @@ impl Bench {
             sma_rx: Sink::new(Pattern::Always),
             sm_rx: Sink::new(Pattern::Always),
             gmp_rx: Sink::new(Pattern::Always),
-            sma_tx: Source::new(self_w, Pattern::Always),
-            sm_tx: Source::new(self_w, Pattern::Always),
-            trap_tx: Source::new(self_w, Pattern::Always),
-            gmp_tx: Source::new(self_w, Pattern::Always),
+            sma_tx: Source::new(w, Pattern::Always),
+            sm_tx: Source::new(w, Pattern::Always),
+            trap_tx: Source::new(w, Pattern::Always),
+            gmp_tx: Source::new(w, Pattern::Always),
             exp: BTreeMap::new(),
             ctr_exp: BTreeMap::new(),
             inflight: HashMap::new(),
@@ -1075,17 +1074,17 @@ impl Bench {
             p.rx_tlast = false;
         });
         self.dev.reset(range(rng, 1, 8) as u32)?;
-        let self_w = self.dev.data_w();
+        let w = self.dev.data_w();
         // Fresh host side: what was half received is gone with the wire.
         let pats: Vec<Pattern> = self.tx.iter().map(|_| Pattern::Always).collect();
         self.tx = pats.into_iter().map(Sink::new).collect();
         self.sma_rx = Sink::new(Pattern::Always);
         self.sm_rx = Sink::new(Pattern::Always);
         self.gmp_rx = Sink::new(Pattern::Always);
-        self.sma_tx = Source::new(self_w, Pattern::Always);
-        self.sm_tx = Source::new(self_w, Pattern::Always);
-        self.trap_tx = Source::new(self_w, Pattern::Always);
-        self.gmp_tx = Source::new(self_w, Pattern::Always);
+        self.sma_tx = Source::new(w, Pattern::Always);
+        self.sm_tx = Source::new(w, Pattern::Always);
+        self.trap_tx = Source::new(w, Pattern::Always);
+        self.gmp_tx = Source::new(w, Pattern::Always);
         self.exp.clear();
         self.ctr_exp.clear();
         self.inflight.clear();
