@@ -9,7 +9,7 @@
 mod common;
 use common::*;
 
-use vl15::net::Net;
+use vl15::node_sma::Net;
 use vl15::simrun::{bring_up_sms, dump_state, start_sm, SimOptions, SmSpec, Summary};
 use vl15::subnet_sm::{control, run_for, run_until_settled, SmState, SubnetManager};
 

@@ -14,11 +14,14 @@ use common::*;
 
 use std::path::Path;
 
+use vl15::device::AddressHandle;
+use vl15::discover::{discover_topology, NetSmp};
 use vl15::discover::{normalize_generated_line, SmpTransport};
 use vl15::ibsim::IbsimServer;
 use vl15::mad;
-use vl15::net::{discover_topology, Net, NetOptions, NetSmp};
+use vl15::net::NetOptions;
 use vl15::netbench::dr_paths;
+use vl15::node_sma::Net;
 use vl15::packet::consts::{ATTR_NODE_INFO, METHOD_GET};
 use vl15::topology::Topology;
 use vl15_bindings::DEV_DATA_WIDTHS;
@@ -361,7 +364,7 @@ fn hop_count_63_is_answered_64_is_dropped() {
     let before = net.read_reg(a, addr).unwrap();
     let mut m = mad::dr_request(METHOD_GET, ATTR_NODE_INFO, 0, 0x65, &[1; 63]);
     m[7] = 64;
-    net.sm_post(a, vl15::sm::dr_ah(), &m).unwrap();
+    net.sm_post(a, AddressHandle::directed(), &m).unwrap();
     net.run_until_idle(100_000).unwrap();
     assert_eq!(
         net.read_reg(a, addr).unwrap(),
@@ -474,7 +477,8 @@ fn lid_routed_smps_and_data_cross_three_switches_at(w: u32) {
     for (dlid, node) in [(3u16, "B"), (12, "S3")] {
         let tid = net.devs[a].sm.as_mut().unwrap().tid();
         let req = mad::request(0x01, METHOD_GET, ATTR_NODE_INFO, 0, tid);
-        net.sm_post(a, vl15::sm::lid_ah(dlid), &req).unwrap();
+        net.sm_post(a, AddressHandle::lid_routed(dlid), &req)
+            .unwrap();
         net.run_until(100_000, |n| {
             n.devs[a].sm.as_ref().unwrap().has_response(tid)
         })
@@ -553,7 +557,7 @@ fn vl15_overtakes_queued_data_at_a_congested_output_at(w: u32) {
         .unwrap();
     let tid = net.devs[a].sm.as_mut().unwrap().tid();
     let req = mad::request(0x01, METHOD_GET, ATTR_NODE_INFO, 0, tid);
-    net.sm_post(a, vl15::sm::lid_ah(3), &req).unwrap();
+    net.sm_post(a, AddressHandle::lid_routed(3), &req).unwrap();
     net.run_until_idle(200_000).unwrap();
     assert!(net.devs[a].sm.as_ref().unwrap().has_response(tid));
     let vl = |e: &vl15::fabric::TraceEntry| e.bytes[0] >> 4;

@@ -21,7 +21,7 @@ use vl15::gmp::{
     PortCounters, Redirect, ATTR_PORT_COUNTERS, GMP_DATA,
 };
 use vl15::mad;
-use vl15::net::Net;
+use vl15::node_sma::Net;
 use vl15::packet::consts::*;
 use vl15::packet::Packet;
 use vl15::regmap::reg;

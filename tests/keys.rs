@@ -18,10 +18,12 @@
 mod common;
 use common::*;
 
+use vl15::device::AddressHandle;
 use vl15::gmp::{pma_request, GmpClient, GmpDest, Gsi, ATTR_PORT_COUNTERS};
 use vl15::mad::{self, Mad};
-use vl15::net::Net;
-use vl15::node_sma::{CA_PARTITION_CAP, TRAP_BAD_P_KEY, TRAP_BAD_Q_KEY};
+use vl15::node_hw::{TRAP_BAD_P_KEY, TRAP_BAD_Q_KEY};
+use vl15::node_sma::Net;
+use vl15::node_sma::CA_PARTITION_CAP;
 use vl15::packet::consts::*;
 use vl15::packet::PortInfo;
 use vl15::regmap::reg;
@@ -85,7 +87,9 @@ fn smp(f: &mut Fab, dlid: u16, method: u8, attr: u16, modifier: u32, data: Optio
     if let Some(x) = data {
         mad::data_mut(&mut m)[..x.len()].copy_from_slice(x);
     }
-    f.net.sm_post(d, vl15::sm::lid_ah(dlid), &m).unwrap();
+    f.net
+        .sm_post(d, AddressHandle::lid_routed(dlid), &m)
+        .unwrap();
     f.net
         .run_until(1_000_000, |n| {
             n.devs[d].sm.as_ref().is_some_and(|s| s.has_response(tid))

@@ -19,7 +19,6 @@ use vl15::packet::consts::*;
 use vl15::packet::{Packet, PortInfo};
 use vl15::regmap::reg;
 use vl15::scenario::{Run, CA, CA_LID, SM_LID};
-use vl15::sm::{dr_ah, lid_ah};
 
 const K: u64 = 0x0123_4567_89AB_CDEF;
 const BAD: u64 = 0x0123_4567_89AB_CDEE;
@@ -37,7 +36,7 @@ fn ask(r: &mut Run, ah: AddressHandle, mut m: Mad, key: u64) -> Result<Option<Ma
 
 fn get_pi(r: &mut Run, key: u64) -> Result<Option<Mad>> {
     let m = mad::request(CLASS_SUBN_LID, METHOD_GET, ATTR_PORT_INFO, 0, 0);
-    ask(r, lid_ah(CA_LID), m, key)
+    ask(r, AddressHandle::lid_routed(CA_LID), m, key)
 }
 
 fn pi_of(m: &Mad) -> PortInfo {
@@ -68,7 +67,8 @@ fn setup(width: u32, prot: u8, lease: u16) -> Result<Run> {
     pi.port_state = PORT_STATE_NO_CHANGE;
     let mut m = mad::request(CLASS_SUBN_LID, METHOD_SET, ATTR_PORT_INFO, 0, 0);
     mad::data_mut(&mut m).copy_from_slice(&pi.encode());
-    let resp = ask(&mut r, lid_ah(CA_LID), m, 0)?.context("no response to the Set")?;
+    let resp =
+        ask(&mut r, AddressHandle::lid_routed(CA_LID), m, 0)?.context("no response to the Set")?;
     ensure!(
         mad::status(&resp) == 0,
         "Set status {:#06x}",
@@ -156,7 +156,7 @@ fn gets_succeed_are_masked_or_dropped_per_protect_level() -> Result<()> {
             // a bad-key Get of another attribute is never masked, and is
             // dropped from protect 2
             let ni = mad::request(CLASS_SUBN_LID, METHOD_GET, ATTR_NODE_INFO, 0, 0);
-            let resp = ask(&mut r, lid_ah(CA_LID), ni, BAD)?;
+            let resp = ask(&mut r, AddressHandle::lid_routed(CA_LID), ni, BAD)?;
             ensure!(
                 resp.is_some() == (prot < 2),
                 "protect {prot}: NodeInfo Get answered = {}",
@@ -201,7 +201,7 @@ fn set_and_trap_repress_with_a_wrong_key_are_dropped_at_every_level() -> Result<
         pi.port_state = PORT_STATE_NO_CHANGE;
         let mut m = mad::request(CLASS_SUBN_LID, METHOD_SET, ATTR_PORT_INFO, 1, 0);
         mad::data_mut(&mut m).copy_from_slice(&pi.encode());
-        let resp = ask(&mut r, lid_ah(CA_LID), m, BAD)?;
+        let resp = ask(&mut r, AddressHandle::lid_routed(CA_LID), m, BAD)?;
         ensure!(resp.is_none(), "protect {prot}: bad-key Set answered");
         // nothing changed: RTL registers and the SMA's state
         ensure!(
@@ -235,7 +235,7 @@ fn set_and_trap_repress_with_a_wrong_key_are_dropped_at_every_level() -> Result<
         let mut rep_bad = rep;
         mad::set_m_key(&mut rep_bad, BAD);
         mad::set_tid(&mut rep_bad, tid);
-        r.post(lid_ah(CA_LID), rep_bad);
+        r.post(AddressHandle::lid_routed(CA_LID), rep_bad);
         r.idle()?;
         ensure!(
             r.fab.read_reg(CA, reg::MKEY_VIOLS)? == 2,
@@ -262,7 +262,7 @@ fn set_and_trap_repress_with_a_wrong_key_are_dropped_at_every_level() -> Result<
         let mut rep_ok = rep;
         mad::set_m_key(&mut rep_ok, K);
         mad::set_tid(&mut rep_ok, tid);
-        r.post(lid_ah(CA_LID), rep_ok);
+        r.post(AddressHandle::lid_routed(CA_LID), rep_ok);
         r.idle()?;
         ensure!(
             r.sma(CA).trap_pending().is_none(),
@@ -389,7 +389,7 @@ fn lease_expiry_drops_protection_and_a_valid_smp_stops_the_lease() -> Result<()>
     let mut m = mad::request(CLASS_SUBN_LID, METHOD_SET, ATTR_PORT_INFO, 0, 0);
     mad::data_mut(&mut m).copy_from_slice(&pi.encode());
     ensure!(
-        ask(&mut r, lid_ah(CA_LID), m, BAD)?.is_none(),
+        ask(&mut r, AddressHandle::lid_routed(CA_LID), m, BAD)?.is_none(),
         "bad Set answered after the lease"
     );
     Ok(())
@@ -400,10 +400,10 @@ fn set_writing_zero_clears_violations_and_dr_smps_are_checked() -> Result<()> {
     let mut r = setup(64, 2, 0)?;
     let dr = mad::dr_request(METHOD_GET, ATTR_PORT_INFO, 0, 0, &[1]);
     ensure!(
-        ask(&mut r, dr_ah(), dr, BAD)?.is_none(),
+        ask(&mut r, AddressHandle::directed(), dr, BAD)?.is_none(),
         "bad DR Get answered at protect 2"
     );
-    let resp = ask(&mut r, dr_ah(), dr, K)?.context("valid DR Get")?;
+    let resp = ask(&mut r, AddressHandle::directed(), dr, K)?.context("valid DR Get")?;
     let mut pi = pi_of(&resp);
     ensure!(
         pi.m_key_violations == 1,
@@ -415,7 +415,7 @@ fn set_writing_zero_clears_violations_and_dr_smps_are_checked() -> Result<()> {
     pi.port_state = PORT_STATE_NO_CHANGE;
     let mut m = mad::dr_request(METHOD_SET, ATTR_PORT_INFO, 0, 0, &[1]);
     mad::data_mut(&mut m).copy_from_slice(&pi.encode());
-    let resp = ask(&mut r, dr_ah(), m, K)?.context("valid Set")?;
+    let resp = ask(&mut r, AddressHandle::directed(), m, K)?.context("valid Set")?;
     ensure!(
         pi_of(&resp).m_key_violations == 0,
         "Set response violations"
@@ -433,7 +433,7 @@ fn set_writing_zero_clears_violations_and_dr_smps_are_checked() -> Result<()> {
 
 mod common;
 
-use vl15::net::Net;
+use vl15::node_sma::Net;
 use vl15::regmap::{mpreg, swreg};
 use vl15::simrun::{bring_up_sms, dump_state, start_sm, SimOptions, SmSpec};
 use vl15::subnet_sm::{run_for, SmState, SubnetManager};

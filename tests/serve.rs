@@ -38,7 +38,7 @@ use vl15::ibsim::{
     MAX_CLIENTS, SIM_CTL_BYTES, SIM_REQUEST_BYTES,
 };
 use vl15::mad;
-use vl15::net::Net;
+use vl15::node_sma::Net;
 use vl15::packet::consts::{
     ATTR_NODE_INFO, ATTR_PORT_INFO, METHOD_GET, METHOD_GET_RESP, PERMISSIVE_LID,
 };

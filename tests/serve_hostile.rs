@@ -181,7 +181,11 @@ fn clients_that_vanish_without_disconnect_give_their_slots_back() {
 /// a new SM on the node is answered afterwards.
 /// Attach a fresh SM on device `d`, send `req` directed-route and step
 /// until a MAD completes on its queue (at most 20 000 cycles).
-fn attach_and_get(net: &mut vl15::net::Net, d: usize, req: &mad::Mad) -> Option<Box<mad::Mad>> {
+fn attach_and_get(
+    net: &mut vl15::node_sma::Net,
+    d: usize,
+    req: &mad::Mad,
+) -> Option<Box<mad::Mad>> {
     net.attach_host(d, 1, false).unwrap();
     net.post_send(d, &vl15::qp0::Ah::dr(), req, 0).unwrap();
     for _ in 0..20_000 {
@@ -196,7 +200,8 @@ fn attach_and_get(net: &mut vl15::net::Net, d: usize, req: &mad::Mad) -> Option<
 
 #[test]
 fn detaching_mid_request_finishes_the_request_on_the_wire() {
-    use vl15::net::{Net, NetOptions};
+    use vl15::net::NetOptions;
+    use vl15::node_sma::Net;
     use vl15::qp0::Ah;
     let t = Topology::load(topo(FILE)).unwrap();
     let mut net = Net::new(t.clone(), NetOptions::default()).unwrap();
@@ -228,7 +233,8 @@ fn detaching_mid_request_finishes_the_request_on_the_wire() {
 /// answered.
 #[test]
 fn attaching_while_a_mad_is_on_sm_rx_skips_its_tail() {
-    use vl15::net::{Net, NetOptions};
+    use vl15::net::NetOptions;
+    use vl15::node_sma::Net;
     use vl15::qp0::Ah;
     let t = Topology::load(topo(FILE)).unwrap();
     let mut net = Net::new(t.clone(), NetOptions::default()).unwrap();

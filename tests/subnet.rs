@@ -249,7 +249,7 @@ fn inter_switch_ports_used(d: &StateDump) -> Vec<u8> {
 /// net.2sw2path4hca brought up by the default SM: the fabric, the SM, the
 /// state dump right after, and the light-sweep interval.
 fn up_with_default_sm() -> (
-    vl15::net::Net,
+    vl15::node_sma::Net,
     Vec<vl15::subnet_sm::SubnetManager>,
     StateDump,
     u64,
@@ -331,7 +331,8 @@ fn a_link_down_raises_trap_128_which_is_repressed_and_answered_by_a_sweep() {
     let (mut net, sm, _) = bring_up(&path, &opts).unwrap();
     let mut sms = vec![sm];
     let sweeps = sms[0].stats.heavy_sweeps;
-    let traps_sent = |net: &vl15::net::Net| -> u64 { net.devs.iter().map(|d| d.traps_sent).sum() };
+    let traps_sent =
+        |net: &vl15::node_sma::Net| -> u64 { net.devs.iter().map(|d| d.traps_sent).sum() };
     assert_eq!(traps_sent(&net), 0, "no link edge after the LIDs were set");
 
     net.console(r#"Unlink "Switch1"[5]"#).unwrap();

@@ -53,12 +53,42 @@ impl PortRegisters for CaPort {
     }
 }
 
+/// An agent on a port's host side (the SMA, an SM driver): served once a
+/// cycle, after the port has stepped.
+pub trait HostAgent {
+    /// Do this cycle's work on `port` (take what it delivered, hand it what
+    /// is due); whether anything moved.
+    fn service(&mut self, port: &mut CaPort, now: u64) -> Result<bool>;
+    /// Whether work is still queued on the agent's side.
+    fn busy(&self) -> bool;
+}
+
 /// Address handle of an SM request (`sm_tx_*`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct AddressHandle {
     pub dlid: u16,
     pub sl: u8,
     pub path_bits: u8,
+}
+
+impl AddressHandle {
+    /// A directed-route SMP's handle (the permissive DLID).
+    pub fn directed() -> Self {
+        AddressHandle {
+            dlid: crate::packet::consts::PERMISSIVE_LID,
+            sl: 0,
+            path_bits: 0,
+        }
+    }
+
+    /// A LID-routed SMP's handle, to `dlid`.
+    pub fn lid_routed(dlid: u16) -> Self {
+        AddressHandle {
+            dlid,
+            sl: 0,
+            path_bits: 0,
+        }
+    }
 }
 
 /// Receive WQEs the "take everything" mode keeps posted in the RTL. A port's

@@ -37,11 +37,16 @@ use std::collections::{HashMap, VecDeque};
 use std::fmt::Write as _;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 
+use crate::device::AddressHandle;
 use crate::mad::{self, Mad};
+use crate::net::{Net as NetOf, NetOptions};
+use crate::node_hw::NodeAgent;
+use crate::node_sma::Net;
 use crate::packet::attr::{NodeInfo, PortInfo};
 use crate::packet::consts::*;
+use crate::topology::Topology;
 
 /// Delivers one directed-route SMP and returns the matching response.
 pub trait SmpTransport {
@@ -874,6 +879,78 @@ fn out_ca_port(f: &mut String, d: &Discovered, n: &DNode, p: &DPort, r: (usize, 
             fdr10_of(p)
         )
     );
+}
+
+/// The SM of device `dev` as a [`SmpTransport`]: each query
+/// is posted through the RTL's SM send interface and the fabric runs until
+/// the response with its TID arrives (or the fabric goes quiet without it).
+/// A hop-count-0 DR SMP never reaches the wire (Linux
+/// `handle_outgoing_dr_smp`; the RTL's SQ counts and drops it): the node's
+/// own SMA answers it, as the host stack does.
+pub struct NetSmp<'a, S> {
+    pub net: &'a mut NetOf<S>,
+    pub dev: usize,
+    /// Cycles one query may take before it is an error.
+    pub max_cycles: u64,
+    pub queries: u64,
+}
+
+impl<S: NodeAgent> SmpTransport for NetSmp<'_, S> {
+    fn query(&mut self, req: &Mad) -> Result<Mad> {
+        self.queries += 1;
+        let d = self.dev;
+        let port = self.net.devs[d]
+            .sm
+            .as_ref()
+            .map(|s| s.port)
+            .ok_or_else(|| anyhow!("{}: no SM attached", self.net.devs[d].name))?;
+        if mad::is_dr(req) && req[mad::off::HOP_CNT] == 0 {
+            return self.net.local_smp(d, port, req)?.ok_or_else(|| {
+                anyhow!("{}: the local SMA gave no response", self.net.devs[d].name)
+            });
+        }
+        let tid = mad::tid(req);
+        self.net.sm_post(d, AddressHandle::directed(), req)?;
+        let name = self.net.devs[d].name.clone();
+        self.net
+            .run_until(self.max_cycles, |n| {
+                n.devs[d].sm.as_ref().is_some_and(|s| s.has_response(tid))
+            })
+            .with_context(|| format!("{name}: waiting for the response to TID {tid:#x}"))?;
+        let sm = self.net.devs[d].sm.as_mut().expect("attached above");
+        Ok(sm.take_response(tid).expect("present").0)
+    }
+}
+
+/// Load `topology`, build the RTL fabric and discover it with directed-route
+/// SMPs from CA `from` (default: the file's first CA) port `port` (default 1),
+/// returning what ibnetdiscover would print for it (its "generated" line
+/// included, with the current time).
+pub fn discover_topology(
+    topology: &std::path::Path,
+    from: Option<&str>,
+    port: Option<u8>,
+    console: &[String],
+    opts: NetOptions,
+) -> Result<(String, Net)> {
+    let topo = Topology::load(topology)?;
+    let mut net: Net = Net::new(topo, opts)?;
+    for line in console {
+        net.console(line)?;
+    }
+    net.run_until_idle(100_000)?;
+    let d = net.sm_device(from, topology)?;
+    net.attach_sm(d, port.unwrap_or(1))?;
+    let found = {
+        let mut t = NetSmp {
+            net: &mut net,
+            dev: d,
+            max_cycles: 1_000_000,
+            queries: 0,
+        };
+        discover(&mut t)?
+    };
+    Ok((format_ibnetdiscover(&found), net))
 }
 
 #[cfg(test)]

@@ -1,14 +1,14 @@
-//! A set of RTL ports joined by links, with the Rust agents (SMA, SM driver)
-//! that sit on each port's host side, advanced together one cycle at a time.
+//! A set of RTL ports joined by links, with the agents that sit on each
+//! port's host side (an SMA and an SM driver, any [`HostAgent`]s: the
+//! one-port CA's are `crate::sma::Sma` and `crate::sm::SmDriver`, joined
+//! as `crate::sm::Fabric`), advanced together one cycle at a time.
 
 use std::collections::VecDeque;
 
 use anyhow::{bail, Result};
 
-use crate::device::{CaPort, Counters};
+use crate::device::{CaPort, Counters, HostAgent};
 use crate::regmap::reg;
-use crate::sm::SmDriver;
-use crate::sma::Sma;
 use crate::stream::Beat;
 
 /// One packet on a wire, for traces: the cycle of its first beat, which
@@ -34,11 +34,11 @@ pub trait PortChecker {
 }
 
 /// A node: one RTL port with an optional SMA and SM driver on its host side.
-pub struct Node {
+pub struct Node<A, D> {
     pub name: String,
     pub port: CaPort,
-    pub sma: Option<Sma>,
-    pub sm: Option<SmDriver>,
+    pub sma: Option<A>,
+    pub sm: Option<D>,
     /// The port's checker, when opted in ([`Fabric::add_checker`]).
     pub checker: Option<Box<dyn PortChecker>>,
     rx_cur: Vec<u8>,
@@ -58,15 +58,15 @@ struct Link {
     pipe: VecDeque<(u64, Beat)>,
 }
 
-pub struct Fabric {
-    pub nodes: Vec<Node>,
+pub struct Fabric<A, D> {
+    pub nodes: Vec<Node<A, D>>,
     links: Vec<Link>,
     pub trace: Vec<TraceEntry>,
     /// Cycles since the last beat moved anywhere.
     quiet: u64,
 }
 
-impl Fabric {
+impl<A: HostAgent, D: HostAgent> Fabric<A, D> {
     pub fn new() -> Self {
         Fabric {
             nodes: Vec::new(),
@@ -77,13 +77,7 @@ impl Fabric {
     }
 
     /// Add a CA port; returns its index.
-    pub fn add_node(
-        &mut self,
-        name: &str,
-        port: CaPort,
-        sma: Option<Sma>,
-        sm: Option<SmDriver>,
-    ) -> usize {
+    pub fn add_node(&mut self, name: &str, port: CaPort, sma: Option<A>, sm: Option<D>) -> usize {
         self.nodes.push(Node {
             name: name.to_string(),
             port,
@@ -280,7 +274,7 @@ impl Fabric {
     }
 }
 
-impl Default for Fabric {
+impl<A: HostAgent, D: HostAgent> Default for Fabric<A, D> {
     fn default() -> Self {
         Self::new()
     }

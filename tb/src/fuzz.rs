@@ -41,7 +41,8 @@ use crate::decode::decode_line;
 use crate::gmp::{received_mad_len, rmpp_send_header};
 use crate::ibsim::{SimCtl, SimRequest, SIM_CTL_BYTES, SIM_MAGIC, SIM_REQUEST_BYTES};
 use crate::mad::{self, Mad};
-use crate::net::{Net, NetOptions};
+use crate::net::NetOptions;
+use crate::node_sma::Net;
 use crate::packet::consts::*;
 use crate::packet::{
     Bth, Deth, DrSmp, LidSmp, Lrh, MadHeader, NodeDescription, NodeInfo, Packet, PortInfo, Smp,

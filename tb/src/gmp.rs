@@ -69,8 +69,8 @@ use std::collections::VecDeque;
 use anyhow::{anyhow, bail, Context, Result};
 
 use crate::mad::{self, put16, put32, Mad};
-use crate::net::Net;
-use crate::node_sma::{KeyViolation, TRAP_BAD_P_KEY, TRAP_BAD_Q_KEY};
+use crate::node_hw::{KeyViolation, TRAP_BAD_P_KEY, TRAP_BAD_Q_KEY};
+use crate::node_sma::Net;
 use crate::packet::consts::*;
 use crate::packet::smp::{be16, be32};
 use crate::packet::{Bth, Deth, Lrh, Packet};

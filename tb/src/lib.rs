@@ -42,6 +42,7 @@ pub mod ibsim;
 pub mod mad;
 pub mod net;
 pub mod netbench;
+pub mod node_hw;
 pub mod node_sma;
 pub mod packet;
 pub mod pcap;

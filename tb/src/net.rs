@@ -1,6 +1,6 @@
 //! A fabric of RTL devices built from a topology file: every switch is a
 //! Verilated `ib_switch_top`, every CA an `ib_ca_mp_top`, each with the Rust
-//! node SMA on its management side; links with a latency in cycles join one
+//! node's agent ([`NodeAgent`], the SMA) on its management side; links with a latency in cycles join one
 //! device's TX to another's RX and can go down and up.
 //!
 //! Scheduling is event-driven: a device is clocked only in the cycles in
@@ -23,7 +23,7 @@ use vl15_bindings::{
 use crate::device::{AddressHandle, RecvQueue, SmiMeta};
 use crate::fabric::TraceEntry;
 use crate::mad::{self, Mad};
-use crate::node_sma::{HwWrite, KeyViolation, NodeHw, NodeIdentity, NodeSma};
+use crate::node_hw::{HwWrite, KeyViolation, NodeAgent, NodeHw};
 use crate::packet::consts::CLASS_SUBN_LID;
 use crate::packet::smp::be16;
 use crate::regmap::{mpreg, swreg};
@@ -271,7 +271,7 @@ impl SmHost {
 }
 
 /// One RTL device and its host side.
-pub struct Device {
+pub struct Device<S> {
     /// Topology node id.
     pub name: String,
     pub node: usize,
@@ -285,7 +285,8 @@ pub struct Device {
     pub dout: DevOut,
     /// Per port 1..=model ports at index p−1: (link, direction it sends on).
     port_links: Vec<Option<(usize, usize)>>,
-    pub sma: NodeSma,
+    /// The node's agent (its SMA).
+    pub sma: S,
     sma_rx: Sink<SmiMeta>,
     sma_tx: Source<SmiMeta>,
     /// Responses waiting for their service latency: (due, MAD, meta, RTL
@@ -341,7 +342,7 @@ pub struct Device {
     rx_listed: bool,
 }
 
-impl Device {
+impl<S> Device<S> {
     /// External ports of the device's RTL model (a switch: its own radix).
     pub fn model_ports(&self) -> u32 {
         self.dev.num_ports()
@@ -561,9 +562,9 @@ pub struct NetStats {
 }
 
 /// The fabric.
-pub struct Net {
+pub struct Net<S> {
     pub topo: Topology,
-    pub devs: Vec<Device>,
+    pub devs: Vec<Device<S>>,
     pub links: Vec<Link>,
     pub opts: NetOptions,
     /// Global cycle: the next cycle to simulate.
@@ -599,9 +600,9 @@ fn dev_kind(topo: &Topology, n: &crate::topology::TNode) -> Result<DevKind> {
     Err(topo.error_at(n.origin, msg).into())
 }
 
-impl Net {
+impl<S: NodeAgent> Net<S> {
     /// Build every device of `topo` (reset, links up) and the links.
-    pub fn new(topo: Topology, opts: NetOptions) -> Result<Net> {
+    pub fn new(topo: Topology, opts: NetOptions) -> Result<Net<S>> {
         let w = opts.data_w;
         if !DEV_DATA_WIDTHS.contains(&w) {
             bail!("the fabric runs at DataW {DEV_DATA_WIDTHS:?}, not {w}");
@@ -614,8 +615,7 @@ impl Net {
             dev.reset(4)
                 .with_context(|| format!("reset of {:?}", n.id))?;
             let np = usize::from(n.nports);
-            let identity = NodeIdentity::from_topology(n, &topo, LFT_DEPTH)
-                .with_context(|| format!("SMA identity of {:?}", n.id))?;
+            let sma = S::for_node(n, &topo, LFT_DEPTH)?;
             devs.push(Device {
                 name: n.id.clone(),
                 node: i,
@@ -627,7 +627,7 @@ impl Net {
                 pout: vec![PortOut::default(); np],
                 dout: DevOut::default(),
                 port_links: vec![None; np],
-                sma: NodeSma::new(identity),
+                sma,
                 sma_rx: Sink::new(Pattern::Always),
                 sma_tx: Source::new(w, Pattern::Always),
                 sma_pending: VecDeque::new(),
@@ -1249,7 +1249,7 @@ impl Net {
 
     /// One cycle of the models of `list` with their inputs, in list order.
     fn eval(&mut self, list: &[usize], preps: &[Prep], now: u64) -> Vec<Result<DevOut>> {
-        let step = |dev: &mut Device, i: &DevIn| {
+        let step = |dev: &mut Device<S>, i: &DevIn| {
             dev.dev
                 .step(i, &dev.pin, &mut dev.pout)
                 .with_context(|| format!("{} at cycle {now}", dev.name))
@@ -1268,7 +1268,7 @@ impl Net {
         // Disjoint &mut of the listed devices, in index order.
         let mut order: Vec<usize> = (0..list.len()).collect();
         order.sort_unstable_by_key(|&k| list[k]);
-        let mut jobs: Vec<(usize, &mut Device)> = Vec::with_capacity(list.len());
+        let mut jobs: Vec<(usize, &mut Device<S>)> = Vec::with_capacity(list.len());
         let mut next = order.iter().peekable();
         for (idx, dev) in self.devs.iter_mut().enumerate() {
             match next.peek() {
@@ -1639,7 +1639,7 @@ impl Net {
 
     /// Whether a switch port went Down or came up from Down since the last
     /// tick (a link edge; SM-driven Init/Armed/Active steps are not).
-    fn link_edge(dev: &mut Device) -> bool {
+    fn link_edge(dev: &mut Device<S>) -> bool {
         let n = dev.pout.len();
         if dev.last_states.len() != n {
             dev.last_states = dev.pout.iter().map(|o| o.port_state).collect();
@@ -1662,7 +1662,7 @@ impl Net {
     /// yet repressed and is sent again every `interval` cycles until the
     /// SM's TrapRepress arrives. Returns when the device must wake for a
     /// repeat.
-    fn service_trap(dev: &mut Device, edge: bool, now: u64, interval: u64) -> Option<u64> {
+    fn service_trap(dev: &mut Device<S>, edge: bool, now: u64, interval: u64) -> Option<u64> {
         if edge {
             dev.trap_pending = None;
             let tid = TRAP_TID_BASE | dev.traps_sent;
@@ -1832,7 +1832,7 @@ impl Net {
     pub fn run_until(
         &mut self,
         max_cycles: u64,
-        mut done: impl FnMut(&Net) -> bool,
+        mut done: impl FnMut(&Net<S>) -> bool,
     ) -> Result<u64> {
         let start = self.cycle;
         while !done(self) {
@@ -1857,21 +1857,7 @@ impl Net {
     }
 }
 
-/// The SM of device `dev` as a [`crate::discover::SmpTransport`]: each query
-/// is posted through the RTL's SM send interface and the fabric runs until
-/// the response with its TID arrives (or the fabric goes quiet without it).
-/// A hop-count-0 DR SMP never reaches the wire (Linux
-/// `handle_outgoing_dr_smp`; the RTL's SQ counts and drops it): the node's
-/// own SMA answers it, as the host stack does.
-pub struct NetSmp<'a> {
-    pub net: &'a mut Net,
-    pub dev: usize,
-    /// Cycles one query may take before it is an error.
-    pub max_cycles: u64,
-    pub queries: u64,
-}
-
-impl Net {
+impl<S: NodeAgent> Net<S> {
     /// Answer `req` with device `d`'s own SMA, as arriving on `port`.
     pub fn local_smp(&mut self, d: usize, port: u8, req: &Mad) -> Result<Option<Mad>> {
         let now = self.cycle;
@@ -1897,64 +1883,6 @@ impl Net {
             Ok(None)
         }
     }
-}
-
-impl crate::discover::SmpTransport for NetSmp<'_> {
-    fn query(&mut self, req: &Mad) -> Result<Mad> {
-        self.queries += 1;
-        let d = self.dev;
-        let port = self.net.devs[d]
-            .sm
-            .as_ref()
-            .map(|s| s.port)
-            .ok_or_else(|| anyhow!("{}: no SM attached", self.net.devs[d].name))?;
-        if mad::is_dr(req) && req[mad::off::HOP_CNT] == 0 {
-            return self.net.local_smp(d, port, req)?.ok_or_else(|| {
-                anyhow!("{}: the local SMA gave no response", self.net.devs[d].name)
-            });
-        }
-        let tid = mad::tid(req);
-        self.net.sm_post(d, crate::sm::dr_ah(), req)?;
-        let name = self.net.devs[d].name.clone();
-        self.net
-            .run_until(self.max_cycles, |n| {
-                n.devs[d].sm.as_ref().is_some_and(|s| s.has_response(tid))
-            })
-            .with_context(|| format!("{name}: waiting for the response to TID {tid:#x}"))?;
-        let sm = self.net.devs[d].sm.as_mut().expect("attached above");
-        Ok(sm.take_response(tid).expect("present").0)
-    }
-}
-
-/// Load `topology`, build the RTL fabric and discover it with directed-route
-/// SMPs from CA `from` (default: the file's first CA) port `port` (default 1),
-/// returning what ibnetdiscover would print for it (its "generated" line
-/// included, with the current time).
-pub fn discover_topology(
-    topology: &std::path::Path,
-    from: Option<&str>,
-    port: Option<u8>,
-    console: &[String],
-    opts: NetOptions,
-) -> Result<(String, Net)> {
-    let topo = Topology::load(topology)?;
-    let mut net = Net::new(topo, opts)?;
-    for line in console {
-        net.console(line)?;
-    }
-    net.run_until_idle(100_000)?;
-    let d = net.sm_device(from, topology)?;
-    net.attach_sm(d, port.unwrap_or(1))?;
-    let found = {
-        let mut t = NetSmp {
-            net: &mut net,
-            dev: d,
-            max_cycles: 1_000_000,
-            queries: 0,
-        };
-        crate::discover::discover(&mut t)?
-    };
-    Ok((crate::discover::format_ibnetdiscover(&found), net))
 }
 
 /// `"id"[port] "id" ...` → (id, port).

@@ -11,8 +11,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, ensure, Context, Result};
 
+use crate::device::AddressHandle;
 use crate::mad;
-use crate::net::{Net, NetOptions};
+use crate::net::NetOptions;
+use crate::node_sma::Net;
 use crate::packet::attr::NodeInfo;
 use crate::packet::consts::*;
 use crate::topology::{NodeKind, Topology};
@@ -120,7 +122,7 @@ pub fn nodeinfo_sweep(text: &str, window: usize) -> Result<Sweep> {
             };
             let tid = net.devs[sm].sm.as_mut().expect("attached").tid();
             let req = mad::dr_request(METHOD_GET, ATTR_NODE_INFO, 0, tid, &path);
-            net.sm_post(sm, crate::sm::dr_ah(), &req)?;
+            net.sm_post(sm, AddressHandle::directed(), &req)?;
             outstanding.push((tid, n, path, tries));
         }
         net.run_until(2_000_000, |net| {
@@ -206,7 +208,7 @@ fn pair_rate(text: &str, smps: usize, window: usize) -> Result<(f64, u64)> {
         while sent < smps && sent - got < window {
             let tid = net.devs[a].sm.as_mut().expect("attached").tid();
             let req = mad::dr_request(METHOD_GET, ATTR_NODE_INFO, 0, tid, &[1]);
-            net.sm_post(a, crate::sm::dr_ah(), &req)?;
+            net.sm_post(a, AddressHandle::directed(), &req)?;
             sent += 1;
         }
         net.run_until(1_000_000, |n| {
@@ -737,7 +739,7 @@ mod tests {
                     \n\
                     \x20   50.00%  [.] Vswtile___024root___nba_sequent__TOP__5   -   -\n\
                     \x20   30.00%  [.] Vcamp1___024root___eval\n\
-                    \x20   15.00%  [.] vl15::net::Net::step\n\
+                    \x20   15.00%  [.] vl15::node_sma::Net::step\n\
                     \x20    5.00%  [k] __softirqentry_text_start\n";
         let p = parse_perf_report(text, 7000);
         assert_eq!(p.samples, 7000);

@@ -24,7 +24,7 @@ use anyhow::{anyhow, bail, Result};
 
 use crate::device::{AddressHandle, SmiMeta};
 use crate::mad::{self, Mad};
-use crate::net::Net;
+use crate::node_sma::Net;
 
 /// A verbs address handle for QP0.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -8,10 +8,10 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 use crate::device::CaPort;
-use crate::fabric::Fabric;
 use crate::pcap::{self, LinkType, PcapRecord};
 use crate::regmap::reg;
 use crate::scenario::{MAX_CYCLES, QUIET};
+use crate::sm::Fabric;
 use crate::sma::{Sma, SmaConfig};
 
 /// A problem with the input file (exit status 2).

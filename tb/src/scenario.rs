@@ -6,13 +6,13 @@
 
 use anyhow::{bail, ensure, Context, Result};
 
-use crate::device::{CaPort, Counters};
-use crate::fabric::{Fabric, TraceEntry};
+use crate::device::{AddressHandle, CaPort, Counters};
+use crate::fabric::TraceEntry;
 use crate::mad::{self, Mad};
 use crate::packet::consts::*;
 use crate::packet::{self, NodeInfo, PortInfo};
 use crate::regmap::reg;
-use crate::sm::{dr_ah, lid_ah, SmDriver};
+use crate::sm::{Fabric, SmDriver};
 use crate::sma::{Sma, SmaConfig};
 
 /// Node indices of the default topology.
@@ -455,7 +455,7 @@ fn response(r: &mut Run, tid: u64) -> Result<Mad> {
 fn dr_get_nodeinfo(r: &mut Run) -> Result<()> {
     // V1: TID 0x12345678, InitialPath[1] = 1, hop count 1 (ibspec §3.3).
     let m = mad::dr_request(METHOD_GET, ATTR_NODE_INFO, 0, 0x1234_5678, &[1]);
-    r.post(dr_ah(), m);
+    r.post(AddressHandle::directed(), m);
     r.idle()?;
     let out = r.wire("sm>ca");
     let back = r.wire("ca>sm");
@@ -512,7 +512,7 @@ fn lid_get_nodeinfo(r: &mut Run) -> Result<()> {
     r.assign_lids()?;
     let tid = r.sm().tid();
     r.post(
-        lid_ah(CA_LID),
+        AddressHandle::lid_routed(CA_LID),
         mad::request(CLASS_SUBN_LID, METHOD_GET, ATTR_NODE_INFO, 0, tid),
     );
     r.idle()?;
@@ -549,7 +549,7 @@ fn set_portinfo_lmc(r: &mut Run) -> Result<()> {
     // Read the CA's PortInfo by DR, change LID/LMC, write it back.
     let tid = r.sm().tid();
     r.post(
-        dr_ah(),
+        AddressHandle::directed(),
         mad::dr_request(METHOD_GET, ATTR_PORT_INFO, 0, tid, &[1]),
     );
     r.idle()?;
@@ -561,7 +561,7 @@ fn set_portinfo_lmc(r: &mut Run) -> Result<()> {
     let tid = r.sm().tid();
     let mut set = mad::dr_request(METHOD_SET, ATTR_PORT_INFO, 0, tid, &[1]);
     mad::data_mut(&mut set).copy_from_slice(&pi.encode());
-    r.post(dr_ah(), set);
+    r.post(AddressHandle::directed(), set);
     r.idle()?;
     let resp = response(r, tid)?;
     ensure!(
@@ -587,7 +587,7 @@ fn set_portinfo_lmc(r: &mut Run) -> Result<()> {
         let tid = r.sm().tid();
         tids.push((dlid, tid));
         r.post(
-            lid_ah(dlid),
+            AddressHandle::lid_routed(dlid),
             mad::request(CLASS_SUBN_LID, METHOD_GET, ATTR_NODE_INFO, 0, tid),
         );
     }
@@ -650,7 +650,7 @@ fn wrong_dlid(r: &mut Run) -> Result<()> {
     r.assign_lids()?;
     let tid = r.sm().tid();
     r.post(
-        lid_ah(CA_LID + 2),
+        AddressHandle::lid_routed(CA_LID + 2),
         mad::request(CLASS_SUBN_LID, METHOD_GET, ATTR_NODE_INFO, 0, tid),
     );
     r.idle()?;
@@ -712,7 +712,7 @@ fn trap_repress(r: &mut Run) -> Result<()> {
     r.assign_lids()?;
     let tid = r.sm().tid();
     r.post(
-        lid_ah(CA_LID),
+        AddressHandle::lid_routed(CA_LID),
         mad::request(CLASS_SUBN_LID, METHOD_TRAP_REPRESS, ATTR_NOTICE, 0, tid),
     );
     r.idle()?;
@@ -728,7 +728,7 @@ fn trap_repress(r: &mut Run) -> Result<()> {
 fn unsupported_attr(r: &mut Run) -> Result<()> {
     let tid = r.sm().tid();
     r.post(
-        dr_ah(),
+        AddressHandle::directed(),
         mad::dr_request(METHOD_GET, ATTR_SWITCH_INFO, 0, tid, &[1]),
     );
     r.idle()?;
@@ -816,7 +816,7 @@ fn dr_exchange(
     let tid = r.sm().tid();
     let mut m = mad::dr_request(method, attr, modifier, tid, &[1]);
     edit(&mut m);
-    r.post(dr_ah(), m);
+    r.post(AddressHandle::directed(), m);
     r.idle()?;
     response(r, tid)
 }

@@ -32,7 +32,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use anyhow::{bail, Result};
 
-use crate::device::{AddressHandle, CaPort, SmiMeta, Tap, TxPortIn};
+use crate::device::{AddressHandle, CaPort, HostAgent, SmiMeta, Tap, TxPortIn};
 use crate::mad::Mad;
 use crate::packet::consts::*;
 use crate::refmodel::ca::{CaModel, PortConfig, RxEnv, RxOut, TxIn, TxOut, TxSource};
@@ -1272,7 +1272,7 @@ impl crate::fabric::PortChecker for Scoreboard {
 /// Check node `n` of `fab` against the reference model from now on (its
 /// port's tap on, a scoreboard as its checker); call before the port has
 /// done anything.
-pub fn attach_to(fab: &mut crate::fabric::Fabric, n: usize) {
+pub fn attach_to<A: HostAgent, D: HostAgent>(fab: &mut crate::fabric::Fabric<A, D>, n: usize) {
     let sb = Scoreboard::attach(&mut fab.nodes[n].port);
     fab.add_checker(n, Box::new(sb));
 }

@@ -64,7 +64,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use crate::gmp::{received_mad_len, rmpp_send_header, GmpDest, GmpRecv, Gsi};
 use crate::ibsim::{abstract_addr, ctl, SimCtl, SimRequest, MAX_CLIENTS, SIM_STATUS_ETIMEDOUT};
 use crate::mad;
-use crate::net::Net;
+use crate::node_sma::Net;
 use crate::packet::consts::{
     ATTR_NODE_INFO, ATTR_PORT_INFO, ATTR_P_KEY_TABLE, METHOD_GET, METHOD_RESP_BIT, METHOD_TRAP,
     METHOD_TRAP_REPRESS, PERMISSIVE_LID, QP0, QP1,

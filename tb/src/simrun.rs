@@ -10,7 +10,8 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use crate::net::{Net, NetOptions};
+use crate::net::NetOptions;
+use crate::node_sma::Net;
 use crate::regmap::reg;
 use crate::regmap::{mpreg, swreg};
 use crate::subnet_sm::{run_until_settled, SmOptions, SmState, SubnetManager};

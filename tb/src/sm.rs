@@ -7,9 +7,8 @@ use std::collections::{BTreeMap, VecDeque};
 
 use anyhow::Result;
 
-use crate::device::{AddressHandle, CaPort, SmiMeta};
+use crate::device::{AddressHandle, CaPort, HostAgent, SmiMeta};
 use crate::mad::{self, Mad};
-use crate::packet::consts::*;
 
 /// A request the SM sent and what became of it.
 #[derive(Debug, Clone)]
@@ -111,20 +110,14 @@ impl SmDriver {
     }
 }
 
-/// Address handle for a directed-route SMP (permissive DLID).
-pub fn dr_ah() -> AddressHandle {
-    AddressHandle {
-        dlid: PERMISSIVE_LID,
-        sl: 0,
-        path_bits: 0,
+impl HostAgent for SmDriver {
+    fn service(&mut self, port: &mut CaPort, now: u64) -> Result<bool> {
+        SmDriver::service(self, port, now)
+    }
+    fn busy(&self) -> bool {
+        SmDriver::busy(self)
     }
 }
 
-/// Address handle for a LID-routed SMP to `dlid`.
-pub fn lid_ah(dlid: u16) -> AddressHandle {
-    AddressHandle {
-        dlid,
-        sl: 0,
-        path_bits: 0,
-    }
-}
+/// The one-port CA fabric with this SMA and SM driver on every node.
+pub type Fabric = crate::fabric::Fabric<crate::sma::Sma, SmDriver>;

@@ -23,7 +23,7 @@ use std::collections::VecDeque;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
-use crate::device::{CaPort, PortRegisters, SmiMeta};
+use crate::device::{CaPort, HostAgent, PortRegisters, SmiMeta};
 use crate::mad::{self, Mad};
 use crate::packet::consts::*;
 use crate::packet::{NodeInfo, PortInfo};
@@ -427,4 +427,13 @@ pub fn write_mkey_regs(port: &mut impl PortRegisters, pi: &PortInfo) {
     port.write_reg(reg::MKEY_HI, (pi.m_key >> 32) as u32);
     port.write_reg(reg::MKEY_PROT, u32::from(pi.m_key_protect_bits));
     port.write_reg(reg::MKEY_LEASE, u32::from(pi.m_key_lease_period));
+}
+
+impl HostAgent for Sma {
+    fn service(&mut self, port: &mut CaPort, now: u64) -> Result<bool> {
+        Sma::service(self, port, now)
+    }
+    fn busy(&self) -> bool {
+        Sma::busy(self)
+    }
 }

@@ -78,8 +78,9 @@ use serde::Serialize;
 
 use crate::device::SmiMeta;
 use crate::mad::{self, Mad};
-use crate::net::Net;
-use crate::node_sma::{KeyViolation, CAP_IS_SM, TRAP_BAD_P_KEY, TRAP_BAD_Q_KEY};
+use crate::node_hw::{KeyViolation, TRAP_BAD_P_KEY, TRAP_BAD_Q_KEY};
+use crate::node_sma::Net;
+use crate::node_sma::CAP_IS_SM;
 use crate::packet::consts::*;
 use crate::packet::{NodeInfo, PortInfo};
 use crate::qp0::{Ah, Event, Transactions, TxOptions, TxStats};

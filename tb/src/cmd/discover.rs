@@ -41,7 +41,7 @@ pub struct Args {
 impl Args {
     pub fn run(self) -> Result<bool> {
         let opts = super::net_options(self.link_latency, self.threads, self.width);
-        let (text, net) = vl15::net::discover_topology(
+        let (text, net) = vl15::discover::discover_topology(
             &self.topology,
             self.from.as_deref(),
             self.port,
