@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 
-use vl15::pcap::{read_pcap, write_pcap, LinkType, PcapRecord};
-use vl15::scenario::vectors;
+use vl15::check::scenario::vectors;
+use vl15::proto::pcap::{read_pcap, write_pcap, LinkType, PcapRecord};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -138,8 +138,8 @@ fn vectors_through_the_board_match_the_port() {
 
 #[test]
 fn lid_routing_through_the_board_matches_the_port() {
-    use vl15::mad;
-    use vl15::packet::{consts::*, Packet};
+    use vl15::proto::mad;
+    use vl15::proto::packet::{consts::*, Packet};
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("in.pcap");
     let recs: Vec<PcapRecord> = [0x20u16, 0x21, 0x22]

@@ -2,8 +2,8 @@
 
 use std::process::Command;
 
-use vl15::pcap::{read_pcap, write_pcap, LinkType, PcapRecord};
-use vl15::scenario::vectors;
+use vl15::check::scenario::vectors;
+use vl15::proto::pcap::{read_pcap, write_pcap, LinkType, PcapRecord};
 
 fn vl15() -> Command {
     Command::new(env!("CARGO_BIN_EXE_vl15"))
@@ -44,8 +44,8 @@ fn replay_vectors_answers_v1_with_v2() {
 /// --lid/--lmc: LID-routed Gets to LID and LID+1 are answered, LID+2 is not.
 #[test]
 fn replay_lid_and_lmc() {
-    use vl15::mad;
-    use vl15::packet::{consts::*, Packet};
+    use vl15::proto::mad;
+    use vl15::proto::packet::{consts::*, Packet};
     let dir = tempfile::tempdir().unwrap();
     let inp = dir.path().join("in.pcap");
     let out = dir.path().join("out.pcap");

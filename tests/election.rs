@@ -9,9 +9,9 @@
 mod common;
 use common::*;
 
-use vl15::node_sma::Net;
-use vl15::simrun::{bring_up_sms, dump_state, start_sm, SimOptions, SmSpec, Summary};
-use vl15::subnet_sm::{control, run_for, run_until_settled, SmState, SubnetManager};
+use vl15::agents::node_sma::Net;
+use vl15::agents::simrun::{bring_up_sms, dump_state, start_sm, SimOptions, SmSpec, Summary};
+use vl15::agents::subnet_sm::{control, run_for, run_until_settled, SmState, SubnetManager};
 
 const POLL: u64 = 200_000;
 

@@ -14,16 +14,16 @@ use common::*;
 
 use std::path::Path;
 
-use vl15::device::AddressHandle;
-use vl15::discover::{discover_topology, NetSmp};
-use vl15::discover::{normalize_generated_line, SmpTransport};
-use vl15::ibsim::IbsimServer;
-use vl15::mad;
-use vl15::net::NetOptions;
-use vl15::netbench::dr_paths;
-use vl15::node_sma::Net;
-use vl15::packet::consts::{ATTR_NODE_INFO, METHOD_GET};
-use vl15::topology::Topology;
+use vl15::agents::discover::{discover_topology, NetSmp};
+use vl15::agents::discover::{normalize_generated_line, SmpTransport};
+use vl15::agents::ibsim::IbsimServer;
+use vl15::agents::node_sma::Net;
+use vl15::model::device::AddressHandle;
+use vl15::model::net::NetOptions;
+use vl15::proto::mad;
+use vl15::proto::packet::consts::{ATTR_NODE_INFO, METHOD_GET};
+use vl15::proto::topology::Topology;
+use vl15::run::netbench::dr_paths;
 use vl15_bindings::DEV_DATA_WIDTHS;
 
 /// The id of the file's first CA (where the SM runs in both worlds).
@@ -31,7 +31,7 @@ fn first_ca(path: &Path) -> String {
     let t = Topology::load(path).unwrap();
     t.nodes
         .iter()
-        .find(|n| n.kind == vl15::topology::NodeKind::Ca)
+        .find(|n| n.kind == vl15::proto::topology::NodeKind::Ca)
         .expect("a CA")
         .id
         .clone()
@@ -105,7 +105,7 @@ fn switches_of_more_than_64_ports_and_cas_of_more_than_2_are_refused_at_their_li
             msg.starts_with(&format!("{}:{line}: ", path.display())) && msg.contains(what),
             "{msg}"
         );
-        assert!(err.is::<vl15::topology::TopologyError>(), "{msg}");
+        assert!(err.is::<vl15::proto::topology::TopologyError>(), "{msg}");
         let o = std::process::Command::new(env!("CARGO_BIN_EXE_vl15"))
             .args(["sim", "--topology"])
             .arg(&path)
@@ -230,8 +230,8 @@ fn worked_trace_hc2_hop_pointers_on_the_wire() {
 }
 
 fn worked_trace_hc2_at(w: u32) {
-    use vl15::crc::check_wire;
-    use vl15::packet::attr::NodeInfo;
+    use vl15::proto::crc::check_wire;
+    use vl15::proto::packet::attr::NodeInfo;
     let topo = Topology::parse(WORKED, Path::new("worked")).unwrap();
     let mut net = Net::new(
         topo,
@@ -299,7 +299,7 @@ fn worked_trace_hc2_at(w: u32) {
     }
     insta::assert_snapshot!(
         format!("worked_trace_hc2_w{w}"),
-        vl15::trace::text(&net.trace)
+        vl15::model::trace::text(&net.trace)
     );
 }
 
@@ -312,9 +312,9 @@ const SW0_DR_DISCARD: u8 = 5;
 
 #[test]
 fn hop_count_63_is_answered_64_is_dropped() {
-    use vl15::packet::attr::NodeInfo;
-    use vl15::packet::Packet;
-    use vl15::regmap::swreg;
+    use vl15::model::regmap::swreg;
+    use vl15::proto::packet::attr::NodeInfo;
+    use vl15::proto::packet::Packet;
     let mut net = Net::new(
         Topology::parse(LOOP, Path::new("loop")).unwrap(),
         NetOptions::default(),
@@ -356,11 +356,11 @@ fn hop_count_63_is_answered_64_is_dropped() {
 
     // And from the SM: the CA's send engine drops hc 64 itself (C14-6 in
     // the send rules) and counts it.
-    let sq_dr = vl15::regmap::reg::COUNTERS
+    let sq_dr = vl15::model::regmap::reg::COUNTERS
         .iter()
         .position(|c| *c == "sq_dr_discard")
         .unwrap() as u8;
-    let addr = vl15::regmap::mpreg::port(1, vl15::regmap::reg::CTR_BASE + sq_dr);
+    let addr = vl15::model::regmap::mpreg::port(1, vl15::model::regmap::reg::CTR_BASE + sq_dr);
     let before = net.read_reg(a, addr).unwrap();
     let mut m = mad::dr_request(METHOD_GET, ATTR_NODE_INFO, 0, 0x65, &[1; 63]);
     m[7] = 64;
@@ -384,8 +384,8 @@ Switch 8 \"S3\"\n[1] \"S2\"[2]\n[2] \"B\"[1]\n\nHca 1 \"B\"\n[1] \"S3\"[2]\n";
 /// Build CHAIN with LIDs, LFTs, LinearFDBTop and every cabled port Active,
 /// all written straight into the RTL registers (no SM).
 fn chain_by_hand(trace: bool, data_w: u32) -> Net {
-    use vl15::regmap::reg;
-    use vl15::regmap::{mpreg, swreg};
+    use vl15::model::regmap::reg;
+    use vl15::model::regmap::{mpreg, swreg};
     let mut net = Net::new(
         Topology::parse(CHAIN, Path::new("chain")).unwrap(),
         NetOptions {
@@ -455,7 +455,7 @@ fn data_packet(dlid: u16, slid: u16, payload: usize, tag: u8) -> Vec<u8> {
     p.extend([0x64, 0, 0xFF, 0xFF, 0, 0, 0, 0x10, 0, 0, 0, tag]); // BTH, PSN = tag
     p.extend([0, 0, 0, 0, 0, 0, 0, 0x10]); // DETH
     p.extend((0..payload).map(|i| (i as u8) ^ tag));
-    vl15::crc::append_icrc(&mut p);
+    vl15::proto::crc::append_icrc(&mut p);
     p
 }
 
@@ -467,8 +467,8 @@ fn lid_routed_smps_and_data_cross_three_switches() {
 }
 
 fn lid_routed_smps_and_data_cross_three_switches_at(w: u32) {
-    use vl15::packet::attr::NodeInfo;
-    use vl15::regmap::swreg;
+    use vl15::model::regmap::swreg;
+    use vl15::proto::packet::attr::NodeInfo;
     let mut net = chain_by_hand(false, w);
     let a = net.dev_index("A").unwrap();
     let b = net.dev_index("B").unwrap();
@@ -508,7 +508,7 @@ fn lid_routed_smps_and_data_cross_three_switches_at(w: u32) {
     for (g, s) in got.iter().zip(&sent) {
         assert!(!g.bad);
         assert_eq!(&g.bytes[..g.bytes.len() - 2], &s[..], "LRH..ICRC unchanged");
-        assert_eq!(vl15::crc::check_wire(&g.bytes), Some((true, true)));
+        assert_eq!(vl15::proto::crc::check_wire(&g.bytes), Some((true, true)));
     }
     // Every switch forwarded them on data VLs.
     for (sw, out) in [("S1", 3u8), ("S2", 2), ("S3", 2)] {
@@ -560,8 +560,8 @@ fn vl15_overtakes_queued_data_at_a_congested_output_at(w: u32) {
     net.sm_post(a, AddressHandle::lid_routed(3), &req).unwrap();
     net.run_until_idle(200_000).unwrap();
     assert!(net.devs[a].sm.as_ref().unwrap().has_response(tid));
-    let vl = |e: &vl15::fabric::TraceEntry| e.bytes[0] >> 4;
-    let tag = |e: &vl15::fabric::TraceEntry| e.bytes[19];
+    let vl = |e: &vl15::model::fabric::TraceEntry| e.bytes[0] >> 4;
+    let tag = |e: &vl15::model::fabric::TraceEntry| e.bytes[19];
     // When the SMP arrived at S1 (its last beat), which data packets were
     // already wholly in S1's input buffers?
     let smp_in = net
@@ -577,7 +577,7 @@ fn vl15_overtakes_queued_data_at_a_congested_output_at(w: u32) {
         .filter(|e| vl(e) == 0 && e.cycle + (e.bytes.len() as u64).div_ceil(bb) + 4 <= smp_arrival)
         .map(tag)
         .collect();
-    let mut out: Vec<&vl15::fabric::TraceEntry> = net
+    let mut out: Vec<&vl15::model::fabric::TraceEntry> = net
         .trace
         .iter()
         .filter(|e| e.dir == "S1[3]>S2[1]")
@@ -607,8 +607,8 @@ fn fat_tree_sweep_loses_only_what_the_counters_show() {
     // Get(NodeInfo) outstanding, responses converge on the SM's CA faster
     // than its VL15 buffer drains: VL15 has no flow control, so some are
     // dropped (ibspec: dropped and counted) and the sweep sends them again.
-    let t = vl15::fattree::two_level(8).unwrap();
-    let s = vl15::netbench::nodeinfo_sweep(&t, 16).unwrap();
+    let t = vl15::proto::fattree::two_level(8).unwrap();
+    let s = vl15::run::netbench::nodeinfo_sweep(&t, 16).unwrap();
     assert_eq!(s.nodes, 44);
     assert_eq!(s.smps, 43, "every node but the SM's CA answered");
     assert!(s.retries > 0, "16 outstanding must overrun a 2-slot buffer");
@@ -617,13 +617,13 @@ fn fat_tree_sweep_loses_only_what_the_counters_show() {
         "every lost SMP is one the RTL counted as dropped"
     );
     // One at a time nothing is lost.
-    let s = vl15::netbench::nodeinfo_sweep(&t, 1).unwrap();
+    let s = vl15::run::netbench::nodeinfo_sweep(&t, 1).unwrap();
     assert_eq!((s.retries, s.vl15_dropped), (0, 0));
 }
 
 #[test]
 fn link_down_mid_stream_delivers_only_whole_packets() {
-    use vl15::regmap::swreg;
+    use vl15::model::regmap::swreg;
     let mut net = chain_by_hand(false, 64);
     let a = net.dev_index("A").unwrap();
     let b = net.dev_index("B").unwrap();
@@ -678,7 +678,7 @@ fn link_down_mid_stream_delivers_only_whole_packets() {
     let mut next = 0;
     for g in &got {
         assert!(!g.bad);
-        assert_eq!(vl15::crc::check_wire(&g.bytes), Some((true, true)));
+        assert_eq!(vl15::proto::crc::check_wire(&g.bytes), Some((true, true)));
         let body = &g.bytes[..g.bytes.len() - 2];
         let k = all[next..]
             .iter()
@@ -767,7 +767,7 @@ fn received_tids(net: &mut Net, d: usize) -> Vec<u64> {
     net.poll_cq(d, usize::MAX)
         .unwrap()
         .into_iter()
-        .filter(|w| w.opcode == vl15::qp0::WcOpcode::Recv)
+        .filter(|w| w.opcode == vl15::agents::qp0::WcOpcode::Recv)
         .map(|w| mad::tid(w.mad.as_ref().unwrap()))
         .collect()
 }
@@ -781,8 +781,8 @@ fn received_tids(net: &mut Net, d: usize) -> Vec<u64> {
 /// the SM are dropped and counted and its SMA keeps answering.
 #[test]
 fn sm_mads_with_no_receive_wqe_are_dropped_and_counted_by_the_rtl() {
-    use vl15::packet::consts::ATTR_SM_INFO;
-    use vl15::qp0::Ah;
+    use vl15::agents::qp0::Ah;
+    use vl15::proto::packet::consts::ATTR_SM_INFO;
     let mut net = Net::new(
         Topology::parse(RQ, Path::new("rq")).unwrap(),
         NetOptions::default(),
@@ -906,7 +906,7 @@ fn gmp_packet(dlid: u16, slid: u16, vl: u8, tid: u32) -> Vec<u8> {
         .enumerate()
         .for_each(|(i, b)| *b = i as u8 ^ tid as u8);
     p.extend(mad);
-    vl15::crc::append_icrc(&mut p);
+    vl15::proto::crc::append_icrc(&mut p);
     assert_eq!(p.len(), 288);
     p
 }
@@ -918,9 +918,9 @@ fn gmp_packet(dlid: u16, slid: u16, vl: u8, tid: u32) -> Vec<u8> {
 /// back to the CA's data port; counters say so.
 #[test]
 fn gmps_reach_a_switch_lid_and_leave_its_port_0() {
-    use vl15::regmap::reg;
-    use vl15::regmap::{mpreg, swreg};
-    use vl15::simrun::{bring_up, SimOptions};
+    use vl15::agents::simrun::{bring_up, SimOptions};
+    use vl15::model::regmap::reg;
+    use vl15::model::regmap::{mpreg, swreg};
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("chain");
     std::fs::write(
@@ -949,7 +949,10 @@ fn gmps_reach_a_switch_lid_and_leave_its_port_0() {
     assert_eq!(got.len(), 1, "S2 gmp_rx");
     assert!(!got[0].bad, "the GSI checks passed it");
     assert_eq!(&got[0].bytes[..288], &req[..], "LRH..ICRC unchanged");
-    assert_eq!(vl15::crc::check_wire(&got[0].bytes), Some((true, true)));
+    assert_eq!(
+        vl15::proto::crc::check_wire(&got[0].bytes),
+        Some((true, true))
+    );
     let g = |net: &mut Net, c| net.read_reg(s2, swreg::ctr0g(c)).unwrap();
     assert_eq!(g(&mut net, swreg::ctr::G_RX_PKTS), 1);
     assert_eq!(g(&mut net, swreg::ctr::G_GMPS), 1);
@@ -966,14 +969,17 @@ fn gmps_reach_a_switch_lid_and_leave_its_port_0() {
     let mut resp = gmp_packet(a_lid, s2_lid, 0, 0x5150);
     resp[28 + 3] = 0x81;
     resp.truncate(284);
-    vl15::crc::append_icrc(&mut resp);
+    vl15::proto::crc::append_icrc(&mut resp);
     net.gmp_send(s2, &resp).unwrap();
     net.run_until_idle(100_000).unwrap();
     let got: Vec<_> = net.devs[a].data_rx[0].packets.drain(..).collect();
     assert_eq!(got.len(), 1, "A drx");
     assert!(!got[0].bad);
     assert_eq!(&got[0].bytes[..288], &resp[..], "LRH..ICRC unchanged");
-    assert_eq!(vl15::crc::check_wire(&got[0].bytes), Some((true, true)));
+    assert_eq!(
+        vl15::proto::crc::check_wire(&got[0].bytes),
+        Some((true, true))
+    );
     assert_eq!(g(&mut net, swreg::ctr::G_TX_PKTS), 1);
     assert_eq!(g(&mut net, swreg::ctr::G_TX_WORDS), 72);
     assert_eq!(g(&mut net, swreg::ctr::G_TX_DROP), 0);
@@ -986,14 +992,14 @@ fn gmps_reach_a_switch_lid_and_leave_its_port_0() {
 fn a_bring_up_is_the_same_on_one_and_on_several_threads() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("fattree8");
-    std::fs::write(&path, vl15::fattree::two_level(8).unwrap()).unwrap();
+    std::fs::write(&path, vl15::proto::fattree::two_level(8).unwrap()).unwrap();
     let run = |threads: usize| {
-        let mut opts = vl15::simrun::SimOptions::default();
+        let mut opts = vl15::agents::simrun::SimOptions::default();
         opts.net.threads = threads;
         opts.net.trace = true;
-        let (mut net, _sm, summary) = vl15::simrun::bring_up(&path, &opts)
+        let (mut net, _sm, summary) = vl15::agents::simrun::bring_up(&path, &opts)
             .unwrap_or_else(|e| panic!("{threads} threads: {e:#}"));
-        let dump = vl15::simrun::dump_state(&mut net).unwrap();
+        let dump = vl15::agents::simrun::dump_state(&mut net).unwrap();
         let dump = serde_json::to_string(&dump).unwrap();
         (
             net.trace.clone(),

@@ -3,12 +3,12 @@
 //! per fault class asserting the disposition and counter the spec gives it,
 //! and tests that the scoreboard catches a wrong byte.
 
-use vl15::faults::{self, FaultClass, Gen, GenCfg, SoakOpts};
-use vl15::packet::consts::*;
-use vl15::refmodel::ca::PortConfig;
-use vl15::refmodel::Ctr;
-use vl15::scoreboard::CaBench;
-use vl15::stream::Rng;
+use vl15::check::faults::{self, FaultClass, Gen, GenCfg, SoakOpts};
+use vl15::check::refmodel::ca::PortConfig;
+use vl15::check::refmodel::Ctr;
+use vl15::check::scoreboard::CaBench;
+use vl15::model::stream::Rng;
+use vl15::proto::packet::consts::*;
 
 const WIDTHS: [u32; 3] = [32, 64, 128];
 
@@ -70,7 +70,7 @@ fn bench(width: u32) -> (CaBench, Gen, Rng) {
 }
 
 /// Answer every request the SMA got, step, until drained; then the counters.
-fn finish(b: &mut CaBench, rng: &mut Rng) -> vl15::refmodel::CtrDelta {
+fn finish(b: &mut CaBench, rng: &mut Rng) -> vl15::check::refmodel::CtrDelta {
     let bound = faults::drain_bound(b.port.data_w);
     let start = b.cycle();
     loop {
@@ -112,7 +112,7 @@ const ERRORS: [Ctr; 15] = [
     Ctr::QkeyViol,
 ];
 
-fn errors(c: &vl15::refmodel::CtrDelta) -> u32 {
+fn errors(c: &vl15::check::refmodel::CtrDelta) -> u32 {
     ERRORS.iter().map(|k| c.get(*k)).sum()
 }
 
@@ -281,7 +281,9 @@ fn class_vl15_overflow() {
 fn class_tx_backpressure_storm() {
     for w in WIDTHS {
         let (mut b, mut g, mut rng) = bench(w);
-        b.port.wire_tx.set_pattern(vl15::stream::Pattern::Never);
+        b.port
+            .wire_tx
+            .set_pattern(vl15::model::stream::Pattern::Never);
         for _ in 0..10 {
             b.inject(&g.good_packet(faults::Good::DrGet).to_bytes(), "good");
         }
@@ -293,7 +295,9 @@ fn class_tx_backpressure_storm() {
             b.step().unwrap();
         }
         assert_eq!(b.sb.stats.wire_tx, 0);
-        b.port.wire_tx.set_pattern(vl15::stream::Pattern::Always);
+        b.port
+            .wire_tx
+            .set_pattern(vl15::model::stream::Pattern::Always);
         let c = finish(&mut b, &mut rng);
         assert_eq!(c.get(Ctr::TxVl15Pkts), 10);
         assert_eq!(c.get(Ctr::Vl15Dropped), 0);
@@ -312,10 +316,12 @@ fn class_reset_mid_packet() {
             let (mut b, mut g, mut rng) = bench(w);
             // one answered SMP whose response is leaving on the wire when the
             // next SMP is half in
-            b.port.wire_tx.set_pattern(vl15::stream::Pattern::Random {
-                percent: 50,
-                seed: cut,
-            });
+            b.port
+                .wire_tx
+                .set_pattern(vl15::model::stream::Pattern::Random {
+                    percent: 50,
+                    seed: cut,
+                });
             b.inject(&g.good_packet(faults::Good::LidGet).to_bytes(), "good");
             b.inject(
                 &g.good_packet(faults::Good::LidGet).to_bytes(),
@@ -365,7 +371,7 @@ fn class_link_down_mid_packet() {
             b.step().unwrap();
         }
         assert_eq!(
-            b.step_read(vl15::regmap::reg::PORT_STATE).unwrap(),
+            b.step_read(vl15::model::regmap::reg::PORT_STATE).unwrap(),
             u32::from(PORT_STATE_DOWN)
         );
         b.set_link(true);
@@ -373,7 +379,7 @@ fn class_link_down_mid_packet() {
             b.step().unwrap();
         }
         assert_eq!(
-            b.step_read(vl15::regmap::reg::PORT_STATE).unwrap(),
+            b.step_read(vl15::model::regmap::reg::PORT_STATE).unwrap(),
             u32::from(PORT_STATE_INIT)
         );
         b.inject(&g.good_packet(faults::Good::LidGet).to_bytes(), "good");
@@ -469,10 +475,12 @@ fn scoreboard_catches_a_counter_difference() {
     assert_eq!(c.get(Ctr::SmiToSma), 1);
     // clear SmiToSma in the RTL only: step the port without the scoreboard
     // seeing the write (its tap emptied)
-    b.port
-        .write_reg(vl15::regmap::reg::CTR_CLEAR_SEL, 1 << Ctr::SmiToSma as u32);
+    b.port.write_reg(
+        vl15::model::regmap::reg::CTR_CLEAR_SEL,
+        1 << Ctr::SmiToSma as u32,
+    );
     for _ in 0..3 {
-        b.port.step(None, vl15::regmap::reg::ID).unwrap();
+        b.port.step(None, vl15::model::regmap::reg::ID).unwrap();
     }
     b.port.tap = Some(Box::default());
     let e = b.check_counters().unwrap_err().to_string();
@@ -485,8 +493,8 @@ fn scoreboard_catches_a_counter_difference() {
 /// and the SM port's the 32 responses delivered to its SM interface.
 #[test]
 fn spine_scenarios_are_scoreboarded() {
-    let s = vl15::scenario::find("back_to_back").expect("scenario");
-    let o = vl15::scenario::run(s, 64);
+    let s = vl15::check::scenario::find("back_to_back").expect("scenario");
+    let o = vl15::check::scenario::run(s, 64);
     assert!(o.pass, "{}", o.detail);
     assert_eq!(o.scoreboards.len(), 2);
     let (sm, ca) = (&o.scoreboards[0], &o.scoreboards[1]);
@@ -502,7 +510,9 @@ fn spine_scenarios_are_scoreboarded() {
 fn link_fall_while_wire_stalled() {
     for w in WIDTHS {
         let (mut b, mut g, mut rng) = bench(w);
-        b.port.wire_tx.set_pattern(vl15::stream::Pattern::Never);
+        b.port
+            .wire_tx
+            .set_pattern(vl15::model::stream::Pattern::Never);
         b.inject(&g.good_packet(faults::Good::LidGet).to_bytes(), "good");
         for _ in 0..600 {
             while let Some((meta, req, _)) = b.sb.requests.pop_front() {
@@ -515,7 +525,9 @@ fn link_fall_while_wire_stalled() {
         for _ in 0..50 {
             b.step().expect("no assertion while the link is down");
         }
-        b.port.wire_tx.set_pattern(vl15::stream::Pattern::Always);
+        b.port
+            .wire_tx
+            .set_pattern(vl15::model::stream::Pattern::Always);
         for _ in 0..200 {
             b.step().unwrap();
         }

@@ -1,18 +1,18 @@
 //! The switch datapath (`ib_switch_top`, 8 ports, DataW 64 — the only width
 //! the switch binding is built at) against the reference model in
-//! `vl15::refmodel::switch`: a seeded soak of ≥ 10^4 packets, one short test
+//! `vl15::check::refmodel::switch`: a seeded soak of ≥ 10^4 packets, one short test
 //! per fault class, the directed classes (VL15 overflow, link down and
 //! reset in the middle of a packet, backpressure storms), the model alone
 //! on the ibspec §5 worked trace, and a check that the scoreboard catches a
 //! mismatch.
 
-use vl15::mad;
-use vl15::packet::consts::*;
-use vl15::packet::Packet;
-use vl15::refmodel::switch::{
+use vl15::check::refmodel::switch::{
     self as rs, ctr, Bank, Bench, Expect, FaultClass, Out, Patterns, SoakOptions,
 };
-use vl15::stream::{Pattern, Rng};
+use vl15::model::stream::{Pattern, Rng};
+use vl15::proto::mad;
+use vl15::proto::packet::consts::*;
+use vl15::proto::packet::Packet;
 
 /// Run `n` packets of `class` mixed with as many good ones; every packet
 /// must be disposed as the model says (bytes, order, counters), and the
@@ -278,7 +278,7 @@ fn scoreboard_catches_a_wrong_counter() {
     }
     b.drain(rs::DRAIN_BOUND).expect("drain");
     // A counter write the model does not know of: CTR_CLEAR.
-    b.write_reg(vl15::regmap::swreg::CTR_CLEAR, 1)
+    b.write_reg(vl15::model::regmap::swreg::CTR_CLEAR, 1)
         .expect("write");
     b.check_counters().expect("counters");
     assert!(b.tally.mismatches > 0);
@@ -304,7 +304,7 @@ fn model_follows_the_ibspec_worked_trace() {
     assert_eq!(out[192 + 1], a, "ReturnPath[1]");
     assert_eq!(&bytes[2..4], &[0xFF, 0xFF]);
     assert_eq!(&bytes[6..8], &[0xFF, 0xFF]);
-    assert!(vl15::crc::check_wire(bytes) == Some((true, true)));
+    assert!(vl15::proto::crc::check_wire(bytes) == Some((true, true)));
     assert!(pr.ctrs.contains(&(Bank::Port0, ctr::P0_DR_FORWARDED, 1)));
     // The reply from B: D = 1, hp 2 on the wire.
     let mut resp: mad::Mad = out.try_into().expect("256");

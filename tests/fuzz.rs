@@ -1,4 +1,4 @@
-//! The fuzz targets of `vl15::fuzz`, a
+//! The fuzz targets of `vl15::check::fuzz`, a
 //! short run each: a fixed number of structure-aware cases per target from
 //! fixed seeds (`make test`; `vl15 fuzz --seconds N` runs them for longer,
 //! in `make bench`), proptest's unstructured byte strings on every parser,
@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use proptest::prelude::*;
-use vl15::fuzz::{self, Limits, Target};
+use vl15::check::fuzz::{self, Limits, Target};
 
 fn limits(cases: u64) -> Limits {
     Limits {
@@ -73,14 +73,14 @@ fn sma_cases_are_answered() {
     let mut answered = 0;
     let n = 200;
     for i in 0..n {
-        let mut m = vl15::mad::dr_request(
-            vl15::packet::consts::METHOD_GET,
-            vl15::packet::consts::ATTR_NODE_INFO,
+        let mut m = vl15::proto::mad::dr_request(
+            vl15::proto::packet::consts::METHOD_GET,
+            vl15::proto::packet::consts::ATTR_NODE_INFO,
             0,
             i,
             &[],
         );
-        m[vl15::mad::off::HOP_CNT] = 0;
+        m[vl15::proto::mad::off::HOP_CNT] = 0;
         let dev = (i as usize) % net.devs.len();
         if let Ok(Some(_)) = net.local_smp(dev, 1, &m) {
             answered += 1;

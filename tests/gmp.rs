@@ -16,17 +16,17 @@
 mod common;
 use common::*;
 
-use vl15::gmp::{
+use vl15::agents::gmp::{
     decode_port_counters, pma_request, ClassPortInfo, GmpClient, GmpDest, GmpError, Gsi,
     PortCounters, Redirect, ATTR_PORT_COUNTERS, GMP_DATA,
 };
-use vl15::mad;
-use vl15::node_sma::Net;
-use vl15::packet::consts::*;
-use vl15::packet::Packet;
-use vl15::regmap::reg;
-use vl15::regmap::{mpreg, swreg};
-use vl15::simrun::{bring_up, SimOptions};
+use vl15::agents::node_sma::Net;
+use vl15::agents::simrun::{bring_up, SimOptions};
+use vl15::model::regmap::reg;
+use vl15::model::regmap::{mpreg, swreg};
+use vl15::proto::mad;
+use vl15::proto::packet::consts::*;
+use vl15::proto::packet::Packet;
 
 fn fabric() -> Net {
     let mut opts = SimOptions::default();
@@ -46,7 +46,7 @@ fn ctr(net: &mut Net, d: usize, p: u8, name: &str) -> u32 {
 }
 
 /// PortCounters as the IBA defines them, from the RTL registers (the
-/// mapping documented in `vl15::gmp::PortCounters`).
+/// mapping documented in `vl15::agents::gmp::PortCounters`).
 fn from_registers(net: &mut Net, d: usize, p: u8) -> PortCounters {
     let mut c = |n: &str| u64::from(ctr(net, d, p, n));
     PortCounters {
@@ -387,7 +387,7 @@ fn the_client_follows_one_redirect_and_refuses_a_loop() {
 
 /// PortCounters of switch `s` port `p` as the IBA defines them, from the
 /// switch's RTL registers (docs/fabric.md counter tables; the mapping and
-/// its reasons are documented in `vl15::gmp::switch_counters`): external
+/// its reasons are documented in `vl15::agents::gmp::switch_counters`): external
 /// port p: RcvErrors = VcrcErr + LenErr + LverErr + LnhErr + DataDropped +
 /// LinkDownDrop (c 1, 2, 3, 4, 6, 7), RcvSwitchRelayErrors = NoRoute +
 /// LoopDrop (8, 9), VL15Dropped (5), XmitData/RcvData = TxWords/RxWords

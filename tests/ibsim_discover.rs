@@ -4,7 +4,7 @@
 //! For every ibsim example topology in tests/topologies/ (and a few extra
 //! fabrics below that exercise LIDs, LMC, enhanced port 0, vendor/device IDs,
 //! QDR/MlnxExtPortInfo ordering, system image GUIDs and CA start nodes):
-//! start ibsim, run `vl15::discover` through `IbsimClient`, run
+//! start ibsim, run `vl15::agents::discover` through `IbsimClient`, run
 //! `LD_PRELOAD=libumad2sim.so ibnetdiscover` against the same ibsim, and
 //! require the texts to be byte-for-byte equal except for the date on the
 //! `# Topology file: generated on …` line (the only time-dependent line;
@@ -12,7 +12,7 @@
 //!
 //! A second test sends DR Get(NodeInfo) through `IbsimClient` to every node
 //! along a path computed from the topology file and checks the GUIDs,
-//! types and ports against what `vl15::topology` computes for the file (an
+//! types and ports against what `vl15::proto::topology` computes for the file (an
 //! independent check of the GUID defaults).
 //!
 //! Needs ibsim-utils, libumad2sim0 and infiniband-diags (`make deps`);
@@ -24,15 +24,15 @@ use common::*;
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 
-use vl15::discover::{
+use vl15::agents::discover::{
     discover, discover_with, format_ibnetdiscover, normalize_generated_line, DiscoverConfig,
     Discovered,
 };
-use vl15::ibsim::IbsimServer;
-use vl15::mad;
-use vl15::packet::attr::NodeInfo;
-use vl15::packet::consts::{ATTR_NODE_INFO, METHOD_GET, METHOD_GET_RESP, NODE_TYPE_SWITCH};
-use vl15::topology::{NodeKind, Topology};
+use vl15::agents::ibsim::IbsimServer;
+use vl15::proto::mad;
+use vl15::proto::packet::attr::NodeInfo;
+use vl15::proto::packet::consts::{ATTR_NODE_INFO, METHOD_GET, METHOD_GET_RESP, NODE_TYPE_SWITCH};
+use vl15::proto::topology::{NodeKind, Topology};
 
 /// Extra fabrics, in ibsim's file format.
 ///

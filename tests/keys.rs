@@ -18,18 +18,18 @@
 mod common;
 use common::*;
 
-use vl15::device::AddressHandle;
-use vl15::gmp::{pma_request, GmpClient, GmpDest, Gsi, ATTR_PORT_COUNTERS};
-use vl15::mad::{self, Mad};
-use vl15::node_hw::{TRAP_BAD_P_KEY, TRAP_BAD_Q_KEY};
-use vl15::node_sma::Net;
-use vl15::node_sma::CA_PARTITION_CAP;
-use vl15::packet::consts::*;
-use vl15::packet::PortInfo;
-use vl15::regmap::reg;
-use vl15::regmap::{mpreg, swreg};
-use vl15::simrun::{bring_up, SimOptions};
-use vl15::subnet_sm::{run_for, SubnetManager};
+use vl15::agents::gmp::{pma_request, GmpClient, GmpDest, Gsi, ATTR_PORT_COUNTERS};
+use vl15::agents::node_sma::Net;
+use vl15::agents::node_sma::CA_PARTITION_CAP;
+use vl15::agents::simrun::{bring_up, SimOptions};
+use vl15::agents::subnet_sm::{run_for, SubnetManager};
+use vl15::model::device::AddressHandle;
+use vl15::model::node_hw::{TRAP_BAD_P_KEY, TRAP_BAD_Q_KEY};
+use vl15::model::regmap::reg;
+use vl15::model::regmap::{mpreg, swreg};
+use vl15::proto::mad::{self, Mad};
+use vl15::proto::packet::consts::*;
+use vl15::proto::packet::PortInfo;
 
 struct Fab {
     net: Net,

@@ -13,12 +13,12 @@
 //! - a valid Set(PortInfo) writes M_Key, protect and lease into the RTL.
 
 use anyhow::{ensure, Context, Result};
-use vl15::device::AddressHandle;
-use vl15::mad::{self, Mad};
-use vl15::packet::consts::*;
-use vl15::packet::{Packet, PortInfo};
-use vl15::regmap::reg;
-use vl15::scenario::{Run, CA, CA_LID, SM_LID};
+use vl15::check::scenario::{Run, CA, CA_LID, SM_LID};
+use vl15::model::device::AddressHandle;
+use vl15::model::regmap::reg;
+use vl15::proto::mad::{self, Mad};
+use vl15::proto::packet::consts::*;
+use vl15::proto::packet::{Packet, PortInfo};
 
 const K: u64 = 0x0123_4567_89AB_CDEF;
 const BAD: u64 = 0x0123_4567_89AB_CDEE;
@@ -433,10 +433,10 @@ fn set_writing_zero_clears_violations_and_dr_smps_are_checked() -> Result<()> {
 
 mod common;
 
-use vl15::node_sma::Net;
-use vl15::regmap::{mpreg, swreg};
-use vl15::simrun::{bring_up_sms, dump_state, start_sm, SimOptions, SmSpec};
-use vl15::subnet_sm::{run_for, SmState, SubnetManager};
+use vl15::agents::node_sma::Net;
+use vl15::agents::simrun::{bring_up_sms, dump_state, start_sm, SimOptions, SmSpec};
+use vl15::agents::subnet_sm::{run_for, SmState, SubnetManager};
+use vl15::model::regmap::{mpreg, swreg};
 
 fn spec(node: &str, priority: u8) -> SmSpec {
     SmSpec {

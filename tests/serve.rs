@@ -33,17 +33,17 @@ use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use vl15::ibsim::{
+use vl15::agents::ibsim::{
     ctl, ibnetdiscover_path, umad2sim_command, unique_sockname, IbsimServer, SimCtl, SimRequest,
     MAX_CLIENTS, SIM_CTL_BYTES, SIM_REQUEST_BYTES,
 };
-use vl15::mad;
-use vl15::node_sma::Net;
-use vl15::packet::consts::{
+use vl15::agents::node_sma::Net;
+use vl15::agents::serve::{Background, Prober, ServeOptions};
+use vl15::proto::mad;
+use vl15::proto::packet::consts::{
     ATTR_NODE_INFO, ATTR_PORT_INFO, METHOD_GET, METHOD_GET_RESP, PERMISSIVE_LID,
 };
-use vl15::serve::{Background, Prober, ServeOptions};
-use vl15::topology::{NodeKind, Topology};
+use vl15::proto::topology::{NodeKind, Topology};
 
 const FILE: &str = "net.2sw2path4hca";
 
@@ -341,7 +341,7 @@ fn cas(path: &Path) -> Vec<String> {
 fn fat_tree() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("fattree8");
-    std::fs::write(&path, vl15::fattree::two_level(8).unwrap()).unwrap();
+    std::fs::write(&path, vl15::proto::fattree::two_level(8).unwrap()).unwrap();
     (dir, path)
 }
 
@@ -403,9 +403,9 @@ fn opensm_case(path: &Path) {
     let file = path.display();
     let (exe, ibsim, ours) = side_by_side(path);
     let sm = &cas(path)[0];
-    let t_ibsim = vl15::netbench::opensm_once(ibsim.sockname(), sm)
+    let t_ibsim = vl15::run::netbench::opensm_once(ibsim.sockname(), sm)
         .unwrap_or_else(|e| panic!("{file} on ibsim: {e:#}"));
-    let t_ours = vl15::netbench::opensm_once(&ours.sockname, sm)
+    let t_ours = vl15::run::netbench::opensm_once(&ours.sockname, sm)
         .unwrap_or_else(|e| panic!("{file} on vl15 serve: {e:#}"));
     eprintln!("opensm -o on {file}: ibsim {t_ibsim:.3} s, vl15 serve {t_ours:.3} s");
 
@@ -837,15 +837,15 @@ fn field(f: &[(String, u64)], name: &str) -> u64 {
 
 /// The IBA PortCounters of CA `d` port `p` from its RTL registers
 /// (XmitPkts, RcvPkts, VL15Dropped, RcvErrors, XmitData, RcvData; mapping
-/// in `vl15::gmp::PortCounters`).
+/// in `vl15::agents::gmp::PortCounters`).
 fn rtl_counters(net: &mut Net, d: usize, p: u8) -> [u64; 6] {
-    use vl15::regmap::reg;
+    use vl15::model::regmap::reg;
     let mut c = |name: &str| {
         let i = reg::COUNTERS
             .iter()
             .position(|c| *c == name)
             .unwrap_or_else(|| panic!("no RTL counter {name}"));
-        let a = vl15::regmap::mpreg::port(p, reg::CTR_BASE + i as u8);
+        let a = vl15::model::regmap::mpreg::port(p, reg::CTR_BASE + i as u8);
         u64::from(net.read_reg(d, a).unwrap())
     };
     [
@@ -920,7 +920,7 @@ fn perfquery_of_hca3_is_its_rtl_counters(
 fn perfquery_reads_the_rtl_counters_of_ca_and_switch_ports() {
     let (_, ibsim, ours) = side_by_side(&topo(FILE));
     for s in [ibsim.sockname(), ours.sockname.as_str()] {
-        vl15::netbench::opensm_once(s, "Hca1").unwrap_or_else(|e| panic!("{s}: {e:#}"));
+        vl15::run::netbench::opensm_once(s, "Hca1").unwrap_or_else(|e| panic!("{s}: {e:#}"));
     }
     let l3 = served_lid(&ours, "Hca3").to_string();
     let ([tx, rx, ..], f) = perfquery_of_hca3_is_its_rtl_counters(&ibsim, &ours, "Hca2");
@@ -1006,9 +1006,14 @@ fn perfquery_reads_the_rtl_counters_of_ca_and_switch_ports() {
 /// The IBA PortCounters of switch `s` port `p` from its RTL registers
 /// (XmitPkts, RcvPkts, VL15Dropped, RcvErrors, RcvSwitchRelayErrors,
 /// XmitData, RcvData), by the docs/fabric.md counter table (`sw_ctr_e`)
-/// and the mapping documented in `vl15::gmp::switch_counters`.
+/// and the mapping documented in `vl15::agents::gmp::switch_counters`.
 fn rtl_switch_counters(net: &mut Net, s: usize, p: u8) -> [u64; 7] {
-    let mut c = |i: u8| u64::from(net.read_reg(s, vl15::regmap::swreg::ctr(p, i)).unwrap());
+    let mut c = |i: u8| {
+        u64::from(
+            net.read_reg(s, vl15::model::regmap::swreg::ctr(p, i))
+                .unwrap(),
+        )
+    };
     [
         c(12) + c(13),
         c(0),
@@ -1092,7 +1097,7 @@ fn a_client_on_a_switch_runs_opensm_and_the_diags_as_on_ibsim() {
     let (exe, ibsim, ours) = side_by_side(&topo(FILE));
     let at = "Switch1";
     for s in [ibsim.sockname(), ours.sockname.as_str()] {
-        vl15::netbench::opensm_once(s, at).unwrap_or_else(|e| panic!("{s}: {e:#}"));
+        vl15::run::netbench::opensm_once(s, at).unwrap_or_else(|e| panic!("{s}: {e:#}"));
     }
     let want = ibnetdiscover(ibsim.umad2sim_command(&exe, Some(at)).unwrap());
     let got = ibnetdiscover(ours.cmd(&exe, at));

@@ -2,11 +2,11 @@
 //! abused): afterwards a well-behaved client
 //! still attaches and a directed-route Get(NodeInfo) through the fabric at
 //! hop 0 and hop 1 answers what the topology file says
-//! (`vl15::hostile::check_well_behaved`).
+//! (`vl15::check::hostile::check_well_behaved`).
 //!
 //! - A storm of malformed and hostile datagrams on the control and every
 //!   data socket, with clients connecting, reusing ids, exceeding the ten
-//!   slots and vanishing (`vl15::hostile::storm`), for a few seconds.
+//!   slots and vanishing (`vl15::check::hostile::storm`), for a few seconds.
 //! - A client that never reads the replies to its control messages.
 //! - A client that never reads its data socket while its requests are
 //!   answered.
@@ -23,12 +23,12 @@ use common::*;
 use std::os::unix::net::UnixDatagram;
 use std::time::{Duration, Instant};
 
-use vl15::hostile::{check_well_behaved, storm, storm_file};
-use vl15::ibsim::{abstract_addr, ctl, SimCtl, SimRequest, MAX_CLIENTS};
-use vl15::mad;
-use vl15::packet::consts::{ATTR_NODE_INFO, METHOD_GET, PERMISSIVE_LID, QP0};
-use vl15::serve::{Background, ServeOptions};
-use vl15::topology::Topology;
+use vl15::agents::ibsim::{abstract_addr, ctl, SimCtl, SimRequest, MAX_CLIENTS};
+use vl15::agents::serve::{Background, ServeOptions};
+use vl15::check::hostile::{check_well_behaved, storm, storm_file};
+use vl15::proto::mad;
+use vl15::proto::packet::consts::{ATTR_NODE_INFO, METHOD_GET, PERMISSIVE_LID, QP0};
+use vl15::proto::topology::Topology;
 
 const FILE: &str = "net.2sw2path4hca";
 
@@ -182,12 +182,13 @@ fn clients_that_vanish_without_disconnect_give_their_slots_back() {
 /// Attach a fresh SM on device `d`, send `req` directed-route and step
 /// until a MAD completes on its queue (at most 20 000 cycles).
 fn attach_and_get(
-    net: &mut vl15::node_sma::Net,
+    net: &mut vl15::agents::node_sma::Net,
     d: usize,
     req: &mad::Mad,
 ) -> Option<Box<mad::Mad>> {
     net.attach_host(d, 1, false).unwrap();
-    net.post_send(d, &vl15::qp0::Ah::dr(), req, 0).unwrap();
+    net.post_send(d, &vl15::agents::qp0::Ah::dr(), req, 0)
+        .unwrap();
     for _ in 0..20_000 {
         net.step().unwrap();
         let done = net.poll_cq(d, usize::MAX).unwrap();
@@ -200,9 +201,9 @@ fn attach_and_get(
 
 #[test]
 fn detaching_mid_request_finishes_the_request_on_the_wire() {
-    use vl15::net::NetOptions;
-    use vl15::node_sma::Net;
-    use vl15::qp0::Ah;
+    use vl15::agents::node_sma::Net;
+    use vl15::agents::qp0::Ah;
+    use vl15::model::net::NetOptions;
     let t = Topology::load(topo(FILE)).unwrap();
     let mut net = Net::new(t.clone(), NetOptions::default()).unwrap();
     let d = net.dev_index("Hca1").unwrap();
@@ -222,7 +223,7 @@ fn detaching_mid_request_finishes_the_request_on_the_wire() {
     // A new SM on the node: its DR Get(NodeInfo) to the switch is answered.
     let sw = t.node("Switch1").unwrap();
     let m = attach_and_get(&mut net, d, &req).expect("the switch answered");
-    let ni = vl15::packet::NodeInfo::decode(mad::data(&m)).unwrap();
+    let ni = vl15::proto::packet::NodeInfo::decode(mad::data(&m)).unwrap();
     assert_eq!((ni.node_guid, ni.num_ports), (sw.node_guid, sw.nports));
 }
 
@@ -233,9 +234,9 @@ fn detaching_mid_request_finishes_the_request_on_the_wire() {
 /// answered.
 #[test]
 fn attaching_while_a_mad_is_on_sm_rx_skips_its_tail() {
-    use vl15::net::NetOptions;
-    use vl15::node_sma::Net;
-    use vl15::qp0::Ah;
+    use vl15::agents::node_sma::Net;
+    use vl15::agents::qp0::Ah;
+    use vl15::model::net::NetOptions;
     let t = Topology::load(topo(FILE)).unwrap();
     let mut net = Net::new(t.clone(), NetOptions::default()).unwrap();
     let d = net.dev_index("Hca1").unwrap();
@@ -269,6 +270,6 @@ fn attaching_while_a_mad_is_on_sm_rx_skips_its_tail() {
         net.detach_sm(d).unwrap();
     }
     let got = attach_and_get(&mut net, d, &req);
-    let ni = vl15::packet::NodeInfo::decode(mad::data(&got.expect("answered"))).unwrap();
+    let ni = vl15::proto::packet::NodeInfo::decode(mad::data(&got.expect("answered"))).unwrap();
     assert_eq!(ni.node_guid, t.node("Switch1").unwrap().node_guid);
 }

@@ -1,11 +1,11 @@
-//! The spine regression as tests: every scenario of `vl15::scenario` at
+//! The spine regression as tests: every scenario of `vl15::check::scenario` at
 //! DATA_W 32, 64 and 128. Each scenario asserts what ibspec and the reference
-//! vectors say (see `tb/src/scenario.rs`); on top of that the decoded packet
+//! vectors say (see `tb/src/check/scenario.rs`); on top of that the decoded packet
 //! trace is pinned by an insta snapshot, so any change of RTL timing (cycle
 //! numbers) or content shows as a reviewed diff.
 
-use vl15::scenario::{self, SCENARIOS};
-use vl15::trace;
+use vl15::check::scenario::{self, SCENARIOS};
+use vl15::model::trace;
 
 const WIDTHS: [u32; 3] = [32, 64, 128];
 
@@ -133,9 +133,9 @@ fn scenarios_under_stress() {
 /// never trip an RTL assertion, and leave the port able to answer V1 with V2.
 #[test]
 fn every_packet_accounted_once() {
-    use vl15::crc::{append_crcs, append_vcrc};
-    use vl15::scenario::{vectors, Run, CA};
-    use vl15::stream::Rng;
+    use vl15::check::scenario::{vectors, Run, CA};
+    use vl15::model::stream::Rng;
+    use vl15::proto::crc::{append_crcs, append_vcrc};
 
     // Every mutated packet still ends in ICRC + VCRC (at least 8 bytes).
     fn fix_crcs(p: &mut Vec<u8>) {
@@ -236,9 +236,9 @@ fn every_packet_accounted_once() {
         r.idle().unwrap();
         let back = r.wire("ca>sm");
         assert_eq!(back.len(), before + 1, "DATA_W {w}: V1 after the storm");
-        let p = vl15::packet::Packet::parse(&back[before].bytes).unwrap();
+        let p = vl15::proto::packet::Packet::parse(&back[before].bytes).unwrap();
         assert!(p.icrc_ok() && p.vcrc_ok());
-        let want = vl15::packet::Packet::parse(vectors::V2).unwrap();
+        let want = vl15::proto::packet::Packet::parse(vectors::V2).unwrap();
         assert_eq!(
             p.mad, want.mad,
             "DATA_W {w}: response MAD differs from V2's"

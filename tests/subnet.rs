@@ -14,7 +14,7 @@ use common::*;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::Path;
 
-use vl15::simrun::{bring_up, dump_state, NodeDump, SimOptions, StateDump};
+use vl15::agents::simrun::{bring_up, dump_state, NodeDump, SimOptions, StateDump};
 
 /// (node index, port) of every port GUID + port number.
 fn index(d: &StateDump) -> HashMap<(String, u8), (usize, u8)> {
@@ -167,7 +167,7 @@ fn walk(
     }
 }
 
-fn bring_up_and_check(path: &Path, lmc: u8) -> vl15::simrun::Summary {
+fn bring_up_and_check(path: &Path, lmc: u8) -> vl15::agents::simrun::Summary {
     let mut opts = SimOptions::default();
     opts.sm.lmc = lmc;
     let (mut net, sm, summary) =
@@ -201,7 +201,7 @@ fn lmc_2_gives_aligned_blocks_and_every_path_routes() {
 fn fat_tree_of_8_port_switches_comes_up_routed() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("ft8");
-    std::fs::write(&p, vl15::fattree::two_level(8).unwrap()).unwrap();
+    std::fs::write(&p, vl15::proto::fattree::two_level(8).unwrap()).unwrap();
     let s = bring_up_and_check(&p, 0);
     assert_eq!(s.nodes, 8 / 2 + 8 + 32);
 }
@@ -249,8 +249,8 @@ fn inter_switch_ports_used(d: &StateDump) -> Vec<u8> {
 /// net.2sw2path4hca brought up by the default SM: the fabric, the SM, the
 /// state dump right after, and the light-sweep interval.
 fn up_with_default_sm() -> (
-    vl15::node_sma::Net,
-    Vec<vl15::subnet_sm::SubnetManager>,
+    vl15::agents::node_sma::Net,
+    Vec<vl15::agents::subnet_sm::SubnetManager>,
     StateDump,
     u64,
 ) {
@@ -262,7 +262,7 @@ fn up_with_default_sm() -> (
 
 #[test]
 fn a_link_that_goes_down_is_routed_around_and_used_again_when_it_returns() {
-    use vl15::subnet_sm::run_for;
+    use vl15::agents::subnet_sm::run_for;
     let (mut net, mut sms, before, interval) = up_with_default_sm();
     assert_eq!(inter_switch_ports_used(&before), vec![3, 5]);
 
@@ -290,7 +290,7 @@ fn a_link_that_goes_down_is_routed_around_and_used_again_when_it_returns() {
 /// (the SM remembers LIDs by port GUID) and every pair routes again.
 #[test]
 fn a_node_that_leaves_and_returns_keeps_its_lid() {
-    use vl15::subnet_sm::run_for;
+    use vl15::agents::subnet_sm::run_for;
     let (mut net, mut sms, before, interval) = up_with_default_sm();
     let hca3 = |d: &StateDump| d.nodes.iter().find(|n| n.id == "Hca3").unwrap().ports[0].clone();
     let lid3 = hca3(&before).lid.unwrap();
@@ -322,7 +322,7 @@ fn a_node_that_leaves_and_returns_keeps_its_lid() {
 
 #[test]
 fn a_link_down_raises_trap_128_which_is_repressed_and_answered_by_a_sweep() {
-    use vl15::subnet_sm::run_for;
+    use vl15::agents::subnet_sm::run_for;
     let path = topo("net.2sw2path4hca");
     let mut opts = SimOptions::default();
     // No light sweep in this test: only the trap can start a heavy sweep.
@@ -332,7 +332,7 @@ fn a_link_down_raises_trap_128_which_is_repressed_and_answered_by_a_sweep() {
     let mut sms = vec![sm];
     let sweeps = sms[0].stats.heavy_sweeps;
     let traps_sent =
-        |net: &vl15::node_sma::Net| -> u64 { net.devs.iter().map(|d| d.traps_sent).sum() };
+        |net: &vl15::agents::node_sma::Net| -> u64 { net.devs.iter().map(|d| d.traps_sent).sum() };
     assert_eq!(traps_sent(&net), 0, "no link edge after the LIDs were set");
 
     net.console(r#"Unlink "Switch1"[5]"#).unwrap();
@@ -367,8 +367,8 @@ fn a_trap_nobody_represses_is_sent_again_every_interval() {
 
 #[test]
 fn bring_up_report_times_both_the_rtl_and_opensm_on_ibsim() {
-    let text = vl15::fattree::two_level(8).unwrap();
-    let r = vl15::netbench::bring_up_report(&text, 8).unwrap();
+    let text = vl15::proto::fattree::two_level(8).unwrap();
+    let r = vl15::run::netbench::bring_up_report(&text, 8).unwrap();
     eprintln!("{r}");
     assert!(r.contains("44 nodes, 128/128 ports Active"), "{r}");
     // OpenSM reached SUBNET UP on ibsim for the same file (opensm is
@@ -381,9 +381,9 @@ fn bring_up_report_times_both_the_rtl_and_opensm_on_ibsim() {
 /// the SMA); the SM's GetResp goes back through the RTL's send rules.
 #[test]
 fn the_sm_answers_sminfo_get_through_the_rtl() {
-    use vl15::mad;
-    use vl15::packet::consts::{ATTR_SM_INFO, METHOD_GET, METHOD_GET_RESP};
-    use vl15::qp0::{Ah, Event, Transactions, TxOptions};
+    use vl15::agents::qp0::{Ah, Event, Transactions, TxOptions};
+    use vl15::proto::mad;
+    use vl15::proto::packet::consts::{ATTR_SM_INFO, METHOD_GET, METHOD_GET_RESP};
     let path = topo("net.2sw2path4hca");
     let (mut net, mut sm, _) = bring_up(&path, &SimOptions::default()).unwrap();
     let master = sm.dev;
@@ -393,7 +393,7 @@ fn the_sm_answers_sminfo_get_through_the_rtl() {
         .position(|d| !d.is_switch && d.name != net.devs[master].name)
         .unwrap();
     net.attach_sm(other, 1).unwrap();
-    let route = vl15::netbench::dr_paths(&net.topo, other, 1)[master]
+    let route = vl15::run::netbench::dr_paths(&net.topo, other, 1)[master]
         .clone()
         .unwrap();
     let mut q: Transactions<()> = Transactions::new(other, 1, 0x99, TxOptions::default());
@@ -458,7 +458,7 @@ fn bring_up_trace_at(w: u32) {
     for e in &t {
         assert_eq!(e.bytes[0] >> 4, 15, "{}: VL15", e.dir);
         assert_eq!(
-            vl15::crc::check_wire(&e.bytes),
+            vl15::proto::crc::check_wire(&e.bytes),
             Some((true, true)),
             "{}",
             e.dir
@@ -466,7 +466,7 @@ fn bring_up_trace_at(w: u32) {
     }
     // Requests leave A (the SM) in phase order: the last Set is a PortInfo
     // Set to Active, and no LFT Set comes before the last NodeInfo Get.
-    let text = vl15::trace::text(&t);
+    let text = vl15::model::trace::text(&t);
     let from_a: Vec<&str> = text
         .lines()
         .filter(|l| l.contains(" A[1]>S[1] ") && !l.contains("GetResp"))

@@ -3,10 +3,10 @@
 //! spec and the scenario put on the wire. tshark must be installed
 //! (`make deps`); without it this test fails and says so.
 
-use vl15::pcap::LinkType;
-use vl15::scenario;
-use vl15::trace;
-use vl15::tshark::{parse_num, tshark_fields, tshark_malformed};
+use vl15::check::scenario;
+use vl15::model::trace;
+use vl15::proto::pcap::LinkType;
+use vl15::proto::tshark::{parse_num, tshark_fields, tshark_malformed};
 
 const FIELDS: &[&str] = &[
     "infiniband.lrh.vl",

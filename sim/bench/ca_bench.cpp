@@ -3,7 +3,7 @@
 // Same ib_ca_top, same Verilator flags (sim/verilator.flags) and the same -O3
 // single-unit compile as bindings/build.rs; same cycle as CaModel::step in
 // sim/ca_shim.cpp (inputs while clk is low, eval, read outputs, rising edge,
-// eval). Workload, identical to tb/src/bench.rs: the 290-byte vector V1 back
+// eval). Workload, identical to tb/src/run/bench.rs: the 290-byte vector V1 back
 // to back on wire RX (one beat per cycle, no gap), every ready high, the TX
 // sources idle, the register bus idle.
 //

@@ -103,7 +103,7 @@ enum Cmd {
     /// reference model (tb/src/refmodel) and, at each checkpoint, the
     /// drain time and every counter. Exit status 1 on any mismatch.
     Soak(cmd::soak::Args),
-    /// Fuzz the parsers of untrusted input for a time bound (see tb/src/fuzz.rs).
+    /// Fuzz the parsers of untrusted input for a time bound (see tb/src/check/fuzz.rs).
     ///
     /// Each target runs for --seconds: structure-aware mutations of valid
     /// inputs, checked for panics, hangs, errors without context and broken

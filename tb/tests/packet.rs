@@ -6,11 +6,15 @@
 #![allow(clippy::needless_range_loop)]
 
 use proptest::prelude::*;
-use vl15::crc::{icrc, vcrc};
-use vl15::decode::decode_line;
-use vl15::packet::consts::*;
-use vl15::packet::{Bth, Deth, DrSmp, Lrh, NodeDescription, NodeInfo, Packet, PortInfo, Smp};
-use vl15::pcap::{encode_pcap, parse_pcap, read_pcap, write_pcap, LinkType, PcapError, PcapRecord};
+use vl15::proto::crc::{icrc, vcrc};
+use vl15::proto::decode::decode_line;
+use vl15::proto::packet::consts::*;
+use vl15::proto::packet::{
+    Bth, Deth, DrSmp, Lrh, NodeDescription, NodeInfo, Packet, PortInfo, Smp,
+};
+use vl15::proto::pcap::{
+    encode_pcap, parse_pcap, read_pcap, write_pcap, LinkType, PcapError, PcapRecord,
+};
 
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/vectors/");
 const NAMES: [&str; 4] = [
@@ -244,7 +248,7 @@ fn v3_v4_fields() {
         assert_eq!(h.attr_id, ATTR_CLASS_PORT_INFO);
         assert!(matches!(
             p.decode_smp(),
-            Err(vl15::packet::PacketError::NotSmp(4))
+            Err(vl15::proto::packet::PacketError::NotSmp(4))
         ));
     }
 }
@@ -299,7 +303,7 @@ fn serde_round_trip() {
 
 #[test]
 fn parse_errors() {
-    use vl15::packet::PacketError as E;
+    use vl15::proto::packet::PacketError as E;
     let v = vector(0);
     assert!(matches!(Packet::parse(&v[..5]), Err(E::TooShort { .. })));
     let mut g = v.clone();

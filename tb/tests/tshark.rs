@@ -2,8 +2,8 @@
 //! reference vectors' header values (ibspec §3.3, §11). Fails, not skips,
 //! when tshark is missing: `make deps` installs it (CI does).
 
-use vl15::pcap::{write_pcap, LinkType, PcapRecord};
-use vl15::tshark::{parse_num, tshark_fields, tshark_malformed, tshark_path};
+use vl15::proto::pcap::{write_pcap, LinkType, PcapRecord};
+use vl15::proto::tshark::{parse_num, tshark_fields, tshark_malformed, tshark_path};
 
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/vectors/");
 const NAMES: [&str; 4] = [

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use vl15::ibsim::{ibnetdiscover_path, IbsimServer};
+use vl15::agents::ibsim::{ibnetdiscover_path, IbsimServer};
 
 /// Every example file ibsim ships.
 pub const EXAMPLES: &[&str] = &[

@@ -2,18 +2,21 @@
 //! topology), the rest is its input. The parser sources are the crate's
 //! own (`tb/src`), compiled here without the RTL bindings. Properties: no
 //! panic; a parsed packet re-encodes to its bytes (every wire bit is a
-//! field). The richer properties and the generators are in tb/src/fuzz.rs
+//! field). The richer properties and the generators are in tb/src/check/fuzz.rs
 //! (`vl15 fuzz`).
 #![allow(dead_code, unused_imports)]
 
-#[path = "../../../tb/src/crc.rs"]
-mod crc;
-#[path = "../../../tb/src/packet/mod.rs"]
-mod packet;
-#[path = "../../../tb/src/pcap.rs"]
-mod pcap;
-#[path = "../../../tb/src/topology.rs"]
-mod topology;
+// The sources name each other by their place in the crate (`crate::proto::…`),
+// so they sit in a `proto` module here too, read from the crate's folder.
+#[path = "../../../tb/src/proto"]
+mod proto {
+    pub mod crc;
+    pub mod packet;
+    pub mod pcap;
+    pub mod topology;
+}
+
+use proto::{packet, pcap, topology};
 
 fn main() {
     afl::fuzz!(|data: &[u8]| {

@@ -25,18 +25,18 @@ pub struct Args {
 
 impl Args {
     pub fn run(self) -> Result<bool> {
-        out!("{}", vl15::bench::run(self.cycles)?);
+        out!("{}", vl15::run::bench::run(self.cycles)?);
         if !self.skip_fabric {
             out!(
                 "\n== switch radix ==\n{}",
-                vl15::netbench::radix_report(self.cycles.min(200_000))?
+                vl15::run::netbench::radix_report(self.cycles.min(200_000))?
             );
-            out!("\n== fabric ==\n{}", vl15::netbench::run()?);
+            out!("\n== fabric ==\n{}", vl15::run::netbench::run()?);
         }
         if !self.skip_serve {
             out!(
                 "\n== opensm -o on vl15 serve vs ibsim ==\n{}",
-                vl15::netbench::serve_report(&self.serve_trees)?
+                vl15::run::netbench::serve_report(&self.serve_trees)?
             );
         }
         Ok(true)

@@ -13,7 +13,7 @@ pub struct Args {
 
 impl Args {
     pub fn run(self) -> Result<bool> {
-        let lines = vl15::decode::decode_pcap(&self.input)
+        let lines = vl15::proto::decode::decode_pcap(&self.input)
             .with_context(|| format!("decoding {}", self.input.display()))?;
         for l in lines {
             outln!("{l}");

@@ -34,14 +34,14 @@ pub struct Args {
     threads: u16,
     /// Data path width of every switch and CA in the fabric, in bits (64
     /// or 128): fewer beats a packet at 128
-    #[arg(long, default_value_t = vl15::net::DEFAULT_DATA_W, value_parser = parse_fabric_width)]
+    #[arg(long, default_value_t = vl15::model::net::DEFAULT_DATA_W, value_parser = parse_fabric_width)]
     width: u32,
 }
 
 impl Args {
     pub fn run(self) -> Result<bool> {
         let opts = super::net_options(self.link_latency, self.threads, self.width);
-        let (text, net) = vl15::discover::discover_topology(
+        let (text, net) = vl15::agents::discover::discover_topology(
             &self.topology,
             self.from.as_deref(),
             self.port,

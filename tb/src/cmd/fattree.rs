@@ -22,7 +22,8 @@ pub struct Args {
 
 impl Args {
     pub fn run(self) -> Result<bool> {
-        let t = vl15::fattree::two_level_leaves(self.ports, self.leaves.unwrap_or(self.ports))?;
+        let t =
+            vl15::proto::fattree::two_level_leaves(self.ports, self.leaves.unwrap_or(self.ports))?;
         match &self.output {
             Some(p) => std::fs::write(p, &t).with_context(|| format!("writing {}", p.display()))?,
             None => out!("{t}"),

@@ -32,7 +32,7 @@ pub struct Args {
 
 impl Args {
     pub fn run(self) -> Result<bool> {
-        use vl15::fuzz::{self, Target};
+        use vl15::check::fuzz::{self, Target};
         let mut list: Vec<String> = Vec::new();
         for t in &self.target {
             if t == "all" {
@@ -77,7 +77,8 @@ impl Args {
         let mut total = 0u64;
         for t in &list {
             if t == "serve" {
-                let r = vl15::hostile::storm_run(seed, std::time::Duration::from_secs(seconds))?;
+                let r =
+                    vl15::check::hostile::storm_run(seed, std::time::Duration::from_secs(seconds))?;
                 outln!("{}", r.summary());
                 ok &= r.ok();
                 total += r.sent;

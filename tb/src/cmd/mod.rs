@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Result};
 use clap::ValueEnum;
-use vl15::pcap::LinkType;
+use vl15::proto::pcap::LinkType;
 
 pub mod bench;
 pub mod decode;
@@ -81,8 +81,8 @@ pub fn widths(s: &str) -> Result<Vec<u32>> {
 }
 
 /// The fabric settings of `sim`, `discover` and `serve`'s common options.
-pub fn net_options(link_latency: u64, threads: u16, width: u32) -> vl15::net::NetOptions {
-    vl15::net::NetOptions {
+pub fn net_options(link_latency: u64, threads: u16, width: u32) -> vl15::model::net::NetOptions {
+    vl15::model::net::NetOptions {
         link_latency,
         threads: usize::from(threads),
         data_w: width,
@@ -94,6 +94,7 @@ pub fn net_options(link_latency: u64, threads: u16, width: u32) -> vl15::net::Ne
 /// for input that cannot be used (a pcap or topology file), else 1.
 pub fn failed(e: &anyhow::Error) -> ExitCode {
     eprintln!("vl15: {e:#}");
-    let bad_input = e.is::<vl15::pcap::PcapError>() || e.is::<vl15::topology::TopologyError>();
+    let bad_input =
+        e.is::<vl15::proto::pcap::PcapError>() || e.is::<vl15::proto::topology::TopologyError>();
     ExitCode::from(if bad_input { 2 } else { 1 })
 }

@@ -4,8 +4,9 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args as ClapArgs;
-use vl15::pcap::LinkType;
-use vl15::{scenario, trace};
+use vl15::check::scenario;
+use vl15::model::trace;
+use vl15::proto::pcap::LinkType;
 
 use super::{widths, Lt};
 

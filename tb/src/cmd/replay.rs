@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args as ClapArgs;
-use vl15::replay;
+use vl15::run::replay;
 
 use super::Lt;
 
@@ -50,15 +50,15 @@ impl Args {
     /// used, 1 for any other failure.
     pub fn run(self) -> ExitCode {
         if let Some(path) = &self.serial {
-            let o = vl15::board::SerialOptions {
+            let o = vl15::run::board::SerialOptions {
                 lid: self.lid,
                 lmc: self.lmc,
                 quiet: std::time::Duration::from_millis(self.quiet_ms),
                 linktype: self.linktype.into(),
             };
-            let run = vl15::board::open_serial(path, self.baud).and_then(|line| {
-                let mut port = vl15::board::BoardPort::new(line);
-                vl15::board::replay_serial(&mut port, &self.input, &self.output, &o)
+            let run = vl15::run::board::open_serial(path, self.baud).and_then(|line| {
+                let mut port = vl15::run::board::BoardPort::new(line);
+                vl15::run::board::replay_serial(&mut port, &self.input, &self.output, &o)
             });
             return match run {
                 Ok(report) => {

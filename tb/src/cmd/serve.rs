@@ -28,13 +28,13 @@ pub struct Args {
     threads: u16,
     /// Data path width of every switch and CA in the fabric, in bits (64
     /// or 128): fewer beats a packet at 128
-    #[arg(long, default_value_t = vl15::net::DEFAULT_DATA_W, value_parser = parse_fabric_width)]
+    #[arg(long, default_value_t = vl15::model::net::DEFAULT_DATA_W, value_parser = parse_fabric_width)]
     width: u32,
 }
 
 impl Args {
     pub fn run(self) -> Result<bool> {
-        vl15::serve::serve_file(
+        vl15::agents::serve::serve_file(
             &self.topology,
             self.sockname,
             super::net_options(self.link_latency, self.threads, self.width),

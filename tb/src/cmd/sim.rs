@@ -13,7 +13,7 @@ pub struct Args {
     #[arg(long, required_unless_present = "scenario")]
     topology: Option<PathBuf>,
     /// Scenario file (TOML: topology, SM, timed events such as
-    /// 'Unlink "sw"[3]'); see tests/scenarios/ and tb/src/simscenario.rs
+    /// 'Unlink "sw"[3]'); see tests/scenarios/ and tb/src/agents/simscenario.rs
     #[arg(long, conflicts_with = "topology")]
     scenario: Option<PathBuf>,
     /// Node id of the CA the SM runs on (default: the file's first CA)
@@ -27,7 +27,7 @@ pub struct Args {
     lmc: u8,
     /// M_Key the SM uses in every SMP and sets on every port it brings
     /// up (decimal or 0x-hex)
-    #[arg(long, value_parser = vl15::simrun::parse_key, default_value = "0")]
+    #[arg(long, value_parser = vl15::agents::simrun::parse_key, default_value = "0")]
     m_key: u64,
     /// M_KeyProtectBits the SM sets (0..3)
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=3))]
@@ -36,7 +36,7 @@ pub struct Args {
     #[arg(long, default_value_t = 0)]
     m_key_lease: u16,
     /// The SM's SMInfo.SM_Key (decimal or 0x-hex)
-    #[arg(long, value_parser = vl15::simrun::parse_key, default_value = "0")]
+    #[arg(long, value_parser = vl15::agents::simrun::parse_key, default_value = "0")]
     sm_key: u64,
     /// SMPs outstanding at once (OpenSM --maxsmps)
     #[arg(long, default_value_t = 4)]
@@ -53,7 +53,7 @@ pub struct Args {
     threads: u16,
     /// Data path width of every switch and CA in the fabric, in bits (64
     /// or 128): fewer beats a packet at 128
-    #[arg(long, default_value_t = vl15::net::DEFAULT_DATA_W, value_parser = parse_fabric_width)]
+    #[arg(long, default_value_t = vl15::model::net::DEFAULT_DATA_W, value_parser = parse_fabric_width)]
     width: u32,
     /// Write every node's GUID, description, type, ports (LID, LMC,
     /// PortState, neighbour) and every switch's LFT, read from the RTL, as JSON
@@ -67,14 +67,14 @@ pub struct Args {
 impl Args {
     pub fn run(self) -> Result<bool> {
         if let Some(sc) = &self.scenario {
-            let (r, all_active) = vl15::simscenario::run(sc)?;
+            let (r, all_active) = vl15::agents::simscenario::run(sc)?;
             out!("{r}");
             return Ok(all_active);
         }
         let Some(topology) = &self.topology else {
             bail!("give --topology or --scenario");
         };
-        let mut opts = vl15::simrun::SimOptions {
+        let mut opts = vl15::agents::simrun::SimOptions {
             sm_node: self.sm,
             sm_port: self.sm_port,
             net: super::net_options(self.link_latency, self.threads, self.width),
@@ -87,7 +87,7 @@ impl Args {
         opts.sm.sm_key = self.sm_key;
         opts.sm.tx.max_outstanding = self.max_smps;
         opts.sm.tx.timeout = self.timeout;
-        let (mut net, sm, summary) = vl15::simrun::bring_up(topology, &opts)?;
+        let (mut net, sm, summary) = vl15::agents::simrun::bring_up(topology, &opts)?;
         if self.verbose {
             for l in &sm.log {
                 eprintln!("sm: {l}");
@@ -95,7 +95,7 @@ impl Args {
         }
         out!("{}", summary.text());
         if let Some(p) = &self.dump_state {
-            let dump = vl15::simrun::dump_state(&mut net)?;
+            let dump = vl15::agents::simrun::dump_state(&mut net)?;
             let text = serde_json::to_string_pretty(&dump)?;
             std::fs::write(p, text + "\n").with_context(|| format!("writing {}", p.display()))?;
         }

@@ -53,12 +53,12 @@ impl Args {
         }
         match self.device {
             Device::Ca => {
-                for c in vl15::faults::FaultClass::ALL {
+                for c in vl15::check::faults::FaultClass::ALL {
                     outln!("{:<28} {:?}", c.name(), c.expect());
                 }
             }
             Device::Switch => {
-                use vl15::refmodel::switch::FaultClass;
+                use vl15::check::refmodel::switch::FaultClass;
                 for c in FaultClass::GOOD.iter().chain(&FaultClass::FAULTS) {
                     outln!(
                         "{:<28} {}",
@@ -76,7 +76,7 @@ impl Args {
     /// `vl15 soak --device switch`: the switch's own generator and scoreboard
     /// (`refmodel::switch`), which has its own classes, at DATA_W 64 and 128.
     fn soak_switch(&self) -> Result<bool> {
-        use vl15::refmodel::switch;
+        use vl15::check::refmodel::switch;
         let (width, packets, seed) = (self.width.as_str(), self.packets, self.seed);
         let ws: Vec<u32> = match width {
             "all" => vl15_bindings::DEV_DATA_WIDTHS.to_vec(),
@@ -107,7 +107,7 @@ impl Args {
     /// `vl15 soak --device ca`: the CA port's generator and scoreboard
     /// (`faults`, `scoreboard`) at each width.
     fn soak_ca(&self) -> Result<bool> {
-        use vl15::faults::{self, FaultClass};
+        use vl15::check::faults::{self, FaultClass};
         let (packets, seed) = (self.packets, self.seed);
         let classes = self
             .class

@@ -1,0 +1,224 @@
+//! The soak of the switch: phases of generated traffic with changing idle
+//! and backpressure patterns, the directed classes between them.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+
+use crate::model::stream::{Pattern, Rng};
+
+use super::*;
+
+/// Options of [`soak`].
+#[derive(Clone, Debug)]
+pub struct SoakOptions {
+    /// Packets per phase (a phase ends with a drain and a counter check).
+    pub phase_packets: u64,
+    /// Share of faulted packets, percent.
+    pub fault_percent: u32,
+    /// Drain bound (cycles after the last input beat).
+    pub drain_bound: u64,
+    /// Run the directed classes (overflow, link down, reset) between phases.
+    pub directed: bool,
+    /// DataW of the switch model (64 or 128).
+    pub data_w: u32,
+}
+
+impl Default for SoakOptions {
+    fn default() -> Self {
+        SoakOptions {
+            phase_packets: 1000,
+            fault_percent: 30,
+            drain_bound: DRAIN_BOUND,
+            directed: true,
+            data_w: 64,
+        }
+    }
+}
+
+/// The drain bound, worst case: every input buffer full (8 ports of 3
+/// VL15 slots of 288 bytes and 2 data slots of 4224, and port 0's 2 of 288:
+/// about 9,400 beats of 8 bytes) leaving through one output at the storm
+/// pattern's duty of 64 cycles in 664: under 98,000 cycles. A longer drain
+/// is a lockup.
+pub const DRAIN_BOUND: u64 = 100_000;
+
+/// What a soak run found.
+#[derive(Clone, Debug, Default)]
+pub struct SwitchSoakReport {
+    pub seed: u64,
+    /// DataW of the switch model.
+    pub data_w: u32,
+    pub packets: u64,
+    pub good: u64,
+    /// Faulted packets (and directed events) by class.
+    pub faults: BTreeMap<String, u64>,
+    pub matched: u64,
+    pub mismatches: u64,
+    pub mismatch_log: Vec<String>,
+    pub counters_checked: u64,
+    pub max_drain_cycles: u64,
+    pub drain_bound: u64,
+    pub resets: u64,
+    pub lost_to_reset: u64,
+    /// Packets sent into an output whose link fell (none may appear).
+    pub egress_swallowed: u64,
+    pub cycles: u64,
+    pub wall: Duration,
+}
+
+impl std::fmt::Display for SwitchSoakReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "switch soak DATA_W {} seed {}: {} packets ({} good), {} delivered as predicted, {} mismatches",
+            self.data_w, self.seed, self.packets, self.good, self.matched, self.mismatches
+        )?;
+        writeln!(
+            f,
+            "cycles {}, wall {:.2} s, max drain {} cycles (bound {}), {} counters checked, {} resets ({} packets lost to them), {} sent into a falling link",
+            self.cycles,
+            self.wall.as_secs_f64(),
+            self.max_drain_cycles,
+            self.drain_bound,
+            self.counters_checked,
+            self.resets,
+            self.lost_to_reset,
+            self.egress_swallowed
+        )?;
+        for (k, v) in &self.faults {
+            writeln!(f, "  {k:<20} {v}")?;
+        }
+        for m in &self.mismatch_log {
+            writeln!(f, "  MISMATCH {m}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Phase `k`'s patterns: line rate; idle beats on the wires; random
+/// backpressure; storms (outputs stalled for long stretches).
+pub fn phase_patterns(k: u64, rng: &mut Rng) -> Patterns {
+    let n = usize::from(NPORTS);
+    let seed = rng.next_u64();
+    match k % 4 {
+        0 => Patterns::line_rate(),
+        1 => Patterns {
+            rx: Pattern::Random { percent: 60, seed },
+            tx: vec![Pattern::Always; n],
+            host: Pattern::Always,
+        },
+        2 => Patterns {
+            rx: Pattern::Always,
+            tx: (0..n)
+                .map(|i| Pattern::Random {
+                    percent: 30 + 10 * (i as u32 % 5),
+                    seed: seed + i as u64,
+                })
+                .collect(),
+            host: Pattern::Random {
+                percent: 50,
+                seed: seed ^ 1,
+            },
+        },
+        _ => Patterns {
+            rx: Pattern::Always,
+            tx: (0..n)
+                .map(|i| {
+                    if (seed >> i) & 1 == 1 {
+                        Pattern::Periodic { on: 64, off: 600 }
+                    } else {
+                        Pattern::Random {
+                            percent: 70,
+                            seed: seed + i as u64,
+                        }
+                    }
+                })
+                .collect(),
+            host: Pattern::Periodic { on: 40, off: 200 },
+        },
+    }
+}
+
+/// Soak the 8-port switch: `packets` generated packets (good and faulted,
+/// back to back on all inputs) against the model, in phases of changing
+/// idle/backpressure patterns, each ending with a drain and a check of
+/// every counter; between phases the directed classes (VL15 overflow, link
+/// down mid-packet, reset mid-traffic).
+pub fn soak(seed: u64, packets: u64, opt: &SoakOptions) -> Result<SwitchSoakReport> {
+    let t0 = Instant::now();
+    let mut b = Bench::with_width(seed, opt.data_w)?;
+    let mut rng = Rng::new(seed);
+    let mut phase = 0u64;
+    while b.tally.injected < packets {
+        let k = opt.phase_packets.min(packets - b.tally.injected).max(1);
+        let pat = phase_patterns(phase, &mut rng);
+        b.set_patterns(&pat);
+        for _ in 0..k {
+            let g = b.gen(&mut rng, opt.fault_percent);
+            b.push(g);
+        }
+        let reset_now = opt.directed && phase % 8 == 7;
+        if reset_now {
+            let at = range(&mut rng, 50, 3000);
+            b.reset_mid_traffic(&mut rng, at)?;
+        } else {
+            b.drain(opt.drain_bound)?;
+            b.set_patterns(&Patterns::line_rate());
+            if opt.directed {
+                match phase % 8 {
+                    1 | 5 => {
+                        let extra = range(&mut rng, 1, 4) as usize;
+                        b.vl15_overflow(&mut rng, extra)?;
+                        b.drain(opt.drain_bound)?;
+                        let extra = range(&mut rng, 1, 3) as usize;
+                        b.data_overflow(&mut rng, extra)?;
+                        b.drain(opt.drain_bound)?;
+                    }
+                    3 => {
+                        b.link_down_mid_packet(&mut rng)?;
+                        b.drain(opt.drain_bound)?;
+                        b.egress_link_down(&mut rng)?;
+                    }
+                    _ => {}
+                }
+            }
+            b.check_counters()?;
+        }
+        phase += 1;
+    }
+    // The last phase may have ended in a reset: one more drained check.
+    b.drain(opt.drain_bound)?;
+    b.check_counters()?;
+    let t = &b.tally;
+    let good: u64 = FaultClass::GOOD
+        .iter()
+        .map(|c| t.by_class.get(c.name()).copied().unwrap_or(0))
+        .sum();
+    let mut faults: BTreeMap<String, u64> = t
+        .by_class
+        .iter()
+        .filter(|(k, _)| !k.starts_with("good_"))
+        .map(|(k, v)| (k.to_string(), *v))
+        .collect();
+    faults.insert("reset".into(), t.resets);
+    Ok(SwitchSoakReport {
+        data_w: opt.data_w,
+        seed,
+        packets: t.injected,
+        good,
+        faults,
+        matched: t.matched,
+        mismatches: t.mismatches,
+        mismatch_log: t.log.clone(),
+        counters_checked: t.counters_checked,
+        max_drain_cycles: t.max_drain,
+        drain_bound: opt.drain_bound,
+        resets: t.resets,
+        lost_to_reset: t.lost_to_reset,
+        egress_swallowed: t.egress_swallowed,
+        cycles: b.cycle_count(),
+        wall: t0.elapsed(),
+    })
+}

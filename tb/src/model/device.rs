@@ -1,0 +1,653 @@
+//! One RTL channel adapter port (`ib_ca_top`) with a stream driver on every
+//! port: the wire, the data-VL host ports, the SMA and SM interfaces, traps
+//! and the register bus. `step` advances the model one clock cycle.
+
+use std::collections::VecDeque;
+
+use anyhow::{Context, Result};
+use vl15_bindings::{Ca, CaIn, CaOut};
+
+use crate::model::stream::{Beat, Pattern, Received, Sink, Source};
+
+/// Sideband of the SMI receive interfaces (`sma_rx_*`, `sm_rx_*`) and of SMA
+/// responses (`sma_tx_*`, where only slid, dlid and sl are read).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub struct SmiMeta {
+    pub slid: u16,
+    pub dlid: u16,
+    pub sl: u8,
+    pub port: u8,
+    pub mgmt_class: u8,
+    pub hop_ptr: u8,
+    pub hop_cnt: u8,
+    /// SMA RX only: the RTL's M_Key check (`smi_mkey_chk`) found a bad
+    /// M_Key: the SMA must not answer; it sends Trap 256 from the MAD.
+    #[serde(default)]
+    pub mkey_viol: bool,
+    /// SMA RX only: a Get with a bad M_Key at protect 1: PortInfo's M_Key
+    /// field is returned as 0.
+    #[serde(default)]
+    pub mkey_mask: bool,
+}
+
+/// The port-register write path the SMA uses (ib_pkg's register map). The
+/// Verilated port queues the write for its next cycles; a board over a serial
+/// line sends a REG_WRITE frame. One trait, so the same SMA code drives both.
+pub trait PortRegisters {
+    fn write_reg(&mut self, addr: u8, value: u32);
+    /// The port's M_KeyProtectBits and M_KeyViolations as the RTL holds
+    /// them now (the lease expiry clears the protect bits, the M_Key check
+    /// counts violations), or None where they cannot be seen synchronously
+    /// (the SMA then reports what it last wrote).
+    fn mkey_state(&self) -> Option<(u8, u16)> {
+        None
+    }
+}
+
+impl PortRegisters for CaPort {
+    fn write_reg(&mut self, addr: u8, value: u32) {
+        CaPort::write_reg(self, addr, value);
+    }
+    fn mkey_state(&self) -> Option<(u8, u16)> {
+        Some((self.mkey_prot, self.mkey_viols))
+    }
+}
+
+/// An agent on a port's host side (the SMA, an SM driver): served once a
+/// cycle, after the port has stepped.
+pub trait HostAgent {
+    /// Do this cycle's work on `port` (take what it delivered, hand it what
+    /// is due); whether anything moved.
+    fn service(&mut self, port: &mut CaPort, now: u64) -> Result<bool>;
+    /// Whether work is still queued on the agent's side.
+    fn busy(&self) -> bool;
+}
+
+/// Address handle of an SM request (`sm_tx_*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub struct AddressHandle {
+    pub dlid: u16,
+    pub sl: u8,
+    pub path_bits: u8,
+}
+
+impl AddressHandle {
+    /// A directed-route SMP's handle (the permissive DLID).
+    pub fn directed() -> Self {
+        AddressHandle {
+            dlid: crate::proto::packet::consts::PERMISSIVE_LID,
+            sl: 0,
+            path_bits: 0,
+        }
+    }
+
+    /// A LID-routed SMP's handle, to `dlid`.
+    pub fn lid_routed(dlid: u16) -> Self {
+        AddressHandle {
+            dlid,
+            sl: 0,
+            path_bits: 0,
+        }
+    }
+}
+
+/// Receive WQEs the "take everything" mode keeps posted in the RTL. A port's
+/// VL15 RX buffer holds a few MADs and one WQE is posted again per MAD
+/// received, so the RTL's count never comes near 0.
+pub const TAKE_ALL_WQES: u64 = 1024;
+
+/// Most WQEs one doorbell can post (`sm_rq_post_n_i` is 8 bits).
+const DOORBELL_MAX: u64 = 255;
+
+/// One cycle's inputs of the SM receive-queue doorbell (`sm_rq_post_i`,
+/// `sm_rq_post_n_i`, `sm_rq_clr_i`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Doorbell {
+    pub post: bool,
+    pub n: u8,
+    pub clr: bool,
+}
+
+/// The host side of the SM's receive queue, whose count lives in the RTL
+/// (`ib_ca_top`'s `sm_rq_*` doorbell): the RTL uses one WQE per MAD it
+/// delivers on `sm_rx_*` and, with none posted, discards a MAD for the SM and
+/// counts it in VL15Dropped, as hardware does. The host keeps its own view of
+/// what is posted, and rings the doorbell once per clocked cycle with at most
+/// 255 WQEs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecvQueue {
+    /// WQEs posted and not yet used by a received MAD; None: "take
+    /// everything" (tools that only collect): the RTL's count is kept
+    /// topped up.
+    posted: Option<u64>,
+    /// WQEs still to be posted through the doorbell.
+    ring: u64,
+    /// A clear still to be rung (it withdraws what the RTL holds).
+    clear: bool,
+}
+
+impl RecvQueue {
+    /// No WQE posted: the RTL's state after reset.
+    pub fn empty() -> Self {
+        RecvQueue {
+            posted: Some(0),
+            ring: 0,
+            clear: false,
+        }
+    }
+
+    /// Take everything: [`TAKE_ALL_WQES`] posted (after a clear), and one
+    /// posted again for every MAD received.
+    pub fn take_all() -> Self {
+        RecvQueue {
+            posted: None,
+            ring: TAKE_ALL_WQES,
+            clear: true,
+        }
+    }
+
+    /// Post `n` WQEs. The first post in "take everything" mode ends it: the
+    /// WQEs that mode kept in the RTL are withdrawn (a clear), so from then
+    /// on exactly what is posted is delivered.
+    pub fn post(&mut self, n: u64) {
+        match self.posted.as_mut() {
+            Some(p) => {
+                *p = p.saturating_add(n);
+                self.ring = self.ring.saturating_add(n);
+            }
+            None => {
+                self.posted = Some(n);
+                self.ring = n;
+                self.clear = true;
+            }
+        }
+    }
+
+    /// Withdraw every posted WQE (the QP is reset or destroyed).
+    pub fn flush(&mut self) {
+        self.posted = Some(0);
+        self.ring = 0;
+        self.clear = true;
+    }
+
+    /// A MAD was delivered: it used one WQE ("take everything": one more is
+    /// posted).
+    pub fn used(&mut self) {
+        match self.posted.as_mut() {
+            Some(p) => *p = p.saturating_sub(1),
+            None => self.ring = self.ring.saturating_add(1),
+        }
+    }
+
+    /// WQEs posted and not yet used (None: "take everything").
+    pub fn posted(&self) -> Option<u64> {
+        self.posted
+    }
+
+    /// The doorbell still has something to ring.
+    pub fn pending(&self) -> bool {
+        self.clear || self.ring > 0
+    }
+
+    /// This cycle's doorbell inputs (call once per clocked cycle).
+    pub fn doorbell(&mut self) -> Doorbell {
+        let n = self.ring.min(DOORBELL_MAX);
+        self.ring -= n;
+        Doorbell {
+            post: n > 0,
+            n: n as u8,
+            clr: std::mem::take(&mut self.clear),
+        }
+    }
+}
+
+/// A snapshot of every counter, by name.
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize)]
+pub struct Counters(pub Vec<(&'static str, u32)>);
+
+impl Counters {
+    pub fn get(&self, name: &str) -> u32 {
+        self.0
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| *v)
+            .unwrap_or_else(|| panic!("no counter named {name}"))
+    }
+    /// Only the non-zero counters, `name=value` separated by spaces.
+    pub fn nonzero(&self) -> String {
+        let v: Vec<String> = self
+            .0
+            .iter()
+            .filter(|(_, v)| *v != 0)
+            .map(|(n, v)| format!("{n}={v}"))
+            .collect();
+        v.join(" ")
+    }
+}
+
+/// A packet seen on a wire or host port, with the cycle of its first beat.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WirePacket {
+    pub cycle: u64,
+    pub bytes: Vec<u8>,
+}
+
+/// Which SMI send-engine input (or the data TX port) a beat entered by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TxPortIn {
+    Sma,
+    Sm,
+    Trap,
+    Data,
+}
+
+/// A copy of everything that crossed the port's boundary in the cycles since
+/// it was last emptied, for a passive observer (`crate::check::scoreboard`) that
+/// must not take packets away from the agents that consume them.
+#[derive(Debug, Default)]
+pub struct Tap {
+    /// Wire RX beats (cycle, beat, from the testbench's `wire_rx` source).
+    pub rx: Vec<(u64, Beat, bool)>,
+    /// Beats the send engine or the data TX port took, with their sideband
+    /// (the SMA response's request meta, the SM's address handle).
+    pub tx_in: Vec<(TxPortIn, Beat, SmiMeta, AddressHandle)>,
+    /// Register writes that reached the RTL (address, value).
+    pub reg_writes: Vec<(u8, u32)>,
+    /// Packets completed on each output.
+    pub sma: Vec<Received<SmiMeta>>,
+    pub sm: Vec<Received<SmiMeta>>,
+    pub drx: Vec<Received<u8>>,
+    pub wire: Vec<Received<()>>,
+}
+
+/// One `ib_ca_top` and its drivers.
+pub struct CaPort {
+    pub ca: Ca,
+    pub data_w: u32,
+    /// Wire → port. No ready: beats go in whenever the source presents one.
+    pub wire_rx: Source<()>,
+    /// Port → wire.
+    pub wire_tx: Sink<()>,
+    /// Data VLs → host (no ready).
+    /// Data-VL packets; meta = the discard reason on tlast (gsi_reason_e).
+    pub drx: Sink<u8>,
+    /// Host → data VLs.
+    pub dtx: Source<()>,
+    pub sma_rx: Sink<SmiMeta>,
+    pub sm_rx: Sink<SmiMeta>,
+    /// The SM's receive queue (its doorbell is rung in `step`); "take
+    /// everything" from `new`.
+    pub sm_rq: RecvQueue,
+    pub sma_tx: Source<SmiMeta>,
+    pub sm_tx: Source<AddressHandle>,
+    pub trap_tx: Source<()>,
+    reg_writes: VecDeque<(u8, u32)>,
+    /// The wire beat taken from `wire_tx` this cycle (for links and traces).
+    pub tx_beat: Option<Beat>,
+    /// The wire beat that entered RX this cycle, and whether the testbench's
+    /// `wire_rx` source (not a link) supplied it.
+    pub rx_beat: Option<(Beat, bool)>,
+    /// Cycle of each wire RX packet's last beat.
+    pub rx_last_cycles: Vec<u64>,
+    /// Cycle of the first beat of each SMP the SMI send engine wrote into
+    /// the VL15 TX buffer (the top's `sq_tx_beat_o` observation port).
+    pub sq_starts: Vec<u64>,
+    sq_beats: usize,
+    pub cycle: u64,
+    /// Physical link of the port (`link_up_i`); true from `new`.
+    pub link_up: bool,
+    /// `idle_o` of the last cycle: nothing buffered or in flight in the port.
+    pub idle: bool,
+    /// A copy of the port's traffic for an observer; None (the default):
+    /// nothing is copied.
+    pub tap: Option<Box<Tap>>,
+    /// The port's M_KeyProtectBits and M_KeyViolations outputs of the
+    /// last cycle.
+    pub mkey_prot: u8,
+    pub mkey_viols: u16,
+}
+
+impl CaPort {
+    /// A port of the given data width, reset, with every pattern `Always`.
+    pub fn new(data_w: u32) -> Result<Self> {
+        let mut ca =
+            Ca::new(data_w).with_context(|| format!("building ib_ca_top DataW={data_w}"))?;
+        ca.reset(4).context("reset")?;
+        let cycle = ca.cycle();
+        Ok(CaPort {
+            ca,
+            data_w,
+            wire_rx: Source::new(data_w, Pattern::Always),
+            wire_tx: Sink::new(Pattern::Always),
+            drx: Sink::new(Pattern::Always),
+            dtx: Source::new(data_w, Pattern::Always),
+            sma_rx: Sink::new(Pattern::Always),
+            sm_rx: Sink::new(Pattern::Always),
+            sm_rq: RecvQueue::take_all(),
+            sma_tx: Source::new(data_w, Pattern::Always),
+            sm_tx: Source::new(data_w, Pattern::Always),
+            trap_tx: Source::new(data_w, Pattern::Always),
+            reg_writes: VecDeque::new(),
+            tx_beat: None,
+            rx_beat: None,
+            rx_last_cycles: Vec::new(),
+            sq_starts: Vec::new(),
+            sq_beats: 0,
+            cycle,
+            link_up: true,
+            idle: false,
+            tap: None,
+            mkey_prot: 0,
+            mkey_viols: 0,
+        })
+    }
+
+    /// Reset the RTL (`rst_ni` low for `cycles`) in the middle of whatever
+    /// it is doing, and with it the testbench side of every stream: every
+    /// queued source packet is dropped (one under way is cut), half-received
+    /// output packets are forgotten, queued register writes are dropped and
+    /// the SM receive queue is back to "take everything" (the RTL's count is
+    /// 0 after reset). Returns the bytes of output packets cut by the reset
+    /// (sum over the sinks), which the caller must not count as delivered.
+    pub fn reset(&mut self, cycles: u32) -> Result<usize> {
+        self.ca.reset(cycles).context("reset")?;
+        self.cycle = self.ca.cycle();
+        self.wire_rx.clear();
+        self.dtx.clear();
+        self.sma_tx.clear();
+        self.sm_tx.clear();
+        self.trap_tx.clear();
+        self.reg_writes.clear();
+        self.sm_rq = RecvQueue::take_all();
+        self.sq_beats = 0;
+        self.tx_beat = None;
+        self.rx_beat = None;
+        Ok(self.wire_tx.clear_partial()
+            + self.drx.clear_partial()
+            + self.sma_rx.clear_partial()
+            + self.sm_rx.clear_partial())
+    }
+
+    /// Queue a register write; writes go out one per cycle, in order.
+    pub fn write_reg(&mut self, addr: u8, value: u32) {
+        self.reg_writes.push_back((addr, value));
+    }
+
+    pub fn reg_writes_pending(&self) -> bool {
+        !self.reg_writes.is_empty()
+    }
+
+    /// Advance one cycle. `rx` is a wire beat to inject this cycle (from a
+    /// link), which takes the place of the `wire_rx` source; `read_addr` is
+    /// the register address to read this cycle. Returns the read value.
+    pub fn step(&mut self, link_rx: Option<Beat>, read_addr: u8) -> Result<u32> {
+        let mut i = CaIn::default();
+        let cyc = self.cycle;
+        i.link_up = self.link_up;
+
+        let rx = match link_rx {
+            Some(b) => Some(b),
+            None => self.wire_rx.present().map(|(b, _)| b),
+        };
+        if let Some(b) = rx {
+            i.rx_tdata = b.data;
+            i.rx_tkeep = b.keep;
+            i.rx_tvalid = true;
+            i.rx_tlast = b.last;
+        }
+        let dtx = self.dtx.present();
+        if let Some((b, _)) = dtx {
+            i.dtx_tdata = b.data;
+            i.dtx_tkeep = b.keep;
+            i.dtx_tvalid = true;
+            i.dtx_tlast = b.last;
+        }
+        let sma_tx = self.sma_tx.present();
+        self.sma_tx.mark_presented(cyc);
+        if let Some((b, m)) = sma_tx {
+            i.sma_tx_tdata = b.data;
+            i.sma_tx_tvalid = true;
+            i.sma_tx_tlast = b.last;
+            i.sma_tx_slid = m.slid;
+            i.sma_tx_dlid = m.dlid;
+            i.sma_tx_sl = m.sl;
+        }
+        let sm_tx = self.sm_tx.present();
+        if let Some((b, ah)) = sm_tx {
+            i.sm_tx_tdata = b.data;
+            i.sm_tx_tvalid = true;
+            i.sm_tx_tlast = b.last;
+            i.sm_tx_dlid = ah.dlid;
+            i.sm_tx_sl = ah.sl;
+            i.sm_tx_path_bits = ah.path_bits;
+        }
+        let trap = self.trap_tx.present();
+        if let Some((b, _)) = trap {
+            i.trap_tx_tdata = b.data;
+            i.trap_tx_tvalid = true;
+            i.trap_tx_tlast = b.last;
+        }
+        i.tx_tready = self.wire_tx.ready();
+        i.sma_rx_tready = self.sma_rx.ready();
+        i.sm_rx_tready = self.sm_rx.ready();
+        let db = self.sm_rq.doorbell();
+        i.sm_rq_post = db.post;
+        i.sm_rq_post_n = db.n;
+        i.sm_rq_clr = db.clr;
+        self.drx.always();
+        if let Some((addr, value)) = self.reg_writes.pop_front() {
+            i.reg_we = true;
+            i.reg_addr = addr;
+            i.reg_wdata = value;
+        } else {
+            i.reg_addr = read_addr;
+        }
+
+        let o: CaOut = self.ca.step(&i).with_context(|| format!("cycle {cyc}"))?;
+
+        if rx.is_some() && link_rx.is_none() {
+            self.wire_rx.taken(true, cyc);
+        }
+        self.rx_beat = rx.map(|b| (b, link_rx.is_none()));
+        if let Some(b) = rx {
+            if b.last {
+                self.rx_last_cycles.push(cyc);
+            }
+        }
+        self.dtx.taken(o.dtx_tready, cyc);
+        self.sma_tx.taken(o.sma_tx_tready, cyc);
+        self.sm_tx.taken(o.sm_tx_tready, cyc);
+        self.trap_tx.taken(o.trap_tx_tready, cyc);
+        if let Some(t) = self.tap.as_mut() {
+            if let Some(b) = rx {
+                t.rx.push((cyc, b, link_rx.is_none()));
+            }
+            let (m0, a0) = (SmiMeta::default(), AddressHandle::default());
+            if let (Some((b, _)), true) = (dtx, o.dtx_tready) {
+                t.tx_in.push((TxPortIn::Data, b, m0, a0));
+            }
+            let keep = crate::model::stream::full_keep(self.data_w);
+            if let (Some((b, m)), true) = (sma_tx, o.sma_tx_tready) {
+                t.tx_in.push((TxPortIn::Sma, Beat { keep, ..b }, m, a0));
+            }
+            if let (Some((b, ah)), true) = (sm_tx, o.sm_tx_tready) {
+                t.tx_in.push((TxPortIn::Sm, Beat { keep, ..b }, m0, ah));
+            }
+            if let (Some((b, _)), true) = (trap, o.trap_tx_tready) {
+                t.tx_in.push((TxPortIn::Trap, Beat { keep, ..b }, m0, a0));
+            }
+            if i.reg_we {
+                t.reg_writes.push((i.reg_addr, i.reg_wdata));
+            }
+        }
+
+        let tx = Beat {
+            data: o.tx_tdata,
+            keep: o.tx_tkeep,
+            last: o.tx_tlast,
+        };
+        self.tx_beat = (o.tx_tvalid && i.tx_tready).then_some(tx);
+        let n_wire = self.wire_tx.packets.len();
+        self.wire_tx.observe(o.tx_tvalid, tx, false, cyc, || ());
+        let drx = Beat {
+            data: o.drx_tdata,
+            keep: o.drx_tkeep,
+            last: o.drx_tlast,
+        };
+        let n_drx = self.drx.packets.len();
+        let reason = o.drx_reason;
+        self.drx
+            .observe(o.drx_tvalid, drx, o.drx_tuser, cyc, || reason);
+        // MAD streams carry full beats only (no tkeep port).
+        let keep = crate::model::stream::full_keep(self.data_w);
+        let full = |data: [u64; 2], last: bool| Beat { data, keep, last };
+        let sma_meta = SmiMeta {
+            slid: o.sma_rx_slid,
+            dlid: o.sma_rx_dlid,
+            sl: o.sma_rx_sl,
+            port: o.sma_rx_port,
+            mgmt_class: o.sma_rx_mgmt_class,
+            hop_ptr: o.sma_rx_hop_ptr,
+            hop_cnt: o.sma_rx_hop_cnt,
+            mkey_viol: o.sma_rx_mkey_viol,
+            mkey_mask: o.sma_rx_mkey_mask,
+        };
+        let b = full(o.sma_rx_tdata, o.sma_rx_tlast);
+        let n_sma = self.sma_rx.packets.len();
+        self.sma_rx
+            .observe(o.sma_rx_tvalid, b, false, cyc, || sma_meta);
+        let sm_meta = SmiMeta {
+            slid: o.sm_rx_slid,
+            dlid: o.sm_rx_dlid,
+            sl: o.sm_rx_sl,
+            port: o.sm_rx_port,
+            mgmt_class: o.sm_rx_mgmt_class,
+            hop_ptr: o.sm_rx_hop_ptr,
+            hop_cnt: o.sm_rx_hop_cnt,
+            ..SmiMeta::default()
+        };
+        let b = full(o.sm_rx_tdata, o.sm_rx_tlast);
+        let received = self.sm_rx.packets.len();
+        self.sm_rx
+            .observe(o.sm_rx_tvalid, b, false, cyc, || sm_meta);
+        if self.sm_rx.packets.len() > received {
+            self.sm_rq.used();
+        }
+        if let Some(t) = self.tap.as_mut() {
+            let grew = |len: usize, before: usize| len > before;
+            if grew(self.wire_tx.packets.len(), n_wire) {
+                t.wire.extend(self.wire_tx.packets.back().cloned());
+            }
+            if grew(self.drx.packets.len(), n_drx) {
+                t.drx.extend(self.drx.packets.back().cloned());
+            }
+            if grew(self.sma_rx.packets.len(), n_sma) {
+                t.sma.extend(self.sma_rx.packets.back().cloned());
+            }
+            if grew(self.sm_rx.packets.len(), received) {
+                t.sm.extend(self.sm_rx.packets.back().cloned());
+            }
+        }
+
+        if o.sq_tx_beat {
+            if self.sq_beats % sq_packet_beats(self.data_w) == 0 {
+                self.sq_starts.push(cyc);
+            }
+            self.sq_beats += 1;
+        }
+        self.mkey_prot = o.mkey_prot;
+        self.mkey_viols = o.mkey_viols;
+        self.cycle = self.ca.cycle();
+        self.idle = o.idle;
+        Ok(o.reg_rdata)
+    }
+
+    /// Nothing queued in any source and no packet half-received: the port
+    /// has no work the testbench can see (the RTL may still hold packets).
+    pub fn sources_idle(&self) -> bool {
+        self.wire_rx.idle()
+            && self.dtx.idle()
+            && self.sma_tx.idle()
+            && self.sm_tx.idle()
+            && self.trap_tx.idle()
+            && self.reg_writes.is_empty()
+            && !self.sm_rq.pending()
+    }
+}
+
+/// Beats of one SMP (LRH..ICRC, 288 bytes) at `data_w` bits.
+fn sq_packet_beats(data_w: u32) -> usize {
+    crate::proto::packet::consts::SMP_PKT_BYTES / (data_w / 8) as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ring_all(q: &mut RecvQueue) -> Vec<Doorbell> {
+        let mut v = Vec::new();
+        while q.pending() {
+            v.push(q.doorbell());
+        }
+        v
+    }
+
+    #[test]
+    fn recv_queue_doorbells() {
+        // Take everything: a clear, then TAKE_ALL_WQES in rings of at most 255.
+        let mut q = RecvQueue::take_all();
+        let v = ring_all(&mut q);
+        assert!(v[0].clr && v[1..].iter().all(|d| !d.clr));
+        assert!(v.iter().all(|d| d.post && d.n > 0));
+        let total: u64 = v.iter().map(|d| u64::from(d.n)).sum();
+        assert_eq!(total, TAKE_ALL_WQES);
+        assert_eq!(q.posted(), None);
+        // One posted again per MAD received.
+        q.used();
+        assert_eq!(
+            ring_all(&mut q),
+            [Doorbell {
+                post: true,
+                n: 1,
+                clr: false
+            }]
+        );
+        // The first post withdraws what "take everything" holds.
+        q.post(600);
+        assert_eq!(q.posted(), Some(600));
+        let v = ring_all(&mut q);
+        let n: Vec<u8> = v.iter().map(|d| d.n).collect();
+        assert_eq!(n, [255, 255, 90]);
+        assert!(v[0].clr && !v[1].clr && !v[2].clr);
+        // Counted: used ones are not posted again, and never below 0.
+        for _ in 0..601 {
+            q.used();
+        }
+        assert!(!q.pending());
+        assert_eq!(q.posted(), Some(0));
+        q.post(2);
+        assert_eq!(q.posted(), Some(2));
+        assert_eq!(
+            ring_all(&mut q),
+            [Doorbell {
+                post: true,
+                n: 2,
+                clr: false
+            }]
+        );
+        // A flush: a clear, nothing posted.
+        q.flush();
+        assert_eq!(q.posted(), Some(0));
+        assert_eq!(
+            ring_all(&mut q),
+            [Doorbell {
+                post: false,
+                n: 0,
+                clr: true
+            }]
+        );
+        // Nothing to ring: the doorbell is idle.
+        assert_eq!(q.doorbell(), Doorbell::default());
+        assert_eq!(RecvQueue::empty().doorbell(), Doorbell::default());
+    }
+}

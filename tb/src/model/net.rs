@@ -1,0 +1,1915 @@
+//! A fabric of RTL devices built from a topology file: every switch is a
+//! Verilated `ib_switch_top`, every CA an `ib_ca_mp_top`, each with the Rust
+//! node's agent ([`NodeAgent`], the SMA) on its management side; links with a latency in cycles join one
+//! device's TX to another's RX and can go down and up.
+//!
+//! Scheduling is event-driven: a device is clocked only in the cycles in
+//! which it has work — its RTL is not idle (`idle_o`), a beat arrives on one
+//! of its links, or its host side (SMA, SM, register bus) has something to
+//! do. An idle device is not evaluated at all; when it wakes, its model is
+//! told how many cycles it slept (`Dev::skip`), which changes nothing in an
+//! idle model, so the fabric behaves exactly as if every device were clocked
+//! every cycle, at a cost that follows the traffic, not the fabric size.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use anyhow::{anyhow, bail, ensure, Context, Result};
+use rayon::prelude::*;
+use vl15_bindings::{
+    Dev, DevIn, DevKind, DevOut, PortIn, PortOut, DEV_DATA_WIDTHS, MAX_SWITCH_PORTS,
+};
+
+use crate::model::device::{AddressHandle, RecvQueue, SmiMeta};
+use crate::model::fabric::TraceEntry;
+use crate::model::node_hw::{HwWrite, KeyViolation, NodeAgent, NodeHw};
+use crate::model::regmap::{mpreg, swreg};
+use crate::model::stream::{Beat, Pattern, Sink, Source};
+use crate::proto::mad::{self, Mad};
+use crate::proto::packet::consts::CLASS_SUBN_LID;
+use crate::proto::packet::smp::be16;
+use crate::proto::topology::{NodeKind, Topology};
+
+/// High bits of the TIDs of the traps the switches send.
+const TRAP_TID_BASE: u64 = 0x7472_6170_0000_0000;
+
+/// The data path width of the fabric's devices by default: the faster of
+/// the two the models are built at (docs/scale.md).
+pub const DEFAULT_DATA_W: u32 = 128;
+
+/// What a work completion of the SM's QP0 completed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WcOpcode {
+    Send,
+    Recv,
+}
+
+/// A work completion.
+#[derive(Debug, Clone)]
+pub struct Wc {
+    pub wr_id: u64,
+    pub opcode: WcOpcode,
+    /// The received MAD (receive completions).
+    pub mad: Option<Box<Mad>>,
+    /// What the RTL said about a received MAD (SLID, port, hop pointer …).
+    pub meta: SmiMeta,
+    /// Cycle of the completion.
+    pub cycle: u64,
+}
+
+/// The sideband of the MAD on a device's `sma_rx` stream (switch port 0 or
+/// a multiport CA), with the M_Key verdict.
+pub fn sma_rx_meta(o: &DevOut) -> SmiMeta {
+    SmiMeta {
+        slid: o.sma_rx_slid,
+        dlid: o.sma_rx_dlid,
+        sl: o.sma_rx_sl,
+        port: o.sma_rx_port,
+        mgmt_class: o.sma_rx_mgmt_class,
+        hop_ptr: o.sma_rx_hop_ptr,
+        hop_cnt: o.sma_rx_hop_cnt,
+        mkey_viol: o.sma_rx_mkey_viol,
+        mkey_mask: o.sma_rx_mkey_mask,
+    }
+}
+
+/// The sideband of the MAD on a device's `sm_rx` stream (no M_Key check on
+/// the SM's path).
+pub fn sm_rx_meta(o: &DevOut) -> SmiMeta {
+    SmiMeta {
+        slid: o.sm_rx_slid,
+        dlid: o.sm_rx_dlid,
+        sl: o.sm_rx_sl,
+        port: o.sm_rx_port,
+        mgmt_class: o.sm_rx_mgmt_class,
+        hop_ptr: o.sm_rx_hop_ptr,
+        hop_cnt: o.sm_rx_hop_cnt,
+        ..SmiMeta::default()
+    }
+}
+
+/// RTL counters an SMA response shows: (MAD offset, register), read while
+/// the response waits for its service latency.
+type CounterReads = Vec<(usize, u16)>;
+
+/// Write a 32-bit RTL counter into a 16-bit MAD field, saturated (IBA
+/// counters stop at their maximum; the RTL's wrap at 2^32).
+fn put_sat16(m: &mut Mad, off: usize, v: u32) {
+    let s = u16::try_from(v).unwrap_or(u16::MAX);
+    m[off..off + 2].copy_from_slice(&s.to_be_bytes());
+}
+
+/// LFT entries of the switch model (`LftDepth`, SwitchInfo.LinearFDBCap).
+pub const LFT_DEPTH: u16 = 4096;
+
+/// Fabric settings.
+#[derive(Debug, Clone)]
+pub struct NetOptions {
+    /// Cycles from a beat leaving one TX to entering the other RX (≥ 1).
+    pub link_latency: u64,
+    /// Cycles from an SMA request's last beat to its response being offered.
+    pub sma_latency: u64,
+    /// Cycles a link stays down when an SMA sets a port Down (retraining).
+    pub retrain_cycles: u64,
+    /// Record every packet on every link (for traces and snapshots).
+    pub trace: bool,
+    /// Cycles between repeats of a trap the SM has not repressed.
+    pub trap_interval: u64,
+    /// Threads that evaluate the devices with work in a cycle (1: the
+    /// calling thread alone). Any count gives the same run.
+    pub threads: usize,
+    /// DataW of every device, in bits: one of
+    /// [`DEV_DATA_WIDTHS`].
+    pub data_w: u32,
+}
+
+impl Default for NetOptions {
+    fn default() -> Self {
+        NetOptions {
+            link_latency: 4,
+            sma_latency: 8,
+            retrain_cycles: 8,
+            trace: false,
+            trap_interval: 100_000,
+            threads: 1,
+            data_w: DEFAULT_DATA_W,
+        }
+    }
+}
+
+/// Devices with work in one cycle below which they are evaluated on the
+/// calling thread: a device's cycle costs a few µs, about what handing work
+/// to the pool and back costs (docs/fabric.md "Threads").
+const PAR_MIN_DEVICES: usize = 8;
+
+/// What the input side of a device's cycle decided, for its output side.
+struct Prep {
+    i: DevIn,
+    /// A register read completes in this cycle.
+    reading: bool,
+    /// The pending SMA response whose counter field this cycle's read fills.
+    patch: Option<usize>,
+}
+
+/// One end of a link: (device index, port number 1..N).
+pub type End = (usize, u8);
+
+/// A full-duplex cable. Direction 0 carries `ends[0]` TX → `ends[1]` RX,
+/// direction 1 the reverse.
+pub struct Link {
+    pub ends: [End; 2],
+    pub latency: u64,
+    /// Administratively up (the testbench's Link/Unlink).
+    pub up: bool,
+    /// Down for retraining until this cycle (exclusive).
+    retrain_until: u64,
+    pipe: [VecDeque<(u64, Beat)>; 2],
+    /// A packet has started and not ended on the wire, per direction.
+    in_packet: [bool; 2],
+    /// Trace: bytes of the packet being sent in each direction, and the
+    /// cycle of its first beat.
+    cur: [Vec<u8>; 2],
+    first: [u64; 2],
+    label: [String; 2],
+}
+
+impl Link {
+    fn new(ends: [End; 2], latency: u64, names: [&str; 2]) -> Link {
+        let label =
+            |f: usize, t: usize| format!("{}[{}]>{}[{}]", names[f], ends[f].1, names[t], ends[t].1);
+        Link {
+            ends,
+            latency: latency.max(1),
+            up: true,
+            retrain_until: 0,
+            pipe: [VecDeque::new(), VecDeque::new()],
+            in_packet: [false; 2],
+            cur: [Vec::new(), Vec::new()],
+            first: [0, 0],
+            label: [label(0, 1), label(1, 0)],
+        }
+    }
+
+    fn carrying(&self, now: u64) -> bool {
+        self.up && now >= self.retrain_until
+    }
+
+    /// Whether direction `dir` (0: `ends[0]` → `ends[1]`) is in the middle
+    /// of a packet: its first beat has left the TX, its last has not.
+    pub fn mid_packet(&self, dir: usize) -> bool {
+        self.in_packet.get(dir).copied().unwrap_or(false)
+    }
+}
+
+/// The SM side of a device's QP0: requests go out through `sm_tx_*`; what
+/// arrives on `sm_rx_*` becomes a receive completion in `cq` (the verbs
+/// calls are in [`crate::agents::qp0`]). Its receive WQEs are those of its port's
+/// queue in the device's `sm_rq`, counted by the RTL.
+pub struct SmHost {
+    /// Port tag of this SM's requests (the CA port it sits on).
+    pub port: u8,
+    tx: Source<(AddressHandle, u8)>,
+    rx: Sink<SmiMeta>,
+    next_tid: u64,
+    /// Completions, oldest first.
+    pub cq: VecDeque<Wc>,
+    /// Posted sends not yet completed, in order: the wr_id of a verbs
+    /// send (completion wanted), None for [`Net::sm_post`].
+    pub(crate) send_wr: VecDeque<Option<u64>>,
+    pub sent: u64,
+}
+
+impl SmHost {
+    fn new(port: u8, data_w: u32) -> Self {
+        SmHost {
+            port,
+            tx: Source::new(data_w, Pattern::Always),
+            rx: Sink::new(Pattern::Always),
+            next_tid: 0x7a00_0000_0000_0001,
+            cq: VecDeque::new(),
+            send_wr: VecDeque::new(),
+            sent: 0,
+        }
+    }
+    pub fn tid(&mut self) -> u64 {
+        let t = self.next_tid;
+        self.next_tid += 1;
+        t
+    }
+    fn is_response(wc: &Wc, tid: u64) -> bool {
+        wc.mad
+            .as_ref()
+            .is_some_and(|m| mad::method(m) & 0x80 != 0 && mad::tid(m) == tid)
+    }
+    /// Whether a response with `tid` is waiting in the CQ.
+    pub fn has_response(&self, tid: u64) -> bool {
+        self.cq.iter().any(|w| Self::is_response(w, tid))
+    }
+    /// Take the response with `tid` out of the CQ: (MAD, meta, cycle).
+    pub fn take_response(&mut self, tid: u64) -> Option<(Mad, SmiMeta, u64)> {
+        let i = self.cq.iter().position(|w| Self::is_response(w, tid))?;
+        let w = self.cq.remove(i)?;
+        Some((*w.mad?, w.meta, w.cycle))
+    }
+    /// Received MADs that are not responses (traps, requests), in order.
+    pub fn unsolicited(&self) -> Vec<(Mad, SmiMeta, u64)> {
+        self.cq
+            .iter()
+            .filter_map(|w| {
+                let m = w.mad.as_ref()?;
+                (mad::method(m) & 0x80 == 0).then_some((**m, w.meta, w.cycle))
+            })
+            .collect()
+    }
+    /// Received responses still in the CQ.
+    pub fn responses(&self) -> usize {
+        self.cq
+            .iter()
+            .filter(|w| w.mad.as_ref().is_some_and(|m| mad::method(m) & 0x80 != 0))
+            .count()
+    }
+}
+
+/// One RTL device and its host side.
+pub struct Device<S> {
+    /// Topology node id.
+    pub name: String,
+    pub node: usize,
+    pub kind: DevKind,
+    pub is_switch: bool,
+    /// Ports in the topology (may be fewer than the model has).
+    pub nports: u8,
+    dev: Dev,
+    pin: Vec<PortIn>,
+    pout: Vec<PortOut>,
+    pub dout: DevOut,
+    /// Per port 1..=model ports at index p−1: (link, direction it sends on).
+    port_links: Vec<Option<(usize, usize)>>,
+    /// The node's agent (its SMA).
+    pub sma: S,
+    sma_rx: Sink<SmiMeta>,
+    sma_tx: Source<SmiMeta>,
+    /// Responses waiting for their service latency: (due, MAD, meta, RTL
+    /// counters still to be read into the MAD).
+    sma_pending: VecDeque<(u64, Mad, SmiMeta, CounterReads)>,
+    pub sm: Option<SmHost>,
+    /// The rest of a request that was entering `sm_tx_*` when its SM was
+    /// detached: it runs to its last beat (an AXI stream must not drop
+    /// `tvalid` mid-packet) before any new SM's requests.
+    sm_tx_tail: Option<Source<(AddressHandle, u8)>>,
+    /// A MAD is under way on `sm_rx_*` (a beat moved, not the last).
+    sm_rx_mid: bool,
+    /// An SM attached while a MAD was under way on `sm_rx_*`: the host
+    /// throws the rest of that MAD away (it began before this SM) instead
+    /// of handing the new SM a tail that is no MAD.
+    sm_rx_skip: bool,
+    /// The SM receive queues of the CA's ports (port p at index p−1; the
+    /// RTL keeps one count per port): the SM's port "takes everything" from
+    /// `attach_sm` until its first `post_recv`. Where no SM is, nothing is
+    /// posted, so a MAD for the SM is discarded by the RTL and counted
+    /// (VL15Dropped), never blocking the port.
+    pub(crate) sm_rq: Vec<RecvQueue>,
+    /// Traps to the SM (`trap_tx_*`), and the one not yet repressed:
+    /// (MAD, port it leaves by, cycle it is sent again). A new trap
+    /// replaces one not yet repressed.
+    trap_tx: Source<u8>,
+    trap_pending: Option<(Mad, u8, u64)>,
+    /// PortState of every external port at the last tick (link edges).
+    last_states: Vec<u8>,
+    /// `link_up_i` of every port at the last tick.
+    last_link_up: Vec<bool>,
+    /// Traps sent (repeats included).
+    pub traps_sent: u64,
+    /// SMPs the RTL's M_Key check flagged as violations (never answered).
+    pub mkey_violations: u64,
+    /// CA data-VL host ports, per port at index p−1: packets (LRH..ICRC) the
+    /// host sends, and packets the port delivered (LRH..VCRC, `bad` = the
+    /// link layer flagged it).
+    pub data_tx: Vec<Source<()>>,
+    pub data_rx: Vec<Sink<u8>>,
+    /// Switch port 0's GMP (QP1) host streams: packets (LRH..ICRC, data VL,
+    /// SLID = the switch LID) the host sends, routed by the LFT; and the
+    /// data-VL packets for the switch LID (LRH..VCRC, `bad` = the GSI
+    /// checks said discard). Unused on a CA.
+    pub gmp_tx: Source<()>,
+    pub gmp_rx: Sink<u8>,
+    regs: VecDeque<(u16, u32)>,
+    read: Option<u16>,
+    read_value: Option<u32>,
+    /// Cycles in which the model was evaluated.
+    pub ticks: u64,
+    /// Listed in [`Net::take_rx_pending`]'s list.
+    rx_listed: bool,
+}
+
+impl<S> Device<S> {
+    /// External ports of the device's RTL model (a switch: its own radix).
+    pub fn model_ports(&self) -> u32 {
+        self.dev.num_ports()
+    }
+
+    fn has_host_work(&self) -> bool {
+        !self.sma_tx.idle()
+            || !self.trap_tx.idle()
+            || !self.sma_pending.is_empty()
+            || self.sma_rx.in_packet()
+            || !self.regs.is_empty()
+            || self.data_tx.iter().any(|s| !s.idle())
+            || self.data_rx.iter().any(|s| s.in_packet())
+            || !self.gmp_tx.idle()
+            || self.gmp_rx.in_packet()
+            || self.read.is_some()
+            || self.sm_rq.iter().any(RecvQueue::pending)
+            || self
+                .sm
+                .as_ref()
+                .is_some_and(|s| !s.tx.idle() || s.rx.in_packet())
+            || self.sm_tx_tail.is_some()
+    }
+    /// PortState of port `p` as the RTL shows it (switch port 0 included).
+    pub fn port_state(&self, p: u8) -> u8 {
+        if p == 0 {
+            return if self.is_switch {
+                self.dout.port0_state
+            } else {
+                0
+            };
+        }
+        self.pout
+            .get(usize::from(p) - 1)
+            .map_or(0, |o| o.port_state)
+    }
+    /// Register address of a CA port register / switch register, for writes
+    /// made on behalf of the SMA.
+    /// The RTL counters a PortInfo response `r` to request `req` (arrived
+    /// on `arrival`) shows: P_KeyViolations (PortInfo bytes 46–47) and
+    /// Q_KeyViolations (48–49) of a port with a QP1 receive path (a CA
+    /// port: `pkey_viol`/`qkey_viol`; switch port 0: its GMP bank's). As
+    /// (MAD offset, register) pairs; none for another attribute, an error
+    /// status, or a switch's external port (no P_Key check there: 0).
+    fn key_violation_reads(&self, req: &Mad, r: &Mad, arrival: u8) -> CounterReads {
+        use crate::model::regmap::reg;
+        use crate::proto::packet::consts::ATTR_PORT_INFO;
+        const DATA: usize = 64;
+        if mad::attr_id(r) != ATTR_PORT_INFO || be16(r, mad::off::STATUS) & 0x7FFF != 0 {
+            return Vec::new();
+        }
+        let modifier = mad::attr_mod(req);
+        let (p, q) = if self.is_switch {
+            if modifier != 0 {
+                return Vec::new();
+            }
+            (
+                swreg::ctr0g(swreg::ctr::G_PKEY_VIOL),
+                swreg::ctr0g(swreg::ctr::G_QKEY_VIOL),
+            )
+        } else {
+            let port = if modifier == 0 {
+                arrival
+            } else {
+                match u8::try_from(modifier) {
+                    Ok(p) => p,
+                    Err(_) => return Vec::new(),
+                }
+            };
+            (
+                mpreg::port(port, reg::CTR_BASE + reg::CTR_PKEY_VIOL),
+                mpreg::port(port, reg::CTR_BASE + reg::CTR_QKEY_VIOL),
+            )
+        };
+        vec![(DATA + 46, p), (DATA + 48, q)]
+    }
+
+    fn hw_writes(&self, w: &HwWrite, out: &mut Vec<(u16, u32)>) {
+        use crate::model::regmap::reg;
+        let sw = self.is_switch;
+        match *w {
+            HwWrite::PortLid { port, lid } => out.push(if sw {
+                (swreg::PORT0_LID, lid.into())
+            } else {
+                (mpreg::port(port, reg::PORT_LID), lid.into())
+            }),
+            HwWrite::PortLmc { port, lmc } => {
+                if !sw {
+                    out.push((mpreg::port(port, reg::PORT_LMC), lmc.into()));
+                }
+            }
+            HwWrite::MasterSmLid { port, lid } => out.push(if sw {
+                (swreg::MASTER_SM_LID, lid.into())
+            } else {
+                (mpreg::port(port, reg::MASTER_SM_LID), lid.into())
+            }),
+            HwWrite::MasterSmSl { port, sl } => out.push(if sw {
+                (swreg::MASTER_SM_SL, sl.into())
+            } else {
+                (mpreg::port(port, reg::MASTER_SM_SL), sl.into())
+            }),
+            HwWrite::PortState { port, state } => out.push(if sw {
+                (swreg::PORT_STATE + u16::from(port), state.into())
+            } else {
+                (mpreg::port(port, reg::PORT_STATE), state.into())
+            }),
+            HwWrite::LftBlock { block, entries } => {
+                for (i, q) in entries.chunks(4).enumerate() {
+                    let word = u32::from_le_bytes([q[0], q[1], q[2], q[3]]);
+                    out.push((swreg::LFT_BASE + block * 16 + i as u16, word));
+                }
+            }
+            HwWrite::LinearFdbTop(top) => out.push((swreg::LINEAR_FDB_TOP, top.into())),
+            HwWrite::Mkey {
+                port,
+                key,
+                prot,
+                lease,
+            } => {
+                let a = |r: u8| {
+                    if sw {
+                        swreg::mkey(r)
+                    } else {
+                        mpreg::port(port, r)
+                    }
+                };
+                // low word first: the high-word write commits the key
+                out.push((a(reg::MKEY_LO), key as u32));
+                out.push((a(reg::MKEY_HI), (key >> 32) as u32));
+                out.push((a(reg::MKEY_PROT), prot.into()));
+                out.push((a(reg::MKEY_LEASE), lease.into()));
+            }
+            HwWrite::MkeyViolations { port, value } => out.push(if sw {
+                (swreg::mkey(reg::MKEY_VIOLS), value.into())
+            } else {
+                (mpreg::port(port, reg::MKEY_VIOLS), value.into())
+            }),
+            HwWrite::ClearPortStateChange => out.push((swreg::PORT_STATE_CHANGE, 1)),
+            HwWrite::PkeyBlock {
+                port,
+                block,
+                keys,
+                n,
+            } => {
+                // Index, then one data write per entry (each steps the index).
+                let (idx, data) = if sw {
+                    (swreg::PKEY_IDX, swreg::PKEY_DATA)
+                } else {
+                    (
+                        mpreg::port(port, reg::PKEY_IDX),
+                        mpreg::port(port, reg::PKEY_DATA),
+                    )
+                };
+                out.push((idx, u32::from(block) * 32));
+                for k in &keys[..usize::from(n)] {
+                    out.push((data, u32::from(*k)));
+                }
+            }
+            // The fabric's business (link retraining, the neighbour's
+            // active width/speed); the RTL models no PHY.
+            HwWrite::RetrainLink { .. }
+            | HwWrite::LinkActive { .. }
+            | HwWrite::PortPhysState { .. } => {}
+        }
+    }
+}
+
+/// What the SMA sees of the hardware and the neighbours while it answers.
+struct HwView<'a> {
+    /// M_KeyProtectBits and M_KeyViolations by port (CA ports; index 0 =
+    /// switch port 0).
+    mkey: &'a [Option<(u8, u16)>],
+    states: &'a [u8],
+    link_up: &'a [bool],
+    neighbour: &'a [Option<u8>],
+    psc: bool,
+    writes: Vec<HwWrite>,
+}
+
+impl NodeHw for HwView<'_> {
+    fn port_state(&self, port: u8) -> u8 {
+        self.states.get(usize::from(port)).copied().unwrap_or(0)
+    }
+    fn link_up(&self, port: u8) -> bool {
+        self.link_up
+            .get(usize::from(port))
+            .copied()
+            .unwrap_or(false)
+    }
+    fn neighbour_state(&self, port: u8) -> Option<u8> {
+        self.neighbour.get(usize::from(port)).copied().flatten()
+    }
+    fn port_state_change(&self) -> bool {
+        self.psc
+    }
+    fn write(&mut self, w: HwWrite) {
+        self.writes.push(w);
+    }
+    fn mkey_state(&self, port: u8) -> Option<(u8, u16)> {
+        self.mkey.get(usize::from(port)).copied().flatten()
+    }
+}
+
+/// Counters the fabric keeps about itself.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NetStats {
+    /// Device evaluations (one device, one cycle).
+    pub ticks: u64,
+    /// Beats carried by links.
+    pub beats: u64,
+    /// Beats lost on links that were down.
+    pub beats_lost: u64,
+    /// SMPs the SMAs answered.
+    pub sma_answers: u64,
+    /// Cycles whose devices were evaluated on the thread pool.
+    pub parallel_cycles: u64,
+}
+
+/// The fabric.
+pub struct Net<S> {
+    pub topo: Topology,
+    pub devs: Vec<Device<S>>,
+    pub links: Vec<Link>,
+    pub opts: NetOptions,
+    /// Global cycle: the next cycle to simulate.
+    pub cycle: u64,
+    active: Vec<bool>,
+    active_list: Vec<usize>,
+    wake: BinaryHeap<Reverse<(u64, usize)>>,
+    pub trace: Vec<TraceEntry>,
+    pub stats: NetStats,
+    /// Evaluation threads ([`NetOptions::threads`] > 1).
+    pool: Option<rayon::ThreadPool>,
+    /// Devices whose `gmp_rx` / `data_rx` received a packet since the last
+    /// [`Net::take_rx_pending`].
+    rx_pending: Vec<usize>,
+}
+
+/// The RTL device of a topology node; a node the RTL cannot be is an error
+/// at the node's line ([`TopologyError`](crate::proto::topology::TopologyError)).
+fn dev_kind(topo: &Topology, n: &crate::proto::topology::TNode) -> Result<DevKind> {
+    let (id, nports) = (&n.id, n.nports);
+    let msg = match n.kind {
+        NodeKind::Switch if (1..=MAX_SWITCH_PORTS).contains(&u32::from(nports)) => {
+            return Ok(DevKind::Switch)
+        }
+        NodeKind::Ca if nports == 1 => return Ok(DevKind::CaMp1),
+        NodeKind::Ca if nports == 2 => return Ok(DevKind::CaMp2),
+        NodeKind::Switch => {
+            format!("switch {id:?} has {nports} ports; the RTL switch has 1..{MAX_SWITCH_PORTS}")
+        }
+        NodeKind::Ca => format!("CA {id:?} has {nports} ports; the RTL CA has 1 or 2"),
+        NodeKind::Router => format!("router {id:?}: routers are not modelled"),
+    };
+    Err(topo.error_at(n.origin, msg).into())
+}
+
+impl<S: NodeAgent> Net<S> {
+    /// Build every device of `topo` (reset, links up) and the links.
+    pub fn new(topo: Topology, opts: NetOptions) -> Result<Net<S>> {
+        let w = opts.data_w;
+        if !DEV_DATA_WIDTHS.contains(&w) {
+            bail!("the fabric runs at DataW {DEV_DATA_WIDTHS:?}, not {w}");
+        }
+        let mut devs = Vec::with_capacity(topo.nodes.len());
+        for (i, n) in topo.nodes.iter().enumerate() {
+            let kind = dev_kind(&topo, n)?;
+            let mut dev = Dev::new(kind, u32::from(n.nports), w)
+                .with_context(|| format!("building the RTL of {:?}", n.id))?;
+            dev.reset(4)
+                .with_context(|| format!("reset of {:?}", n.id))?;
+            let np = usize::from(n.nports);
+            let sma = S::for_node(n, &topo, LFT_DEPTH)?;
+            devs.push(Device {
+                name: n.id.clone(),
+                node: i,
+                kind,
+                is_switch: n.kind == NodeKind::Switch,
+                nports: n.nports,
+                dev,
+                pin: vec![PortIn::default(); np],
+                pout: vec![PortOut::default(); np],
+                dout: DevOut::default(),
+                port_links: vec![None; np],
+                sma,
+                sma_rx: Sink::new(Pattern::Always),
+                sma_tx: Source::new(w, Pattern::Always),
+                sma_pending: VecDeque::new(),
+                sm: None,
+                sm_tx_tail: None,
+                sm_rx_mid: false,
+                sm_rx_skip: false,
+                sm_rq: vec![RecvQueue::empty(); np],
+                trap_tx: Source::new(w, Pattern::Always),
+                trap_pending: None,
+                last_states: Vec::new(),
+                last_link_up: vec![false; np],
+                traps_sent: 0,
+                mkey_violations: 0,
+                data_tx: (0..np).map(|_| Source::new(w, Pattern::Always)).collect(),
+                data_rx: (0..np).map(|_| Sink::new(Pattern::Always)).collect(),
+                gmp_tx: Source::new(w, Pattern::Always),
+                gmp_rx: Sink::new(Pattern::Always),
+                regs: VecDeque::new(),
+                read: None,
+                read_value: None,
+                ticks: 0,
+                rx_listed: false,
+            });
+        }
+        let mut links = Vec::with_capacity(topo.links.len());
+        for (li, l) in topo.links.iter().enumerate() {
+            let ends = [l.a, l.b];
+            for (dir, &(d, p)) in ends.iter().enumerate() {
+                devs[d].port_links[usize::from(p) - 1] = Some((li, dir));
+            }
+            let names = [topo.nodes[l.a.0].id.as_str(), topo.nodes[l.b.0].id.as_str()];
+            links.push(Link::new(ends, opts.link_latency, names));
+        }
+        let n = devs.len();
+        let pool = if opts.threads > 1 {
+            Some(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(opts.threads)
+                    .thread_name(|k| format!("vl15-eval-{k}"))
+                    .build()
+                    .context("starting the evaluation threads")?,
+            )
+        } else {
+            None
+        };
+        let mut net = Net {
+            topo,
+            devs,
+            links,
+            opts,
+            cycle: 0,
+            active: vec![false; n],
+            active_list: Vec::new(),
+            wake: BinaryHeap::new(),
+            trace: Vec::new(),
+            stats: NetStats::default(),
+            pool,
+            rx_pending: Vec::new(),
+        };
+        // Ports without a cable are down; every device runs once so that the
+        // port states and the SMA's register images settle.
+        for d in 0..n {
+            for p in 0..net.devs[d].pin.len() {
+                let up = net.devs[d].port_links[p].is_some();
+                net.devs[d].pin[p].link_up = up;
+                net.devs[d].pin[p].tx_tready = true;
+            }
+            let mut regs = Vec::new();
+            let init = net.devs[d].sma.init_writes();
+            for w in &init {
+                net.devs[d].hw_writes(w, &mut regs);
+            }
+            if net.devs[d].is_switch {
+                regs.push((swreg::NUM_PORTS, u32::from(net.devs[d].nports)));
+            }
+            net.devs[d].regs.extend(regs);
+            net.activate(d);
+        }
+        net.run_until_idle(10_000)?;
+        Ok(net)
+    }
+
+    /// The CA an SM runs on: node `id`, or the file's first CA.
+    pub fn sm_device(&self, id: Option<&str>, file: &std::path::Path) -> Result<usize> {
+        match id {
+            Some(id) => {
+                let d = self
+                    .dev_index(id)
+                    .ok_or_else(|| anyhow!("{}: no node {id:?}", file.display()))?;
+                // A switch can host an ibsim client (`vl15 serve`), but the
+                // built-in SM and discovery keep to CA ports.
+                ensure!(
+                    !self.devs[d].is_switch,
+                    "{id}: the SM runs on a CA port in this fabric"
+                );
+                Ok(d)
+            }
+            None => self
+                .devs
+                .iter()
+                .position(|d| !d.is_switch)
+                .ok_or_else(|| anyhow!("{}: no CA to run the SM on", file.display())),
+        }
+    }
+
+    /// Device index of topology node `id`.
+    pub fn dev_index(&self, id: &str) -> Option<usize> {
+        self.devs.iter().position(|d| d.name == id)
+    }
+
+    fn activate(&mut self, d: usize) {
+        if !self.active[d] {
+            self.active[d] = true;
+            self.active_list.push(d);
+        }
+    }
+
+    /// Make device `d` run in the next cycle (its host side has new work).
+    pub(crate) fn wake_dev(&mut self, d: usize) {
+        self.activate(d);
+    }
+
+    /// No device runs in the next cycle (there may be wake-ups scheduled).
+    pub fn quiet(&self) -> bool {
+        self.active_list.is_empty()
+    }
+
+    /// The cycle of the next scheduled wake-up (link arrival, SMA answer).
+    pub fn next_wake(&self) -> Option<u64> {
+        self.wake.peek().map(|&Reverse((due, _))| due)
+    }
+
+    /// Whether nothing is in flight anywhere (RTL, links, host sides).
+    pub fn idle(&self) -> bool {
+        self.active_list.is_empty() && self.wake.is_empty()
+    }
+
+    /// Put an SM on CA `d`'s port `port` (the SM's requests carry that port
+    /// tag; its receive WQEs go to that port's queue). It takes every MAD
+    /// (the RTL's WQE count is kept topped up) until its first
+    /// [`Net::post_recv`].
+    pub fn attach_sm(&mut self, d: usize, port: u8) -> Result<()> {
+        self.attach_host(d, port, true)
+    }
+
+    /// Open the host side of QP0 on CA `d`'s port `port` as
+    /// [`Net::attach_sm`] does, with PortInfo IsSM set only when `is_sm`
+    /// (a diagnostic tool such as `smpquery` sends SMPs without being an
+    /// SM; `vl15 serve` sets IsSM on SET_ISSM).
+    ///
+    /// On a switch the host sits on port 0 (`port` must be 0): its requests
+    /// enter the switch's `sm_tx_*` (the port-0 SMI send engine), and what
+    /// the SMI delivers on `sm_rx_*` becomes its completions. The switch's
+    /// SM interface has no receive queue in the RTL (flow control by
+    /// `sm_rx_tready` alone), so nothing is posted or counted there.
+    pub fn attach_host(&mut self, d: usize, port: u8, is_sm: bool) -> Result<()> {
+        let dev = self
+            .devs
+            .get_mut(d)
+            .ok_or_else(|| anyhow!("no device {d}"))?;
+        if dev.is_switch {
+            if port != 0 {
+                bail!("{}: a switch's host sits on port 0, not {port}", dev.name);
+            }
+            dev.sm = Some(SmHost::new(0, self.opts.data_w));
+            dev.sm_rx_skip = dev.sm_rx_mid;
+            self.activate(d);
+            if is_sm {
+                self.set_is_sm(d, 0, true);
+            }
+            return Ok(());
+        }
+        if port == 0 || port > dev.nports {
+            bail!("{}: no port {port}", dev.name);
+        }
+        let p = usize::from(port) - 1;
+        if p >= dev.sm_rq.len() {
+            bail!("{}: no port {port} in the model", dev.name);
+        }
+        if let Some(old) = dev.sm.as_ref().filter(|sm| sm.port != port) {
+            let q = usize::from(old.port) - 1;
+            if let Some(rq) = dev.sm_rq.get_mut(q) {
+                rq.flush();
+            }
+        }
+        dev.sm = Some(SmHost::new(port, self.opts.data_w));
+        dev.sm_rx_skip = dev.sm_rx_mid;
+        dev.sm_rq[p] = RecvQueue::take_all();
+        self.activate(d);
+        if is_sm {
+            self.set_is_sm(d, port, true);
+        }
+        Ok(())
+    }
+
+    /// Set or clear IsSM on the port of CA `d`'s attached host (Trap 144
+    /// on a change, as [`Net::attach_sm`]).
+    pub fn set_host_is_sm(&mut self, d: usize, on: bool) -> Result<()> {
+        let port = self.sm_host_port(d)?;
+        self.set_is_sm(d, port, on);
+        Ok(())
+    }
+
+    /// The port of CA `d`'s attached host.
+    pub fn sm_host_port(&self, d: usize) -> Result<u8> {
+        let dev = self.devs.get(d).ok_or_else(|| anyhow!("no device {d}"))?;
+        dev.sm
+            .as_ref()
+            .map(|s| s.port)
+            .ok_or_else(|| anyhow!("{}: no host attached", dev.name))
+    }
+
+    /// Take the SM off CA `d` (it was killed: its QP is gone). Its port
+    /// loses IsSM (Trap 144 to the master). Its receive WQEs are withdrawn
+    /// from the RTL, so from then on every MAD for the SM arriving there is
+    /// discarded and counted (VL15Dropped); a MAD already being delivered
+    /// is taken and thrown away. Completions not yet polled are lost.
+    pub fn detach_sm(&mut self, d: usize) -> Result<()> {
+        let dev = self
+            .devs
+            .get_mut(d)
+            .ok_or_else(|| anyhow!("no device {d}"))?;
+        if let Some(mut sm) = dev.sm.take() {
+            if sm.tx.withdraw_unstarted() {
+                dev.sm_tx_tail = Some(sm.tx);
+            }
+            let rq = usize::from(sm.port)
+                .checked_sub(1)
+                .filter(|_| !dev.is_switch)
+                .and_then(|p| dev.sm_rq.get_mut(p));
+            if let Some(rq) = rq {
+                rq.flush();
+            }
+            self.activate(d);
+            self.set_is_sm(d, sm.port, false);
+        }
+        Ok(())
+    }
+
+    /// Set or clear PortInfo.CapabilityMask IsSM of CA `d`'s `port`; a
+    /// change sends Trap 144 to the port's MasterSMLID (when it has a LID
+    /// and one), repeated until repressed.
+    fn set_is_sm(&mut self, d: usize, port: u8, on: bool) {
+        let now = self.cycle;
+        let dev = &mut self.devs[d];
+        let tid = TRAP_TID_BASE | dev.traps_sent;
+        if let Some(m) = dev.sma.set_is_sm(port, on, tid) {
+            dev.trap_pending = Some((m, port, now));
+            self.activate(d);
+        }
+    }
+
+    /// Trap 257 (bad P_Key) or 258 (bad Q_Key) from the SMA of device `d`
+    /// for its `port` (a CA port, or 0 on a switch), with the fields of the
+    /// discarded packet: sent to the port's MasterSMLID through the trap
+    /// path, repeated until repressed (it replaces a trap not yet
+    /// repressed). False when the SMA may not send it (no LID or no
+    /// MasterSMLID yet).
+    pub fn key_violation_trap(&mut self, d: usize, port: u8, trap: u16, v: &KeyViolation) -> bool {
+        let now = self.cycle;
+        let Some(dev) = self.devs.get_mut(d) else {
+            return false;
+        };
+        let tid = TRAP_TID_BASE | dev.traps_sent;
+        match dev.sma.trap_key_violation(port, trap, v, tid) {
+            Some(m) => {
+                dev.trap_pending = Some((m, port, now));
+                self.activate(d);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Queue an SM request on device `d` (which must have an SM).
+    pub fn sm_post(&mut self, d: usize, ah: AddressHandle, m: &Mad) -> Result<()> {
+        let dev = &mut self.devs[d];
+        let sm = dev
+            .sm
+            .as_mut()
+            .ok_or_else(|| anyhow!("{}: no SM attached", dev.name))?;
+        sm.tx.push(m, (ah, sm.port));
+        sm.send_wr.push_back(None);
+        sm.sent += 1;
+        self.activate(d);
+        Ok(())
+    }
+
+    /// Take link `l` down (`up` false) or bring it up, from this cycle on.
+    /// Beats in flight on a link that goes down are lost; the RTL ports at
+    /// both ends see `link_up_i` fall (PortState Down) and discard any
+    /// partly received packet.
+    pub fn set_link(&mut self, l: usize, up: bool) {
+        let link = &mut self.links[l];
+        link.up = up;
+        let ends = link.ends;
+        if !up {
+            self.drop_in_flight(l);
+        }
+        for (d, _) in ends {
+            self.activate(d);
+        }
+    }
+
+    /// A link stops carrying: the beats on the cable are lost.
+    fn drop_in_flight(&mut self, l: usize) {
+        let link = &mut self.links[l];
+        for dir in 0..2 {
+            self.stats.beats_lost += link.pipe[dir].len() as u64;
+            link.pipe[dir].clear();
+            link.cur[dir].clear();
+            link.in_packet[dir] = false;
+        }
+    }
+
+    /// Run one of ibsim's console words on cables, as ibsim spells them:
+    ///
+    /// - `Link "a"[p] "b"[q]`: cable port p of a to port q of b (both ports
+    ///   free, or already joined by a cable that is down: it comes up);
+    /// - `Unlink "a"[p]`, `Unlink "a"`: that port's cable (every cable of a)
+    ///   goes down; what is on it is lost;
+    /// - `ReLink "a"[p]`, `ReLink "a"`: a cable taken down by Unlink comes
+    ///   back up.
+    ///
+    /// The word is case-insensitive; node ids are the topology's. Returns
+    /// what changed, one line per cable, in ibsim's `"a"[p] <-> "b"[q]` form.
+    pub fn console(&mut self, line: &str) -> Result<String> {
+        let line = line.trim();
+        let (word, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+        let args = parse_console_args(rest).with_context(|| format!("console: {line:?}"))?;
+        let word = word.to_ascii_lowercase();
+        let mut changed = Vec::new();
+        match (word.as_str(), args.as_slice()) {
+            ("link", [(a, Some(p)), (b, Some(q))]) => {
+                let ea = self.console_end(a, *p)?;
+                let eb = self.console_end(b, *q)?;
+                if ea == eb {
+                    bail!("console: Link of \"{a}\"[{p}] to itself");
+                }
+                let la = self.link_at(ea.0, ea.1);
+                let lb = self.link_at(eb.0, eb.1);
+                match (la, lb) {
+                    (Some(x), Some(y)) if x == y => {
+                        if !self.links[x].up {
+                            self.set_link(x, true);
+                            changed.push(x);
+                        }
+                    }
+                    (None, None) => {
+                        let l = self.links.len();
+                        let names = [self.devs[ea.0].name.as_str(), self.devs[eb.0].name.as_str()];
+                        self.links.push(Link::new([ea, eb], self.opts.link_latency, names));
+                        self.devs[ea.0].port_links[usize::from(ea.1) - 1] = Some((l, 0));
+                        self.devs[eb.0].port_links[usize::from(eb.1) - 1] = Some((l, 1));
+                        self.activate(ea.0);
+                        self.activate(eb.0);
+                        changed.push(l);
+                    }
+                    (x, y) => {
+                        let busy = if x.is_some() { (a, p) } else { (b, q) };
+                        let l = x.or(y).expect("one is cabled");
+                        bail!(
+                            "console: \"{}\"[{}] already has a cable ({}): Unlink keeps the cable (for ReLink), a port takes one",
+                            busy.0,
+                            busy.1,
+                            self.link_text(l)
+                        );
+                    }
+                }
+            }
+            ("unlink" | "relink", [(a, port)]) => {
+                let up = word == "relink";
+                let d = self
+                    .dev_index(a)
+                    .ok_or_else(|| anyhow!("console: no node \"{a}\""))?;
+                let ports: Vec<u8> = match port {
+                    Some(p) => {
+                        self.console_end(a, *p)?;
+                        vec![*p]
+                    }
+                    None => (1..=self.devs[d].nports).collect(),
+                };
+                for p in ports {
+                    match self.link_at(d, p) {
+                        Some(l) if self.links[l].up != up => {
+                            self.set_link(l, up);
+                            changed.push(l);
+                        }
+                        Some(_) => {}
+                        None if port.is_some() => {
+                            bail!("console: \"{a}\"[{p}] has no cable")
+                        }
+                        None => {}
+                    }
+                }
+            }
+            ("link" | "unlink" | "relink", _) => bail!(
+                "console: {line:?}: expected Link \"a\"[p] \"b\"[q], Unlink \"a\"[p], Unlink \"a\", ReLink \"a\"[p] or ReLink \"a\""
+            ),
+            _ => bail!("console: unknown word {word:?} (known: Link, Unlink, ReLink)"),
+        }
+        Ok(changed
+            .iter()
+            .map(|&l| {
+                let state = if self.links[l].up { "up" } else { "down" };
+                format!("{} {state}\n", self.link_text(l))
+            })
+            .collect())
+    }
+
+    fn console_end(&self, id: &str, p: u8) -> Result<End> {
+        let d = self
+            .dev_index(id)
+            .ok_or_else(|| anyhow!("console: no node \"{id}\""))?;
+        if p == 0 || p > self.devs[d].nports {
+            bail!(
+                "console: \"{id}\" has ports 1..{}, not {p}",
+                self.devs[d].nports
+            );
+        }
+        Ok((d, p))
+    }
+
+    /// `"a"[p] <-> "b"[q]`
+    fn link_text(&self, l: usize) -> String {
+        let [(a, p), (b, q)] = self.links[l].ends;
+        format!(
+            "\"{}\"[{p}] <-> \"{}\"[{q}]",
+            self.devs[a].name, self.devs[b].name
+        )
+    }
+
+    /// Put a whole packet (LRH..VCRC, any content) on the cable into device
+    /// `d`'s port `p`, as if the far end had sent it: its beats reach the RX
+    /// one per cycle from the next free cycle after the link latency, behind
+    /// whatever is already on that cable. Traced as `tb>name[p]`.
+    pub fn inject(&mut self, d: usize, p: u8, bytes: &[u8]) -> Result<()> {
+        if bytes.is_empty() {
+            bail!("inject: empty packet");
+        }
+        let (l, dir) = self.devs[d]
+            .port_links
+            .get(usize::from(p).wrapping_sub(1))
+            .copied()
+            .flatten()
+            .ok_or_else(|| anyhow!("{}: port {p} has no cable", self.devs[d].name))?;
+        let now = self.cycle;
+        let link = &mut self.links[l];
+        let pipe = &mut link.pipe[1 - dir];
+        let first = pipe
+            .back()
+            .map_or(now + link.latency, |(t, _)| t + 1)
+            .max(now + link.latency);
+        for (due, b) in (first..).zip(crate::model::stream::to_beats(
+            bytes,
+            crate::model::stream::beat_bytes(self.opts.data_w),
+        )) {
+            pipe.push_back((due, b));
+            // Each beat wakes the receiver, as beats sent by a device do.
+            self.wake.push(Reverse((due, d)));
+        }
+        if self.opts.trace {
+            self.trace.push(TraceEntry {
+                cycle: first,
+                dir: format!("tb>{}[{p}]", self.devs[d].name),
+                bytes: bytes.to_vec(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Index of the link at device `d` port `p`.
+    pub fn link_at(&self, d: usize, p: u8) -> Option<usize> {
+        self.devs[d]
+            .port_links
+            .get(usize::from(p).wrapping_sub(1))
+            .copied()
+            .flatten()
+            .map(|(l, _)| l)
+    }
+
+    /// Read register `addr` of device `d` (one fabric cycle).
+    pub fn read_reg(&mut self, d: usize, addr: u16) -> Result<u32> {
+        while !self.devs[d].regs.is_empty() {
+            self.step()?;
+        }
+        self.devs[d].read = Some(addr);
+        self.devs[d].read_value = None;
+        self.activate(d);
+        self.step()?;
+        self.devs[d]
+            .read_value
+            .take()
+            .ok_or_else(|| anyhow!("{}: register read did not happen", self.devs[d].name))
+    }
+
+    /// VL15 packets dropped at full buffers, summed over every device's
+    /// counters (switch: Vl15Dropped of each external port and of port 0;
+    /// CA: vl15_dropped of each port). Reads registers: simulates cycles.
+    pub fn vl15_dropped(&mut self) -> Result<u64> {
+        Ok(self
+            .vl15_drops()?
+            .iter()
+            .map(|&(_, _, n)| u64::from(n))
+            .sum())
+    }
+
+    /// Every non-zero VL15 drop counter: (device, port, count); port 0 is
+    /// a switch's SMI receive buffer.
+    pub fn vl15_drops(&mut self) -> Result<Vec<(usize, u8, u32)>> {
+        use crate::model::regmap::reg;
+        let vl15_ctr = reg::COUNTERS
+            .iter()
+            .position(|c| *c == "vl15_dropped")
+            .ok_or_else(|| anyhow!("no vl15_dropped counter"))? as u8;
+        let mut out = Vec::new();
+        for d in 0..self.devs.len() {
+            let np = self.devs[d].nports;
+            let addrs: Vec<(u8, u16)> = if self.devs[d].is_switch {
+                (1..=np)
+                    .map(|p| (p, swreg::ctr(p, swreg::ctr::VL15_DROPPED)))
+                    .chain([(0, swreg::ctr(0, swreg::ctr::P0_VL15_DROPPED))])
+                    .collect()
+            } else {
+                (1..=np)
+                    .map(|p| (p, mpreg::port(p, reg::CTR_BASE + vl15_ctr)))
+                    .collect()
+            };
+            for (p, a) in addrs {
+                let n = self.read_reg(d, a)?;
+                if n != 0 {
+                    out.push((d, p, n));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Queue a data-VL packet (LRH..ICRC; the port appends the VCRC) on CA
+    /// `d`'s host port `p`.
+    pub fn data_send(&mut self, d: usize, p: u8, bytes: &[u8]) -> Result<()> {
+        let dev = &mut self.devs[d];
+        if dev.is_switch || p == 0 || usize::from(p) > dev.data_tx.len() {
+            bail!("{}: no data host port {p}", dev.name);
+        }
+        if bytes.is_empty() {
+            bail!("data_send: empty packet");
+        }
+        dev.data_tx[usize::from(p) - 1].push(bytes, ());
+        self.activate(d);
+        Ok(())
+    }
+
+    /// Queue a GMP (LRH..ICRC, built by the host: data VL, SLID = the
+    /// switch LID; the switch routes it by its LFT and appends the VCRC) on
+    /// switch `d`'s port-0 GMP send stream.
+    pub fn gmp_send(&mut self, d: usize, bytes: &[u8]) -> Result<()> {
+        let dev = &mut self.devs[d];
+        if !dev.is_switch {
+            bail!("{}: not a switch (a CA sends by data_send)", dev.name);
+        }
+        if bytes.is_empty() {
+            bail!("gmp_send: empty packet");
+        }
+        dev.gmp_tx.push(bytes, ());
+        self.activate(d);
+        Ok(())
+    }
+
+    /// Queue a register write on device `d`.
+    pub fn write_reg(&mut self, d: usize, addr: u16, value: u32) {
+        self.devs[d].regs.push_back((addr, value));
+        self.activate(d);
+    }
+
+    /// The devices whose host side received a data-VL packet (`gmp_rx` of a
+    /// switch, `data_rx` of a CA) since the last call, in index order.
+    pub fn take_rx_pending(&mut self) -> Vec<usize> {
+        let mut list = std::mem::take(&mut self.rx_pending);
+        list.sort_unstable();
+        for &d in &list {
+            self.devs[d].rx_listed = false;
+        }
+        list
+    }
+
+    /// Simulate one cycle of the whole fabric.
+    pub fn step(&mut self) -> Result<()> {
+        let now = self.cycle;
+        while let Some(&Reverse((due, d))) = self.wake.peek() {
+            if due > now {
+                break;
+            }
+            self.wake.pop();
+            self.activate(d);
+        }
+        let list = std::mem::take(&mut self.active_list);
+        for &d in &list {
+            self.active[d] = false;
+        }
+        let mut requests: Vec<(usize, Mad, SmiMeta)> = Vec::new();
+        // Inputs in list order, the models' cycles (on the pool when at
+        // least PAR_MIN_DEVICES have work: links have at least a cycle of
+        // latency, so no model reads what another writes in this cycle),
+        // outputs in list order: the same run at any thread count.
+        let preps: Vec<Prep> = list.iter().map(|&d| self.tick_in(d, now)).collect();
+        let outs = self.eval(&list, &preps, now);
+        for ((&d, prep), o) in list.iter().zip(preps).zip(outs) {
+            self.tick_out(d, now, prep, o?, &mut requests)?;
+        }
+        for (d, m, meta) in requests {
+            self.answer(d, m, meta, now)?;
+        }
+        self.active_list.sort_unstable();
+        self.cycle += 1;
+        Ok(())
+    }
+
+    /// One cycle of the models of `list` with their inputs, in list order.
+    fn eval(&mut self, list: &[usize], preps: &[Prep], now: u64) -> Vec<Result<DevOut>> {
+        let step = |dev: &mut Device<S>, i: &DevIn| {
+            dev.dev
+                .step(i, &dev.pin, &mut dev.pout)
+                .with_context(|| format!("{} at cycle {now}", dev.name))
+        };
+        let pool = match &self.pool {
+            Some(p) if list.len() >= PAR_MIN_DEVICES => p,
+            _ => {
+                return list
+                    .iter()
+                    .zip(preps)
+                    .map(|(&d, p)| step(&mut self.devs[d], &p.i))
+                    .collect();
+            }
+        };
+        self.stats.parallel_cycles += 1;
+        // Disjoint &mut of the listed devices, in index order.
+        let mut order: Vec<usize> = (0..list.len()).collect();
+        order.sort_unstable_by_key(|&k| list[k]);
+        let mut jobs: Vec<(usize, &mut Device<S>)> = Vec::with_capacity(list.len());
+        let mut next = order.iter().peekable();
+        for (idx, dev) in self.devs.iter_mut().enumerate() {
+            match next.peek() {
+                Some(&&k) if list[k] == idx => {
+                    jobs.push((k, dev));
+                    next.next();
+                }
+                Some(_) => {}
+                None => break,
+            }
+        }
+        let mut outs: Vec<(usize, Result<DevOut>)> = pool.install(|| {
+            jobs.into_par_iter()
+                .map(|(k, dev)| (k, step(dev, &preps[k].i)))
+                .collect()
+        });
+        outs.sort_unstable_by_key(|(k, _)| *k);
+        outs.into_iter().map(|(_, o)| o).collect()
+    }
+
+    /// The input side of clocking device `d` at cycle `now`: its links,
+    /// host streams and register port, as the model's inputs.
+    fn tick_in(&mut self, d: usize, now: u64) -> Prep {
+        {
+            let dev = &mut self.devs[d];
+            let lag = now.saturating_sub(dev.dev.cycle());
+            if lag > 0 {
+                dev.dev.skip(lag);
+            }
+            // Links into the device.
+            for p in 0..dev.pin.len() {
+                let pi = &mut dev.pin[p];
+                pi.rx_tvalid = false;
+                pi.rx_tlast = false;
+                pi.tx_tready = true;
+                let Some((l, dir)) = dev.port_links[p] else {
+                    pi.link_up = false;
+                    continue;
+                };
+                let link = &mut self.links[l];
+                pi.link_up = link.carrying(now);
+                let rx = &mut link.pipe[1 - dir];
+                if rx.front().is_some_and(|(due, _)| *due <= now) {
+                    let (_, b) = rx.pop_front().expect("checked");
+                    pi.rx_tdata = b.data;
+                    pi.rx_tkeep = b.keep;
+                    pi.rx_tvalid = true;
+                    pi.rx_tlast = b.last;
+                }
+            }
+            // Host side: data VLs (CA), SMA, SM, registers.
+            if !dev.is_switch {
+                for p in 0..dev.pin.len() {
+                    let pi = &mut dev.pin[p];
+                    pi.dtx_tvalid = false;
+                    pi.dtx_tlast = false;
+                    if let Some((b, _)) = dev.data_tx[p].present() {
+                        pi.dtx_tdata = b.data;
+                        pi.dtx_tkeep = b.keep;
+                        pi.dtx_tvalid = true;
+                        pi.dtx_tlast = b.last;
+                    }
+                    dev.data_rx[p].always();
+                }
+            }
+            let mut i = DevIn {
+                sma_rx_tready: dev.sma_rx.ready(),
+                ..DevIn::default()
+            };
+            while dev
+                .sma_pending
+                .front()
+                .is_some_and(|(due, _, _, reads)| *due <= now && reads.is_empty())
+            {
+                let (_, m, meta, _) = dev.sma_pending.pop_front().expect("checked");
+                dev.sma_tx.push(&m, meta);
+            }
+            if let Some((b, m)) = dev.sma_tx.present() {
+                i.sma_tx_tdata = b.data;
+                i.sma_tx_tvalid = true;
+                i.sma_tx_tlast = b.last;
+                i.sma_tx_slid = m.slid;
+                i.sma_tx_dlid = m.dlid;
+                i.sma_tx_sl = m.sl;
+                i.sma_tx_port = m.port;
+            }
+            if let Some((b, port)) = dev.trap_tx.present() {
+                i.trap_tx_tdata = b.data;
+                i.trap_tx_tvalid = true;
+                i.trap_tx_tlast = b.last;
+                i.trap_tx_port = port;
+            }
+            // The SM's receive WQEs: the RTL counts them and discards a MAD
+            // for the SM when none is posted; sm_rx_tready is only the
+            // stream's backpressure. With no SM attached the host throws
+            // away what reaches sm_rx (only a MAD that started before a
+            // detach can).
+            // One doorbell a cycle: the first port with something to ring.
+            if let Some(p) = dev.sm_rq.iter().position(RecvQueue::pending) {
+                let db = dev.sm_rq[p].doorbell();
+                i.sm_rq_post = db.post;
+                i.sm_rq_post_n = db.n;
+                i.sm_rq_clr = db.clr;
+                i.sm_rq_port = p as u8 + 1;
+            }
+            i.sm_rx_tready = true;
+            if let Some(sm) = dev.sm.as_mut().filter(|_| !dev.sm_rx_skip) {
+                i.sm_rx_tready = sm.rx.ready();
+            }
+            let sm_tx = match (dev.sm_tx_tail.as_mut(), dev.sm.as_mut()) {
+                (Some(t), _) => Some(t),
+                (None, Some(sm)) => Some(&mut sm.tx),
+                (None, None) => None,
+            };
+            if let Some(tx) = sm_tx {
+                if let Some((b, (ah, port))) = tx.present() {
+                    i.sm_tx_tdata = b.data;
+                    i.sm_tx_tvalid = true;
+                    i.sm_tx_tlast = b.last;
+                    i.sm_tx_dlid = ah.dlid;
+                    i.sm_tx_sl = ah.sl;
+                    i.sm_tx_path_bits = ah.path_bits;
+                    i.sm_tx_port = port;
+                }
+            }
+            if dev.is_switch {
+                dev.gmp_rx.always();
+                if let Some((b, _)) = dev.gmp_tx.present() {
+                    i.gmp_tx_tdata = b.data;
+                    i.gmp_tx_tkeep = b.keep;
+                    i.gmp_tx_tvalid = true;
+                    i.gmp_tx_tlast = b.last;
+                }
+            }
+            let reading = dev.regs.is_empty() && dev.read.is_some();
+            // A counter a pending SMA response shows (PortInfo
+            // P_KeyViolations/Q_KeyViolations), when the register port is
+            // free: read during the response's service latency.
+            let patch = if dev.regs.is_empty() && dev.read.is_none() {
+                dev.sma_pending
+                    .iter()
+                    .position(|(_, _, _, r)| !r.is_empty())
+            } else {
+                None
+            };
+            if let Some((a, v)) = dev.regs.pop_front() {
+                i.reg_we = true;
+                i.reg_addr = a;
+                i.reg_wdata = v;
+            } else if let Some(a) = dev.read {
+                i.reg_addr = a;
+            } else if let Some(k) = patch {
+                i.reg_addr = dev.sma_pending[k].3[0].1;
+            }
+            Prep { i, reading, patch }
+        }
+    }
+
+    /// The output side of clocking device `d` at cycle `now`, with what its
+    /// model answered: host streams, SMA requests, traps, beats onto links.
+    fn tick_out(
+        &mut self,
+        d: usize,
+        now: u64,
+        prep: Prep,
+        o: DevOut,
+        requests: &mut Vec<(usize, Mad, SmiMeta)>,
+    ) -> Result<()> {
+        let Prep { i, reading, patch } = prep;
+        let mut rewake = false;
+        {
+            let dev = &mut self.devs[d];
+            dev.ticks += 1;
+            self.stats.ticks += 1;
+            dev.dout = o;
+            if reading {
+                dev.read = None;
+                dev.read_value = Some(o.reg_rdata);
+            }
+            if let Some(k) = patch {
+                let (_, m, _, reads) = &mut dev.sma_pending[k];
+                let (off, _) = reads.remove(0);
+                put_sat16(m, off, o.reg_rdata);
+            }
+            dev.sma_tx.taken(o.sma_tx_tready, now);
+            dev.trap_tx.taken(o.trap_tx_tready, now);
+            // A link that came or went changes PortState at this clock
+            // edge; the model shows it in the next cycle, so run that one.
+            let mut link_changed = false;
+            for (p, pi) in dev.pin.iter().enumerate() {
+                if dev.last_link_up[p] != pi.link_up {
+                    dev.last_link_up[p] = pi.link_up;
+                    link_changed = true;
+                }
+            }
+            if link_changed {
+                rewake = true;
+            }
+            let edge = dev.is_switch && Self::link_edge(dev);
+            if let Some(due) = Self::service_trap(dev, edge, now, self.opts.trap_interval) {
+                self.wake.push(Reverse((due, d)));
+            }
+            let dev = &mut self.devs[d];
+            if dev.is_switch {
+                dev.gmp_tx.taken(o.gmp_tx_tready, now);
+                let b = Beat {
+                    data: o.gmp_rx_tdata,
+                    keep: o.gmp_rx_tkeep,
+                    last: o.gmp_rx_tlast,
+                };
+                let reason = o.gmp_rx_reason;
+                dev.gmp_rx
+                    .observe(o.gmp_rx_tvalid, b, o.gmp_rx_tuser, now, || reason);
+            } else {
+                for p in 0..dev.pout.len() {
+                    let po = dev.pout[p];
+                    dev.data_tx[p].taken(po.dtx_tready, now);
+                    let b = Beat {
+                        data: po.drx_tdata,
+                        keep: po.drx_tkeep,
+                        last: po.drx_tlast,
+                    };
+                    dev.data_rx[p].observe(po.drx_tvalid, b, po.drx_tuser, now, || po.drx_reason);
+                }
+            }
+            if !dev.rx_listed
+                && (!dev.gmp_rx.packets.is_empty()
+                    || dev.data_rx.iter().any(|r| !r.packets.is_empty()))
+            {
+                dev.rx_listed = true;
+                self.rx_pending.push(d);
+            }
+            let full_keep = crate::model::stream::full_keep(self.opts.data_w);
+            let full = |data: [u64; 2], last: bool| Beat {
+                data,
+                keep: full_keep,
+                last,
+            };
+            let sma_meta = sma_rx_meta(&o);
+            dev.sma_rx.observe(
+                o.sma_rx_tvalid,
+                full(o.sma_rx_tdata, o.sma_rx_tlast),
+                false,
+                now,
+                || sma_meta,
+            );
+            while let Some(r) = dev.sma_rx.packets.pop_front() {
+                let m: Mad = r.bytes.as_slice().try_into().map_err(|_| {
+                    anyhow!(
+                        "{}: SMA received {} bytes, not a MAD",
+                        dev.name,
+                        r.bytes.len()
+                    )
+                })?;
+                requests.push((d, m, r.meta));
+            }
+            if let Some(t) = dev.sm_tx_tail.as_mut() {
+                t.taken(o.sm_tx_tready, now);
+                if t.idle() {
+                    dev.sm_tx_tail = None;
+                }
+            } else if let Some(sm) = dev.sm.as_mut() {
+                sm.tx.taken(o.sm_tx_tready, now);
+            }
+            if let Some(sm) = dev.sm.as_mut() {
+                while sm.send_wr.len() > sm.tx.pending() {
+                    let Some(wr_id) = sm.send_wr.pop_front().expect("checked") else {
+                        continue;
+                    };
+                    sm.cq.push_back(Wc {
+                        wr_id,
+                        opcode: WcOpcode::Send,
+                        mad: None,
+                        meta: SmiMeta::default(),
+                        cycle: now,
+                    });
+                }
+                let meta = sm_rx_meta(&o);
+                if !dev.sm_rx_skip {
+                    sm.rx.observe(
+                        o.sm_rx_tvalid,
+                        full(o.sm_rx_tdata, o.sm_rx_tlast),
+                        false,
+                        now,
+                        || meta,
+                    );
+                }
+                while let Some(r) = sm.rx.packets.pop_front() {
+                    let m: Mad = r.bytes.as_slice().try_into().map_err(|_| {
+                        anyhow!(
+                            "{}: SM received {} bytes, not a MAD",
+                            dev.name,
+                            r.bytes.len()
+                        )
+                    })?;
+                    // It used a WQE of the queue of the port it came in on.
+                    // (A switch's SM interface has no receive queue.)
+                    if let Some(rq) = usize::from(r.meta.port)
+                        .checked_sub(1)
+                        .filter(|_| !dev.is_switch)
+                        .and_then(|p| dev.sm_rq.get_mut(p))
+                    {
+                        rq.used();
+                    }
+                    sm.cq.push_back(Wc {
+                        wr_id: 0,
+                        opcode: WcOpcode::Recv,
+                        mad: Some(Box::new(m)),
+                        meta: r.meta,
+                        cycle: now,
+                    });
+                }
+            }
+            if o.sm_rx_tvalid && i.sm_rx_tready {
+                dev.sm_rx_mid = !o.sm_rx_tlast;
+                if o.sm_rx_tlast {
+                    dev.sm_rx_skip = false;
+                }
+            }
+            if !o.idle || dev.has_host_work() {
+                rewake = true;
+            }
+        }
+        // Beats onto links.
+        for p in 0..self.devs[d].pout.len() {
+            let po = self.devs[d].pout[p];
+            if !po.tx_tvalid {
+                continue;
+            }
+            let Some((l, dir)) = self.devs[d].port_links[p] else {
+                continue;
+            };
+            let link = &mut self.links[l];
+            if !link.carrying(now) {
+                self.stats.beats_lost += 1;
+                continue;
+            }
+            let b = Beat {
+                data: po.tx_tdata,
+                keep: po.tx_tkeep,
+                last: po.tx_tlast,
+            };
+            let due = now + link.latency;
+            link.pipe[dir].push_back((due, b));
+            link.in_packet[dir] = !b.last;
+            self.stats.beats += 1;
+            if self.opts.trace {
+                if link.cur[dir].is_empty() {
+                    link.first[dir] = now;
+                }
+                link.cur[dir].extend(b.bytes());
+                if b.last {
+                    self.trace.push(TraceEntry {
+                        cycle: link.first[dir],
+                        dir: link.label[dir].clone(),
+                        bytes: std::mem::take(&mut link.cur[dir]),
+                    });
+                }
+            }
+            let other = link.ends[1 - dir].0;
+            self.wake.push(Reverse((due, other)));
+        }
+        if rewake {
+            self.activate(d);
+        }
+        Ok(())
+    }
+
+    /// Whether a switch port went Down or came up from Down since the last
+    /// tick (a link edge; SM-driven Init/Armed/Active steps are not).
+    fn link_edge(dev: &mut Device<S>) -> bool {
+        let n = dev.pout.len();
+        if dev.last_states.len() != n {
+            dev.last_states = dev.pout.iter().map(|o| o.port_state).collect();
+            return false;
+        }
+        let mut edge = false;
+        for p in 0..n {
+            let s = dev.pout[p].port_state;
+            let was = dev.last_states[p];
+            if s != was && (s == 1 || was == 1) {
+                edge = true;
+            }
+            dev.last_states[p] = s;
+        }
+        edge
+    }
+
+    /// The device's pending trap: a switch's Trap 128 is made on a link
+    /// edge, a CA's Trap 144 by [`Net::set_is_sm`]; either replaces one not
+    /// yet repressed and is sent again every `interval` cycles until the
+    /// SM's TrapRepress arrives. Returns when the device must wake for a
+    /// repeat.
+    fn service_trap(dev: &mut Device<S>, edge: bool, now: u64, interval: u64) -> Option<u64> {
+        if edge {
+            dev.trap_pending = None;
+            let tid = TRAP_TID_BASE | dev.traps_sent;
+            if let Some(m) = dev.sma.trap128(tid) {
+                dev.trap_pending = Some((m, 0, now));
+            }
+        }
+        let (m, port, due) = dev.trap_pending.as_mut()?;
+        if *due > now {
+            return None;
+        }
+        if dev.trap_tx.idle() {
+            dev.trap_tx.push(&m[..], *port);
+            dev.traps_sent += 1;
+        }
+        *due = now + interval.max(1);
+        Some(*due)
+    }
+
+    /// The SMA of device `d` answers request `m`.
+    fn answer(&mut self, d: usize, m: Mad, meta: SmiMeta, now: u64) -> Result<()> {
+        if meta.mkey_viol {
+            // The RTL's M_Key check dropped it: no response; Trap 256 to
+            // the MasterSMLID of the port (switch: port 0), repeated until
+            // repressed.
+            let dev = &mut self.devs[d];
+            dev.mkey_violations += 1;
+            let port = if dev.is_switch { 0 } else { meta.port };
+            let tid = TRAP_TID_BASE | dev.traps_sent;
+            if let Some(t) = dev.sma.trap256(&m, port, tid) {
+                dev.trap_pending = Some((t, port, now));
+                self.activate(d);
+            }
+            return Ok(());
+        }
+        if mad::method(&m) == crate::proto::packet::consts::METHOD_TRAP_REPRESS {
+            // The SM saw the trap: stop repeating it (TID and attribute match).
+            let dev = &mut self.devs[d];
+            if dev.trap_pending.as_ref().is_some_and(|(t, _, _)| {
+                mad::tid(t) == mad::tid(&m) && mad::attr_id(t) == mad::attr_id(&m)
+            }) {
+                dev.trap_pending = None;
+            }
+            return Ok(());
+        }
+        let np = self.devs[d].pout.len();
+        let mut states = vec![0u8; np + 1];
+        let mut link_up = vec![false; np + 1];
+        let mut neighbour = vec![None; np + 1];
+        states[0] = self.devs[d].port_state(0);
+        for p in 1..=np {
+            states[p] = self.devs[d].port_state(p as u8);
+            if let Some((l, dir)) = self.devs[d].port_links[p - 1] {
+                let link = &self.links[l];
+                link_up[p] = link.carrying(now);
+                let (od, op) = link.ends[1 - dir];
+                neighbour[p] = Some(self.devs[od].port_state(op));
+            }
+        }
+        let mut mkey = vec![None; np + 1];
+        if self.devs[d].is_switch {
+            let o = &self.devs[d].dout;
+            mkey[0] = Some((o.port0_mkey_prot, o.port0_mkey_viols));
+        } else {
+            for (m, o) in mkey[1..].iter_mut().zip(&self.devs[d].pout) {
+                *m = Some((o.mkey_prot, o.mkey_viols));
+            }
+        }
+        let mut view = HwView {
+            mkey: &mkey,
+            states: &states,
+            link_up: &link_up,
+            neighbour: &neighbour,
+            psc: self.devs[d].dout.port_state_change,
+            writes: Vec::new(),
+        };
+        // ibsim answers a LID-routed SMP at a switch as arrived on port 0.
+        let arrival = if self.devs[d].is_switch && m[mad::off::MGMT_CLASS] == CLASS_SUBN_LID {
+            0
+        } else {
+            meta.port
+        };
+        let resp = self.devs[d]
+            .sma
+            .handle_smp(&m, arrival, meta.mkey_mask, &mut view);
+        let reads = resp
+            .as_ref()
+            .map(|r| self.devs[d].key_violation_reads(&m, r, arrival))
+            .unwrap_or_default();
+        let writes = view.writes;
+        let mut regs = Vec::new();
+        for w in &writes {
+            self.devs[d].hw_writes(w, &mut regs);
+            if let HwWrite::LinkActive {
+                port,
+                width,
+                speed,
+                speed_ext,
+            } = *w
+            {
+                if let Some(l) = self.link_at(d, port) {
+                    let dir = usize::from(self.links[l].ends[0] != (d, port));
+                    let (od, op) = self.links[l].ends[1 - dir];
+                    self.devs[od]
+                        .sma
+                        .set_link_active(op, width, speed, speed_ext);
+                }
+            }
+            if let HwWrite::RetrainLink { port } = *w {
+                if let Some(l) = self.link_at(d, port) {
+                    let until = now + self.opts.retrain_cycles;
+                    self.links[l].retrain_until = until;
+                    self.drop_in_flight(l);
+                    let ends = self.links[l].ends;
+                    for (e, _) in ends {
+                        self.activate(e);
+                        self.wake.push(Reverse((until, e)));
+                    }
+                }
+            }
+        }
+        let dev = &mut self.devs[d];
+        dev.regs.extend(regs);
+        if let Some(r) = resp {
+            // The response's meta echoes the request's LRH addresses and SL;
+            // `port` is the tag that routes it to the arrival port's SQ.
+            dev.sma_pending
+                .push_back((now + self.opts.sma_latency, r, meta, reads));
+            self.stats.sma_answers += 1;
+        }
+        self.activate(d);
+        Ok(())
+    }
+
+    /// Simulate exactly `cycles` cycles.
+    pub fn run(&mut self, cycles: u64) -> Result<()> {
+        for _ in 0..cycles {
+            self.step()?;
+        }
+        Ok(())
+    }
+
+    /// Run until nothing is in flight anywhere, or fail after `max_cycles`.
+    pub fn run_until_idle(&mut self, max_cycles: u64) -> Result<u64> {
+        let start = self.cycle;
+        while !self.idle() {
+            if self.active_list.is_empty() {
+                // Jump to the next wake-up: nothing happens in between.
+                if let Some(&Reverse((due, _))) = self.wake.peek() {
+                    self.cycle = self.cycle.max(due);
+                }
+            }
+            self.step()?;
+            if self.cycle - start > max_cycles {
+                bail!(
+                    "fabric not idle after {max_cycles} cycles (cycle {}, {} devices active)",
+                    self.cycle,
+                    self.active_list.len()
+                );
+            }
+        }
+        Ok(self.cycle - start)
+    }
+
+    /// Run until `done` holds (checked after every cycle), or fail after
+    /// `max_cycles`.
+    pub fn run_until(
+        &mut self,
+        max_cycles: u64,
+        mut done: impl FnMut(&Net<S>) -> bool,
+    ) -> Result<u64> {
+        let start = self.cycle;
+        while !done(self) {
+            if self.active_list.is_empty() {
+                match self.wake.peek() {
+                    Some(&Reverse((due, _))) => self.cycle = self.cycle.max(due),
+                    None => bail!(
+                        "fabric idle at cycle {} and the condition does not hold",
+                        self.cycle
+                    ),
+                }
+            }
+            self.step()?;
+            if self.cycle - start > max_cycles {
+                bail!(
+                    "condition not met within {max_cycles} cycles (cycle {})",
+                    self.cycle
+                );
+            }
+        }
+        Ok(self.cycle - start)
+    }
+}
+
+impl<S: NodeAgent> Net<S> {
+    /// Answer `req` with device `d`'s own SMA, as arriving on `port`.
+    pub fn local_smp(&mut self, d: usize, port: u8, req: &Mad) -> Result<Option<Mad>> {
+        let now = self.cycle;
+        let before = self.devs[d].sma_pending.len();
+        let meta = SmiMeta {
+            port,
+            ..SmiMeta::default()
+        };
+        self.answer(d, *req, meta, now)?;
+        let dev = &mut self.devs[d];
+        if dev.sma_pending.len() > before {
+            // Not for the wire: take the response back from the SMA queue
+            // (and read the counters it shows now).
+            let Some((_, mut m, _, reads)) = dev.sma_pending.pop_back() else {
+                return Ok(None);
+            };
+            for (off, addr) in reads {
+                let v = self.read_reg(d, addr)?;
+                put_sat16(&mut m, off, v);
+            }
+            Ok(Some(m))
+        } else {
+            Ok(None)
+        }
+    }
+}
+
+/// `"id"[port] "id" ...` → (id, port).
+fn parse_console_args(s: &str) -> Result<Vec<(String, Option<u8>)>> {
+    let mut out = Vec::new();
+    let mut rest = s.trim_start();
+    while !rest.is_empty() {
+        let body = rest
+            .strip_prefix('"')
+            .ok_or_else(|| anyhow!("expected a quoted node id at {rest:?}"))?;
+        let end = body
+            .find('"')
+            .ok_or_else(|| anyhow!("unterminated node id at {rest:?}"))?;
+        let id = body[..end].to_string();
+        rest = body[end + 1..].trim_start();
+        let mut port = None;
+        if let Some(b) = rest.strip_prefix('[') {
+            let close = b
+                .find(']')
+                .ok_or_else(|| anyhow!("expected ']' after the port of \"{id}\""))?;
+            let p: u8 = b[..close].trim().parse().map_err(|_| {
+                anyhow!("port of \"{id}\": {:?} is not a number 0..255", &b[..close])
+            })?;
+            port = Some(p);
+            rest = b[close + 1..].trim_start();
+        }
+        out.push((id, port));
+    }
+    Ok(out)
+}
