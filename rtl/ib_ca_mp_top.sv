@@ -130,6 +130,9 @@ module ib_ca_mp_top
   // M_KeyProtectBits of port p at [2(p-1) +: 2], M_KeyViolations at [16(p-1) +: 16]
   output logic [NumPorts*2-1:0]     mkey_prot_o,
   output logic [NumPorts*16-1:0]    mkey_viols_o,
+  // observability: port p's SMI send engine puts a beat into its VL15 TX
+  // buffer this cycle, at [p-1] (ib_ca_top's sq_tx_beat_o; no function)
+  output logic [NumPorts-1:0]       sq_tx_beat_o,
   output logic                      idle_o
 );
 
@@ -164,7 +167,6 @@ module ib_ca_mp_top
   logic [NumPorts-1:0]         p_reg_rvalid;  // unused: the ports' reads are combinational
   logic [NumPorts-1:0][NumCtrs-1:0] p_ctr_ev;  // unused: the counters are read instead
   logic [NumPorts-1:0]         p_idle;
-  logic [NumPorts-1:0]         p_sq_tx_beat;
   logic [NumPorts-1:0]         p_sm_rq_post, p_sm_rq_clr;
 
   // the doorbell goes to the tagged port only
@@ -282,7 +284,7 @@ module ib_ca_mp_top
       .reg_wdata_i,
       .reg_rdata_o        (p_reg_rdata[i*32 +: 32]),
       .reg_rvalid_o       (p_reg_rvalid[i]),
-      .sq_tx_beat_o       (p_sq_tx_beat[i]),
+      .sq_tx_beat_o       (sq_tx_beat_o[i]),
       .link_up_i          (link_up_i[i]),
       .port_state_o       (port_state_o[i*4 +: 4]),
       .mkey_prot_o        (mkey_prot_o[i*2 +: 2]),
@@ -418,9 +420,10 @@ module ib_ca_mp_top
   // then not idle), the demuxes none: the CA is idle when every port is.
   assign idle_o = &p_idle;
 
-  // Latency observation is per port in ib_ca_top; not used here.
+  // Reads are combinational (CtrRam = 0); the counter events feed no
+  // counter RAM here.
   logic unused;
-  assign unused = ^{p_sq_tx_beat, p_reg_rvalid, p_ctr_ev};
+  assign unused = ^{p_reg_rvalid, p_ctr_ev};
 
   // ---------------------------------------------------------------------------
   // Stream checkers on the shared MAD streams (simulation only); the meta is

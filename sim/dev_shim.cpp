@@ -260,6 +260,7 @@ class CaMpModel final : public DevModel {
       p[k].dtx_tready = get_bits(m.dtx_tready_o, k, 1);
       p[k].mkey_prot = static_cast<uint8_t>(get_bits(m.mkey_prot_o, 2 * k, 2));
       p[k].mkey_viols = static_cast<uint16_t>(get_bits(m.mkey_viols_o, 16 * k, 16));
+      p[k].sq_tx_beat = get_bits(m.sq_tx_beat_o, k, 1);
     }
     read_host<W, false>(m, o);
   }

@@ -1,12 +1,14 @@
 //! The CA port against its reference model under faults: a seeded
 //! soak of good and faulted packets at line rate per DATA_W, one short test
 //! per fault class asserting the disposition and counter the spec gives it,
-//! and tests that the scoreboard catches a wrong byte.
+//! and tests that the scoreboard catches a wrong byte. The multiport CA's
+//! ports run the same soak through the same scoreboard.
 
 use vl15::check::faults::{self, FaultClass, Gen, GenCfg, SoakOpts};
 use vl15::check::refmodel::ca::PortConfig;
 use vl15::check::refmodel::Ctr;
 use vl15::check::scoreboard::CaBench;
+use vl15::model::mp_port::{CaPortModel, MpCaPort};
 use vl15::model::stream::Rng;
 use vl15::proto::packet::consts::*;
 
@@ -42,6 +44,81 @@ fn soak_w64() {
 #[test]
 fn soak_w128() {
     soak(128);
+}
+
+/// Each port of the multiport CA (`ib_ca_mp_top`, its SMI shared through
+/// the port-tag mux and demux) against the CA port's reference model, at
+/// both widths it is built at.
+#[test]
+fn soak_multiport_ca_ports() {
+    for (nports, port, w) in [(2u8, 1u8, 64u32), (2, 2, 64), (2, 2, 128), (1, 1, 128)] {
+        let mut o = SoakOpts::new(w, 6_000, 0x6_0002 + u64::from(port));
+        o.model = CaPortModel::Mp { nports, port };
+        let r = faults::soak(&o).expect("soak");
+        eprintln!(
+            "{} : {} packets, {} mismatches, {} to SMA, {} on the wire",
+            r.device, r.packets, r.mismatches, r.stats.to_sma, r.stats.wire_tx
+        );
+        assert_eq!(
+            r.device,
+            format!("ib_ca_mp_top port {port} of {nports} DataW {w}")
+        );
+        assert_eq!(r.mismatches, 0, "{:#?}", r.errors);
+        assert!(
+            r.stats.to_sma > 1000 && r.stats.wire_tx > 1000,
+            "{:?}",
+            r.stats
+        );
+        assert!(r.max_drain <= r.drain_bound);
+    }
+}
+
+/// The SMA sees the arrival port the SMP came in on: port 2's requests
+/// carry port 2. A model that believes it is port 1 is caught.
+#[test]
+fn multiport_ca_port_number_reaches_the_sma() {
+    let model = CaPortModel::Mp { nports: 2, port: 2 }.build(64).unwrap();
+    let mut b = CaBench::on(model).expect("bench");
+    b.configure(
+        PortConfig {
+            port_num: 2,
+            ..cfg()
+        },
+        4,
+    )
+    .expect("configure");
+    let mut g = Gen::new(78, GenCfg { lid: LID, lmc: LMC });
+    b.inject(&g.good_packet(faults::Good::LidGet).to_bytes(), "good");
+    for _ in 0..400 {
+        b.step().unwrap();
+    }
+    assert_eq!(b.sb.stats.mismatches, 0, "{:?}", b.sb.errors);
+    let (meta, _, _) = b.sb.requests.front().expect("the SMA got the request");
+    assert_eq!(meta.port, 2);
+
+    let model = CaPortModel::Mp { nports: 2, port: 2 }.build(64).unwrap();
+    let mut b = CaBench::on(model).expect("bench");
+    b.configure(cfg(), 4).expect("configure");
+    b.sb.model.cfg.port_num = 1;
+    b.inject(&g.good_packet(faults::Good::LidGet).to_bytes(), "good");
+    for _ in 0..400 {
+        b.step().unwrap();
+    }
+    assert_eq!(b.sb.stats.mismatches, 1, "{:?}", b.sb.errors);
+    assert!(b.sb.errors[0].contains("port: 2"), "{}", b.sb.errors[0]);
+}
+
+#[test]
+fn multiport_ca_port_models_that_are_not_built_are_refused() {
+    for (n, p, w, want) in [
+        (3u8, 1u8, 64u32, "1 or 2 ports"),
+        (2, 3, 64, "no port 3"),
+        (2, 0, 64, "no port 0"),
+        (2, 1, 32, "32"),
+    ] {
+        let e = MpCaPort::new(n, p, w).err().expect("refused");
+        assert!(format!("{e:#}").contains(want), "{n}/{p}/{w}: {e:#}");
+    }
 }
 
 // ---------------------------------------------------------------------------

@@ -67,6 +67,9 @@ mod ffi {
         /// switch has them for port 0 in `DevOut`).
         mkey_prot: u8,
         mkey_viols: u16,
+        /// CA only: the port's SMI send engine put a beat into its VL15 TX
+        /// buffer this cycle (`sq_tx_beat_o`; an observation, no function).
+        sq_tx_beat: bool,
     }
 
     /// Inputs of the management side for one cycle.

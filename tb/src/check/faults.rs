@@ -20,6 +20,7 @@ use crate::check::refmodel::ca::{PortConfig, RxEnv, RxOut};
 use crate::check::refmodel::Ctr;
 use crate::check::scoreboard::CaBench;
 use crate::model::device::AddressHandle;
+use crate::model::mp_port::CaPortModel;
 use crate::model::stream::{Pattern, Rng};
 use crate::proto::mad::{self, Mad};
 use crate::proto::packet::consts::*;
@@ -626,6 +627,8 @@ impl OutKind for crate::check::refmodel::ca::RxPrediction {
 /// Options of a soak run.
 #[derive(Debug, Clone)]
 pub struct SoakOpts {
+    /// The port model under test.
+    pub model: CaPortModel,
     pub width: u32,
     pub packets: u64,
     pub seed: u64,
@@ -640,6 +643,7 @@ pub struct SoakOpts {
 impl SoakOpts {
     pub fn new(width: u32, packets: u64, seed: u64) -> Self {
         SoakOpts {
+            model: CaPortModel::Top,
             width,
             packets,
             seed,
@@ -653,6 +657,8 @@ impl SoakOpts {
 /// What a soak run measured.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct SoakReport {
+    /// The port model, as `CaTop::describe` names it.
+    pub device: String,
     pub width: u32,
     pub seed: u64,
     pub packets: u64,
@@ -692,7 +698,7 @@ pub const MAX_TX_BACKLOG: usize = 8;
 /// Run the soak on one width.
 pub fn soak(o: &SoakOpts) -> Result<SoakReport> {
     let t0 = Instant::now();
-    let mut b = CaBench::new(o.width)?;
+    let mut b = CaBench::on(o.model.build(o.width)?)?;
     let mut g = Gen::new(
         o.seed,
         GenCfg {
@@ -707,12 +713,13 @@ pub fn soak(o: &SoakOpts) -> Result<SoakReport> {
         port_state: PORT_STATE_ACTIVE,
         master_sm_lid: 0x0001,
         master_sm_sl: 3,
-        port_num: 1,
+        port_num: b.port.model().port_num(),
         ..PortConfig::default()
     };
     b.configure(cfg, 4)?;
     let start_cycle = b.cycle();
     let mut rep = SoakReport {
+        device: b.port.model().describe(),
         width: o.width,
         seed: o.seed,
         drain_bound: drain_bound(o.width),

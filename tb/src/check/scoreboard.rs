@@ -34,7 +34,8 @@ use anyhow::{bail, Result};
 
 use crate::check::refmodel::ca::{CaModel, PortConfig, RxEnv, RxOut, TxIn, TxOut, TxSource};
 use crate::check::refmodel::{Ctr, CtrDelta, NUM_CTRS};
-use crate::model::device::{AddressHandle, CaPort, HostAgent, SmiMeta, Tap, TxPortIn};
+use crate::model::device::{AddressHandle, CaPort, CaTop, HostAgent, SmiMeta, Tap, TxPortIn};
+use crate::model::mp_port::CaPortModel;
 use crate::model::regmap::reg;
 use crate::model::stream::{beat_bytes, Received};
 use crate::proto::mad::Mad;
@@ -265,6 +266,7 @@ impl Scoreboard {
         let mut sb = Self::new();
         sb.link_up = port.link_up;
         sb.cycle = port.cycle;
+        sb.model.cfg.port_num = port.model().port_num();
         sb
     }
 
@@ -495,12 +497,14 @@ impl Scoreboard {
         self.next_psn = 0;
         self.psn_debt = 0;
         self.link_up = link_up;
+        // A reset clears every register; the port's number is its wiring.
         self.model.cfg = PortConfig {
             port_state: if link_up {
                 PORT_STATE_INIT
             } else {
                 PORT_STATE_DOWN
             },
+            port_num: self.model.cfg.port_num,
             ..PortConfig::default()
         };
         self.depth = 4;
@@ -1047,9 +1051,15 @@ pub struct CaBench {
 }
 
 impl CaBench {
-    /// A reset port of width `data_w` with every register at its reset value.
+    /// A reset `ib_ca_top` of width `data_w` with every register at its
+    /// reset value.
     pub fn new(data_w: u32) -> Result<Self> {
-        let mut port = CaPort::new(data_w)?;
+        CaBench::on(CaPortModel::Top.build(data_w)?)
+    }
+
+    /// The same on any CA port model (e.g. one port of the multiport CA).
+    pub fn on(model: Box<dyn CaTop>) -> Result<Self> {
+        let mut port = CaPort::on(model)?;
         let mut sb = Scoreboard::attach(&mut port);
         sb.collect_requests = true;
         Ok(CaBench { port, sb })

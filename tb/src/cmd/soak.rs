@@ -3,6 +3,8 @@
 use anyhow::{bail, Context, Result};
 use clap::{Args as ClapArgs, ValueEnum};
 
+use vl15::model::mp_port::CaPortModel;
+
 use super::widths;
 
 /// Devices `vl15 soak` can run.
@@ -10,6 +12,10 @@ use super::widths;
 pub enum Device {
     /// One CA port, ib_ca_top, at each --width
     Ca,
+    /// The multiport CA, ib_ca_mp_top, one port at a time (--port, or
+    /// each of its --ports in turn) against the same reference model and
+    /// scoreboard as the CA port, at DATA_W 64 and 128
+    CaMp,
     /// The 8-port switch (its tiles, as the fabric runs it) at DATA_W 64 and 128
     Switch,
 }
@@ -41,18 +47,24 @@ pub struct Args {
     /// Drain and check the counters every this many packets
     #[arg(long, default_value_t = 2000)]
     checkpoint: u64,
+    /// ca-mp: external ports of the multiport CA (1 or 2)
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..=2))]
+    ports: u8,
+    /// ca-mp: the port under test (default: each port in turn)
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=2))]
+    port: Option<u8>,
 }
 
 impl Args {
     pub fn run(self) -> Result<bool> {
         if !self.list {
             return match self.device {
-                Device::Ca => self.soak_ca(),
+                Device::Ca | Device::CaMp => self.soak_ca(),
                 Device::Switch => self.soak_switch(),
             };
         }
         match self.device {
-            Device::Ca => {
+            Device::Ca | Device::CaMp => {
                 for c in vl15::check::faults::FaultClass::ALL {
                     outln!("{:<28} {:?}", c.name(), c.expect());
                 }
@@ -104,11 +116,36 @@ impl Args {
         Ok(pass)
     }
 
-    /// `vl15 soak --device ca`: the CA port's generator and scoreboard
-    /// (`faults`, `scoreboard`) at each width.
+    /// The CA port models `--device ca` / `ca-mp` runs, with their names
+    /// in the summary.
+    fn ca_models(&self) -> Result<Vec<(String, CaPortModel)>> {
+        let n = self.ports;
+        Ok(match self.device {
+            Device::CaMp => {
+                let ports: Vec<u8> = match self.port {
+                    Some(p) if p > n => bail!("--port {p}: the {n}-port CA has ports 1..={n}"),
+                    Some(p) => vec![p],
+                    None => (1..=n).collect(),
+                };
+                ports
+                    .into_iter()
+                    .map(|port| {
+                        let m = CaPortModel::Mp { nports: n, port };
+                        (format!("ca-mp port {port} of {n}"), m)
+                    })
+                    .collect()
+            }
+            _ => vec![("ca".to_string(), CaPortModel::Top)],
+        })
+    }
+
+    /// `vl15 soak --device ca|ca-mp`: the CA port's generator and
+    /// scoreboard (`faults`, `scoreboard`) at each width.
     fn soak_ca(&self) -> Result<bool> {
-        use vl15::check::faults::{self, FaultClass};
-        let (packets, seed) = (self.packets, self.seed);
+        use vl15::check::faults::FaultClass;
+        if !matches!(self.device, Device::CaMp) && (self.port.is_some() || self.ports != 2) {
+            bail!("--ports and --port choose the multiport CA's ports (--device ca-mp)");
+        }
         let classes = self
             .class
             .iter()
@@ -118,49 +155,70 @@ impl Args {
             })
             .collect::<Result<Vec<_>>>()?;
         let mut pass = true;
-        for w in widths(&self.width)? {
-            let mut o = faults::SoakOpts::new(w, packets, seed);
-            o.fault_percent = self.fault_percent;
-            o.classes = classes.clone();
-            o.checkpoint = self.checkpoint.max(1);
-            let r = match faults::soak(&o) {
-                Ok(r) => r,
-                Err(e) => {
-                    outln!("soak ca DATA_W {w}: FAIL: {e:#}");
-                    pass = false;
-                    continue;
+        for (name, model) in self.ca_models()? {
+            for w in widths(&self.width)? {
+                if !model.widths().contains(&w) {
+                    if self.width == "all" {
+                        continue;
+                    }
+                    bail!("{name} is built at DATA_W {:?}, not {w}", model.widths());
                 }
-            };
-            let faulted: u64 = r.faults.values().sum();
-            outln!(
-                "soak ca DATA_W {w} seed {seed}: {} packets ({} good, {faulted} faults), {} mismatches, max drain {} cycles (bound {}), {} cycles, {:.1} s wall ({:.0} cycles/s)",
-                r.packets,
-                r.good,
-                r.mismatches,
-                r.max_drain,
-                r.drain_bound,
-                r.cycles,
-                r.wall_s,
-                r.cycles as f64 / r.wall_s.max(1e-9)
-            );
-            let s = &r.stats;
-            outln!(
-                "  delivered: {} to SMA, {} to SM, {} to data RX, {} on the wire; VL15 buffer full for the whole arrival {}, full or not depending on the cycle {}; {} wire packets lost to link down, {} expectations to resets",
-                s.to_sma, s.to_sm, s.to_drx, s.wire_tx, s.certain_full, s.ambiguous_full, s.tx_gated, s.lost_to_reset
-            );
-            outln!("  faults by class:");
-            for (k, v) in &r.faults {
-                outln!("    {k:<28} {v}");
+                pass &= self.soak_ca_once(&name, model, w, &classes)?;
             }
-            outln!("  receive verdicts (the check that rejected, or accept):");
-            for (k, v) in &s.by_verdict {
-                outln!("    {k:<28} {v}");
-            }
-            for e in &r.errors {
-                outln!("  MISMATCH {e}");
-            }
-            pass &= r.mismatches == 0;
         }
         Ok(pass)
+    }
+
+    /// One CA soak run and its summary.
+    fn soak_ca_once(
+        &self,
+        name: &str,
+        model: CaPortModel,
+        w: u32,
+        classes: &[vl15::check::faults::FaultClass],
+    ) -> Result<bool> {
+        use vl15::check::faults;
+        let (packets, seed) = (self.packets, self.seed);
+        let mut o = faults::SoakOpts::new(w, packets, seed);
+        o.model = model;
+        o.fault_percent = self.fault_percent;
+        o.classes = classes.to_vec();
+        o.checkpoint = self.checkpoint.max(1);
+        let r = match faults::soak(&o) {
+            Ok(r) => r,
+            Err(e) => {
+                outln!("soak {name} DATA_W {w}: FAIL: {e:#}");
+                return Ok(false);
+            }
+        };
+        let faulted: u64 = r.faults.values().sum();
+        outln!(
+            "soak {name} DATA_W {w} seed {seed}: {} packets ({} good, {faulted} faults), {} mismatches, max drain {} cycles (bound {}), {} cycles, {:.1} s wall ({:.0} cycles/s)",
+            r.packets,
+            r.good,
+            r.mismatches,
+            r.max_drain,
+            r.drain_bound,
+            r.cycles,
+            r.wall_s,
+            r.cycles as f64 / r.wall_s.max(1e-9)
+        );
+        let s = &r.stats;
+        outln!(
+            "  delivered: {} to SMA, {} to SM, {} to data RX, {} on the wire; VL15 buffer full for the whole arrival {}, full or not depending on the cycle {}; {} wire packets lost to link down, {} expectations to resets",
+            s.to_sma, s.to_sm, s.to_drx, s.wire_tx, s.certain_full, s.ambiguous_full, s.tx_gated, s.lost_to_reset
+        );
+        outln!("  faults by class:");
+        for (k, v) in &r.faults {
+            outln!("    {k:<28} {v}");
+        }
+        outln!("  receive verdicts (the check that rejected, or accept):");
+        for (k, v) in &s.by_verdict {
+            outln!("    {k:<28} {v}");
+        }
+        for e in &r.errors {
+            outln!("  MISMATCH {e}");
+        }
+        Ok(r.mismatches == 0)
     }
 }

@@ -1,6 +1,12 @@
-//! One RTL channel adapter port (`ib_ca_top`) with a stream driver on every
-//! port: the wire, the data-VL host ports, the SMA and SM interfaces, traps
-//! and the register bus. `step` advances the model one clock cycle.
+//! One RTL channel adapter port with a stream driver on every port: the
+//! wire, the data-VL host ports, the SMA and SM interfaces, traps and the
+//! register bus. `step` advances the model one clock cycle.
+//!
+//! The port is any [`CaTop`]: the single-port `ib_ca_top` at DataW 32, 64
+//! or 128, or one port of the multiport `ib_ca_mp_top`
+//! ([`crate::model::mp_port::MpCaPort`]). Everything built on [`CaPort`]
+//! (the fabric of CA ports, the scoreboard, the CA soak, the regression's
+//! scenarios) runs on either.
 
 use std::collections::VecDeque;
 
@@ -260,9 +266,48 @@ pub struct Tap {
     pub wire: Vec<Received<()>>,
 }
 
-/// One `ib_ca_top` and its drivers.
+/// A Verilated CA port as `ib_ca_top`'s boundary presents it: one cycle
+/// takes [`CaIn`] and gives [`CaOut`], with `ib_ca_top`'s 8-bit register
+/// map and its port number in the SMI sideband.
+pub trait CaTop {
+    /// One clock cycle.
+    fn step(&mut self, i: &CaIn) -> Result<CaOut>;
+    /// Hold `rst_ni` low for `cycles` cycles.
+    fn reset(&mut self, cycles: u32) -> Result<()>;
+    /// Cycles so far (reset cycles included).
+    fn cycle(&self) -> u64;
+    fn data_w(&self) -> u32;
+    /// The port's number (`PortNum`): what its SMI reports as the arrival
+    /// port and answers with in NodeInfo.LocalPortNum.
+    fn port_num(&self) -> u8;
+    /// What it is, for messages: "ib_ca_top DataW 64".
+    fn describe(&self) -> String;
+}
+
+impl CaTop for Ca {
+    fn step(&mut self, i: &CaIn) -> Result<CaOut> {
+        Ok(Ca::step(self, i)?)
+    }
+    fn reset(&mut self, cycles: u32) -> Result<()> {
+        Ok(Ca::reset(self, cycles)?)
+    }
+    fn cycle(&self) -> u64 {
+        Ca::cycle(self)
+    }
+    fn data_w(&self) -> u32 {
+        Ca::data_w(self)
+    }
+    fn port_num(&self) -> u8 {
+        1
+    }
+    fn describe(&self) -> String {
+        format!("ib_ca_top DataW {}", Ca::data_w(self))
+    }
+}
+
+/// One CA port model and its drivers.
 pub struct CaPort {
-    pub ca: Ca,
+    ca: Box<dyn CaTop>,
     pub data_w: u32,
     /// Wire → port. No ready: beats go in whenever the source presents one.
     pub wire_rx: Source<()>,
@@ -308,12 +353,19 @@ pub struct CaPort {
 }
 
 impl CaPort {
-    /// A port of the given data width, reset, with every pattern `Always`.
+    /// An `ib_ca_top` of the given data width, reset, with every pattern
+    /// `Always`.
     pub fn new(data_w: u32) -> Result<Self> {
-        let mut ca =
-            Ca::new(data_w).with_context(|| format!("building ib_ca_top DataW={data_w}"))?;
-        ca.reset(4).context("reset")?;
+        let ca = Ca::new(data_w).with_context(|| format!("building ib_ca_top DataW={data_w}"))?;
+        CaPort::on(Box::new(ca))
+    }
+
+    /// Drivers on the port `ca`, which is reset first.
+    pub fn on(mut ca: Box<dyn CaTop>) -> Result<Self> {
+        ca.reset(4)
+            .with_context(|| format!("reset of {}", ca.describe()))?;
         let cycle = ca.cycle();
+        let data_w = ca.data_w();
         Ok(CaPort {
             ca,
             data_w,
@@ -366,6 +418,11 @@ impl CaPort {
             + self.drx.clear_partial()
             + self.sma_rx.clear_partial()
             + self.sm_rx.clear_partial())
+    }
+
+    /// The port model under the drivers.
+    pub fn model(&self) -> &dyn CaTop {
+        self.ca.as_ref()
     }
 
     /// Queue a register write; writes go out one per cycle, in order.

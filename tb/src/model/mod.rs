@@ -11,6 +11,7 @@
 
 pub mod device;
 pub mod fabric;
+pub mod mp_port;
 pub mod net;
 pub mod node_hw;
 pub mod regmap;
