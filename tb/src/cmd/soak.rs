@@ -10,7 +10,8 @@ use super::widths;
 pub enum Device {
     /// One CA port, ib_ca_top, at each --width
     Ca,
-    /// The 8-port switch (its tiles, as the fabric runs it) at DATA_W 64 and 128
+    /// The switch (its tiles, as the fabric runs it; 8 ports unless --ports)
+    /// at DATA_W 64 and 128
     Switch,
 }
 
@@ -41,10 +42,24 @@ pub struct Args {
     /// Drain and check the counters every this many packets
     #[arg(long, default_value_t = 2000)]
     checkpoint: u64,
+    /// External ports of the switch, 8 to 64 (default 8): ports 1 to N-2
+    /// Active, N-1 Init, N Down, the LFT and the traffic spread over all of
+    /// them (--device switch only)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(8..=64))]
+    ports: Option<u32>,
 }
 
 impl Args {
     pub fn run(self) -> Result<bool> {
+        if matches!(self.device, Device::Ca) && self.ports.is_some() {
+            // A usage error, reported (exit status 2) as clap reports the
+            // others.
+            clap::Error::raw(
+                clap::error::ErrorKind::ArgumentConflict,
+                "--ports sets the switch's port count (--device switch); the CA has one port\n",
+            )
+            .exit();
+        }
         if !self.list {
             return match self.device {
                 Device::Ca => self.soak_ca(),
@@ -74,7 +89,8 @@ impl Args {
 
 impl Args {
     /// `vl15 soak --device switch`: the switch's own generator and scoreboard
-    /// (`refmodel::switch`), which has its own classes, at DATA_W 64 and 128.
+    /// (`refmodel::switch`), which has its own classes, at DATA_W 64 and 128,
+    /// with `--ports` external ports (default 8).
     fn soak_switch(&self) -> Result<bool> {
         use vl15::refmodel::switch;
         let (width, packets, seed) = (self.width.as_str(), self.packets, self.seed);
@@ -88,16 +104,17 @@ impl Args {
         if !self.class.is_empty() {
             bail!("--class selects CA fault classes; the switch soak runs every switch class");
         }
+        let nports = self.ports.unwrap_or(u32::from(switch::NPORTS));
         let mut pass = true;
         for w in ws {
             let opt = switch::SoakOptions {
                 phase_packets: self.checkpoint.max(1),
                 fault_percent: self.fault_percent,
                 data_w: w,
-                ..switch::SoakOptions::default()
+                ..switch::SoakOptions::with_ports(nports)
             };
             let r = switch::soak(seed, packets, &opt)
-                .with_context(|| format!("switch soak at DATA_W {w}"))?;
+                .with_context(|| format!("switch soak, {nports} ports at DATA_W {w}"))?;
             out!("{r}");
             pass &= r.mismatches == 0;
         }
