@@ -1111,6 +1111,9 @@ mod tests {
         let st: Vec<u8> = s.state[1..].to_vec();
         let a = ps::ACTIVE;
         assert_eq!(st, [a, a, a, a, a, a, ps::INIT, ps::DOWN]);
+        // The drain bound the 8-port bench had, and the bigger radixes'.
+        assert_eq!(drain_bound(8), DRAIN_BOUND);
+        assert_eq!((drain_bound(36), drain_bound(64)), (500_000, 800_000));
     }
 
     /// At every radix: the rows fit the LFT, every routed LID reaches a
