@@ -148,6 +148,8 @@ SOAK_SEED ?= 1
 soak: deps
 	$(CARGO) run --release -q -p vl15 -- soak --device ca --width all \
 	  --packets $(SOAK_PACKETS) --seed $(SOAK_SEED)
+	$(CARGO) run --release -q -p vl15 -- soak --device ca-mp \
+	  --packets $(SOAK_PACKETS) --seed $(SOAK_SEED)
 	$(CARGO) run --release -q -p vl15 -- soak --device switch \
 	  --packets $(SOAK_PACKETS) --seed $(SOAK_SEED)
 

@@ -383,3 +383,111 @@ fn fuzz_is_time_bounded_and_prints_cases_and_seed() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("serve, all"));
 }
+
+/// `vl15 soak --device switch --ports N` soaks an N-port switch; a count
+/// outside 8..=64, or --ports with the CA, is a usage error.
+#[test]
+fn soak_switch_at_a_port_count() {
+    let o = vl15()
+        .args([
+            "soak", "--device", "switch", "--ports", "36", "--width", "128",
+        ])
+        .args(["--packets", "400", "--checkpoint", "100", "--seed", "3"])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        out.contains("switch soak 36 ports DATA_W 128 seed 3"),
+        "{out}"
+    );
+    assert!(out.contains(" 0 mismatches"), "{out}");
+    assert!(out.contains("packets in on 36 of 36 ports"), "{out}");
+    for bad in ["7", "65", "x"] {
+        let o = vl15()
+            .args([
+                "soak",
+                "--device",
+                "switch",
+                "--ports",
+                bad,
+                "--packets",
+                "1",
+            ])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "--ports {bad}: {err}");
+        assert!(err.contains("--ports"), "{err}");
+    }
+    let o = vl15()
+        .args(["soak", "--device", "ca", "--ports", "36", "--packets", "1"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("the CA has one port"), "{err}");
+    let o = vl15().args(["soak", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&o.stdout);
+    assert!(help.contains("--ports <N>"), "{help}");
+}
+
+/// `vl15 soak --device ca-mp` soaks each port of the multiport CA in turn
+/// at the widths it is built at; ports and widths it does not have are
+/// refused.
+#[test]
+fn soak_multiport_ca_each_port() {
+    let o = vl15()
+        .args(["soak", "--device", "ca-mp", "--width", "64"])
+        .args(["--packets", "300", "--checkpoint", "100", "--seed", "4"])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    for p in [1, 2] {
+        let head = format!("soak ca-mp port {p} of 2 DATA_W 64 seed 4: 300 packets");
+        assert!(out.contains(&head), "{out}");
+    }
+    assert_eq!(out.matches(" 0 mismatches").count(), 2, "{out}");
+    for bad in [
+        &["--ports", "3"][..],
+        &["--port", "3"],
+        &["--ports", "1", "--port", "2"],
+        &["--port", "0"],
+    ] {
+        let o = vl15()
+            .args(["soak", "--device", "ca-mp", "--packets", "1"])
+            .args(bad)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{bad:?}: {err}");
+        assert!(err.contains("--port"), "{err}");
+    }
+    let o = vl15()
+        .args([
+            "soak",
+            "--device",
+            "ca-mp",
+            "--width",
+            "32",
+            "--packets",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--width 32: ca-mp port 1 of 2 is built at DATA_W [64, 128]"),
+        "{err}"
+    );
+}

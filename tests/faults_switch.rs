@@ -1,13 +1,13 @@
-//! The switch datapath (`ib_switch_top`, 8 ports, DataW 64 — the only width
-//! the switch binding is built at) against the reference model in
-//! `vl15::check::refmodel::switch`: a seeded soak of ≥ 10^4 packets, one short test
-//! per fault class, the directed classes (VL15 overflow, link down and
-//! reset in the middle of a packet, backpressure storms), the model alone
-//! on the ibspec §5 worked trace, and a check that the scoreboard catches a
-//! mismatch.
+//! The switch datapath (`ib_switch_top`'s tiles, 8 ports unless a test says
+//! otherwise, DataW 64 and 128) against the reference model in
+//! `vl15::check::refmodel::switch`: a seeded soak of ≥ 10^4 packets, soaks at 36
+//! and 64 ports, one short test per fault class, the directed classes (VL15
+//! overflow, link down and reset in the middle of a packet, backpressure
+//! storms), the model alone on the ibspec §5 worked trace, and a check that
+//! the scoreboard catches a mismatch.
 
 use vl15::check::refmodel::switch::{
-    self as rs, ctr, Bank, Bench, Expect, FaultClass, Out, Patterns, SoakOptions,
+    self as rs, ctr, Bank, Bench, Expect, FaultClass, Out, Patterns, Radix, SoakOptions,
 };
 use vl15::model::stream::{Pattern, Rng};
 use vl15::proto::mad;
@@ -289,7 +289,7 @@ fn scoreboard_catches_a_wrong_counter() {
 /// (hp 2) leaves RP[1] = a with hp 1; LRH DLID/SLID stay permissive.
 #[test]
 fn model_follows_the_ibspec_worked_trace() {
-    let m = rs::SwitchModel::new(rs::bench_state());
+    let m = rs::SwitchModel::new(rs::bench_state(Radix::DEFAULT));
     let (a, q) = (3u8, 5u8);
     let mut req = mad::dr_request(METHOD_GET, ATTR_NODE_INFO, 0, 0x77, &[1, q]);
     req[6] = 1; // the SM's send rule made it 1
@@ -318,7 +318,7 @@ fn model_follows_the_ibspec_worked_trace() {
     assert_eq!(bytes[MAD_OFFSET + 6], 1);
     // A LID-routed data packet is forwarded byte for byte.
     let mut rng = Rng::new(1);
-    let g = rs::gen_packet(&mut rng, FaultClass::GoodData, 1);
+    let g = rs::gen_packet(&mut rng, Radix::DEFAULT, FaultClass::GoodData, 1);
     let pr = m.ingress(g.port, &g.bytes);
     assert!(matches!(&pr.outs[..], [Out::Wire { bytes, sq: false, .. }] if *bytes == g.bytes));
 }
@@ -359,4 +359,106 @@ fn egress_link_down_shows_no_packet_and_accounts_for_each() {
         tot.0, tot.1, tot.2
     );
     assert_eq!(b.tally.mismatches, 0, "{:#?}", b.tally.log);
+}
+
+/// A soak of a big switch: every fault class and directed class runs, the
+/// counters of all N ports are checked, and the traffic spreads over the
+/// whole radix: every port is an input, every Active port and the Init
+/// port an output, the Down port never.
+fn soak_radix(seed: u64, nports: u8, w: u32, packets: u64) {
+    // Phases of 500: a reset (every 8th phase) within 4,000 packets.
+    let opt = SoakOptions {
+        data_w: w,
+        phase_packets: 500,
+        ..SoakOptions::with_ports(u32::from(nports))
+    };
+    let t0 = std::time::Instant::now();
+    let r = rs::soak(seed, packets, &opt).expect("soak");
+    println!("{r}");
+    println!(
+        "{nports} ports DataW {w}: {:.1} s",
+        t0.elapsed().as_secs_f64()
+    );
+    assert_eq!(r.nports, nports, "{r}");
+    assert_eq!(r.mismatches, 0, "{r}");
+    assert!(r.packets >= packets, "{r}");
+    assert!(r.matched > 0 && r.matched >= r.good / 2, "{r}");
+    // Every port's 16 counters, port 0's and the GMP bank, at each check.
+    assert!(r.counters_checked >= u64::from(nports) * 16, "{r}");
+    assert!(r.to_string().contains(&format!("{nports} ports")), "{r}");
+    for c in FaultClass::FAULTS {
+        assert!(
+            r.faults.get(c.name()).copied().unwrap_or(0) > 0,
+            "{} never ran: {r}",
+            c.name()
+        );
+    }
+    for d in [
+        "vl15_overflow",
+        "data_overflow",
+        "link_down",
+        "egress_link_down",
+        "reset",
+    ] {
+        assert!(
+            r.faults.get(d).copied().unwrap_or(0) > 0,
+            "{d} never ran: {r}"
+        );
+    }
+    let missing_in: Vec<u8> = (1..=nports)
+        .filter(|p| !r.wire_in.contains_key(p))
+        .collect();
+    assert!(
+        missing_in.is_empty(),
+        "no packet in on ports {missing_in:?}: {r}"
+    );
+    let missing_out: Vec<u8> = (1..nports)
+        .filter(|p| !r.wire_out.contains_key(p))
+        .collect();
+    assert!(
+        missing_out.is_empty(),
+        "no packet out of ports {missing_out:?}: {r}"
+    );
+    assert!(
+        r.wire_out.keys().all(|&p| p < nports),
+        "out of the Down port: {r}"
+    );
+    let above_8: u64 = r.wire_out.range(9..).map(|(_, n)| n).sum();
+    assert!(above_8 > 0, "{r}");
+    assert!(r.max_drain_cycles <= r.drain_bound, "{r}");
+}
+
+#[test]
+fn soak_36_ports() {
+    soak_radix(0x5EED_0036, 36, 128, 10_000);
+}
+
+#[test]
+fn soak_64_ports() {
+    soak_radix(0x5EED_0064, 64, 128, 8_000);
+}
+
+#[test]
+fn soak_64_ports_dataw_64() {
+    soak_radix(0x5EED_0640, 64, 64, 5_000);
+}
+
+/// A radix the layout does not fit (fewer than six Active ports, an Init
+/// and a Down one) or the model is not built for is an error, not a panic.
+#[test]
+fn bench_refuses_a_radix_out_of_range() {
+    for n in [0, 1, 7, 65, 255, 1000] {
+        let e = Bench::with_radix(1, 64, n)
+            .err()
+            .unwrap_or_else(|| panic!("{n} ports accepted"));
+        let msg = format!("{e:#}");
+        assert!(
+            msg.contains("8..=64") && msg.contains(&n.to_string()),
+            "{msg}"
+        );
+    }
+    let e = rs::soak(1, 10, &SoakOptions::with_ports(7)).err();
+    assert!(e.is_some_and(|e| e.to_string().contains("not 7")));
+    let b = Bench::with_radix(1, 64, 8).expect("8 ports");
+    assert_eq!(b.radix(), Radix::DEFAULT);
 }

@@ -16,7 +16,8 @@ pub enum Device {
     /// each of its --ports in turn) against the same reference model and
     /// scoreboard as the CA port, at DATA_W 64 and 128
     CaMp,
-    /// The 8-port switch (its tiles, as the fabric runs it) at DATA_W 64 and 128
+    /// The switch (its tiles, as the fabric runs it; 8 ports unless --ports)
+    /// at DATA_W 64 and 128
     Switch,
 }
 
@@ -47,16 +48,19 @@ pub struct Args {
     /// Drain and check the counters every this many packets
     #[arg(long, default_value_t = 2000)]
     checkpoint: u64,
-    /// ca-mp: external ports of the multiport CA (1 or 2)
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..=2))]
-    ports: u8,
-    /// ca-mp: the port under test (default: each port in turn)
-    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=2))]
-    port: Option<u8>,
+    /// External ports of the device: the switch 8 to 64 (default 8; ports
+    /// 1 to N-2 Active, N-1 Init, N Down, the LFT and the traffic spread
+    /// over all of them); the multiport CA 1 or 2 (default 2)
+    #[arg(long, value_name = "N")]
+    ports: Option<u32>,
+    /// The multiport CA's port under test (default: each port in turn)
+    #[arg(long, value_name = "P")]
+    port: Option<u32>,
 }
 
 impl Args {
     pub fn run(self) -> Result<bool> {
+        self.check_ports();
         if !self.list {
             return match self.device {
                 Device::Ca | Device::CaMp => self.soak_ca(),
@@ -84,9 +88,39 @@ impl Args {
     }
 }
 
+/// Report a usage error as clap reports the others (exit status 2).
+fn usage(msg: &str) -> ! {
+    clap::Error::raw(clap::error::ErrorKind::ArgumentConflict, format!("{msg}\n")).exit()
+}
+
 impl Args {
+    /// `--ports` and `--port` against the device they are given for.
+    fn check_ports(&self) {
+        match (self.device, self.ports, self.port) {
+            (Device::Ca, Some(_), _) | (Device::Ca, _, Some(_)) => usage(
+                "--ports and --port choose the switch's or the multiport CA's ports; the CA has one port",
+            ),
+            (Device::Switch, _, Some(_)) => {
+                usage("--port picks the multiport CA's port under test (--device ca-mp)")
+            }
+            (Device::Switch, Some(n), _) if !(8..=64).contains(&n) => {
+                usage(&format!("--ports {n}: the switch soak runs 8 to 64 ports"))
+            }
+            (Device::CaMp, Some(n), _) if !(1..=2).contains(&n) => usage(&format!(
+                "--ports {n}: the multiport CA is built with 1 or 2 ports"
+            )),
+            (Device::CaMp, n, Some(p)) if p == 0 || p > n.unwrap_or(2) => usage(&format!(
+                "--port {p}: the {}-port CA has ports 1 to {}",
+                n.unwrap_or(2),
+                n.unwrap_or(2)
+            )),
+            _ => {}
+        }
+    }
+
     /// `vl15 soak --device switch`: the switch's own generator and scoreboard
-    /// (`refmodel::switch`), which has its own classes, at DATA_W 64 and 128.
+    /// (`refmodel::switch`), which has its own classes, at DATA_W 64 and 128,
+    /// with `--ports` external ports (default 8).
     fn soak_switch(&self) -> Result<bool> {
         use vl15::check::refmodel::switch;
         let (width, packets, seed) = (self.width.as_str(), self.packets, self.seed);
@@ -100,16 +134,17 @@ impl Args {
         if !self.class.is_empty() {
             bail!("--class selects CA fault classes; the switch soak runs every switch class");
         }
+        let nports = self.ports.unwrap_or(u32::from(switch::NPORTS));
         let mut pass = true;
         for w in ws {
             let opt = switch::SoakOptions {
                 phase_packets: self.checkpoint.max(1),
                 fault_percent: self.fault_percent,
                 data_w: w,
-                ..switch::SoakOptions::default()
+                ..switch::SoakOptions::with_ports(nports)
             };
             let r = switch::soak(seed, packets, &opt)
-                .with_context(|| format!("switch soak at DATA_W {w}"))?;
+                .with_context(|| format!("switch soak, {nports} ports at DATA_W {w}"))?;
             out!("{r}");
             pass &= r.mismatches == 0;
         }
@@ -118,13 +153,13 @@ impl Args {
 
     /// The CA port models `--device ca` / `ca-mp` runs, with their names
     /// in the summary.
-    fn ca_models(&self) -> Result<Vec<(String, CaPortModel)>> {
-        let n = self.ports;
-        Ok(match self.device {
+    fn ca_models(&self) -> Vec<(String, CaPortModel)> {
+        // Ranges checked by `check_ports`.
+        let n = self.ports.unwrap_or(2) as u8;
+        match self.device {
             Device::CaMp => {
                 let ports: Vec<u8> = match self.port {
-                    Some(p) if p > n => bail!("--port {p}: the {n}-port CA has ports 1..={n}"),
-                    Some(p) => vec![p],
+                    Some(p) => vec![p as u8],
                     None => (1..=n).collect(),
                 };
                 ports
@@ -136,16 +171,13 @@ impl Args {
                     .collect()
             }
             _ => vec![("ca".to_string(), CaPortModel::Top)],
-        })
+        }
     }
 
     /// `vl15 soak --device ca|ca-mp`: the CA port's generator and
     /// scoreboard (`faults`, `scoreboard`) at each width.
     fn soak_ca(&self) -> Result<bool> {
         use vl15::check::faults::FaultClass;
-        if !matches!(self.device, Device::CaMp) && (self.port.is_some() || self.ports != 2) {
-            bail!("--ports and --port choose the multiport CA's ports (--device ca-mp)");
-        }
         let classes = self
             .class
             .iter()
@@ -155,13 +187,16 @@ impl Args {
             })
             .collect::<Result<Vec<_>>>()?;
         let mut pass = true;
-        for (name, model) in self.ca_models()? {
+        for (name, model) in self.ca_models() {
             for w in widths(&self.width)? {
                 if !model.widths().contains(&w) {
                     if self.width == "all" {
                         continue;
                     }
-                    bail!("{name} is built at DATA_W {:?}, not {w}", model.widths());
+                    usage(&format!(
+                        "--width {w}: {name} is built at DATA_W {:?}",
+                        model.widths()
+                    ));
                 }
                 pass &= self.soak_ca_once(&name, model, w, &classes)?;
             }

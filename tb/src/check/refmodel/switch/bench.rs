@@ -88,10 +88,11 @@ pub struct Patterns {
 }
 
 impl Patterns {
-    pub fn line_rate() -> Self {
+    /// Every wire and interface at line rate, for a switch of `nports`.
+    pub fn line_rate(nports: u8) -> Self {
         Patterns {
             rx: Pattern::Always,
-            tx: vec![Pattern::Always; usize::from(NPORTS)],
+            tx: vec![Pattern::Always; usize::from(nports)],
             host: Pattern::Always,
         }
     }
@@ -118,11 +119,16 @@ pub struct Tally {
     pub max_drain: u64,
     /// Packets sent into an output whose link fell (egress link down).
     pub egress_swallowed: u64,
+    /// Packets put on each input wire, by port.
+    pub wire_in: BTreeMap<u8, u64>,
+    /// Packets seen leaving each output wire as predicted, by port.
+    pub wire_out: BTreeMap<u8, u64>,
 }
 
-/// The Verilated 8-port switch under the scoreboard.
+/// The Verilated switch (8 to 64 ports) under the scoreboard.
 pub struct Bench {
     dev: Dev,
+    radix: Radix,
     pin: Vec<PortIn>,
     pout: Vec<PortOut>,
     dout: DevOut,
@@ -156,17 +162,25 @@ pub struct Bench {
 const LOG_MAX: usize = 20;
 
 impl Bench {
-    /// A reset, programmed switch (ports 1..=6 Active, 7 Init, 8 Down) at
-    /// DataW 64.
+    /// A reset, programmed 8-port switch (ports 1..=6 Active, 7 Init, 8
+    /// Down) at DataW 64.
     pub fn new(seed: u64) -> Result<Bench> {
         Bench::with_width(seed, 64)
     }
 
     /// [`Bench::new`] at DataW `w` (64 or 128).
     pub fn with_width(seed: u64, w: u32) -> Result<Bench> {
-        let mut dev =
-            Dev::new(DevKind::Switch, u32::from(NPORTS), w).context("the 8-port switch model")?;
-        if dev.num_ports() != u32::from(NPORTS) || dev.data_w() != w {
+        Bench::with_radix(seed, w, u32::from(NPORTS))
+    }
+
+    /// A reset, programmed switch of `nports` external ports (8..=64:
+    /// 1..=N−2 Active, N−1 Init, N Down, the LFT of [`bench_lft`]) at
+    /// DataW `w`. Another port count is an error.
+    pub fn with_radix(seed: u64, w: u32, nports: u32) -> Result<Bench> {
+        let radix = Radix::new(nports)?;
+        let mut dev = Dev::new(DevKind::Switch, nports, w)
+            .with_context(|| format!("the {nports}-port switch model at DataW {w}"))?;
+        if dev.num_ports() != nports || dev.data_w() != w {
             bail!(
                 "switch binding has {} ports at DataW {}",
                 dev.num_ports(),
@@ -174,13 +188,14 @@ impl Bench {
             );
         }
         dev.reset(4)?;
-        let n = usize::from(NPORTS);
+        let n = usize::from(radix.nports());
         let mut b = Bench {
             dev,
+            radix,
             pin: vec![PortIn::default(); n],
             pout: vec![PortOut::default(); n],
             dout: DevOut::default(),
-            model: SwitchModel::new(SwitchState::after_reset(NPORTS)),
+            model: SwitchModel::new(SwitchState::after_reset(radix.nports())),
             drv: (0..n)
                 .map(|_| Driver {
                     q: VecDeque::new(),
@@ -213,6 +228,11 @@ impl Bench {
         Ok(b)
     }
 
+    /// The switch's radix.
+    pub fn radix(&self) -> Radix {
+        self.radix
+    }
+
     pub fn cycle_count(&self) -> u64 {
         self.dev.cycle()
     }
@@ -240,11 +260,12 @@ impl Bench {
     /// Program the bench's LFT, LinearFDBTop, LID and PortStates, and make
     /// the model's state the same.
     pub fn program(&mut self) -> Result<()> {
-        let want = bench_state();
-        self.write_reg(swreg::NUM_PORTS, u32::from(NPORTS))?;
+        let r = self.radix;
+        let want = bench_state(r);
+        self.write_reg(swreg::NUM_PORTS, u32::from(r.nports()))?;
         self.write_reg(swreg::PORT0_LID, u32::from(PORT0_LID))?;
         let mut words: BTreeMap<u16, [u8; 4]> = BTreeMap::new();
-        for (lid, _) in bench_lft() {
+        for (lid, _) in bench_lft(r) {
             let w = lid / 4;
             let mut e = [0u8; 4];
             for (i, x) in e.iter_mut().enumerate() {
@@ -255,10 +276,10 @@ impl Bench {
         for (w, e) in words {
             self.write_reg(swreg::LFT_BASE + w, u32::from_le_bytes(e))?;
         }
-        self.write_reg(swreg::LINEAR_FDB_TOP, u32::from(LFT_TOP))?;
+        self.write_reg(swreg::LINEAR_FDB_TOP, u32::from(r.lft_top()))?;
         self.write_reg(swreg::MASTER_SM_LID, u32::from(MASTER_SM_LID))?;
         self.write_reg(swreg::MASTER_SM_SL, u32::from(MASTER_SM_SL))?;
-        for p in 1..=NPORTS {
+        for p in 1..=r.nports() {
             let st = want.state[usize::from(p)];
             if st != ps::INIT {
                 self.write_reg(swreg::PORT_STATE + u16::from(p), u32::from(st))?;
@@ -271,7 +292,7 @@ impl Bench {
     }
 
     fn check_port_states(&mut self) {
-        for p in 1..=NPORTS {
+        for p in 1..=self.radix.nports() {
             let rtl = self.pout[usize::from(p) - 1].port_state;
             let m = self.model.s.state[usize::from(p)];
             if rtl != m {
@@ -351,12 +372,12 @@ impl Bench {
             pick(rng, &FaultClass::GOOD)
         };
         self.tid += 1;
-        gen_packet(rng, class, self.tid)
+        gen_packet(rng, self.radix, class, self.tid)
     }
 
     pub fn gen_class(&mut self, rng: &mut Rng, class: FaultClass) -> GenPacket {
         self.tid += 1;
-        gen_packet(rng, class, self.tid)
+        gen_packet(rng, self.radix, class, self.tid)
     }
 
     fn expect(&mut self, dest: Dest, key: (u8, Lane), mut e: Exp) {
@@ -494,6 +515,9 @@ impl Bench {
             .and_then(VecDeque::pop_front)
             .expect("matched head");
         self.tally.matched += 1;
+        if let Dest::Wire(q) = dest {
+            *self.tally.wire_out.entry(q).or_default() += 1;
+        }
         self.release(e.origin);
         if e.sq {
             let psn = psn_of(&bytes);
@@ -633,6 +657,7 @@ impl Bench {
                 }
                 self.book(&pr, p, Lane::Fwd, origin, class);
                 self.tally.injected += 1;
+                *self.tally.wire_in.entry(p).or_default() += 1;
             }
             let d = &mut self.drv[i];
             let inj = d.q.front().expect("checked");
@@ -826,7 +851,7 @@ impl Bench {
     /// Read every counter back and compare with the model; check that every
     /// PSN the send engine used is below its packet count.
     pub fn check_counters(&mut self) -> Result<()> {
-        let mut banks: Vec<Bank> = (1..=NPORTS).map(Bank::Ext).collect();
+        let mut banks: Vec<Bank> = (1..=self.radix.nports()).map(Bank::Ext).collect();
         banks.push(Bank::Port0);
         banks.push(Bank::Gmp);
         for b in banks {
@@ -865,8 +890,9 @@ impl Bench {
     }
 
     fn overflow(&mut self, rng: &mut Rng, extra: usize, data: bool) -> Result<()> {
-        let p = range(rng, 1, 6) as u8;
-        let q = active_other(rng, p);
+        let r = self.radix;
+        let p = range(rng, 1, r.active().into()) as u8;
+        let q = active_other(rng, r, p);
         let (depth, c) = if data {
             (DATA_DEPTH, ctr::DATA_DROPPED)
         } else {
@@ -875,7 +901,7 @@ impl Bench {
         self.tx[usize::from(q) - 1].hold = true;
         for k in 0..depth + extra {
             self.tid += 1;
-            let dlid = lid_to(q, rng);
+            let dlid = lid_to(r, q, rng);
             let bytes = if data {
                 let len = range(rng, 0, 4000) as usize;
                 data_wire(range(rng, 0, 7) as u8, dlid, 0x20, 2, len, rng)
@@ -953,7 +979,8 @@ impl Bench {
     /// in part, on that output, then or after the link returns. Returns
     /// (packets, swallowed, of those counted in the output's Tx counters).
     pub fn egress_link_down(&mut self, rng: &mut Rng) -> Result<(u32, u32, u32)> {
-        let q = range(rng, 1, 6) as u8;
+        let r = self.radix;
+        let q = range(rng, 1, r.active().into()) as u8;
         let qi = usize::from(q) - 1;
         self.tx[qi].hold = true;
         let mut per_in: BTreeMap<u8, u32> = BTreeMap::new();
@@ -965,7 +992,7 @@ impl Bench {
             let vl15 = rng.chance(50);
             let depth = if vl15 { VL15_DEPTH } else { DATA_DEPTH };
             let p = loop {
-                let p = active_other(rng, q);
+                let p = active_other(rng, r, q);
                 let u = used.entry((p, vl15)).or_default();
                 if *u < depth {
                     *u += 1;
@@ -975,11 +1002,11 @@ impl Bench {
             self.tid += 1;
             let bytes = if vl15 {
                 let m = random_mad(rng, CLASS_SUBN_LID, METHOD_GET, self.tid);
-                let dl = lid_to(q, rng);
+                let dl = lid_to(r, q, rng);
                 smp_wire(dl, 0x20, &m, rng)
             } else {
                 let vl = range(rng, 0, 7) as u8;
-                let dl = lid_to(q, rng);
+                let dl = lid_to(r, q, rng);
                 let len = range(rng, 0, 500) as usize;
                 data_wire(vl, dl, 0x20, 2, len, rng)
             };
@@ -1017,7 +1044,7 @@ impl Bench {
         self.cycle()?;
         self.model.s.state[usize::from(q)] = ps::ACTIVE;
         self.check_port_states();
-        self.drain(DRAIN_BOUND)?;
+        self.drain(drain_bound(r.nports()))?;
         // Account: each input forwarded or state-dropped each of its packets.
         let mut swallowed = 0u32;
         for (p, n) in per_in {
@@ -1089,7 +1116,7 @@ impl Bench {
         self.ctr_exp.clear();
         self.inflight.clear();
         self.psns.clear();
-        self.model.s = SwitchState::after_reset(NPORTS);
+        self.model.s = SwitchState::after_reset(self.radix.nports());
         for _ in 0..300 {
             self.cycle()?;
             let o = self.dout;

@@ -13,11 +13,11 @@
 //!   [`SwitchModel::buffer_full`] says what a full buffer does).
 //!   [`SwitchModel::sma_send`], `sm_send`, `trap_send` and `gmp_send`
 //!   predict what port 0's host sends.
-//! * [`Bench`] (`bench.rs`): drives the Verilated 8-port switch (at DataW
-//!   64 or 128, the widths the fabric's models are built at) and checks it
-//!   against the model transaction by transaction, byte for byte, in order
-//!   per (input, output), and every counter through the register
-//!   interface.
+//! * [`Bench`] (`bench.rs`): drives the Verilated switch (8 to 64 ports,
+//!   [`Radix`], at DataW 64 or 128, the widths the fabric's models are
+//!   built at) and checks it against the model transaction by
+//!   transaction, byte for byte, in order per (input, output), and every
+//!   counter through the register interface.
 //! * [`FaultClass`] and [`gen_packet`] (`gen.rs`, with the bench's switch
 //!   set-up): a seeded generator of good packets and of every switch fault
 //!   class with its expected disposition.

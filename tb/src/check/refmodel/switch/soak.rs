@@ -23,6 +23,9 @@ pub struct SoakOptions {
     pub directed: bool,
     /// DataW of the switch model (64 or 128).
     pub data_w: u32,
+    /// External ports of the switch, 8..=64 ([`Radix`]). Set
+    /// `drain_bound` with it ([`SoakOptions::with_ports`] does).
+    pub nports: u32,
 }
 
 impl Default for SoakOptions {
@@ -33,15 +36,39 @@ impl Default for SoakOptions {
             drain_bound: DRAIN_BOUND,
             directed: true,
             data_w: 64,
+            nports: u32::from(NPORTS),
         }
     }
 }
 
-/// The drain bound, worst case: every input buffer full (8 ports of 3
-/// VL15 slots of 288 bytes and 2 data slots of 4224, and port 0's 2 of 288:
-/// about 9,400 beats of 8 bytes) leaving through one output at the storm
-/// pattern's duty of 64 cycles in 664: under 98,000 cycles. A longer drain
-/// is a lockup.
+impl SoakOptions {
+    /// The defaults for a switch of `nports`, the drain bound its radix's
+    /// ([`drain_bound`]). The port count is checked when the soak starts.
+    pub fn with_ports(nports: u32) -> Self {
+        SoakOptions {
+            nports,
+            drain_bound: drain_bound(nports.clamp(1, 255) as u8),
+            ..SoakOptions::default()
+        }
+    }
+}
+
+/// The drain bound of a switch of `nports`, worst case: every input buffer
+/// full (each port's 3 VL15 slots of 288 bytes and 2 data slots of 4224,
+/// and port 0's 2 of 288) leaving through one output at the storm
+/// pattern's duty of 64 cycles in 664, in beats of 8 bytes (DataW 64; at
+/// 128 it is half), rounded up to a multiple of 100,000 cycles. At 8 ports:
+/// about 9,400 beats, under 98,000 cycles, bound [`DRAIN_BOUND`]; at 36:
+/// about 42,000 beats, 436,000 cycles, bound 500,000; at 64: about 74,600
+/// beats, 774,000 cycles, bound 800,000. A longer drain is a lockup.
+pub fn drain_bound(nports: u8) -> u64 {
+    let slot_bytes = (VL15_DEPTH * VL15_SLOT_BYTES + DATA_DEPTH * DATA_SLOT_BYTES) as u64;
+    let bytes = u64::from(nports) * slot_bytes + 2 * VL15_SLOT_BYTES as u64;
+    let cycles = bytes.div_ceil(8) * 664 / 64;
+    cycles.div_ceil(100_000) * 100_000
+}
+
+/// [`drain_bound`] of the 8-port switch.
 pub const DRAIN_BOUND: u64 = 100_000;
 
 /// What a soak run found.
@@ -50,6 +77,8 @@ pub struct SwitchSoakReport {
     pub seed: u64,
     /// DataW of the switch model.
     pub data_w: u32,
+    /// External ports of the switch.
+    pub nports: u8,
     pub packets: u64,
     pub good: u64,
     /// Faulted packets (and directed events) by class.
@@ -64,6 +93,10 @@ pub struct SwitchSoakReport {
     pub lost_to_reset: u64,
     /// Packets sent into an output whose link fell (none may appear).
     pub egress_swallowed: u64,
+    /// Packets put on each input wire, by port.
+    pub wire_in: BTreeMap<u8, u64>,
+    /// Packets that left each output wire as predicted, by port.
+    pub wire_out: BTreeMap<u8, u64>,
     pub cycles: u64,
     pub wall: Duration,
 }
@@ -72,8 +105,18 @@ impl std::fmt::Display for SwitchSoakReport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(
             f,
-            "switch soak DATA_W {} seed {}: {} packets ({} good), {} delivered as predicted, {} mismatches",
-            self.data_w, self.seed, self.packets, self.good, self.matched, self.mismatches
+            "switch soak {} ports DATA_W {} seed {}: {} packets ({} good), {} delivered as predicted, {} mismatches",
+            self.nports, self.data_w, self.seed, self.packets, self.good, self.matched, self.mismatches
+        )?;
+        let top = |m: &BTreeMap<u8, u64>| m.keys().next_back().copied().unwrap_or(0);
+        writeln!(
+            f,
+            "wires: packets in on {} of {} ports (highest {}), out of {} (highest {})",
+            self.wire_in.len(),
+            self.nports,
+            top(&self.wire_in),
+            self.wire_out.len(),
+            top(&self.wire_out)
         )?;
         writeln!(
             f,
@@ -97,13 +140,14 @@ impl std::fmt::Display for SwitchSoakReport {
     }
 }
 
-/// Phase `k`'s patterns: line rate; idle beats on the wires; random
-/// backpressure; storms (outputs stalled for long stretches).
-pub fn phase_patterns(k: u64, rng: &mut Rng) -> Patterns {
-    let n = usize::from(NPORTS);
+/// Phase `k`'s patterns for a switch of `nports`: line rate; idle beats on
+/// the wires; random backpressure; storms (outputs stalled for long
+/// stretches).
+pub fn phase_patterns(k: u64, nports: u8, rng: &mut Rng) -> Patterns {
+    let n = usize::from(nports);
     let seed = rng.next_u64();
     match k % 4 {
-        0 => Patterns::line_rate(),
+        0 => Patterns::line_rate(nports),
         1 => Patterns {
             rx: Pattern::Random { percent: 60, seed },
             tx: vec![Pattern::Always; n],
@@ -141,19 +185,20 @@ pub fn phase_patterns(k: u64, rng: &mut Rng) -> Patterns {
     }
 }
 
-/// Soak the 8-port switch: `packets` generated packets (good and faulted,
+/// Soak the switch (`opt.nports` ports, 8..=64): `packets` generated packets (good and faulted,
 /// back to back on all inputs) against the model, in phases of changing
 /// idle/backpressure patterns, each ending with a drain and a check of
 /// every counter; between phases the directed classes (VL15 overflow, link
 /// down mid-packet, reset mid-traffic).
 pub fn soak(seed: u64, packets: u64, opt: &SoakOptions) -> Result<SwitchSoakReport> {
     let t0 = Instant::now();
-    let mut b = Bench::with_width(seed, opt.data_w)?;
+    let mut b = Bench::with_radix(seed, opt.data_w, opt.nports)?;
+    let nports = b.radix().nports();
     let mut rng = Rng::new(seed);
     let mut phase = 0u64;
     while b.tally.injected < packets {
         let k = opt.phase_packets.min(packets - b.tally.injected).max(1);
-        let pat = phase_patterns(phase, &mut rng);
+        let pat = phase_patterns(phase, nports, &mut rng);
         b.set_patterns(&pat);
         for _ in 0..k {
             let g = b.gen(&mut rng, opt.fault_percent);
@@ -165,7 +210,7 @@ pub fn soak(seed: u64, packets: u64, opt: &SoakOptions) -> Result<SwitchSoakRepo
             b.reset_mid_traffic(&mut rng, at)?;
         } else {
             b.drain(opt.drain_bound)?;
-            b.set_patterns(&Patterns::line_rate());
+            b.set_patterns(&Patterns::line_rate(nports));
             if opt.directed {
                 match phase % 8 {
                     1 | 5 => {
@@ -205,6 +250,7 @@ pub fn soak(seed: u64, packets: u64, opt: &SoakOptions) -> Result<SwitchSoakRepo
     faults.insert("reset".into(), t.resets);
     Ok(SwitchSoakReport {
         data_w: opt.data_w,
+        nports,
         seed,
         packets: t.injected,
         good,
@@ -218,6 +264,8 @@ pub fn soak(seed: u64, packets: u64, opt: &SoakOptions) -> Result<SwitchSoakRepo
         resets: t.resets,
         lost_to_reset: t.lost_to_reset,
         egress_swallowed: t.egress_swallowed,
+        wire_in: t.wire_in.clone(),
+        wire_out: t.wire_out.clone(),
         cycles: b.cycle_count(),
         wall: t0.elapsed(),
     })
