@@ -491,3 +491,32 @@ fn soak_multiport_ca_each_port() {
         "{err}"
     );
 }
+
+/// `sim --ca-top` runs the one-port CAs as ib_ca_top: the same bring-up,
+/// the same SMPs, the same simulated cycles as ib_ca_mp_top with one port.
+#[test]
+fn sim_runs_one_port_cas_as_ib_ca_top() {
+    let run = |extra: &[&str]| {
+        let o = vl15()
+            .args(["sim", "--topology", &example("net.2sw2path4hca")])
+            .args(extra)
+            .output()
+            .unwrap();
+        let out = String::from_utf8_lossy(&o.stdout).to_string();
+        assert!(o.status.success(), "{extra:?}: {out}");
+        // Everything but the wall-clock times.
+        out.lines()
+            .map(|l| l.split("; wall:").next().unwrap_or(l).to_string())
+            .collect::<Vec<_>>()
+    };
+    let mp = run(&[]);
+    let top = run(&["--ca-top"]);
+    assert!(
+        mp.iter()
+            .any(|l| l.contains("ports Active 12 of 12 linked")),
+        "{mp:?}"
+    );
+    assert_eq!(mp, top);
+    let o = vl15().args(["sim", "--help"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&o.stdout).contains("--ca-top"));
+}

@@ -218,6 +218,32 @@ fn discover_text_is_stable_across_link_latency() {
     assert_eq!(normalize_generated_line(&a), normalize_generated_line(&b));
 }
 
+/// A one-port CA is the same port whether it is `ib_ca_top` itself or
+/// `ib_ca_mp_top` with one port: a whole discovery of a fabric gives the
+/// same packets on every link at the same cycles, at either width.
+#[test]
+fn one_port_cas_as_ib_ca_top_run_cycle_for_cycle_as_the_multiport_top() {
+    let path = topo("net.2sw2path4hca");
+    for w in vl15_bindings::DEV_DATA_WIDTHS {
+        let run = |ca_top| {
+            let opts = NetOptions {
+                trace: true,
+                data_w: w,
+                ca_top,
+                ..Default::default()
+            };
+            let (text, net) = discover_topology(&path, None, None, &[], opts).unwrap();
+            (normalize_generated_line(&text), net.trace, net.cycle)
+        };
+        let (mp_text, mp_trace, mp_cycles) = run(false);
+        let (top_text, top_trace, top_cycles) = run(true);
+        assert!(mp_trace.len() > 100, "{}", mp_trace.len());
+        assert_eq!(mp_text, top_text);
+        assert_eq!(mp_cycles, top_cycles);
+        assert_eq!(mp_trace, top_trace, "DataW {w}");
+    }
+}
+
 /// ibspec §5 worked trace: SM on CA A port 1 → switch S (in 3, out 5) → CA
 /// B port 2, hop count 2.
 const WORKED: &str = "Hca 2 \"A\"\n[1] \"S\"[3]\n\nSwitch 8 \"S\"\n[3] \"A\"[1]\n[5] \"B\"[2]\n\nHca 2 \"B\"\n[2] \"S\"[5]\n";

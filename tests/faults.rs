@@ -8,7 +8,7 @@ use vl15::check::faults::{self, FaultClass, Gen, GenCfg, SoakOpts};
 use vl15::check::refmodel::ca::PortConfig;
 use vl15::check::refmodel::Ctr;
 use vl15::check::scoreboard::CaBench;
-use vl15::model::mp_port::{CaPortModel, MpCaPort};
+use vl15::model::device::CaPortModel;
 use vl15::model::stream::Rng;
 use vl15::proto::packet::consts::*;
 
@@ -61,7 +61,7 @@ fn soak_multiport_ca_ports() {
         );
         assert_eq!(
             r.device,
-            format!("ib_ca_mp_top port {port} of {nports} DataW {w}")
+            format!("port {port} of ib_ca_mp_top NumPorts={nports} DataW {w}")
         );
         assert_eq!(r.mismatches, 0, "{:#?}", r.errors);
         assert!(
@@ -77,8 +77,8 @@ fn soak_multiport_ca_ports() {
 /// carry port 2. A model that believes it is port 1 is caught.
 #[test]
 fn multiport_ca_port_number_reaches_the_sma() {
-    let model = CaPortModel::Mp { nports: 2, port: 2 }.build(64).unwrap();
-    let mut b = CaBench::on(model).expect("bench");
+    let port = CaPortModel::Mp { nports: 2, port: 2 }.port(64).unwrap();
+    let mut b = CaBench::on(port).expect("bench");
     b.configure(
         PortConfig {
             port_num: 2,
@@ -96,8 +96,8 @@ fn multiport_ca_port_number_reaches_the_sma() {
     let (meta, _, _) = b.sb.requests.front().expect("the SMA got the request");
     assert_eq!(meta.port, 2);
 
-    let model = CaPortModel::Mp { nports: 2, port: 2 }.build(64).unwrap();
-    let mut b = CaBench::on(model).expect("bench");
+    let port = CaPortModel::Mp { nports: 2, port: 2 }.port(64).unwrap();
+    let mut b = CaBench::on(port).expect("bench");
     b.configure(cfg(), 4).expect("configure");
     b.sb.model.cfg.port_num = 1;
     b.inject(&g.good_packet(faults::Good::LidGet).to_bytes(), "good");
@@ -116,7 +116,8 @@ fn multiport_ca_port_models_that_are_not_built_are_refused() {
         (2, 0, 64, "no port 0"),
         (2, 1, 32, "32"),
     ] {
-        let e = MpCaPort::new(n, p, w).err().expect("refused");
+        let model = CaPortModel::Mp { nports: n, port: p };
+        let e = model.port(w).err().expect("refused");
         assert!(format!("{e:#}").contains(want), "{n}/{p}/{w}: {e:#}");
     }
 }

@@ -19,8 +19,7 @@ use anyhow::{bail, ensure, Result};
 use crate::check::refmodel::ca::{PortConfig, RxEnv, RxOut};
 use crate::check::refmodel::Ctr;
 use crate::check::scoreboard::CaBench;
-use crate::model::device::AddressHandle;
-use crate::model::mp_port::CaPortModel;
+use crate::model::device::{AddressHandle, CaPortModel};
 use crate::model::stream::{Pattern, Rng};
 use crate::proto::mad::{self, Mad};
 use crate::proto::packet::consts::*;
@@ -657,7 +656,7 @@ impl SoakOpts {
 /// What a soak run measured.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct SoakReport {
-    /// The port model, as `CaTop::describe` names it.
+    /// The port under test, as `CaPort::describe` names it.
     pub device: String,
     pub width: u32,
     pub seed: u64,
@@ -698,7 +697,7 @@ pub const MAX_TX_BACKLOG: usize = 8;
 /// Run the soak on one width.
 pub fn soak(o: &SoakOpts) -> Result<SoakReport> {
     let t0 = Instant::now();
-    let mut b = CaBench::on(o.model.build(o.width)?)?;
+    let mut b = CaBench::on(o.model.port(o.width)?)?;
     let mut g = Gen::new(
         o.seed,
         GenCfg {
@@ -713,13 +712,13 @@ pub fn soak(o: &SoakOpts) -> Result<SoakReport> {
         port_state: PORT_STATE_ACTIVE,
         master_sm_lid: 0x0001,
         master_sm_sl: 3,
-        port_num: b.port.model().port_num(),
+        port_num: b.port.port_num(),
         ..PortConfig::default()
     };
     b.configure(cfg, 4)?;
     let start_cycle = b.cycle();
     let mut rep = SoakReport {
-        device: b.port.model().describe(),
+        device: b.port.describe(),
         width: o.width,
         seed: o.seed,
         drain_bound: drain_bound(o.width),

@@ -34,8 +34,7 @@ use anyhow::{bail, Result};
 
 use crate::check::refmodel::ca::{CaModel, PortConfig, RxEnv, RxOut, TxIn, TxOut, TxSource};
 use crate::check::refmodel::{Ctr, CtrDelta, NUM_CTRS};
-use crate::model::device::{AddressHandle, CaPort, CaTop, HostAgent, SmiMeta, Tap, TxPortIn};
-use crate::model::mp_port::CaPortModel;
+use crate::model::device::{AddressHandle, CaPort, CaPortModel, HostAgent, SmiMeta, Tap, TxPortIn};
 use crate::model::regmap::reg;
 use crate::model::stream::{beat_bytes, Received};
 use crate::proto::mad::Mad;
@@ -266,7 +265,7 @@ impl Scoreboard {
         let mut sb = Self::new();
         sb.link_up = port.link_up;
         sb.cycle = port.cycle;
-        sb.model.cfg.port_num = port.model().port_num();
+        sb.model.cfg.port_num = port.port_num();
         sb
     }
 
@@ -1054,12 +1053,12 @@ impl CaBench {
     /// A reset `ib_ca_top` of width `data_w` with every register at its
     /// reset value.
     pub fn new(data_w: u32) -> Result<Self> {
-        CaBench::on(CaPortModel::Top.build(data_w)?)
+        CaBench::on(CaPortModel::Top.port(data_w)?)
     }
 
-    /// The same on any CA port model (e.g. one port of the multiport CA).
-    pub fn on(model: Box<dyn CaTop>) -> Result<Self> {
-        let mut port = CaPort::on(model)?;
+    /// The same on any CA port (e.g. one port of the multiport CA), as
+    /// [`CaPort::on`] or [`CaPortModel::port`] made it.
+    pub fn on(mut port: CaPort) -> Result<Self> {
         let mut sb = Scoreboard::attach(&mut port);
         sb.collect_requests = true;
         Ok(CaBench { port, sb })

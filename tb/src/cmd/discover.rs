@@ -5,8 +5,6 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::Args as ClapArgs;
 
-use super::{default_threads, parse_fabric_width};
-
 #[derive(ClapArgs)]
 pub struct Args {
     /// Topology file
@@ -21,26 +19,17 @@ pub struct Args {
     /// Write the topology text here instead of stdout
     #[arg(short, long)]
     output: Option<PathBuf>,
-    /// Link latency in cycles
-    #[arg(long, default_value_t = 4)]
-    link_latency: u64,
     /// ibsim console command run on the fabric before the walk, e.g.
     /// 'Unlink "sw"[3]' (Link, Unlink, ReLink; repeatable, in order)
     #[arg(long, value_name = "COMMAND")]
     console: Vec<String>,
-    /// Threads that evaluate the devices with work in a cycle (default:
-    /// the machine's cores); any count gives the same run
-    #[arg(long, default_value_t = default_threads(), value_parser = clap::value_parser!(u16).range(1..=256))]
-    threads: u16,
-    /// Data path width of every switch and CA in the fabric, in bits (64
-    /// or 128): fewer beats a packet at 128
-    #[arg(long, default_value_t = vl15::model::net::DEFAULT_DATA_W, value_parser = parse_fabric_width)]
-    width: u32,
+    #[command(flatten)]
+    fabric: super::FabricArgs,
 }
 
 impl Args {
     pub fn run(self) -> Result<bool> {
-        let opts = super::net_options(self.link_latency, self.threads, self.width);
+        let opts = self.fabric.net_options();
         let (text, net) = vl15::agents::discover::discover_topology(
             &self.topology,
             self.from.as_deref(),

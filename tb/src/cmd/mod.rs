@@ -80,13 +80,36 @@ pub fn widths(s: &str) -> Result<Vec<u32>> {
     }
 }
 
-/// The fabric settings of `sim`, `discover` and `serve`'s common options.
-pub fn net_options(link_latency: u64, threads: u16, width: u32) -> vl15::model::net::NetOptions {
-    vl15::model::net::NetOptions {
-        link_latency,
-        threads: usize::from(threads),
-        data_w: width,
-        ..Default::default()
+/// The fabric options of `sim`, `discover` and `serve`.
+#[derive(clap::Args)]
+pub struct FabricArgs {
+    /// Link latency in cycles
+    #[arg(long, default_value_t = 4)]
+    link_latency: u64,
+    /// Threads that evaluate the devices with work in a cycle (default:
+    /// the machine's cores); any count gives the same run
+    #[arg(long, default_value_t = default_threads(), value_parser = clap::value_parser!(u16).range(1..=256))]
+    threads: u16,
+    /// Data path width of every switch and CA in the fabric, in bits (64
+    /// or 128): fewer beats a packet at 128
+    #[arg(long, default_value_t = vl15::model::net::DEFAULT_DATA_W, value_parser = parse_fabric_width)]
+    width: u32,
+    /// One-port CAs are ib_ca_top, the CA port itself, instead of
+    /// ib_ca_mp_top with one port (the same port behind the port-tag mux
+    /// and demux)
+    #[arg(long)]
+    ca_top: bool,
+}
+
+impl FabricArgs {
+    pub fn net_options(&self) -> vl15::model::net::NetOptions {
+        vl15::model::net::NetOptions {
+            link_latency: self.link_latency,
+            threads: usize::from(self.threads),
+            data_w: self.width,
+            ca_top: self.ca_top,
+            ..Default::default()
+        }
     }
 }
 

@@ -5,8 +5,6 @@ use std::path::PathBuf;
 use anyhow::{bail, Context, Result};
 use clap::Args as ClapArgs;
 
-use super::{default_threads, parse_fabric_width};
-
 #[derive(ClapArgs)]
 pub struct Args {
     /// Topology file (ibnetdiscover / ibsim format)
@@ -44,17 +42,8 @@ pub struct Args {
     /// Transaction timeout in cycles
     #[arg(long, default_value_t = 200_000)]
     timeout: u64,
-    /// Link latency in cycles
-    #[arg(long, default_value_t = 4)]
-    link_latency: u64,
-    /// Threads that evaluate the devices with work in a cycle (default:
-    /// the machine's cores); any count gives the same run
-    #[arg(long, default_value_t = default_threads(), value_parser = clap::value_parser!(u16).range(1..=256))]
-    threads: u16,
-    /// Data path width of every switch and CA in the fabric, in bits (64
-    /// or 128): fewer beats a packet at 128
-    #[arg(long, default_value_t = vl15::model::net::DEFAULT_DATA_W, value_parser = parse_fabric_width)]
-    width: u32,
+    #[command(flatten)]
+    fabric: super::FabricArgs,
     /// Write every node's GUID, description, type, ports (LID, LMC,
     /// PortState, neighbour) and every switch's LFT, read from the RTL, as JSON
     #[arg(long, value_name = "OUT.json")]
@@ -77,7 +66,7 @@ impl Args {
         let mut opts = vl15::agents::simrun::SimOptions {
             sm_node: self.sm,
             sm_port: self.sm_port,
-            net: super::net_options(self.link_latency, self.threads, self.width),
+            net: self.fabric.net_options(),
             ..Default::default()
         };
         opts.sm.lmc = self.lmc;

@@ -3,7 +3,7 @@
 use anyhow::{bail, Context, Result};
 use clap::{Args as ClapArgs, ValueEnum};
 
-use vl15::model::mp_port::CaPortModel;
+use vl15::model::device::CaPortModel;
 
 use super::widths;
 

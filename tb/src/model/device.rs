@@ -2,16 +2,19 @@
 //! wire, the data-VL host ports, the SMA and SM interfaces, traps and the
 //! register bus. `step` advances the model one clock cycle.
 //!
-//! The port is any [`CaTop`]: the single-port `ib_ca_top` at DataW 32, 64
-//! or 128, or one port of the multiport `ib_ca_mp_top`
-//! ([`crate::model::mp_port::MpCaPort`]). Everything built on [`CaPort`]
-//! (the fabric of CA ports, the scoreboard, the CA soak, the regression's
-//! scenarios) runs on either.
+//! The port is one port of any CA kind of [`Dut`]: the single-port
+//! `ib_ca_top` at DataW 32, 64 or 128 ([`CaTopDut`]), or a port of the
+//! multiport `ib_ca_mp_top` at 64 or 128, whose other ports then have no
+//! link. Everything built on [`CaPort`] (the fabric of CA ports, the
+//! scoreboard, the CA soak, the regression's scenarios) runs on either.
 
 use std::collections::VecDeque;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
+use vl15_bindings::dev::{Dev, DevIn, DevKind, DevOut, PortIn, PortOut};
 use vl15_bindings::{Ca, CaIn, CaOut};
+
+use crate::model::dut::{CaTopDut, Dut};
 
 use crate::model::stream::{Beat, Pattern, Received, Sink, Source};
 
@@ -266,48 +269,13 @@ pub struct Tap {
     pub wire: Vec<Received<()>>,
 }
 
-/// A Verilated CA port as `ib_ca_top`'s boundary presents it: one cycle
-/// takes [`CaIn`] and gives [`CaOut`], with `ib_ca_top`'s 8-bit register
-/// map and its port number in the SMI sideband.
-pub trait CaTop {
-    /// One clock cycle.
-    fn step(&mut self, i: &CaIn) -> Result<CaOut>;
-    /// Hold `rst_ni` low for `cycles` cycles.
-    fn reset(&mut self, cycles: u32) -> Result<()>;
-    /// Cycles so far (reset cycles included).
-    fn cycle(&self) -> u64;
-    fn data_w(&self) -> u32;
-    /// The port's number (`PortNum`): what its SMI reports as the arrival
-    /// port and answers with in NodeInfo.LocalPortNum.
-    fn port_num(&self) -> u8;
-    /// What it is, for messages: "ib_ca_top DataW 64".
-    fn describe(&self) -> String;
-}
-
-impl CaTop for Ca {
-    fn step(&mut self, i: &CaIn) -> Result<CaOut> {
-        Ok(Ca::step(self, i)?)
-    }
-    fn reset(&mut self, cycles: u32) -> Result<()> {
-        Ok(Ca::reset(self, cycles)?)
-    }
-    fn cycle(&self) -> u64 {
-        Ca::cycle(self)
-    }
-    fn data_w(&self) -> u32 {
-        Ca::data_w(self)
-    }
-    fn port_num(&self) -> u8 {
-        1
-    }
-    fn describe(&self) -> String {
-        format!("ib_ca_top DataW {}", Ca::data_w(self))
-    }
-}
-
-/// One CA port model and its drivers.
+/// One port of a CA model and its drivers.
 pub struct CaPort {
-    ca: Box<dyn CaTop>,
+    dut: Box<dyn Dut>,
+    /// The port driven (1..=the model's ports).
+    port: u8,
+    pin: Vec<PortIn>,
+    pout: Vec<PortOut>,
     pub data_w: u32,
     /// Wire → port. No ready: beats go in whenever the source presents one.
     pub wire_rx: Source<()>,
@@ -356,18 +324,29 @@ impl CaPort {
     /// An `ib_ca_top` of the given data width, reset, with every pattern
     /// `Always`.
     pub fn new(data_w: u32) -> Result<Self> {
-        let ca = Ca::new(data_w).with_context(|| format!("building ib_ca_top DataW={data_w}"))?;
-        CaPort::on(Box::new(ca))
+        CaPortModel::Top.port(data_w)
     }
 
-    /// Drivers on the port `ca`, which is reset first.
-    pub fn on(mut ca: Box<dyn CaTop>) -> Result<Self> {
-        ca.reset(4)
-            .with_context(|| format!("reset of {}", ca.describe()))?;
-        let cycle = ca.cycle();
-        let data_w = ca.data_w();
+    /// Drivers on port `port` of `dut` (a CA kind), which is reset first.
+    /// Its other ports get no link and no traffic.
+    pub fn on(mut dut: Box<dyn Dut>, port: u8) -> Result<Self> {
+        let n = dut.num_ports();
+        if port == 0 || u32::from(port) > n {
+            bail!("{} has no port {port}", dut.describe());
+        }
+        dut.reset(4)
+            .with_context(|| format!("reset of {}", dut.describe()))?;
+        let cycle = dut.cycle();
+        let data_w = dut.data_w();
+        let idle_port = PortIn {
+            tx_tready: true,
+            ..PortIn::default()
+        };
         Ok(CaPort {
-            ca,
+            dut,
+            port,
+            pin: vec![idle_port; n as usize],
+            pout: vec![PortOut::default(); n as usize],
             data_w,
             wire_rx: Source::new(data_w, Pattern::Always),
             wire_tx: Sink::new(Pattern::Always),
@@ -402,8 +381,8 @@ impl CaPort {
     /// 0 after reset). Returns the bytes of output packets cut by the reset
     /// (sum over the sinks), which the caller must not count as delivered.
     pub fn reset(&mut self, cycles: u32) -> Result<usize> {
-        self.ca.reset(cycles).context("reset")?;
-        self.cycle = self.ca.cycle();
+        self.dut.reset(cycles).context("reset")?;
+        self.cycle = self.dut.cycle();
         self.wire_rx.clear();
         self.dtx.clear();
         self.sma_tx.clear();
@@ -420,9 +399,14 @@ impl CaPort {
             + self.sm_rx.clear_partial())
     }
 
-    /// The port model under the drivers.
-    pub fn model(&self) -> &dyn CaTop {
-        self.ca.as_ref()
+    /// The port's number: what its SMI reports as the arrival port.
+    pub fn port_num(&self) -> u8 {
+        self.port
+    }
+
+    /// What the port is: "port 2 of ib_ca_mp_top NumPorts=2 DataW 64".
+    pub fn describe(&self) -> String {
+        format!("port {} of {}", self.port, self.dut.describe())
     }
 
     /// Queue a register write; writes go out one per cycle, in order.
@@ -500,7 +484,14 @@ impl CaPort {
             i.reg_addr = read_addr;
         }
 
-        let o: CaOut = self.ca.step(&i).with_context(|| format!("cycle {cyc}"))?;
+        let k = usize::from(self.port) - 1;
+        let (d, p) = split_ca_in(&i, self.port);
+        self.pin[k] = p;
+        let dout = self
+            .dut
+            .step(&d, &self.pin, &mut self.pout)
+            .with_context(|| format!("cycle {cyc}"))?;
+        let o = join_ca_out(&dout, &self.pout[k]);
 
         if rx.is_some() && link_rx.is_none() {
             self.wire_rx.taken(true, cyc);
@@ -614,7 +605,7 @@ impl CaPort {
         }
         self.mkey_prot = o.mkey_prot;
         self.mkey_viols = o.mkey_viols;
-        self.cycle = self.ca.cycle();
+        self.cycle = self.dut.cycle();
         self.idle = o.idle;
         Ok(o.reg_rdata)
     }
@@ -635,6 +626,149 @@ impl CaPort {
 /// Beats of one SMP (LRH..ICRC, 288 bytes) at `data_w` bits.
 fn sq_packet_beats(data_w: u32) -> usize {
     crate::proto::packet::consts::SMP_PKT_BYTES / (data_w / 8) as usize
+}
+
+/// `ib_ca_top`'s inputs as port `port`'s of a [`Dut`]: the wire, data and
+/// link inputs for the port, the SMI sends and the doorbell tagged with
+/// it, the register address in its bank.
+fn split_ca_in(i: &CaIn, port: u8) -> (DevIn, PortIn) {
+    let p = PortIn {
+        rx_tdata: i.rx_tdata,
+        rx_tkeep: i.rx_tkeep,
+        rx_tvalid: i.rx_tvalid,
+        rx_tlast: i.rx_tlast,
+        tx_tready: i.tx_tready,
+        link_up: i.link_up,
+        dtx_tdata: i.dtx_tdata,
+        dtx_tkeep: i.dtx_tkeep,
+        dtx_tvalid: i.dtx_tvalid,
+        dtx_tlast: i.dtx_tlast,
+    };
+    let d = DevIn {
+        sma_rx_tready: i.sma_rx_tready,
+        sm_rx_tready: i.sm_rx_tready,
+        sm_rq_post: i.sm_rq_post,
+        sm_rq_post_n: i.sm_rq_post_n,
+        sm_rq_clr: i.sm_rq_clr,
+        sm_rq_port: port,
+        sma_tx_tdata: i.sma_tx_tdata,
+        sma_tx_tvalid: i.sma_tx_tvalid,
+        sma_tx_tlast: i.sma_tx_tlast,
+        sma_tx_slid: i.sma_tx_slid,
+        sma_tx_dlid: i.sma_tx_dlid,
+        sma_tx_sl: i.sma_tx_sl,
+        sma_tx_port: port,
+        sm_tx_tdata: i.sm_tx_tdata,
+        sm_tx_tvalid: i.sm_tx_tvalid,
+        sm_tx_tlast: i.sm_tx_tlast,
+        sm_tx_dlid: i.sm_tx_dlid,
+        sm_tx_sl: i.sm_tx_sl,
+        sm_tx_path_bits: i.sm_tx_path_bits,
+        sm_tx_port: port,
+        trap_tx_tdata: i.trap_tx_tdata,
+        trap_tx_tvalid: i.trap_tx_tvalid,
+        trap_tx_tlast: i.trap_tx_tlast,
+        trap_tx_port: port,
+        reg_we: i.reg_we,
+        reg_addr: crate::model::regmap::mpreg::port(port, i.reg_addr),
+        reg_wdata: i.reg_wdata,
+        ..DevIn::default()
+    };
+    (d, p)
+}
+
+/// A [`Dut`]'s outputs as `ib_ca_top`'s, for the port whose [`PortOut`]
+/// is `po`. Only that port has traffic, so what the shared SMI outputs
+/// deliver is its own; a tag naming another port is the demux's fault,
+/// which the caller sees as a wrong arrival port.
+fn join_ca_out(o: &DevOut, po: &PortOut) -> CaOut {
+    CaOut {
+        tx_tdata: po.tx_tdata,
+        tx_tkeep: po.tx_tkeep,
+        tx_tvalid: po.tx_tvalid,
+        tx_tlast: po.tx_tlast,
+        drx_tdata: po.drx_tdata,
+        drx_tkeep: po.drx_tkeep,
+        drx_tvalid: po.drx_tvalid,
+        drx_tlast: po.drx_tlast,
+        drx_tuser: po.drx_tuser,
+        drx_reason: po.drx_reason,
+        dtx_tready: po.dtx_tready,
+        sma_rx_tdata: o.sma_rx_tdata,
+        sma_rx_tvalid: o.sma_rx_tvalid,
+        sma_rx_tlast: o.sma_rx_tlast,
+        sma_rx_slid: o.sma_rx_slid,
+        sma_rx_dlid: o.sma_rx_dlid,
+        sma_rx_sl: o.sma_rx_sl,
+        sma_rx_port: o.sma_rx_port,
+        sma_rx_mgmt_class: o.sma_rx_mgmt_class,
+        sma_rx_hop_ptr: o.sma_rx_hop_ptr,
+        sma_rx_hop_cnt: o.sma_rx_hop_cnt,
+        sma_rx_mkey_viol: o.sma_rx_mkey_viol,
+        sma_rx_mkey_mask: o.sma_rx_mkey_mask,
+        sm_rx_tdata: o.sm_rx_tdata,
+        sm_rx_tvalid: o.sm_rx_tvalid,
+        sm_rx_tlast: o.sm_rx_tlast,
+        sm_rx_slid: o.sm_rx_slid,
+        sm_rx_dlid: o.sm_rx_dlid,
+        sm_rx_sl: o.sm_rx_sl,
+        sm_rx_port: o.sm_rx_port,
+        sm_rx_mgmt_class: o.sm_rx_mgmt_class,
+        sm_rx_hop_ptr: o.sm_rx_hop_ptr,
+        sm_rx_hop_cnt: o.sm_rx_hop_cnt,
+        sma_tx_tready: o.sma_tx_tready,
+        sm_tx_tready: o.sm_tx_tready,
+        trap_tx_tready: o.trap_tx_tready,
+        reg_rdata: o.reg_rdata,
+        sq_tx_beat: po.sq_tx_beat,
+        mkey_prot: po.mkey_prot,
+        mkey_viols: po.mkey_viols,
+        port_state: po.port_state,
+        idle: o.idle,
+    }
+}
+
+/// Which CA model a bench of one CA port runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum CaPortModel {
+    /// The single-port `ib_ca_top` (DataW 32, 64, 128).
+    #[default]
+    Top,
+    /// Port `port` of the multiport `ib_ca_mp_top` of `nports` ports (1
+    /// or 2; DataW 64, 128).
+    Mp { nports: u8, port: u8 },
+}
+
+impl CaPortModel {
+    /// The model at `data_w` with its drivers, reset.
+    pub fn port(self, data_w: u32) -> Result<CaPort> {
+        match self {
+            CaPortModel::Top => {
+                let ca = Ca::new(data_w)
+                    .with_context(|| format!("building ib_ca_top DataW={data_w}"))?;
+                CaPort::on(Box::new(CaTopDut::new(ca)), 1)
+            }
+            CaPortModel::Mp { nports, port } => {
+                let kind = match nports {
+                    1 => DevKind::CaMp1,
+                    2 => DevKind::CaMp2,
+                    _ => bail!("the multiport CA is built with 1 or 2 ports, not {nports}"),
+                };
+                let dev = Dev::new(kind, u32::from(nports), data_w).with_context(|| {
+                    format!("building ib_ca_mp_top NumPorts={nports} DataW={data_w}")
+                })?;
+                CaPort::on(Box::new(dev), port)
+            }
+        }
+    }
+
+    /// The widths the model is built at.
+    pub fn widths(self) -> &'static [u32] {
+        match self {
+            CaPortModel::Top => &[32, 64, 128],
+            CaPortModel::Mp { .. } => &vl15_bindings::dev::DEV_DATA_WIDTHS,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! The RTL and how it is clocked: stream drivers with idle and backpressure
-//! patterns (`stream`), the register maps the RTL decodes (`regmap`), one
-//! `ib_ca_top` port with its drivers (`device`), such ports joined by links
+//! patterns (`stream`), the register maps the RTL decodes (`regmap`),
+//! every Verilated top behind one interface (`dut`), one CA port with its
+//! drivers (`device`), such ports joined by links
 //! (`fabric`), a fabric of RTL switches and multiport CAs from a topology
 //! file, scheduled by events (`net`), and packet traces (`trace`).
 //!
@@ -10,8 +11,8 @@
 //! layer up.
 
 pub mod device;
+pub mod dut;
 pub mod fabric;
-pub mod mp_port;
 pub mod net;
 pub mod node_hw;
 pub mod regmap;

@@ -17,10 +17,11 @@ use std::collections::{BinaryHeap, VecDeque};
 use anyhow::{anyhow, bail, ensure, Context, Result};
 use rayon::prelude::*;
 use vl15_bindings::{
-    Dev, DevIn, DevKind, DevOut, PortIn, PortOut, DEV_DATA_WIDTHS, MAX_SWITCH_PORTS,
+    Ca, Dev, DevIn, DevKind, DevOut, PortIn, PortOut, DEV_DATA_WIDTHS, MAX_SWITCH_PORTS,
 };
 
 use crate::model::device::{AddressHandle, RecvQueue, SmiMeta};
+use crate::model::dut::{CaTopDut, Dut};
 use crate::model::fabric::TraceEntry;
 use crate::model::node_hw::{HwWrite, KeyViolation, NodeAgent, NodeHw};
 use crate::model::regmap::{mpreg, swreg};
@@ -121,6 +122,10 @@ pub struct NetOptions {
     /// DataW of every device, in bits: one of
     /// [`DEV_DATA_WIDTHS`].
     pub data_w: u32,
+    /// One-port CAs are `ib_ca_top`, the CA port itself, instead of
+    /// `ib_ca_mp_top` with one port (the same port behind the port-tag
+    /// mux and demux).
+    pub ca_top: bool,
 }
 
 impl Default for NetOptions {
@@ -133,6 +138,7 @@ impl Default for NetOptions {
             trap_interval: 100_000,
             threads: 1,
             data_w: DEFAULT_DATA_W,
+            ca_top: false,
         }
     }
 }
@@ -275,11 +281,10 @@ pub struct Device<S> {
     /// Topology node id.
     pub name: String,
     pub node: usize,
-    pub kind: DevKind,
     pub is_switch: bool,
     /// Ports in the topology (may be fewer than the model has).
     pub nports: u8,
-    dev: Dev,
+    dev: Box<dyn Dut>,
     pin: Vec<PortIn>,
     pout: Vec<PortOut>,
     pub dout: DevOut,
@@ -610,8 +615,15 @@ impl<S: NodeAgent> Net<S> {
         let mut devs = Vec::with_capacity(topo.nodes.len());
         for (i, n) in topo.nodes.iter().enumerate() {
             let kind = dev_kind(&topo, n)?;
-            let mut dev = Dev::new(kind, u32::from(n.nports), w)
-                .with_context(|| format!("building the RTL of {:?}", n.id))?;
+            let mut dev: Box<dyn Dut> = match kind {
+                DevKind::CaMp1 if opts.ca_top => Box::new(CaTopDut::new(
+                    Ca::new(w).with_context(|| format!("building the RTL of {:?}", n.id))?,
+                )),
+                _ => Box::new(
+                    Dev::new(kind, u32::from(n.nports), w)
+                        .with_context(|| format!("building the RTL of {:?}", n.id))?,
+                ),
+            };
             dev.reset(4)
                 .with_context(|| format!("reset of {:?}", n.id))?;
             let np = usize::from(n.nports);
@@ -619,7 +631,6 @@ impl<S: NodeAgent> Net<S> {
             devs.push(Device {
                 name: n.id.clone(),
                 node: i,
-                kind,
                 is_switch: n.kind == NodeKind::Switch,
                 nports: n.nports,
                 dev,

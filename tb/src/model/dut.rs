@@ -1,0 +1,217 @@
+//! Every Verilated top behind one interface, [`Dut`]: one cycle takes the
+//! management side's inputs ([`DevIn`]) and each external port's
+//! ([`PortIn`]), and gives theirs ([`DevOut`], [`PortOut`]). The switch
+//! (its tiles) and the multiport CA are [`Dev`]s; the single-port
+//! `ib_ca_top` is a [`CaTopDut`]. The fabric ([`crate::model::net::Net`])
+//! schedules any of them; a CA port's drivers
+//! ([`crate::model::device::CaPort`]) sit on one port of any CA kind.
+//!
+//! The management side is the multiport CA's: SMA, SM and trap sends and
+//! the SM receive doorbell carry a port tag (1..=N), what the SMI delivers
+//! carries the arrival port, and the register bus has 16-bit addresses
+//! with port p's CA registers at `regmap::mpreg::port(p, a)`. The switch
+//! has its own register map (`regmap::swreg`) and the GMP streams.
+
+use anyhow::{bail, Result};
+use vl15_bindings::dev::{Dev, DevIn, DevOut, PortIn, PortOut};
+use vl15_bindings::{Ca, CaIn};
+
+/// A Verilated top as the testbench clocks it.
+pub trait Dut: Send {
+    /// One clock cycle; `pin` and `pout` have [`Dut::num_ports`] elements.
+    fn step(&mut self, i: &DevIn, pin: &[PortIn], pout: &mut [PortOut]) -> Result<DevOut>;
+    /// Count `n` cycles without evaluating: only while the model is idle
+    /// (`DevOut::idle`) and gets no input, when its state would not change.
+    fn skip(&mut self, n: u64);
+    /// Hold `rst_ni` low for `cycles` cycles.
+    fn reset(&mut self, cycles: u32) -> Result<()>;
+    /// Cycles so far (reset and skipped cycles included).
+    fn cycle(&self) -> u64;
+    /// External ports.
+    fn num_ports(&self) -> u32;
+    fn data_w(&self) -> u32;
+    /// What it is, for messages: "ib_ca_top DataW 64".
+    fn describe(&self) -> String;
+}
+
+impl Dut for Dev {
+    fn step(&mut self, i: &DevIn, pin: &[PortIn], pout: &mut [PortOut]) -> Result<DevOut> {
+        Ok(Dev::step(self, i, pin, pout)?)
+    }
+    fn skip(&mut self, n: u64) {
+        Dev::skip(self, n);
+    }
+    fn reset(&mut self, cycles: u32) -> Result<()> {
+        Ok(Dev::reset(self, cycles)?)
+    }
+    fn cycle(&self) -> u64 {
+        Dev::cycle(self)
+    }
+    fn num_ports(&self) -> u32 {
+        Dev::num_ports(self)
+    }
+    fn data_w(&self) -> u32 {
+        Dev::data_w(self)
+    }
+    fn describe(&self) -> String {
+        let top = match self.kind() {
+            vl15_bindings::DevKind::Switch => "ib_switch_top",
+            _ => "ib_ca_mp_top",
+        };
+        format!(
+            "{top} NumPorts={} DataW {}",
+            self.num_ports(),
+            self.data_w()
+        )
+    }
+}
+
+/// `ib_ca_top` (DataW 32, 64 or 128) as a one-port device: port 1's wire
+/// and data host side, the SMI streams with port tag 1, and its register
+/// map at `mpreg::port(1, a)`. It has no multiport registers: other
+/// addresses read 0 and take no write.
+pub struct CaTopDut {
+    ca: Ca,
+    /// Cycles counted by [`Dut::skip`] (`Ca` counts only what it
+    /// evaluates).
+    skipped: u64,
+}
+
+impl CaTopDut {
+    pub fn new(ca: Ca) -> Self {
+        CaTopDut { ca, skipped: 0 }
+    }
+}
+
+impl Dut for CaTopDut {
+    fn step(&mut self, i: &DevIn, pin: &[PortIn], pout: &mut [PortOut]) -> Result<DevOut> {
+        let ([p], [po]) = (pin, pout) else {
+            bail!("ib_ca_top has one port, not {}", pin.len());
+        };
+        for (what, valid, tag) in [
+            ("SMA send", i.sma_tx_tvalid, i.sma_tx_port),
+            ("SM send", i.sm_tx_tvalid, i.sm_tx_port),
+            ("trap", i.trap_tx_tvalid, i.trap_tx_port),
+            (
+                "SM receive doorbell",
+                i.sm_rq_post || i.sm_rq_clr,
+                i.sm_rq_port,
+            ),
+        ] {
+            if valid && tag != 1 {
+                bail!("ib_ca_top has one port: a {what} tagged port {tag}");
+            }
+        }
+        if i.gmp_tx_tvalid {
+            bail!("ib_ca_top has no GMP send stream (a switch's port 0 has)");
+        }
+        let port_reg = i.reg_addr >> 8 == 1;
+        let c = CaIn {
+            rx_tdata: p.rx_tdata,
+            rx_tkeep: p.rx_tkeep,
+            rx_tvalid: p.rx_tvalid,
+            rx_tlast: p.rx_tlast,
+            tx_tready: p.tx_tready,
+            dtx_tdata: p.dtx_tdata,
+            dtx_tkeep: p.dtx_tkeep,
+            dtx_tvalid: p.dtx_tvalid,
+            dtx_tlast: p.dtx_tlast,
+            sma_rx_tready: i.sma_rx_tready,
+            sm_rx_tready: i.sm_rx_tready,
+            sm_rq_post: i.sm_rq_post,
+            sm_rq_post_n: i.sm_rq_post_n,
+            sm_rq_clr: i.sm_rq_clr,
+            sma_tx_tdata: i.sma_tx_tdata,
+            sma_tx_tvalid: i.sma_tx_tvalid,
+            sma_tx_tlast: i.sma_tx_tlast,
+            sma_tx_slid: i.sma_tx_slid,
+            sma_tx_dlid: i.sma_tx_dlid,
+            sma_tx_sl: i.sma_tx_sl,
+            sm_tx_tdata: i.sm_tx_tdata,
+            sm_tx_tvalid: i.sm_tx_tvalid,
+            sm_tx_tlast: i.sm_tx_tlast,
+            sm_tx_dlid: i.sm_tx_dlid,
+            sm_tx_sl: i.sm_tx_sl,
+            sm_tx_path_bits: i.sm_tx_path_bits,
+            trap_tx_tdata: i.trap_tx_tdata,
+            trap_tx_tvalid: i.trap_tx_tvalid,
+            trap_tx_tlast: i.trap_tx_tlast,
+            reg_we: i.reg_we && port_reg,
+            reg_addr: (i.reg_addr & 0xFF) as u8,
+            reg_wdata: i.reg_wdata,
+            link_up: p.link_up,
+        };
+        let o = self.ca.step(&c)?;
+        *po = PortOut {
+            tx_tdata: o.tx_tdata,
+            tx_tkeep: o.tx_tkeep,
+            tx_tvalid: o.tx_tvalid,
+            tx_tlast: o.tx_tlast,
+            drx_tdata: o.drx_tdata,
+            drx_tkeep: o.drx_tkeep,
+            drx_tvalid: o.drx_tvalid,
+            drx_tlast: o.drx_tlast,
+            drx_tuser: o.drx_tuser,
+            drx_reason: o.drx_reason,
+            dtx_tready: o.dtx_tready,
+            port_state: o.port_state,
+            mkey_prot: o.mkey_prot,
+            mkey_viols: o.mkey_viols,
+            sq_tx_beat: o.sq_tx_beat,
+        };
+        Ok(DevOut {
+            sma_rx_tdata: o.sma_rx_tdata,
+            sma_rx_tvalid: o.sma_rx_tvalid,
+            sma_rx_tlast: o.sma_rx_tlast,
+            sma_rx_slid: o.sma_rx_slid,
+            sma_rx_dlid: o.sma_rx_dlid,
+            sma_rx_sl: o.sma_rx_sl,
+            sma_rx_port: o.sma_rx_port,
+            sma_rx_mgmt_class: o.sma_rx_mgmt_class,
+            sma_rx_hop_ptr: o.sma_rx_hop_ptr,
+            sma_rx_hop_cnt: o.sma_rx_hop_cnt,
+            sma_rx_mkey_viol: o.sma_rx_mkey_viol,
+            sma_rx_mkey_mask: o.sma_rx_mkey_mask,
+            sm_rx_tdata: o.sm_rx_tdata,
+            sm_rx_tvalid: o.sm_rx_tvalid,
+            sm_rx_tlast: o.sm_rx_tlast,
+            sm_rx_slid: o.sm_rx_slid,
+            sm_rx_dlid: o.sm_rx_dlid,
+            sm_rx_sl: o.sm_rx_sl,
+            sm_rx_port: o.sm_rx_port,
+            sm_rx_mgmt_class: o.sm_rx_mgmt_class,
+            sm_rx_hop_ptr: o.sm_rx_hop_ptr,
+            sm_rx_hop_cnt: o.sm_rx_hop_cnt,
+            sma_tx_tready: o.sma_tx_tready,
+            sm_tx_tready: o.sm_tx_tready,
+            trap_tx_tready: o.trap_tx_tready,
+            reg_rdata: if port_reg { o.reg_rdata } else { 0 },
+            idle: o.idle,
+            ..DevOut::default()
+        })
+    }
+
+    fn skip(&mut self, n: u64) {
+        self.skipped += n;
+    }
+
+    fn reset(&mut self, cycles: u32) -> Result<()> {
+        Ok(self.ca.reset(cycles)?)
+    }
+
+    fn cycle(&self) -> u64 {
+        self.ca.cycle() + self.skipped
+    }
+
+    fn num_ports(&self) -> u32 {
+        1
+    }
+
+    fn data_w(&self) -> u32 {
+        self.ca.data_w()
+    }
+
+    fn describe(&self) -> String {
+        format!("ib_ca_top DataW {}", self.ca.data_w())
+    }
+}
