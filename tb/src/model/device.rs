@@ -12,9 +12,10 @@ use std::collections::VecDeque;
 
 use anyhow::{bail, Context, Result};
 use vl15_bindings::dev::{Dev, DevIn, DevKind, DevOut, PortIn, PortOut};
-use vl15_bindings::{Ca, CaIn, CaOut};
+use vl15_bindings::Ca;
 
 use crate::model::dut::{CaTopDut, Dut};
+use crate::model::regmap::mpreg;
 
 use crate::model::stream::{Beat, Pattern, Received, Sink, Source};
 
@@ -37,6 +38,37 @@ pub struct SmiMeta {
     /// field is returned as 0.
     #[serde(default)]
     pub mkey_mask: bool,
+}
+
+/// The sideband of the MAD on a device's `sma_rx` stream (switch port 0, a
+/// CA), with the M_Key verdict.
+pub fn sma_rx_meta(o: &DevOut) -> SmiMeta {
+    SmiMeta {
+        slid: o.sma_rx_slid,
+        dlid: o.sma_rx_dlid,
+        sl: o.sma_rx_sl,
+        port: o.sma_rx_port,
+        mgmt_class: o.sma_rx_mgmt_class,
+        hop_ptr: o.sma_rx_hop_ptr,
+        hop_cnt: o.sma_rx_hop_cnt,
+        mkey_viol: o.sma_rx_mkey_viol,
+        mkey_mask: o.sma_rx_mkey_mask,
+    }
+}
+
+/// The sideband of the MAD on a device's `sm_rx` stream (no M_Key check on
+/// the SM's path).
+pub fn sm_rx_meta(o: &DevOut) -> SmiMeta {
+    SmiMeta {
+        slid: o.sm_rx_slid,
+        dlid: o.sm_rx_dlid,
+        sl: o.sm_rx_sl,
+        port: o.sm_rx_port,
+        mgmt_class: o.sm_rx_mgmt_class,
+        hop_ptr: o.sm_rx_hop_ptr,
+        hop_cnt: o.sm_rx_hop_cnt,
+        ..SmiMeta::default()
+    }
 }
 
 /// The port-register write path the SMA uses (ib_pkg's register map). The
@@ -422,76 +454,84 @@ impl CaPort {
     /// link), which takes the place of the `wire_rx` source; `read_addr` is
     /// the register address to read this cycle. Returns the read value.
     pub fn step(&mut self, link_rx: Option<Beat>, read_addr: u8) -> Result<u32> {
-        let mut i = CaIn::default();
+        let mut d = DevIn::default();
+        let mut p = PortIn::default();
+        let port = self.port;
         let cyc = self.cycle;
-        i.link_up = self.link_up;
+        p.link_up = self.link_up;
 
         let rx = match link_rx {
             Some(b) => Some(b),
             None => self.wire_rx.present().map(|(b, _)| b),
         };
         if let Some(b) = rx {
-            i.rx_tdata = b.data;
-            i.rx_tkeep = b.keep;
-            i.rx_tvalid = true;
-            i.rx_tlast = b.last;
+            p.rx_tdata = b.data;
+            p.rx_tkeep = b.keep;
+            p.rx_tvalid = true;
+            p.rx_tlast = b.last;
         }
         let dtx = self.dtx.present();
         if let Some((b, _)) = dtx {
-            i.dtx_tdata = b.data;
-            i.dtx_tkeep = b.keep;
-            i.dtx_tvalid = true;
-            i.dtx_tlast = b.last;
+            p.dtx_tdata = b.data;
+            p.dtx_tkeep = b.keep;
+            p.dtx_tvalid = true;
+            p.dtx_tlast = b.last;
         }
         let sma_tx = self.sma_tx.present();
         self.sma_tx.mark_presented(cyc);
         if let Some((b, m)) = sma_tx {
-            i.sma_tx_tdata = b.data;
-            i.sma_tx_tvalid = true;
-            i.sma_tx_tlast = b.last;
-            i.sma_tx_slid = m.slid;
-            i.sma_tx_dlid = m.dlid;
-            i.sma_tx_sl = m.sl;
+            d.sma_tx_tdata = b.data;
+            d.sma_tx_tvalid = true;
+            d.sma_tx_tlast = b.last;
+            d.sma_tx_slid = m.slid;
+            d.sma_tx_dlid = m.dlid;
+            d.sma_tx_sl = m.sl;
         }
         let sm_tx = self.sm_tx.present();
         if let Some((b, ah)) = sm_tx {
-            i.sm_tx_tdata = b.data;
-            i.sm_tx_tvalid = true;
-            i.sm_tx_tlast = b.last;
-            i.sm_tx_dlid = ah.dlid;
-            i.sm_tx_sl = ah.sl;
-            i.sm_tx_path_bits = ah.path_bits;
+            d.sm_tx_tdata = b.data;
+            d.sm_tx_tvalid = true;
+            d.sm_tx_tlast = b.last;
+            d.sm_tx_dlid = ah.dlid;
+            d.sm_tx_sl = ah.sl;
+            d.sm_tx_path_bits = ah.path_bits;
         }
         let trap = self.trap_tx.present();
         if let Some((b, _)) = trap {
-            i.trap_tx_tdata = b.data;
-            i.trap_tx_tvalid = true;
-            i.trap_tx_tlast = b.last;
+            d.trap_tx_tdata = b.data;
+            d.trap_tx_tvalid = true;
+            d.trap_tx_tlast = b.last;
         }
-        i.tx_tready = self.wire_tx.ready();
-        i.sma_rx_tready = self.sma_rx.ready();
-        i.sm_rx_tready = self.sm_rx.ready();
+        p.tx_tready = self.wire_tx.ready();
+        d.sma_rx_tready = self.sma_rx.ready();
+        d.sm_rx_tready = self.sm_rx.ready();
         let db = self.sm_rq.doorbell();
-        i.sm_rq_post = db.post;
-        i.sm_rq_post_n = db.n;
-        i.sm_rq_clr = db.clr;
+        d.sm_rq_post = db.post;
+        d.sm_rq_post_n = db.n;
+        d.sm_rq_clr = db.clr;
         self.drx.always();
-        if let Some((addr, value)) = self.reg_writes.pop_front() {
-            i.reg_we = true;
-            i.reg_addr = addr;
-            i.reg_wdata = value;
+        let reg_write = self.reg_writes.pop_front();
+        if let Some((addr, value)) = reg_write {
+            d.reg_we = true;
+            d.reg_addr = mpreg::port(port, addr);
+            d.reg_wdata = value;
         } else {
-            i.reg_addr = read_addr;
+            d.reg_addr = mpreg::port(port, read_addr);
         }
+        // Every send and the doorbell are this port's.
+        d.sma_tx_port = port;
+        d.sm_tx_port = port;
+        d.trap_tx_port = port;
+        d.sm_rq_port = port;
 
-        let k = usize::from(self.port) - 1;
-        let (d, p) = split_ca_in(&i, self.port);
+        let k = usize::from(port) - 1;
+        let tx_tready = p.tx_tready;
         self.pin[k] = p;
-        let dout = self
+        let o = self
             .dut
             .step(&d, &self.pin, &mut self.pout)
             .with_context(|| format!("cycle {cyc}"))?;
-        let o = join_ca_out(&dout, &self.pout[k]);
+        let po = self.pout[k];
 
         if rx.is_some() && link_rx.is_none() {
             self.wire_rx.taken(true, cyc);
@@ -502,7 +542,7 @@ impl CaPort {
                 self.rx_last_cycles.push(cyc);
             }
         }
-        self.dtx.taken(o.dtx_tready, cyc);
+        self.dtx.taken(po.dtx_tready, cyc);
         self.sma_tx.taken(o.sma_tx_tready, cyc);
         self.sm_tx.taken(o.sm_tx_tready, cyc);
         self.trap_tx.taken(o.trap_tx_tready, cyc);
@@ -511,7 +551,7 @@ impl CaPort {
                 t.rx.push((cyc, b, link_rx.is_none()));
             }
             let (m0, a0) = (SmiMeta::default(), AddressHandle::default());
-            if let (Some((b, _)), true) = (dtx, o.dtx_tready) {
+            if let (Some((b, _)), true) = (dtx, po.dtx_tready) {
                 t.tx_in.push((TxPortIn::Data, b, m0, a0));
             }
             let keep = crate::model::stream::full_keep(self.data_w);
@@ -524,56 +564,37 @@ impl CaPort {
             if let (Some((b, _)), true) = (trap, o.trap_tx_tready) {
                 t.tx_in.push((TxPortIn::Trap, Beat { keep, ..b }, m0, a0));
             }
-            if i.reg_we {
-                t.reg_writes.push((i.reg_addr, i.reg_wdata));
+            if let Some(w) = reg_write {
+                t.reg_writes.push(w);
             }
         }
 
         let tx = Beat {
-            data: o.tx_tdata,
-            keep: o.tx_tkeep,
-            last: o.tx_tlast,
+            data: po.tx_tdata,
+            keep: po.tx_tkeep,
+            last: po.tx_tlast,
         };
-        self.tx_beat = (o.tx_tvalid && i.tx_tready).then_some(tx);
+        self.tx_beat = (po.tx_tvalid && tx_tready).then_some(tx);
         let n_wire = self.wire_tx.packets.len();
-        self.wire_tx.observe(o.tx_tvalid, tx, false, cyc, || ());
+        self.wire_tx.observe(po.tx_tvalid, tx, false, cyc, || ());
         let drx = Beat {
-            data: o.drx_tdata,
-            keep: o.drx_tkeep,
-            last: o.drx_tlast,
+            data: po.drx_tdata,
+            keep: po.drx_tkeep,
+            last: po.drx_tlast,
         };
         let n_drx = self.drx.packets.len();
-        let reason = o.drx_reason;
+        let reason = po.drx_reason;
         self.drx
-            .observe(o.drx_tvalid, drx, o.drx_tuser, cyc, || reason);
+            .observe(po.drx_tvalid, drx, po.drx_tuser, cyc, || reason);
         // MAD streams carry full beats only (no tkeep port).
         let keep = crate::model::stream::full_keep(self.data_w);
         let full = |data: [u64; 2], last: bool| Beat { data, keep, last };
-        let sma_meta = SmiMeta {
-            slid: o.sma_rx_slid,
-            dlid: o.sma_rx_dlid,
-            sl: o.sma_rx_sl,
-            port: o.sma_rx_port,
-            mgmt_class: o.sma_rx_mgmt_class,
-            hop_ptr: o.sma_rx_hop_ptr,
-            hop_cnt: o.sma_rx_hop_cnt,
-            mkey_viol: o.sma_rx_mkey_viol,
-            mkey_mask: o.sma_rx_mkey_mask,
-        };
+        let sma_meta = sma_rx_meta(&o);
         let b = full(o.sma_rx_tdata, o.sma_rx_tlast);
         let n_sma = self.sma_rx.packets.len();
         self.sma_rx
             .observe(o.sma_rx_tvalid, b, false, cyc, || sma_meta);
-        let sm_meta = SmiMeta {
-            slid: o.sm_rx_slid,
-            dlid: o.sm_rx_dlid,
-            sl: o.sm_rx_sl,
-            port: o.sm_rx_port,
-            mgmt_class: o.sm_rx_mgmt_class,
-            hop_ptr: o.sm_rx_hop_ptr,
-            hop_cnt: o.sm_rx_hop_cnt,
-            ..SmiMeta::default()
-        };
+        let sm_meta = sm_rx_meta(&o);
         let b = full(o.sm_rx_tdata, o.sm_rx_tlast);
         let received = self.sm_rx.packets.len();
         self.sm_rx
@@ -597,14 +618,14 @@ impl CaPort {
             }
         }
 
-        if o.sq_tx_beat {
+        if po.sq_tx_beat {
             if self.sq_beats % sq_packet_beats(self.data_w) == 0 {
                 self.sq_starts.push(cyc);
             }
             self.sq_beats += 1;
         }
-        self.mkey_prot = o.mkey_prot;
-        self.mkey_viols = o.mkey_viols;
+        self.mkey_prot = po.mkey_prot;
+        self.mkey_viols = po.mkey_viols;
         self.cycle = self.dut.cycle();
         self.idle = o.idle;
         Ok(o.reg_rdata)
@@ -626,106 +647,6 @@ impl CaPort {
 /// Beats of one SMP (LRH..ICRC, 288 bytes) at `data_w` bits.
 fn sq_packet_beats(data_w: u32) -> usize {
     crate::proto::packet::consts::SMP_PKT_BYTES / (data_w / 8) as usize
-}
-
-/// `ib_ca_top`'s inputs as port `port`'s of a [`Dut`]: the wire, data and
-/// link inputs for the port, the SMI sends and the doorbell tagged with
-/// it, the register address in its bank.
-fn split_ca_in(i: &CaIn, port: u8) -> (DevIn, PortIn) {
-    let p = PortIn {
-        rx_tdata: i.rx_tdata,
-        rx_tkeep: i.rx_tkeep,
-        rx_tvalid: i.rx_tvalid,
-        rx_tlast: i.rx_tlast,
-        tx_tready: i.tx_tready,
-        link_up: i.link_up,
-        dtx_tdata: i.dtx_tdata,
-        dtx_tkeep: i.dtx_tkeep,
-        dtx_tvalid: i.dtx_tvalid,
-        dtx_tlast: i.dtx_tlast,
-    };
-    let d = DevIn {
-        sma_rx_tready: i.sma_rx_tready,
-        sm_rx_tready: i.sm_rx_tready,
-        sm_rq_post: i.sm_rq_post,
-        sm_rq_post_n: i.sm_rq_post_n,
-        sm_rq_clr: i.sm_rq_clr,
-        sm_rq_port: port,
-        sma_tx_tdata: i.sma_tx_tdata,
-        sma_tx_tvalid: i.sma_tx_tvalid,
-        sma_tx_tlast: i.sma_tx_tlast,
-        sma_tx_slid: i.sma_tx_slid,
-        sma_tx_dlid: i.sma_tx_dlid,
-        sma_tx_sl: i.sma_tx_sl,
-        sma_tx_port: port,
-        sm_tx_tdata: i.sm_tx_tdata,
-        sm_tx_tvalid: i.sm_tx_tvalid,
-        sm_tx_tlast: i.sm_tx_tlast,
-        sm_tx_dlid: i.sm_tx_dlid,
-        sm_tx_sl: i.sm_tx_sl,
-        sm_tx_path_bits: i.sm_tx_path_bits,
-        sm_tx_port: port,
-        trap_tx_tdata: i.trap_tx_tdata,
-        trap_tx_tvalid: i.trap_tx_tvalid,
-        trap_tx_tlast: i.trap_tx_tlast,
-        trap_tx_port: port,
-        reg_we: i.reg_we,
-        reg_addr: crate::model::regmap::mpreg::port(port, i.reg_addr),
-        reg_wdata: i.reg_wdata,
-        ..DevIn::default()
-    };
-    (d, p)
-}
-
-/// A [`Dut`]'s outputs as `ib_ca_top`'s, for the port whose [`PortOut`]
-/// is `po`. Only that port has traffic, so what the shared SMI outputs
-/// deliver is its own; a tag naming another port is the demux's fault,
-/// which the caller sees as a wrong arrival port.
-fn join_ca_out(o: &DevOut, po: &PortOut) -> CaOut {
-    CaOut {
-        tx_tdata: po.tx_tdata,
-        tx_tkeep: po.tx_tkeep,
-        tx_tvalid: po.tx_tvalid,
-        tx_tlast: po.tx_tlast,
-        drx_tdata: po.drx_tdata,
-        drx_tkeep: po.drx_tkeep,
-        drx_tvalid: po.drx_tvalid,
-        drx_tlast: po.drx_tlast,
-        drx_tuser: po.drx_tuser,
-        drx_reason: po.drx_reason,
-        dtx_tready: po.dtx_tready,
-        sma_rx_tdata: o.sma_rx_tdata,
-        sma_rx_tvalid: o.sma_rx_tvalid,
-        sma_rx_tlast: o.sma_rx_tlast,
-        sma_rx_slid: o.sma_rx_slid,
-        sma_rx_dlid: o.sma_rx_dlid,
-        sma_rx_sl: o.sma_rx_sl,
-        sma_rx_port: o.sma_rx_port,
-        sma_rx_mgmt_class: o.sma_rx_mgmt_class,
-        sma_rx_hop_ptr: o.sma_rx_hop_ptr,
-        sma_rx_hop_cnt: o.sma_rx_hop_cnt,
-        sma_rx_mkey_viol: o.sma_rx_mkey_viol,
-        sma_rx_mkey_mask: o.sma_rx_mkey_mask,
-        sm_rx_tdata: o.sm_rx_tdata,
-        sm_rx_tvalid: o.sm_rx_tvalid,
-        sm_rx_tlast: o.sm_rx_tlast,
-        sm_rx_slid: o.sm_rx_slid,
-        sm_rx_dlid: o.sm_rx_dlid,
-        sm_rx_sl: o.sm_rx_sl,
-        sm_rx_port: o.sm_rx_port,
-        sm_rx_mgmt_class: o.sm_rx_mgmt_class,
-        sm_rx_hop_ptr: o.sm_rx_hop_ptr,
-        sm_rx_hop_cnt: o.sm_rx_hop_cnt,
-        sma_tx_tready: o.sma_tx_tready,
-        sm_tx_tready: o.sm_tx_tready,
-        trap_tx_tready: o.trap_tx_tready,
-        reg_rdata: o.reg_rdata,
-        sq_tx_beat: po.sq_tx_beat,
-        mkey_prot: po.mkey_prot,
-        mkey_viols: po.mkey_viols,
-        port_state: po.port_state,
-        idle: o.idle,
-    }
 }
 
 /// Which CA model a bench of one CA port runs.

@@ -20,7 +20,7 @@ use vl15_bindings::{
     Ca, Dev, DevIn, DevKind, DevOut, PortIn, PortOut, DEV_DATA_WIDTHS, MAX_SWITCH_PORTS,
 };
 
-use crate::model::device::{AddressHandle, RecvQueue, SmiMeta};
+use crate::model::device::{sm_rx_meta, sma_rx_meta, AddressHandle, RecvQueue, SmiMeta};
 use crate::model::dut::{CaTopDut, Dut};
 use crate::model::fabric::TraceEntry;
 use crate::model::node_hw::{HwWrite, KeyViolation, NodeAgent, NodeHw};
@@ -56,37 +56,6 @@ pub struct Wc {
     pub meta: SmiMeta,
     /// Cycle of the completion.
     pub cycle: u64,
-}
-
-/// The sideband of the MAD on a device's `sma_rx` stream (switch port 0 or
-/// a multiport CA), with the M_Key verdict.
-pub fn sma_rx_meta(o: &DevOut) -> SmiMeta {
-    SmiMeta {
-        slid: o.sma_rx_slid,
-        dlid: o.sma_rx_dlid,
-        sl: o.sma_rx_sl,
-        port: o.sma_rx_port,
-        mgmt_class: o.sma_rx_mgmt_class,
-        hop_ptr: o.sma_rx_hop_ptr,
-        hop_cnt: o.sma_rx_hop_cnt,
-        mkey_viol: o.sma_rx_mkey_viol,
-        mkey_mask: o.sma_rx_mkey_mask,
-    }
-}
-
-/// The sideband of the MAD on a device's `sm_rx` stream (no M_Key check on
-/// the SM's path).
-pub fn sm_rx_meta(o: &DevOut) -> SmiMeta {
-    SmiMeta {
-        slid: o.sm_rx_slid,
-        dlid: o.sm_rx_dlid,
-        sl: o.sm_rx_sl,
-        port: o.sm_rx_port,
-        mgmt_class: o.sm_rx_mgmt_class,
-        hop_ptr: o.sm_rx_hop_ptr,
-        hop_cnt: o.sm_rx_hop_cnt,
-        ..SmiMeta::default()
-    }
 }
 
 /// RTL counters an SMA response shows: (MAD offset, register), read while

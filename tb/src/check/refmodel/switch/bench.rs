@@ -7,6 +7,7 @@ use anyhow::{bail, Context, Result};
 use vl15_bindings::dev::{Dev, DevIn, DevKind, DevOut, PortIn, PortOut};
 
 use crate::model::device::SmiMeta;
+use crate::model::dut::Dut;
 use crate::model::regmap::swreg;
 use crate::model::stream::{beat_bytes, to_beats, Beat, Gate, Pattern, Rng, Sink, Source};
 use crate::proto::mad::{self, Mad};
@@ -127,7 +128,9 @@ pub struct Tally {
 
 /// The Verilated switch (8 to 64 ports) under the scoreboard.
 pub struct Bench {
-    dev: Dev,
+    /// The switch's model (`ib_switch_top`'s tiles) behind the interface
+    /// every Verilated top has.
+    dev: Box<dyn Dut>,
     radix: Radix,
     pin: Vec<PortIn>,
     pout: Vec<PortOut>,
@@ -178,8 +181,10 @@ impl Bench {
     /// DataW `w`. Another port count is an error.
     pub fn with_radix(seed: u64, w: u32, nports: u32) -> Result<Bench> {
         let radix = Radix::new(nports)?;
-        let mut dev = Dev::new(DevKind::Switch, nports, w)
-            .with_context(|| format!("the {nports}-port switch model at DataW {w}"))?;
+        let mut dev: Box<dyn Dut> = Box::new(
+            Dev::new(DevKind::Switch, nports, w)
+                .with_context(|| format!("the {nports}-port switch model at DataW {w}"))?,
+        );
         if dev.num_ports() != nports || dev.data_w() != w {
             bail!(
                 "switch binding has {} ports at DataW {}",
@@ -753,7 +758,7 @@ impl Bench {
         // M_Key state (the soaks never set one), so they predict "no
         // violation, not masked", and a verdict the RTL raises at M_Key 0 is
         // a mismatch.
-        let sma_meta = crate::model::net::sma_rx_meta(&o);
+        let sma_meta = crate::model::device::sma_rx_meta(&o);
         self.sma_rx.observe(
             o.sma_rx_tvalid,
             full(o.sma_rx_tdata, o.sma_rx_tlast),
@@ -764,7 +769,7 @@ impl Bench {
         while let Some(r) = self.sma_rx.packets.pop_front() {
             self.observe(Dest::Sma, r.bytes, Some(r.meta), false);
         }
-        let sm_meta = crate::model::net::sm_rx_meta(&o);
+        let sm_meta = crate::model::device::sm_rx_meta(&o);
         self.sm_rx.observe(
             o.sm_rx_tvalid,
             full(o.sm_rx_tdata, o.sm_rx_tlast),
