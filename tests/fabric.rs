@@ -807,7 +807,6 @@ fn received_tids(net: &mut Net, d: usize) -> Vec<u64> {
 /// the SM are dropped and counted and its SMA keeps answering.
 #[test]
 fn sm_mads_with_no_receive_wqe_are_dropped_and_counted_by_the_rtl() {
-    use vl15::agents::qp0::Ah;
     use vl15::proto::packet::consts::ATTR_SM_INFO;
     let mut net = Net::new(
         Topology::parse(RQ, Path::new("rq")).unwrap(),
@@ -830,19 +829,20 @@ fn sm_mads_with_no_receive_wqe_are_dropped_and_counted_by_the_rtl() {
     // None posted: each response for A's SM is dropped and counted once,
     // and B's request for A's SMA that follows it is answered.
     for k in 1..=3u64 {
-        net.post_send(a, &Ah::dr(), &get(0x100 + k, to_s), 0)
+        net.post_send(a, &AddressHandle::directed(), &get(0x100 + k, to_s), 0)
             .unwrap();
         net.run_until_idle(200_000).unwrap();
         assert_eq!(vl15_dropped_at(&mut net, a), k as u32, "response {k}");
         assert!(received_tids(&mut net, a).is_empty(), "response {k}");
-        net.post_send(b, &Ah::dr(), &get(0x200 + k, &b_to_a), 0)
+        net.post_send(b, &AddressHandle::directed(), &get(0x200 + k, &b_to_a), 0)
             .unwrap();
         net.run_until_idle(200_000).unwrap();
         assert_eq!(received_tids(&mut net, b), [0x200 + k], "A's SMA, {k}");
     }
     // Both at once: A's response and B's request meet in A's VL15 buffer.
-    net.post_send(a, &Ah::dr(), &get(0x104, to_s), 0).unwrap();
-    net.post_send(b, &Ah::dr(), &get(0x204, &b_to_a), 0)
+    net.post_send(a, &AddressHandle::directed(), &get(0x104, to_s), 0)
+        .unwrap();
+    net.post_send(b, &AddressHandle::directed(), &get(0x204, &b_to_a), 0)
         .unwrap();
     net.run_until_idle(200_000).unwrap();
     assert_eq!(vl15_dropped_at(&mut net, a), 4);
@@ -852,8 +852,9 @@ fn sm_mads_with_no_receive_wqe_are_dropped_and_counted_by_the_rtl() {
     // One WQE: of two responses exactly one is delivered, the other is
     // dropped and counted; the next one is dropped too.
     net.post_recv(a, 1).unwrap();
-    net.post_send(a, &Ah::dr(), &get(0x110, to_s), 0).unwrap();
-    net.post_send(a, &Ah::dr(), &get(0x111, &a_to_b), 0)
+    net.post_send(a, &AddressHandle::directed(), &get(0x110, to_s), 0)
+        .unwrap();
+    net.post_send(a, &AddressHandle::directed(), &get(0x111, &a_to_b), 0)
         .unwrap();
     net.run_until_idle(200_000).unwrap();
     let got = received_tids(&mut net, a);
@@ -861,14 +862,16 @@ fn sm_mads_with_no_receive_wqe_are_dropped_and_counted_by_the_rtl() {
     assert!(got[0] == 0x110 || got[0] == 0x111, "{got:x?}");
     assert_eq!(vl15_dropped_at(&mut net, a), 5);
     assert_eq!(net.recv_posted(a), Some(0));
-    net.post_send(a, &Ah::dr(), &get(0x112, to_s), 0).unwrap();
+    net.post_send(a, &AddressHandle::directed(), &get(0x112, to_s), 0)
+        .unwrap();
     net.run_until_idle(200_000).unwrap();
     assert!(received_tids(&mut net, a).is_empty());
     assert_eq!(vl15_dropped_at(&mut net, a), 6);
     // Two WQEs: two responses, both delivered; nothing more dropped.
     net.post_recv(a, 2).unwrap();
-    net.post_send(a, &Ah::dr(), &get(0x113, to_s), 0).unwrap();
-    net.post_send(a, &Ah::dr(), &get(0x114, &a_to_c), 0)
+    net.post_send(a, &AddressHandle::directed(), &get(0x113, to_s), 0)
+        .unwrap();
+    net.post_send(a, &AddressHandle::directed(), &get(0x114, &a_to_c), 0)
         .unwrap();
     net.run_until_idle(200_000).unwrap();
     let mut got = received_tids(&mut net, a);
@@ -880,11 +883,12 @@ fn sm_mads_with_no_receive_wqe_are_dropped_and_counted_by_the_rtl() {
     // smi_rq), so C's RTL drops it and counts it; C's SMA still answers
     // (A's response to that arrives on a posted WQE).
     let sminfo = mad::dr_request(METHOD_GET, ATTR_SM_INFO, 0, 0x120, &a_to_c);
-    net.post_send(a, &Ah::dr(), &sminfo, 0).unwrap();
+    net.post_send(a, &AddressHandle::directed(), &sminfo, 0)
+        .unwrap();
     net.run_until_idle(200_000).unwrap();
     assert_eq!(vl15_dropped_at(&mut net, c), 1, "SMInfo at C with no SM");
     net.post_recv(a, 1).unwrap();
-    net.post_send(a, &Ah::dr(), &get(0x121, &a_to_c), 0)
+    net.post_send(a, &AddressHandle::directed(), &get(0x121, &a_to_c), 0)
         .unwrap();
     net.run_until_idle(200_000).unwrap();
     assert_eq!(received_tids(&mut net, a), [0x121], "C's SMA");
@@ -894,11 +898,12 @@ fn sm_mads_with_no_receive_wqe_are_dropped_and_counted_by_the_rtl() {
     net.detach_sm(b).unwrap();
     assert_eq!(net.recv_posted(b), Some(0));
     let sminfo = mad::dr_request(METHOD_GET, ATTR_SM_INFO, 0, 0x130, &a_to_b);
-    net.post_send(a, &Ah::dr(), &sminfo, 0).unwrap();
+    net.post_send(a, &AddressHandle::directed(), &sminfo, 0)
+        .unwrap();
     net.run_until_idle(200_000).unwrap();
     assert_eq!(vl15_dropped_at(&mut net, b), 1, "SMInfo at B after detach");
     net.post_recv(a, 1).unwrap();
-    net.post_send(a, &Ah::dr(), &get(0x131, &a_to_b), 0)
+    net.post_send(a, &AddressHandle::directed(), &get(0x131, &a_to_b), 0)
         .unwrap();
     net.run_until_idle(200_000).unwrap();
     assert_eq!(received_tids(&mut net, a), [0x131], "B's SMA after detach");

@@ -187,7 +187,7 @@ fn attach_and_get(
     req: &mad::Mad,
 ) -> Option<Box<mad::Mad>> {
     net.attach_host(d, 1, false).unwrap();
-    net.post_send(d, &vl15::agents::qp0::Ah::dr(), req, 0)
+    net.post_send(d, &vl15::model::device::AddressHandle::directed(), req, 0)
         .unwrap();
     for _ in 0..20_000 {
         net.step().unwrap();
@@ -202,7 +202,7 @@ fn attach_and_get(
 #[test]
 fn detaching_mid_request_finishes_the_request_on_the_wire() {
     use vl15::agents::node_sma::Net;
-    use vl15::agents::qp0::Ah;
+    use vl15::model::device::AddressHandle;
     use vl15::model::net::NetOptions;
     let t = Topology::load(topo(FILE)).unwrap();
     let mut net = Net::new(t.clone(), NetOptions::default()).unwrap();
@@ -210,7 +210,8 @@ fn detaching_mid_request_finishes_the_request_on_the_wire() {
     let req = mad::dr_request(METHOD_GET, ATTR_NODE_INFO, 0, 0x55, &[1]);
     for cut in [1, 2, 3, 5, 8] {
         net.attach_host(d, 1, false).unwrap();
-        net.post_send(d, &Ah::dr(), &req, 0).unwrap();
+        net.post_send(d, &AddressHandle::directed(), &req, 0)
+            .unwrap();
         for _ in 0..cut {
             net.step().unwrap();
         }
@@ -235,7 +236,7 @@ fn detaching_mid_request_finishes_the_request_on_the_wire() {
 #[test]
 fn attaching_while_a_mad_is_on_sm_rx_skips_its_tail() {
     use vl15::agents::node_sma::Net;
-    use vl15::agents::qp0::Ah;
+    use vl15::model::device::AddressHandle;
     use vl15::model::net::NetOptions;
     let t = Topology::load(topo(FILE)).unwrap();
     let mut net = Net::new(t.clone(), NetOptions::default()).unwrap();
@@ -243,7 +244,8 @@ fn attaching_while_a_mad_is_on_sm_rx_skips_its_tail() {
     let req = mad::dr_request(METHOD_GET, ATTR_NODE_INFO, 0, 0x66, &[1]);
     for extra in [0, 1, 3, 7] {
         net.attach_host(d, 1, false).unwrap();
-        net.post_send(d, &Ah::dr(), &req, 0).unwrap();
+        net.post_send(d, &AddressHandle::directed(), &req, 0)
+            .unwrap();
         let mut seen = false;
         for _ in 0..20_000 {
             net.step().unwrap();

@@ -381,7 +381,8 @@ fn bring_up_report_times_both_the_rtl_and_opensm_on_ibsim() {
 /// the SMA); the SM's GetResp goes back through the RTL's send rules.
 #[test]
 fn the_sm_answers_sminfo_get_through_the_rtl() {
-    use vl15::agents::qp0::{Ah, Event, Transactions, TxOptions};
+    use vl15::agents::qp0::{Event, Transactions, TxOptions};
+    use vl15::model::device::AddressHandle;
     use vl15::proto::mad;
     use vl15::proto::packet::consts::{ATTR_SM_INFO, METHOD_GET, METHOD_GET_RESP};
     let path = topo("net.2sw2path4hca");
@@ -398,7 +399,7 @@ fn the_sm_answers_sminfo_get_through_the_rtl() {
         .unwrap();
     let mut q: Transactions<()> = Transactions::new(other, 1, 0x99, TxOptions::default());
     q.submit(
-        Ah::dr(),
+        AddressHandle::directed(),
         mad::dr_request(METHOD_GET, ATTR_SM_INFO, 0, 0, &route),
         (),
     );

@@ -26,54 +26,18 @@ use crate::agents::node_sma::Net;
 use crate::model::device::{AddressHandle, SmiMeta};
 use crate::proto::mad::{self, Mad};
 
-/// A verbs address handle for QP0.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Ah {
-    pub dlid: u16,
-    pub sl: u8,
-    pub path_bits: u8,
-    /// Inter-packet delay class; the RTL links have one rate, so only 0
-    /// (full rate) is accepted.
-    pub static_rate: u8,
-}
-
-impl Ah {
-    /// Directed route: permissive DLID.
-    pub fn dr() -> Ah {
-        Ah {
-            dlid: crate::proto::packet::consts::PERMISSIVE_LID,
-            ..Ah::default()
-        }
-    }
-    /// LID routed to `dlid`.
-    pub fn lid(dlid: u16) -> Ah {
-        Ah {
-            dlid,
-            ..Ah::default()
-        }
-    }
-}
-
 pub use crate::model::net::{Wc, WcOpcode};
 
 impl Net {
     /// Post `mad` for sending on CA `d`'s SM port.
-    pub fn post_send(&mut self, d: usize, ah: &Ah, mad: &Mad, wr_id: u64) -> Result<()> {
+    pub fn post_send(&mut self, d: usize, ah: &AddressHandle, mad: &Mad, wr_id: u64) -> Result<()> {
         if ah.static_rate != 0 {
             bail!(
                 "static_rate {}: the RTL links run at one rate, only 0 is modelled",
                 ah.static_rate
             );
         }
-        self.sm_post(
-            d,
-            AddressHandle {
-                dlid: ah.dlid,
-                sl: ah.sl,
-                path_bits: ah.path_bits,
-            },
-            mad,
-        )?;
+        self.sm_post(d, *ah, mad)?;
         if let Some(w) = self.sm_host_mut(d)?.send_wr.back_mut() {
             *w = Some(wr_id);
         }
@@ -182,7 +146,7 @@ pub enum Event<C> {
 }
 
 struct Outstanding<C> {
-    ah: Ah,
+    ah: AddressHandle,
     req: Box<Mad>,
     ctx: C,
     deadline: u64,
@@ -192,7 +156,7 @@ struct Outstanding<C> {
 }
 
 struct Queued<C> {
-    ah: Ah,
+    ah: AddressHandle,
     req: Box<Mad>,
     ctx: C,
     timeout: u64,
@@ -240,14 +204,21 @@ impl<C> Transactions<C> {
     }
 
     /// Queue a request; its TID is assigned when it goes out.
-    pub fn submit(&mut self, ah: Ah, req: Mad, ctx: C) {
+    pub fn submit(&mut self, ah: AddressHandle, req: Mad, ctx: C) {
         let (timeout, retries) = (self.opts.timeout, self.opts.retries);
         self.submit_with(ah, req, ctx, timeout, retries);
     }
 
     /// Queue a request with its own timeout and retry count (a Standby's
     /// poll: one try, answered before the next poll or counted missing).
-    pub fn submit_with(&mut self, ah: Ah, mut req: Mad, ctx: C, timeout: u64, retries: u32) {
+    pub fn submit_with(
+        &mut self,
+        ah: AddressHandle,
+        mut req: Mad,
+        ctx: C,
+        timeout: u64,
+        retries: u32,
+    ) {
         mad::set_m_key(&mut req, self.opts.m_key);
         self.queue.push_back(Queued {
             ah,
@@ -260,7 +231,7 @@ impl<C> Transactions<C> {
 
     /// Send a MAD now, outside the transaction accounting (responses the SM
     /// gives, TrapRepress): its TID is left as it is.
-    pub fn send_untracked(&mut self, net: &mut Net, ah: Ah, m: &Mad) -> Result<()> {
+    pub fn send_untracked(&mut self, net: &mut Net, ah: AddressHandle, m: &Mad) -> Result<()> {
         self.stats.sent += 1;
         let mut m = *m;
         mad::set_m_key(&mut m, self.opts.m_key);

@@ -66,7 +66,7 @@ use crate::agents::ibsim::{
     abstract_addr, ctl, SimCtl, SimRequest, MAX_CLIENTS, SIM_STATUS_ETIMEDOUT,
 };
 use crate::agents::node_sma::Net;
-use crate::agents::qp0::Ah;
+use crate::model::device::AddressHandle;
 use crate::proto::mad;
 use crate::proto::packet::consts::{
     ATTR_NODE_INFO, ATTR_PORT_INFO, ATTR_P_KEY_TABLE, METHOD_GET, METHOD_RESP_BIT, METHOD_TRAP,
@@ -705,7 +705,11 @@ impl Server {
                 None => self.not_delivered(i, req, is_request),
             };
         }
-        let ah = if dr { Ah::dr() } else { Ah::lid(req.dlid) };
+        let ah = if dr {
+            AddressHandle::directed()
+        } else {
+            AddressHandle::lid_routed(req.dlid)
+        };
         if let Err(e) = self.net.post_send(dev, &ah, &req.mad, 0) {
             slog!(self, "client {i}: {e:#}");
             return self.not_delivered(i, req, is_request);

@@ -78,8 +78,9 @@ use serde::Serialize;
 
 use crate::agents::node_sma::Net;
 use crate::agents::node_sma::CAP_IS_SM;
-use crate::agents::qp0::{Ah, Event, Transactions, TxOptions, TxStats};
+use crate::agents::qp0::{Event, Transactions, TxOptions, TxStats};
 use crate::agents::routing::{self, RNode, NO_ROUTE};
+use crate::model::device::AddressHandle;
 use crate::model::device::SmiMeta;
 use crate::model::node_hw::{KeyViolation, TRAP_BAD_P_KEY, TRAP_BAD_Q_KEY};
 use crate::proto::mad::{self, Mad};
@@ -593,7 +594,7 @@ impl SubnetManager {
         self.subnet = Subnet::default();
         self.peers.clear();
         self.tx.submit(
-            Ah::dr(),
+            AddressHandle::directed(),
             dr(METHOD_GET, ATTR_NODE_INFO, 0, &[], None),
             Ctx::NodeInfo {
                 path: Vec::new(),
@@ -609,13 +610,13 @@ impl SubnetManager {
         for (n, node) in self.subnet.nodes.iter().enumerate() {
             if node.switch {
                 self.tx.submit(
-                    Ah::dr(),
+                    AddressHandle::directed(),
                     dr(METHOD_GET, ATTR_SWITCH_INFO, 0, &node.path, None),
                     Ctx::LightSwitchInfo(n),
                 );
             } else if n != 0 {
                 self.tx.submit(
-                    Ah::dr(),
+                    AddressHandle::directed(),
                     dr(METHOD_GET, ATTR_NODE_INFO, 0, &node.path, None),
                     Ctx::LightNodeInfo(n),
                 );
@@ -727,7 +728,8 @@ impl SubnetManager {
             // TrapRepress: same TID, attribute and data, back to the sender.
             let mut r = *m;
             r[mad::off::METHOD] = METHOD_TRAP_REPRESS;
-            self.tx.send_untracked(net, Ah::lid(meta.slid), &r)?;
+            self.tx
+                .send_untracked(net, AddressHandle::lid_routed(meta.slid), &r)?;
             if self.state == SmState::Master && !security {
                 self.dirty = true;
             }
@@ -790,9 +792,9 @@ impl SubnetManager {
             }
             mad::data_mut(&mut r).copy_from_slice(&info.encode());
             let ah = if mad::is_dr(m) {
-                Ah::dr()
+                AddressHandle::directed()
             } else {
-                Ah::lid(meta.slid)
+                AddressHandle::lid_routed(meta.slid)
             };
             self.tx.send_untracked(net, ah, &r)?;
             if let Some((code, sender)) = action {
@@ -870,7 +872,7 @@ impl SubnetManager {
     pub fn send_control(&mut self, code: u32, path: &[u8]) {
         let info = self.sm_info().encode();
         self.tx.submit(
-            Ah::dr(),
+            AddressHandle::directed(),
             dr(METHOD_SET, ATTR_SM_INFO, code, path, Some(&info)),
             Ctx::SmControl(code),
         );
@@ -979,7 +981,7 @@ impl SubnetManager {
         self.next_poll = now + self.opts.poll_interval;
         // One try, answered before the next poll or counted as a miss.
         self.tx.submit_with(
-            Ah::dr(),
+            AddressHandle::directed(),
             dr(METHOD_GET, ATTR_SM_INFO, 0, &f.path, None),
             Ctx::Poll,
             self.opts.poll_interval.saturating_sub(1),
@@ -998,7 +1000,7 @@ impl SubnetManager {
         }
         for (n, path, si) in clears {
             self.tx.submit(
-                Ah::dr(),
+                AddressHandle::directed(),
                 dr(METHOD_SET, ATTR_SWITCH_INFO, 0, &path, Some(&si)),
                 Ctx::ClearPsc(n),
             );
@@ -1135,20 +1137,20 @@ impl SubnetManager {
                 });
                 self.subnet.by_guid.insert(ni.node_guid, n);
                 self.tx.submit(
-                    Ah::dr(),
+                    AddressHandle::directed(),
                     dr(METHOD_GET, ATTR_NODE_DESC, 0, &path, None),
                     Ctx::NodeDesc(n),
                 );
                 if switch {
                     self.tx.submit(
-                        Ah::dr(),
+                        AddressHandle::directed(),
                         dr(METHOD_GET, ATTR_SWITCH_INFO, 0, &path, None),
                         Ctx::SwitchInfo(n),
                     );
                     for p in 0..=ni.num_ports {
                         self.subnet.nodes[n].ports[usize::from(p)].guid = ni.port_guid;
                         self.tx.submit(
-                            Ah::dr(),
+                            AddressHandle::directed(),
                             dr(METHOD_GET, ATTR_PORT_INFO, u32::from(p), &path, None),
                             Ctx::PortInfo(n, p),
                         );
@@ -1165,7 +1167,7 @@ impl SubnetManager {
             node.ports[usize::from(lp)].guid = ni.port_guid;
             node.ports[usize::from(lp)].path = Some(path.clone());
             self.tx.submit(
-                Ah::dr(),
+                AddressHandle::directed(),
                 dr(METHOD_GET, ATTR_PORT_INFO, u32::from(lp), &path, None),
                 Ctx::PortInfo(n, lp),
             );
@@ -1190,7 +1192,7 @@ impl SubnetManager {
             // Another SM's port: ask for its SMInfo.
             if let Some(path) = port.path.clone() {
                 self.tx.submit(
-                    Ah::dr(),
+                    AddressHandle::directed(),
                     dr(METHOD_GET, ATTR_SM_INFO, 0, &path, None),
                     Ctx::PeerSmInfo(path),
                 );
@@ -1215,7 +1217,7 @@ impl SubnetManager {
         let mut path = base;
         path.push(p);
         self.tx.submit(
-            Ah::dr(),
+            AddressHandle::directed(),
             dr(METHOD_GET, ATTR_NODE_INFO, 0, &path, None),
             Ctx::NodeInfo {
                 path,
@@ -1366,7 +1368,8 @@ impl SubnetManager {
             &path,
             Some(&pi.encode()),
         );
-        self.tx.submit(Ah::dr(), m, Ctx::SetPortInfo(n, p));
+        self.tx
+            .submit(AddressHandle::directed(), m, Ctx::SetPortInfo(n, p));
     }
 
     /// The routing graph of the current subnet.
@@ -1430,7 +1433,7 @@ impl SubnetManager {
             for (b, block) in sets {
                 self.stats.lft_blocks_set += 1;
                 self.tx.submit(
-                    Ah::dr(),
+                    AddressHandle::directed(),
                     dr(
                         METHOD_SET,
                         ATTR_LINEAR_FWD_TABLE,
@@ -1446,7 +1449,7 @@ impl SubnetManager {
                 si[6..8].copy_from_slice(&top.to_be_bytes());
                 si[11] &= !0x04; // leave PortStateChange alone
                 self.tx.submit(
-                    Ah::dr(),
+                    AddressHandle::directed(),
                     dr(METHOD_SET, ATTR_SWITCH_INFO, 0, &path, Some(&si)),
                     Ctx::SetSwitchInfo(n),
                 );

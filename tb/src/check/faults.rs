@@ -526,6 +526,7 @@ impl Gen {
             dlid: PERMISSIVE_LID,
             sl: self.below(16) as u8,
             path_bits: self.below(128) as u8,
+            ..AddressHandle::default()
         };
         if self.below(3) == 0 {
             // LID-routed to some other port
@@ -546,14 +547,7 @@ impl Gen {
             }
             _ => mad::dr_request(METHOD_GET, ATTR_NODE_INFO, 0, tid, &[]),
         };
-        (
-            m,
-            AddressHandle {
-                dlid: PERMISSIVE_LID,
-                sl: 0,
-                path_bits: 0,
-            },
-        )
+        (m, AddressHandle::directed())
     }
 
     /// A GMP the host sends on a data VL (LRH..ICRC, for the data TX port).

@@ -104,12 +104,17 @@ pub trait HostAgent {
     fn busy(&self) -> bool;
 }
 
-/// Address handle of an SM request (`sm_tx_*`).
+/// Address handle of an SM request (`sm_tx_*`), verbs style: the one the
+/// spine's SM driver and QP0 (`crate::agents::qp0`) both post with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct AddressHandle {
     pub dlid: u16,
     pub sl: u8,
     pub path_bits: u8,
+    /// Inter-packet delay class; the RTL links have one rate, so only 0
+    /// (full rate) is accepted where a send is posted.
+    #[serde(default)]
+    pub static_rate: u8,
 }
 
 impl AddressHandle {
@@ -117,8 +122,7 @@ impl AddressHandle {
     pub fn directed() -> Self {
         AddressHandle {
             dlid: crate::proto::packet::consts::PERMISSIVE_LID,
-            sl: 0,
-            path_bits: 0,
+            ..AddressHandle::default()
         }
     }
 
@@ -126,8 +130,7 @@ impl AddressHandle {
     pub fn lid_routed(dlid: u16) -> Self {
         AddressHandle {
             dlid,
-            sl: 0,
-            path_bits: 0,
+            ..AddressHandle::default()
         }
     }
 }
