@@ -93,7 +93,7 @@ pub mod gsi_reason {
     pub const QKEY_VIOL: u8 = 5;
 }
 
-/// Multiport CA register map: register `a` of port `p` ([`super::reg`]).
+/// Multiport CA register map: register `a` of port `p` ([`reg`]).
 pub mod mpreg {
     /// RO: [`ID_VALUE`] ("VLMP").
     pub const ID: u16 = 0x0000;
@@ -124,7 +124,7 @@ pub mod swreg {
     /// Port 0's GMP counter bank: counter c at `CTR0G_BASE + c`.
     pub const CTR0G_BASE: u16 = 0x0700;
     /// `CTR_CLEAR_SEL + p` (w): clears counter c of port p for every set
-    /// bit c of [15:0]; for p = 0, bits [31:16] name the GMP bank.
+    /// bit c of `[15:0]`; for p = 0, bits `[31:16]` name the GMP bank.
     pub const CTR_CLEAR_SEL: u16 = 0x0800;
     pub const LFT_BASE: u16 = 0x1000;
     /// Port 0's M_Key state (`smi_mkey_chk`), `MKEY_BASE + idx` with the
