@@ -520,3 +520,29 @@ fn sim_runs_one_port_cas_as_ib_ca_top() {
     let o = vl15().args(["sim", "--help"]).output().unwrap();
     assert!(String::from_utf8_lossy(&o.stdout).contains("--ca-top"));
 }
+
+/// `regress --ca-mp` runs the spine regression on port 1 of a one-port
+/// ib_ca_mp_top, at the widths it is built at.
+#[test]
+fn regress_on_the_multiport_ca() {
+    let o = vl15().args(["regress", "--ca-mp"]).output().unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{out}");
+    let n = vl15::check::scenario::SCENARIOS.len();
+    assert!(
+        out.contains(&format!("{} passed, 0 failed", 2 * n)),
+        "{out}"
+    );
+    assert!(
+        !out.lines()
+            .any(|l| l.split_whitespace().nth(1) == Some("32")),
+        "{out}"
+    );
+    let o = vl15()
+        .args(["regress", "--ca-mp", "--width", "32"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("--width 32"), "{err}");
+}

@@ -245,3 +245,27 @@ fn every_packet_accounted_once() {
         );
     }
 }
+
+/// Every scenario, with each CA port being port 1 of a one-port
+/// `ib_ca_mp_top`, passes under the scoreboards and puts the same packets
+/// on the wire at the same cycles as with `ib_ca_top`: the multiport CA's
+/// port-tag mux and demux add no cycle and lose nothing.
+#[test]
+fn scenarios_on_the_multiport_ca_match_the_ca_port_cycle_for_cycle() {
+    use vl15::model::device::CaPortModel;
+    let mp = CaPortModel::Mp { nports: 1, port: 1 };
+    for w in [64, 128] {
+        for s in scenario::SCENARIOS {
+            let top = scenario::run_on(s, w, None, CaPortModel::Top);
+            let on_mp = scenario::run_on(s, w, None, mp);
+            assert!(
+                on_mp.pass,
+                "{} DATA_W {w} on ib_ca_mp_top: {}",
+                s.name, on_mp.detail
+            );
+            assert!(!top.trace.is_empty(), "{}", s.name);
+            assert_eq!(top.trace, on_mp.trace, "{} DATA_W {w}", s.name);
+            assert_eq!(top.cycles, on_mp.cycles, "{} DATA_W {w}", s.name);
+        }
+    }
+}

@@ -8,7 +8,7 @@ use anyhow::{bail, ensure, Context, Result};
 
 use crate::agents::sm::{Fabric, SmDriver};
 use crate::agents::sma::{Sma, SmaConfig};
-use crate::model::device::{AddressHandle, CaPort, Counters};
+use crate::model::device::{AddressHandle, CaPortModel, Counters};
 use crate::model::fabric::TraceEntry;
 use crate::model::regmap::reg;
 use crate::proto::mad::{self, Mad};
@@ -171,18 +171,25 @@ pub const SM_LID: u16 = 1;
 pub const CA_LID: u16 = 5;
 
 impl Run {
-    /// The default topology: `sm` ↔ `ca`, neither port with a LID yet.
+    /// The default topology: `sm` ↔ `ca`, neither port with a LID yet,
+    /// each an `ib_ca_top`.
     pub fn new(width: u32) -> Result<Self> {
+        Run::on(width, CaPortModel::Top)
+    }
+
+    /// The same with each port a `model` (e.g. port 1 of a one-port
+    /// `ib_ca_mp_top`).
+    pub fn on(width: u32, model: CaPortModel) -> Result<Self> {
         let mut fab = Fabric::new();
         let sm_sma = Sma::new(SmaConfig::ca(0, "vl15 SM host"));
         let ca_sma = Sma::new(SmaConfig::vector_v2_ca());
         let sm = fab.add_node(
             "sm",
-            CaPort::new(width)?,
+            model.port(width)?,
             Some(sm_sma),
             Some(SmDriver::new(0x1000)),
         );
-        let ca = fab.add_node("ca", CaPort::new(width)?, Some(ca_sma), None);
+        let ca = fab.add_node("ca", model.port(width)?, Some(ca_sma), None);
         debug_assert_eq!((sm, ca), (SM, CA));
         fab.connect(SM, CA, LINK_LATENCY);
         Ok(Run {
@@ -371,7 +378,12 @@ pub fn run(s: &Scenario, width: u32) -> Outcome {
 
 /// Run one scenario at one width, under `stress(seed)` when given.
 pub fn run_with(s: &Scenario, width: u32, stress_seed: Option<u64>) -> Outcome {
-    let mut r = match Run::new(width).map(|mut r| {
+    run_on(s, width, stress_seed, CaPortModel::Top)
+}
+
+/// [`run_with`] with both ports a `model`.
+pub fn run_on(s: &Scenario, width: u32, stress_seed: Option<u64>, model: CaPortModel) -> Outcome {
+    let mut r = match Run::on(width, model).map(|mut r| {
         if let Some(seed) = stress_seed {
             stress(&mut r.fab, seed);
         }
@@ -1086,7 +1098,7 @@ pub fn diff(a: &[u8], b: &[u8]) -> String {
 }
 
 /// Run the named scenarios (all when empty) at the given widths.
-pub fn regress(names: &[String], widths: &[u32]) -> Result<Vec<Outcome>> {
+pub fn regress(names: &[String], widths: &[u32], model: CaPortModel) -> Result<Vec<Outcome>> {
     let mut out = Vec::new();
     let list: Vec<&Scenario> = if names.is_empty() {
         SCENARIOS.iter().collect()
@@ -1101,7 +1113,7 @@ pub fn regress(names: &[String], widths: &[u32]) -> Result<Vec<Outcome>> {
     };
     for w in widths {
         for s in &list {
-            out.push(run(s, *w));
+            out.push(run_on(s, *w, None, model));
         }
     }
     if out.is_empty() {

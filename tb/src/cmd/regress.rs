@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args as ClapArgs;
 use vl15::check::scenario;
+use vl15::model::device::CaPortModel;
 use vl15::model::trace;
 use vl15::proto::pcap::LinkType;
 
@@ -27,6 +28,11 @@ pub struct Args {
     /// Link type of the pcaps written with --trace-dir
     #[arg(long, value_enum, default_value = "infiniband")]
     linktype: Lt,
+    /// Each CA port is port 1 of a one-port ib_ca_mp_top (DataW 64 and
+    /// 128) instead of ib_ca_top: the same scenarios through the port-tag
+    /// mux and demux
+    #[arg(long)]
+    ca_mp: bool,
 }
 
 impl Args {
@@ -37,22 +43,43 @@ impl Args {
             }
             return Ok(true);
         }
+        let model = if self.ca_mp {
+            CaPortModel::Mp { nports: 1, port: 1 }
+        } else {
+            CaPortModel::Top
+        };
+        let mut ws = widths(&self.width)?;
+        if self.width == "all" {
+            ws.retain(|w| model.widths().contains(w));
+        } else if !model.widths().contains(&ws[0]) {
+            clap::Error::raw(
+                clap::error::ErrorKind::ArgumentConflict,
+                format!(
+                    "--width {}: ib_ca_mp_top is built at DataW {:?}\n",
+                    ws[0],
+                    model.widths()
+                ),
+            )
+            .exit();
+        }
         regress(
-            &self.width,
+            &ws,
             &self.scenario,
             self.trace_dir,
             self.linktype.into(),
+            model,
         )
     }
 }
 
 fn regress(
-    width: &str,
+    widths: &[u32],
     names: &[String],
     trace_dir: Option<PathBuf>,
     lt: LinkType,
+    model: CaPortModel,
 ) -> Result<bool> {
-    let out = scenario::regress(names, &widths(width)?)?;
+    let out = scenario::regress(names, widths, model)?;
     outln!(
         "{:<18} {:>5} {:<6} {:>8} {:>5} {:>8} {:>10} {:>10}  detail",
         "scenario",
