@@ -11,12 +11,13 @@
 //! - [`run`]: whole runs the CLI starts (replay, bench); the CLI's verbs
 //!   are the binary's `cmd` modules, one file per verb.
 //!
-//! Two device stacks exist side by side: `model::device`/`model::fabric`
-//! with `agents::sma`/`agents::sm` on one `ib_ca_top` port at DataW 32, 64
-//! and 128 (the spine regression, replay, the CA soak), and `model::net`
-//! with `agents::node_sma`/`qp0`/`subnet_sm` on the switch and multiport CA
-//! at DataW 64 and 128 (every fabric, `vl15 serve`). New fabric behaviour
-//! goes into the second.
+//! Every Verilated top is a `model::dut::Dut`: the switch, the multiport CA
+//! and `ib_ca_top`. Two host stacks drive them side by side:
+//! `model::device::CaPort` (one CA port of any CA model, with stream
+//! drivers) in `model::fabric` with `agents::sma`/`agents::sm` (the spine
+//! regression, replay, the CA soak and scoreboard), and `model::net` with
+//! `agents::node_sma`/`qp0`/`subnet_sm` (every fabric from a topology
+//! file, `vl15 serve`). New fabric behaviour goes into the second.
 
 pub mod agents;
 pub mod check;
