@@ -360,6 +360,90 @@ package ib_pkg;
     logic [7:0]  rp_val;
   } smi_rx_meta_t;
 
+  // ---------------------------------------------------------------------------
+  // SMI engines' shared parts (smi_rx_fields, smi_icrc_chk, smi_mad_align,
+  // smi_tx_emit; used by smi_rq/smi_sq and sw_smi_rq/sw_smi_sq)
+  // ---------------------------------------------------------------------------
+  // Waiver: a build of sw_port_tile alone has no SMI engine.
+  /* verilator lint_off UNUSEDPARAM */
+  // Receive side: packet byte offset of a beat, 9 bits, saturating (every
+  // offset the engines compare lies below 496, the saturation at DataB 16).
+  localparam int unsigned SmiRxPosW = 9;
+
+  // Header fields picked up by smi_rx_fields. Fields the checks only compare
+  // with a constant are kept as per-byte compare flags, taken when their
+  // byte is (exactly as comparing the held byte at tlast: a flag, like a
+  // byte, holds until its byte comes again).
+  typedef struct packed {
+    logic [3:0]  sl;
+    logic [1:0]  lnh;
+    logic [15:0] dlid;
+    logic [1:0]  pktlen_ok;   // PktLen [10:8], [7:0] = SmpPktLen's
+    logic [15:0] slid;
+    logic        opcode_ok;   // BTH OpCode = UD SEND Only
+    logic        tver_ok;     // BTH TVer = 0
+    logic [2:0]  destqp_zero; // BTH DestQP bytes = 0
+    logic        base_ver_ok; // MAD BaseVersion = 1
+    logic [7:0]  mgmt_class;
+    logic [7:0]  method;
+    logic        dir;         // DR D bit (status bit 15)
+    logic [7:0]  hop_ptr;
+    logic [7:0]  hop_cnt;
+    logic [1:0]  attr_sminfo; // AttributeID bytes = SMInfo's
+    logic [1:0]  dr_slid_ff;  // DrSLID bytes = 0xFF (permissive)
+    logic [1:0]  dr_dlid_ff;  // DrDLID bytes = 0xFF
+    logic [15:0] dr_slid;     // DrSLID
+    logic [15:0] dr_dlid;     // DrDLID
+    logic [7:0]  rp_hc;       // ReturnPath[hop_cnt]
+    logic        rp_port;     // ReturnPath[hop_cnt] = rp_cmp_i when taken
+  } smi_rx_hdr_t;
+
+  // after reset every byte reads 0: the flags of a zero byte (rp_port 0)
+  localparam smi_rx_hdr_t SmiRxHdrReset = '{
+    tver_ok:     1'b1,
+    destqp_zero: 3'b111,
+    attr_sminfo: {AttrSmInfo[15:8] == 8'd0, AttrSmInfo[7:0] == 8'd0},
+    default:     '0
+  };
+  /* verilator lint_on UNUSEDPARAM */
+
+  // Send side: the send engines' FSM (smi_tx_emit builds the beat of each
+  // state).
+  typedef enum logic [1:0] {
+    TxIdle,
+    TxHdr,
+    TxMad,
+    TxTail
+  } smi_tx_state_e;
+
+  // LRH/BTH/DETH of an SMP sent by an SMI send engine, byte i at bits
+  // 8*i +: 8, padded with zeros to SmpHdrPad bytes (the header beats plus
+  // the beat where the MAD starts, at every DataW).
+  /* verilator lint_off UNUSEDPARAM */
+  localparam int unsigned SmpHdrPad = 32;
+  /* verilator lint_on UNUSEDPARAM */
+  function automatic logic [8*SmpHdrPad-1:0] smp_hdr(logic [15:0] dlid, logic [15:0] slid,
+                                                      logic [3:0] sl, logic [23:0] psn);
+    logic [8*SmpHdrPad-1:0] h;
+    h = '0;
+    h[8*PbLrhVlLver +: 8]       = {Vl15, 4'h0};
+    h[8*PbLrhSlLnh +: 8]        = {sl, 2'b00, LnhIbaLocal};
+    h[8*PbLrhDlid +: 8]         = dlid[15:8];
+    h[8*(PbLrhDlid + 1) +: 8]   = dlid[7:0];
+    h[8*PbLrhPktLen +: 8]       = {5'd0, 3'(SmpPktLen >> 8)};
+    h[8*(PbLrhPktLen + 1) +: 8] = 8'(SmpPktLen);
+    h[8*PbLrhSlid +: 8]         = slid[15:8];
+    h[8*(PbLrhSlid + 1) +: 8]   = slid[7:0];
+    h[8*PbBthOpcode +: 8]       = OpUdSendOnly;
+    h[8*PbBthPkey +: 8]         = DefaultPkey[15:8];
+    h[8*(PbBthPkey + 1) +: 8]   = DefaultPkey[7:0];
+    h[8*PbBthPsn +: 8]          = psn[23:16];
+    h[8*(PbBthPsn + 1) +: 8]    = psn[15:8];
+    h[8*(PbBthPsn + 2) +: 8]    = psn[7:0];
+    // flags, resv8a, DestQP, A, Q_Key, SrcQP: 0
+    return h;
+  endfunction
+
   // ===========================================================================
   // Switch (ib_switch_top, docs/fabric.md) — constants and types used only by
   // the switch modules (sw_*).

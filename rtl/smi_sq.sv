@@ -2,13 +2,14 @@
 // boundaries, between three MAD sources (SMA responses, SM requests, traps),
 // builds LRH/BTH/DETH (VL15, UD SEND Only to QP0), prepends them to the MAD,
 // runs the directed-route send rules of a CA (ibspec §5) with the new hop
-// pointer written into MAD byte 6 on the fly, appends the ICRC and writes the
-// 288-byte packet (LRH..ICRC) into the VL15 TX ib_pkt_fifo. The header's first
-// beat is written in the cycle the chosen source's first MAD beat is valid;
-// the DR accept check (needs bytes late in the MAD) decides wr_ok_o at the
-// last beat. Originator rule (handle_outgoing_dr_smp, docs/fabric.md): a DR
-// SMP with (D ? DrDLID : DrSLID) != 0xFFFF gets no send rules and goes out as
-// is, LID-routed. DrDLID/DrSLID arrive after the hop pointer has been
+// pointer written into MAD byte 6 on the fly, appends the ICRC (the beats:
+// smi_tx_emit) and writes the 288-byte packet (LRH..ICRC) into the VL15 TX
+// ib_pkt_fifo. The header's first beat is written in the cycle the chosen
+// source's first MAD beat is valid; the DR accept check (needs bytes late
+// in the MAD) decides wr_ok_o at the last beat. Originator rule
+// (handle_outgoing_dr_smp, docs/fabric.md): a DR SMP with
+// (D ? DrDLID : DrSLID) != 0xFFFF gets no send rules and goes out as is,
+// LID-routed. DrDLID/DrSLID arrive after the hop pointer has been
 // written, so the hop pointer rewrite follows the LRH addressing: an SM
 // request's DLID, an SMA response's request DLID (0xFFFF: DR part, send
 // rules; else LID-routed, as is); an SMP whose DrDLID/DrSLID disagrees with
@@ -66,35 +67,18 @@ module smi_sq
   end
 
   // Packet beat k holds packet bytes k*DataB..; MAD byte i is packet byte
-  // MadOffset+i. Beats 0..HdrBeats-1 are header only; beat HdrBeats+m
-  // (m = 0..MadBeats-1) carries MAD beat m in lanes Shift..DataB-1 and, in
-  // lanes 0..Shift-1, the header tail (m = 0) or the upper Shift bytes of MAD
-  // beat m-1; the last beat has the upper Shift bytes of the last MAD beat and
-  // the ICRC (Shift + 4 = DataB, or Shift = 0).
-  // DataW 8 (Lag = 1): MAD byte m goes out in beat HdrBeats + m as above, but
-  // is taken from the source a beat earlier (held in held_q), so that the hop
-  // pointer (MAD byte 6) is rewritten with the hop count (byte 7) in hand;
-  // the ICRC then takes 4 beats.
+  // MadOffset+i, in packet beat HdrBeats + i / DataB (the beat layout:
+  // smi_tx_emit). DataW 8 (Lag = 1): MAD byte m goes out in beat
+  // HdrBeats + m, but is taken from the source a beat earlier (held in
+  // smi_tx_emit), so that the hop pointer (MAD byte 6) is rewritten with the
+  // hop count (byte 7) in hand; the ICRC then takes 4 beats.
   localparam int unsigned Lag       = (DataB == 1) ? 1 : 0;
-  localparam int unsigned Shift    = MadOffset % DataB;
   localparam int unsigned HdrBeats = MadOffset / DataB;
   localparam int unsigned MadBeats = MadBytes / DataB;
   localparam int unsigned PktBeats = SmpPktBytes / DataB;
   localparam int unsigned MadEnd   = HdrBeats + MadBeats;  // first tail beat
   localparam int unsigned KW       = $clog2(PktBeats);
-  localparam int unsigned HdrPad   = (HdrBeats + 1) * DataB;  // header bytes, padded
   localparam int unsigned PbHopPtr = MadOffset + MbHopPtr;
-
-  if (Shift != 0 && Shift + IcrcBytes != DataB) begin : gen_geom_check
-    $fatal(1, "%m: unsupported beat geometry for DataW %0d", DataW);
-  end
-
-  typedef enum logic [1:0] {
-    StIdle,
-    StHdr,
-    StMad,
-    StTail
-  } state_e;
 
   typedef enum logic [1:0] {
     SrcSma  = 2'd0,
@@ -168,12 +152,11 @@ module smi_sq
     return r;
   endfunction
 
-  state_e       state_q, state_d;
+  smi_tx_state_e state_q, state_d;
   src_e         sel_q, sel_d;        // source of the current packet
   src_e         rr_q, rr_d;          // last source granted
   logic [KW-1:0] k_q, k_d;           // packet beat index
   logic [23:0]  psn_q, psn_d;
-  logic [31:0]  crc_q, crc_d;
   fields_t      f_q, f_d, f_cur;
   logic [7:0]   cls_q, cls_d, cls_cur;   // MAD MgmtClass
   logic [15:0]  dlid_q, dlid_d;
@@ -205,7 +188,7 @@ module smi_sq
   end
 
   logic start;
-  assign start = (state_q == StIdle) && grant_any && wr_slot_free_i;
+  assign start = (state_q == TxIdle) && grant_any && wr_slot_free_i;
 
   // Header addressing of the granted source (used in the start cycle).
   logic [15:0] dlid_new;
@@ -233,51 +216,6 @@ module smi_sq
         sl_new   = master_sm_sl_i;
       end
     endcase
-  end
-
-  // ---------------------------------------------------------------------------
-  // Header bytes (byte i at bits 8*i +: 8)
-  // ---------------------------------------------------------------------------
-  function automatic logic [HdrPad*8-1:0] hdr_bytes(logic [15:0] h_dlid, logic [15:0] h_slid,
-                                                     logic [3:0] h_sl, logic [23:0] psn);
-    logic [HdrPad*8-1:0] h;
-    h = '0;
-    h[8*PbLrhVlLver +: 8]       = {Vl15, 4'h0};
-    h[8*PbLrhSlLnh +: 8]        = {h_sl, 2'b00, LnhIbaLocal};
-    h[8*PbLrhDlid +: 8]         = h_dlid[15:8];
-    h[8*(PbLrhDlid + 1) +: 8]   = h_dlid[7:0];
-    h[8*PbLrhPktLen +: 8]       = {5'd0, 3'(SmpPktLen >> 8)};
-    h[8*(PbLrhPktLen + 1) +: 8] = 8'(SmpPktLen);
-    h[8*PbLrhSlid +: 8]         = h_slid[15:8];
-    h[8*(PbLrhSlid + 1) +: 8]   = h_slid[7:0];
-    h[8*PbBthOpcode +: 8]       = OpUdSendOnly;
-    h[8*PbBthPkey +: 8]         = DefaultPkey[15:8];
-    h[8*(PbBthPkey + 1) +: 8]   = DefaultPkey[7:0];
-    h[8*PbBthPsn +: 8]          = psn[23:16];
-    h[8*(PbBthPsn + 1) +: 8]    = psn[15:8];
-    h[8*(PbBthPsn + 2) +: 8]    = psn[7:0];
-    // flags, resv8a, DestQP, A, Q_Key, SrcQP: 0
-    return h;
-  endfunction
-
-  // The header beat k_q: in StIdle (k_q = 0) from the granted source's
-  // addressing, later beats from the registered one.
-  logic [HdrPad*8-1:0] hdr;
-  logic [DataW-1:0]    hdr_beat;
-  if (DataB == 1) begin : gen_hdr_byte
-    // DataW 8: the first beat (byte 0, VL/LVer) holds no addressing at all
-    logic [DataW-1:0] hdr_new0;
-    assign hdr_new0 = DataW'(hdr_bytes(dlid_new, slid_new, sl_new, psn_q));
-    assign hdr      = hdr_bytes(dlid_q, slid_q, sl_q, psn_q);
-    assign hdr_beat = (state_q == StIdle) ? hdr_new0 : hdr[32'(k_q) * DataW +: DataW];
-  end else begin : gen_hdr_wide
-    // the addressing picked before the beat select (the shallower path into
-    // the TX buffer at DataW 64)
-    logic idle;
-    assign idle     = (state_q == StIdle);
-    assign hdr      = hdr_bytes(idle ? dlid_new : dlid_q, idle ? slid_new : slid_q,
-                                idle ? sl_new : sl_q, psn_q);
-    assign hdr_beat = hdr[32'(k_q) * DataW +: DataW];
   end
 
   // ---------------------------------------------------------------------------
@@ -309,13 +247,13 @@ module smi_sq
 
   logic in_mad;
   logic take;   // a source beat is consumed
-  // A source beat is taken in StMad (Lag = 1: from the last header beat to
+  // A source beat is taken in TxMad (Lag = 1: from the last header beat to
   // the last MAD beat but one).
   if (Lag == 0) begin : gen_take_now
-    assign in_mad = (state_q == StMad);
+    assign in_mad = (state_q == TxMad);
   end else begin : gen_take_early
-    assign in_mad = ((state_q == StMad) && (32'(k_q) < MadEnd - 1)) ||
-                    ((state_q == StHdr) && (32'(k_q) == HdrBeats - 1));
+    assign in_mad = ((state_q == TxMad) && (32'(k_q) < MadEnd - 1)) ||
+                    ((state_q == TxHdr) && (32'(k_q) == HdrBeats - 1));
   end
   assign take   = in_mad && src_valid;
 
@@ -399,7 +337,10 @@ module smi_sq
   // (DataW 64, 128: the pointer goes out from the held bytes), they are in
   // f_q already and the rule runs from registers; at DataW 32 they arrive in
   // the very beat that is rewritten.
+  logic       wr_beat;     // a packet beat goes to the TX buffer (FSM)
+  logic       hp_dr;       // the hop pointer is rewritten: class 0x81, send rules
   logic [7:0] hp_new_cur;
+  assign hp_dr = (cls_cur == ClassSubnDr) && !asis_q;
   if (HdrBeats + MbHopCnt / DataB - Lag < PbHopPtr / DataB) begin : gen_dr_from_q
     assign hp_new_cur = hp_new_ca(f_q.dir, f_q.hop_ptr, f_q.hop_cnt);
   end else if (DataB == 1) begin : gen_dr_from_src
@@ -417,7 +358,8 @@ module smi_sq
     assign hp_new_cur = up ? hp + 8'd1 : (down ? hp - 8'd1 : hp);
 `ifndef SYNTHESIS
     always_ff @(posedge clk_i) begin
-      if (rst_ni && hp_rewrite && wr_beat) begin
+      // the rewrite beat (smi_tx_emit): the hop pointer's, class 0x81
+      if (rst_ni && state_q == TxMad && 32'(k_q) == PbHopPtr && hp_dr && wr_beat) begin
         assert (hp_new_cur == hp_new_ca(f_cur.dir, f_cur.hop_ptr, f_cur.hop_cnt))
           else $error("%m: DataW 8 hop pointer rule differs from hp_new_ca");
       end
@@ -427,114 +369,30 @@ module smi_sq
     assign hp_new_cur = hp_new_ca(f_cur.dir, f_cur.hop_ptr, f_cur.hop_cnt);
   end
 
-
   // ---------------------------------------------------------------------------
-  // Output beat
+  // Output beat: header, realigned MAD, hop pointer rewrite, ICRC (shared
+  // with sw_smi_sq)
   // ---------------------------------------------------------------------------
-  logic             wr_beat;     // a packet beat goes to the TX buffer (FSM)
-  logic [DataW-1:0] pend_q;      // beat waiting to be folded into crc_q
-  logic             pend_vld_q;
-  logic [DataW-1:0] beat_mad;   // beat in StMad (before the hop pointer rewrite)
-  logic [DataW-1:0] beat_tail;  // last beat: held MAD bytes and the ICRC
-  logic [DataW-1:0] beat_raw;
-  logic [DataW-1:0] beat_out;
-  logic [31:0]      crc_fold;   // crc_q with the pending beat folded in
-
-  if (Lag != 0) begin : gen_lag
-    // the MAD byte taken a beat earlier; the ICRC byte k_q - MadEnd
-    logic [DataW-1:0] held_q;
-    logic [31:0]      icrc;
-    always_ff @(posedge clk_i) begin
-      if (take) begin
-        held_q <= src_data;
-      end
-    end
-    assign icrc      = crc_fold ^ Crc32XorOut;
-    assign beat_mad  = held_q;
-    assign beat_tail = DataW'(icrc >> (8 * (32'(k_q) - MadEnd)));
-  end else if (Shift == 0) begin : gen_aligned
-    assign beat_mad  = src_data;
-    assign beat_tail = DataW'(crc_fold ^ Crc32XorOut);
-  end else begin : gen_shift
-    logic [Shift*8-1:0] held_q;   // upper Shift bytes of the previous MAD beat
-    logic [31:0]        icrc;
-    always_ff @(posedge clk_i) begin
-      if (take) begin
-        held_q <= src_data[DataW-1:(DataB-Shift)*8];
-      end
-    end
-    // The tail always follows the last MAD beat, still pending: fold it and
-    // the held bytes in one matrix update (one XOR tree from registers).
-    localparam crc32_mat_t CrcTailAll = crc32_mat(DataB + Shift);
-    assign icrc = crc32_mul(CrcTailAll, crc_q, (8 * CrcMaxBytes)'({held_q, pend_q})) ^
-                  Crc32XorOut;
-    assign beat_mad  = {src_data[(DataB-Shift)*8-1:0],
-                        (32'(k_q) == HdrBeats) ? hdr[HdrBeats*DataW +: Shift*8] : held_q};
-    assign beat_tail = {icrc, held_q};
-  end
-
-  // The hop pointer (packet byte PbHopPtr) is rewritten in lane HpLane of
-  // beat HpBeat. The ICRC mask bytes (packet bytes 0 and 12) lie at fixed
-  // beats and lanes too.
-  localparam int unsigned HpBeat     = PbHopPtr / DataB;
-  localparam int unsigned HpLane     = PbHopPtr % DataB;
-  localparam int unsigned Resv8aBeat = PbBthResv8a / DataB;
-  localparam int unsigned Resv8aLane = PbBthResv8a % DataB;
-  localparam crc32_mat_t  CrcFull    = crc32_mat(DataB);
-
-  logic             hp_rewrite;  // this beat carries a DR hop pointer to replace
-  logic [7:0]       hp_delta;    // old ^ new hop pointer byte
-  logic [DataW-1:0] icrc_raw;    // beat_raw as the ICRC sees it (mask applied)
-  logic [DataW-1:0] icrc_delta;  // hop pointer change, in its lane
-
-  always_comb begin
-    unique case (state_q)
-      StIdle, StHdr: beat_raw = hdr_beat;
-      StMad:         beat_raw = beat_mad;
-      default:       beat_raw = beat_tail;  // StTail
-    endcase
-    // hop pointer rewrite (class 0x81)
-    hp_rewrite = (32'(k_q) == HpBeat) && cls_cur == ClassSubnDr && state_q == StMad &&
-                 !asis_q;
-    hp_delta   = hp_rewrite ? (beat_raw[8*HpLane +: 8] ^ hp_new_cur) : 8'h00;
-    beat_out   = beat_raw;
-    beat_out[8*HpLane +: 8] = beat_raw[8*HpLane +: 8] ^ hp_delta;
-  end
-
-  // ICRC, one cycle behind the beats: each written beat (all full, up to the
-  // last MAD beat) is registered as the ICRC sees it (mask applied, new hop
-  // pointer in) and folded into crc_q in the next cycle, so the wide XOR tree
-  // runs from registers. The tail beat folds the last pending beat on the
-  // fly. The hop pointer change enters the register as an XOR in its lane.
-
-  always_comb begin
-    // beat_raw without the tail beat (the tail is not covered)
-    icrc_raw = (state_q == StMad) ? beat_mad : hdr_beat;
-    if (k_q == '0) begin
-      icrc_raw[8*PbLrhVlLver + 4 +: 4] = 4'hF;   // LRH.VL
-    end
-    if (32'(k_q) == Resv8aBeat) begin
-      icrc_raw[8*Resv8aLane +: 8] = 8'hFF;        // BTH.resv8a
-    end
-    icrc_delta = '0;
-    icrc_delta[8*HpLane +: 8] = hp_delta;
-  end
-
-  assign crc_fold = pend_vld_q ? crc32_mul(CrcFull, crc_q, (8 * CrcMaxBytes)'(pend_q)) : crc_q;
-
-  always_ff @(posedge clk_i) begin
-    if (!rst_ni) begin
-      pend_vld_q <= 1'b0;
-    end else begin
-      pend_vld_q <= wr_beat && state_q != StTail;
-    end
-  end
-
-  always_ff @(posedge clk_i) begin
-    if (wr_beat && state_q != StTail) begin
-      pend_q <= icrc_raw ^ icrc_delta;
-    end
-  end
+  smi_tx_emit #(.DataW(DataW)) u_emit (
+    .clk_i,
+    .rst_ni,
+    .state_i      (state_q),
+    .k_i          (k_q),
+    .wr_beat_i    (wr_beat),
+    .wr_end_i     (wr_end_o),
+    .dlid_new_i   (dlid_new),
+    .slid_new_i   (slid_new),
+    .sl_new_i     (sl_new),
+    .dlid_i       (dlid_q),
+    .slid_i       (slid_q),
+    .sl_i         (sl_q),
+    .psn_i        (psn_q),
+    .src_data_i   (src_data),
+    .take_i       (take),
+    .hp_dr_i      (hp_dr),
+    .hp_new_i     (hp_new_cur),
+    .beat_o       (wr_data_o)
+  );
 
   // ---------------------------------------------------------------------------
   // FSM
@@ -639,7 +497,7 @@ module smi_sq
     ev_local_o      = 1'b0;
 
     unique case (state_q)
-      StIdle: begin
+      TxIdle: begin
         if (start) begin
           wr_beat = 1'b1;
           sel_d   = grant;
@@ -657,10 +515,10 @@ module smi_sq
           f_d     = '0;
           cls_d   = '0;
           k_d     = KW'(1);
-          state_d = (HdrBeats == 1) ? StMad : StHdr;
+          state_d = (HdrBeats == 1) ? TxMad : TxHdr;
         end
       end
-      StHdr: begin
+      TxHdr: begin
         // Lag = 1: the last header beat waits for the first MAD byte
         wr_beat = !in_mad || src_valid;
         if (take) begin
@@ -670,11 +528,11 @@ module smi_sq
         if (wr_beat) begin
           k_d = k_q + KW'(1);
           if (32'(k_q) == HdrBeats - 1) begin
-            state_d = StMad;
+            state_d = TxMad;
           end
         end
       end
-      StMad: begin
+      TxMad: begin
         // Lag = 1: the last MAD byte is already held
         if (src_valid || !in_mad) begin
           wr_beat = 1'b1;
@@ -684,14 +542,14 @@ module smi_sq
           end
           k_d     = k_q + KW'(1);
           if (32'(k_q) == MadEnd - 1) begin
-            state_d = StTail;
+            state_d = TxTail;
           end
         end
       end
-      default: if (32'(k_q) < PktBeats - 1) begin  // StTail, an ICRC beat but the last
+      default: if (32'(k_q) < PktBeats - 1) begin  // TxTail, an ICRC beat but the last
         wr_beat = 1'b1;
         k_d     = k_q + KW'(1);
-      end else begin  // StTail
+      end else begin  // TxTail
         wr_beat  = 1'b1;
         wr_end_o = 1'b1;
         wr_ok_o         = tail.ok;
@@ -702,21 +560,18 @@ module smi_sq
           psn_d = psn_q + 24'd1;
         end
         k_d     = '0;
-        state_d = StIdle;
+        state_d = TxIdle;
       end
     endcase
-    // the tail used the final CRC; the next packet starts from Init
-    crc_d = (state_q == StTail && wr_end_o) ? Crc32Init : crc_fold;
   end
 
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
-      state_q <= StIdle;
+      state_q <= TxIdle;
       sel_q   <= SrcSma;
       rr_q    <= SrcTrap;   // SMA first after reset
       k_q     <= '0;
       psn_q   <= '0;
-      crc_q   <= Crc32Init;
       f_q     <= '0;
       cls_q   <= '0;
       dlid_q  <= '0;
@@ -729,7 +584,6 @@ module smi_sq
       rr_q    <= rr_d;
       k_q     <= k_d;
       psn_q   <= psn_d;
-      crc_q   <= crc_d;
       f_q     <= f_d;
       cls_q   <= cls_d;
       dlid_q  <= dlid_d;
@@ -740,7 +594,6 @@ module smi_sq
   end
 
   assign wr_valid_o = wr_beat;
-  assign wr_data_o  = beat_out;
   assign wr_keep_o  = '1;
 
   // ---------------------------------------------------------------------------
@@ -751,10 +604,6 @@ module smi_sq
     if (rst_ni && take) begin
       assert (src_last == (32'(k_q) == MadEnd - 1 - Lag))
         else $error("%m: source MAD of other than %0d beats", MadBeats);
-    end
-    if (rst_ni && state_q == StTail && 32'(k_q) == MadEnd) begin
-      assert (pend_vld_q)
-        else $error("%m: tail without the last MAD beat pending");
     end
     if (rst_ni && wr_end_o) begin
       assert (32'(k_q) == PktBeats - 1)

@@ -1,6 +1,7 @@
 // sw_smi_rq: SMI receive engine of a switch's port 0 (ib_switch_top). The
-// same datapath as smi_rq (header pick-up, ICRC, validation, MAD realigned
-// into the RX ib_pkt_fifo, wr_end_o with the tlast beat), for packets that
+// same datapath as smi_rq (header pick-up: smi_rx_fields, ICRC residue:
+// smi_icrc_chk, validation, MAD realigned into the RX ib_pkt_fifo:
+// smi_mad_align, wr_end_o with the tlast beat), for packets that
 // reach port 0 through the crossbar: port_num_i is the ingress port P and
 // port_state_i its PortState (both stable for the whole packet), the LID
 // check is against the port-0 LID without LMC, and the directed-route rules
@@ -48,239 +49,93 @@ module sw_smi_rq
     $fatal(1, "%m: DataW must be 32, 64 or 128, got %0d", DataW);
   end
 
-  // MAD byte i is packet byte MadOffset + i: it starts at lane Shift of beat
-  // HdrBeats. With Shift != 0 each MAD beat is the upper DataB-Shift bytes of
-  // one packet beat and the lower Shift bytes of the next.
-  localparam int unsigned Shift    = MadOffset % DataB;
-  localparam int unsigned HdrBeats = MadOffset / DataB;
-  // Packet byte offset of the first packet beat that completes a MAD beat.
-  localparam int unsigned EmitPos  = (Shift == 0) ? MadOffset : (HdrBeats + 1) * DataB;
-  localparam int unsigned IcrcPos  = MadOffset + MadBytes;  // 284
-  localparam int unsigned RpPos    = MadOffset + MbReturnPath;  // ReturnPath[0]
+  localparam int unsigned RpPos = MadOffset + MbReturnPath;  // ReturnPath[0]
 
   // ---------------------------------------------------------------------------
-  // Captured header fields
+  // Header fields, ICRC, MAD realignment (shared with smi_rq)
   // ---------------------------------------------------------------------------
-  typedef struct packed {
-    logic [3:0]  sl;
-    logic [1:0]  lnh;
-    logic [15:0] dlid;
-    logic [10:0] pktlen;
-    logic [15:0] slid;
-    logic [7:0]  opcode;
-    logic [3:0]  tver;
-    logic [23:0] destqp;
-    logic [7:0]  base_ver;
-    logic [7:0]  mgmt_class;
-    logic [7:0]  method;
-    logic        dir;         // DR D bit (status bit 15)
-    logic [7:0]  hop_ptr;
-    logic [7:0]  hop_cnt;
-    logic [15:0] attr_id;
-    logic [15:0] dr_slid;
-    logic [15:0] dr_dlid;
-    logic [7:0]  rp_hc;       // ReturnPath[hop_cnt]
-    logic [7:0]  path_nx;     // D=0: InitialPath[hop_ptr+1]; D=1: ReturnPath[hop_ptr-1]
-    logic [31:0] icrc;        // value, byte 284 = bits 7:0
-  } fields_t;
+  smi_rx_hdr_t          f_q;       // header fields taken so far
+  logic [SmiRxPosW-1:0] pos_q;     // packet byte offset of the current beat
+  logic [SmiRxPosW-1:0] pos_next;  // and of the next one
+  logic                 icrc_ok;   // residue check, from registers
 
-  fields_t     f_q, f_d;
-  logic [15:0] pos_q, pos_d;   // packet byte offset of the current beat
-  logic [31:0] crc_q, crc_d;   // running ICRC state (no final XOR)
-  logic [15:0] rp_beat_q;      // ReturnPath[hop_cnt]: offset of its beat,
-  logic [7:0]  rp_lane_q;      // and its lane (from f_q.hop_cnt, a cycle late)
-  logic [15:0] px_beat_q;      // the same for the next path entry
-  logic [7:0]  px_lane_q;
+  smi_rx_fields #(.DataW(DataW)) u_fields (
+    .clk_i,
+    .rst_ni,
+    .tdata_i    (vl15_tdata_i),
+    .tkeep_i    (vl15_tkeep_i),
+    .tvalid_i   (vl15_tvalid_i),
+    .tlast_i    (vl15_tlast_i),
+    .rp_cmp_i   (port_num_i),
+    .hdr_o      (f_q),
+    .pos_o      (pos_q),
+    .pos_next_o (pos_next)
+  );
 
-  logic beat;
+  smi_icrc_chk #(.DataW(DataW)) u_icrc (
+    .clk_i,
+    .rst_ni,
+    .tdata_i    (vl15_tdata_i),
+    .tvalid_i   (vl15_tvalid_i),
+    .pos_next_i (pos_next),
+    .icrc_ok_o  (icrc_ok)
+  );
+
+  smi_mad_align #(.DataW(DataW)) u_align (
+    .clk_i,
+    .rst_ni,
+    .tdata_i    (vl15_tdata_i),
+    .tvalid_i   (vl15_tvalid_i),
+    .pos_next_i (pos_next),
+    .wr_valid_o,
+    .wr_data_o
+  );
+
+  // The DR rules compare the ReturnPath[hop_cnt] byte with port_num_i at
+  // tlast, and take DrSLID/DrDLID whole (the LID-routed segments' LRH
+  // addresses): the compare flags are a CA's.
+  logic unused_hdr;
+  assign unused_hdr = ^{f_q.rp_port, f_q.dr_slid_ff, f_q.dr_dlid_ff};
+
   logic last;
-  assign beat = vl15_tvalid_i;
   assign last = vl15_tvalid_i & vl15_tlast_i;
 
-  // Every beat before the last is full (asserted below), so packet byte `off`
-  // is lane off % DataB of the beat at offset off - off % DataB: a field is
-  // picked up by comparing pos_q with a constant. Returns {hit, byte}.
-  function automatic logic [8:0] pick(logic [15:0] pos, logic [DataW-1:0] data,
-                                      logic [DataB-1:0] keep, int unsigned off);
-    int unsigned lane;
-    lane = off % DataB;
-    return {pos == 16'(off - lane) && keep[lane], data[8*lane +: 8]};
-  endfunction
-
-  // ICRC coverage: bytes 0..IcrcPos-1. Beats before IcrcBeat are covered
-  // whole, the beat at IcrcBeat for its first IcrcTail bytes (none at DataW
-  // 32), later beats not at all. One matrix update for each case.
-  localparam int unsigned IcrcTail  = IcrcPos % DataB;
-  localparam int unsigned IcrcBeat  = IcrcPos - IcrcTail;
-  localparam int unsigned Resv8aBeat = PbBthResv8a - PbBthResv8a % DataB;
-  localparam int unsigned Resv8aLane = PbBthResv8a % DataB;
-  localparam crc32_mat_t  CrcFull   = crc32_mat(DataB);
-  localparam crc32_mat_t  CrcTail   = crc32_mat(IcrcTail);
-
-  logic [DataW-1:0] icrc_data;  // this beat with the ICRC's mask applied
-  // Where the current beat is, registered from pos_d (keeps 16-bit compares
-  // off the path into the CRC): first beat, beat of BTH.resv8a, beat
-  // covered whole by the ICRC, beat with the ICRC's last covered bytes.
-  logic             at_first_q, at_resv_q, cov_full_q, at_icrc_q;
-  logic             in_mad_q;  // the beat completes a MAD beat (EmitPos..)
+  // ---------------------------------------------------------------------------
+  // The next path entry (switch only): D=0 InitialPath[hop_ptr+1], D=1
+  // ReturnPath[hop_ptr-1], at an offset from the captured hop pointer
+  // (<= 474: below the offset's saturation), registered.
+  // ---------------------------------------------------------------------------
+  logic [7:0]           path_nx_q, path_nx_d;
+  logic [SmiRxPosW-1:0] px_beat_q;  // offset of its beat,
+  logic [7:0]           px_lane_q;  // and its lane
 
   always_comb begin
-    icrc_data = vl15_tdata_i;
-    if (at_first_q) begin
-      icrc_data[8*PbLrhVlLver + 4 +: 4] = 4'hF;   // LRH.VL
-    end
-    if (at_resv_q) begin
-      icrc_data[8*Resv8aLane +: 8] = 8'hFF;        // BTH.resv8a
-    end
-  end
-
-  always_comb begin
-    logic [8:0]  p;
-    logic [31:0] crc_in;
-    p      = '0;
-    f_d    = f_q;
-    crc_in = at_first_q ? Crc32Init : crc_q;
-    crc_d  = crc_in;
-    pos_d  = pos_q;
-    if (beat) begin
-      if (cov_full_q) begin
-        crc_d = crc32_mul(CrcFull, crc_in, (8 * CrcMaxBytes)'(icrc_data));
-      end else if (IcrcTail != 0 && at_icrc_q) begin
-        crc_d = crc32_mul(CrcTail, crc_in, (8 * CrcMaxBytes)'(icrc_data));
-      end
-      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, PbLrhSlLnh);
-      if (p[8]) begin f_d.sl = p[7:4]; f_d.lnh = p[1:0]; end
-      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, PbLrhDlid);
-      if (p[8]) f_d.dlid[15:8] = p[7:0];
-      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, PbLrhDlid + 1);
-      if (p[8]) f_d.dlid[7:0] = p[7:0];
-      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, PbLrhPktLen);
-      if (p[8]) f_d.pktlen[10:8] = p[2:0];
-      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, PbLrhPktLen + 1);
-      if (p[8]) f_d.pktlen[7:0] = p[7:0];
-      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, PbLrhSlid);
-      if (p[8]) f_d.slid[15:8] = p[7:0];
-      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, PbLrhSlid + 1);
-      if (p[8]) f_d.slid[7:0] = p[7:0];
-      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, PbBthOpcode);
-      if (p[8]) f_d.opcode = p[7:0];
-      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, PbBthFlags);
-      if (p[8]) f_d.tver = p[3:0];
-      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, PbBthDestQp);
-      if (p[8]) f_d.destqp[23:16] = p[7:0];
-      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, PbBthDestQp + 1);
-      if (p[8]) f_d.destqp[15:8] = p[7:0];
-      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, PbBthDestQp + 2);
-      if (p[8]) f_d.destqp[7:0] = p[7:0];
-      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, MadOffset + MbBaseVersion);
-      if (p[8]) f_d.base_ver = p[7:0];
-      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, MadOffset + MbMgmtClass);
-      if (p[8]) f_d.mgmt_class = p[7:0];
-      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, MadOffset + MbMethod);
-      if (p[8]) f_d.method = p[7:0];
-      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, MadOffset + MbStatus);
-      if (p[8]) f_d.dir = p[7];
-      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, MadOffset + MbHopPtr);
-      if (p[8]) f_d.hop_ptr = p[7:0];
-      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, MadOffset + MbHopCnt);
-      if (p[8]) f_d.hop_cnt = p[7:0];
-      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, MadOffset + MbAttrId);
-      if (p[8]) f_d.attr_id[15:8] = p[7:0];
-      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, MadOffset + MbAttrId + 1);
-      if (p[8]) f_d.attr_id[7:0] = p[7:0];
-      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, MadOffset + MbDrSlid);
-      if (p[8]) f_d.dr_slid[15:8] = p[7:0];
-      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, MadOffset + MbDrSlid + 1);
-      if (p[8]) f_d.dr_slid[7:0] = p[7:0];
-      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, MadOffset + MbDrDlid);
-      if (p[8]) f_d.dr_dlid[15:8] = p[7:0];
-      p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, MadOffset + MbDrDlid + 1);
-      if (p[8]) f_d.dr_dlid[7:0] = p[7:0];
-      for (int unsigned i = 0; i < IcrcBytes; i++) begin
-        p = pick(pos_q, vl15_tdata_i, vl15_tkeep_i, IcrcPos + i);
-        if (p[8]) f_d.icrc[8*i +: 8] = p[7:0];   // byte 284 = bits 7:0
-      end
-      // ReturnPath[hop_cnt]; hop_cnt (packet byte 35) is many beats earlier.
-      if (pos_q == rp_beat_q) begin
-        for (int unsigned j = 0; j < DataB; j++) begin
-          if (32'(rp_lane_q) == j && vl15_tkeep_i[j]) begin
-            f_d.rp_hc = vl15_tdata_i[8*j +: 8];
-          end
+    path_nx_d = path_nx_q;
+    if (vl15_tvalid_i && pos_q == px_beat_q) begin
+      for (int unsigned j = 0; j < DataB; j++) begin
+        if (32'(px_lane_q) == j && vl15_tkeep_i[j]) begin
+          path_nx_d = vl15_tdata_i[8*j +: 8];
         end
-      end
-      if (pos_q == px_beat_q) begin
-        for (int unsigned j = 0; j < DataB; j++) begin
-          if (32'(px_lane_q) == j && vl15_tkeep_i[j]) begin
-            f_d.path_nx = vl15_tdata_i[8*j +: 8];
-          end
-        end
-      end
-      if (vl15_tlast_i) begin
-        pos_d = '0;
-      end else if (pos_q <= 16'hFFFF - 16'(DataB)) begin
-        pos_d = pos_q + 16'(DataB);  // saturates: offsets past 64 KiB never matter
       end
     end
   end
 
-  // Offset of ReturnPath[hop_cnt] from the captured hop count; registered, as
-  // it is needed no earlier than packet byte RpPos = 220.
-  logic [15:0] rp_off;
-  assign rp_off = 16'(RpPos) + {8'h0, f_q.hop_cnt};
   logic [15:0] px_off;
   assign px_off = f_q.dir ? 16'(RpPos) + {8'h0, f_q.hop_ptr} - 16'd1
                           : 16'(MadOffset + MbInitialPath) + {8'h0, f_q.hop_ptr} + 16'd1;
 
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
-      f_q       <= '0;
-      pos_q     <= '0;
-      at_first_q <= 1'b1;
-      at_resv_q  <= 16'(Resv8aBeat) == '0;
-      cov_full_q <= 1'b1;
-      at_icrc_q  <= 1'b0;
-      in_mad_q   <= EmitPos == 0;
-      crc_q     <= Crc32Init;
-      rp_beat_q <= 16'hFFFF;
-      rp_lane_q <= '0;
-      px_beat_q <= 16'hFFFF;
+      path_nx_q <= '0;
+      px_beat_q <= '1;
       px_lane_q <= '0;
     end else begin
-      f_q       <= f_d;
-      pos_q     <= pos_d;
-      at_first_q <= pos_d == '0;
-      at_resv_q  <= pos_d == 16'(Resv8aBeat);
-      cov_full_q <= 32'(pos_d) < IcrcBeat;
-      at_icrc_q  <= 32'(pos_d) == IcrcBeat;
-      in_mad_q   <= 32'(pos_d) >= EmitPos && 32'(pos_d) < EmitPos + MadBytes;
-      crc_q     <= crc_d;
-      rp_beat_q <= rp_off & ~16'(DataB - 1);
-      rp_lane_q <= 8'(rp_off & 16'(DataB - 1));
-      px_beat_q <= px_off & ~16'(DataB - 1);
+      path_nx_q <= path_nx_d;
+      px_beat_q <= SmiRxPosW'(px_off & ~16'(DataB - 1));
       px_lane_q <= 8'(px_off & 16'(DataB - 1));
     end
   end
 
-  // ---------------------------------------------------------------------------
-  // MAD realignment into the RX buffer
-  // ---------------------------------------------------------------------------
-  logic mad_emit;
-  assign mad_emit = beat && in_mad_q;
-
-  if (Shift == 0) begin : gen_aligned
-    assign wr_data_o = vl15_tdata_i;
-  end else begin : gen_shift
-    // upper DataB-Shift bytes of the previous beat
-    logic [(DataB-Shift)*8-1:0] held_q;
-    always_ff @(posedge clk_i) begin
-      if (beat) begin
-        held_q <= vl15_tdata_i[DataW-1:Shift*8];
-      end
-    end
-    assign wr_data_o = {vl15_tdata_i[Shift*8-1:0], held_q};
-  end
-
-  assign wr_valid_o = mad_emit;
   assign wr_keep_o  = '1;
 
   // ---------------------------------------------------------------------------
@@ -399,15 +254,15 @@ module sw_smi_rq
     is_lid_class      = (f_q.mgmt_class == ClassSubnLid);
     chk_d.is_dr_class = (f_q.mgmt_class == ClassSubnDr);
     dlid_mine         = (f_q.dlid == port_lid_i);
-    chk_d.err_hdr = (f_q.lnh != LnhIbaLocal) || (f_q.opcode != OpUdSendOnly) ||
-                    (f_q.tver != 4'd0) || (f_q.destqp != 24'd0) ||
-                    (32'(f_q.pktlen) != SmpPktLen) || (f_q.base_ver != MadBaseVersion) ||
+    chk_d.err_hdr = (f_q.lnh != LnhIbaLocal) || !f_q.opcode_ok ||
+                    !f_q.tver_ok || !(&f_q.destqp_zero) ||
+                    !(&f_q.pktlen_ok) || !f_q.base_ver_ok ||
                     !(is_lid_class || chk_d.is_dr_class);
     chk_d.err_lid = is_lid_class ? (!dlid_mine || port_lid_i == 16'd0 ||
                                     f_q.slid == PermissiveLid)
                                  : (f_q.dlid != PermissiveLid && !dlid_mine);
     chk_d.to_sm   = f_q.method[7] || (f_q.method == MethodTrap) ||
-                    (f_q.attr_id == AttrSmInfo &&
+                    ((&f_q.attr_sminfo) &&
                      (f_q.method == MethodGet || f_q.method == MethodSet));
   end
 
@@ -422,11 +277,10 @@ module sw_smi_rq
   always_comb begin
     dr = dr_recv_sw(f_q.dir, f_q.hop_ptr, f_q.hop_cnt,
                     f_q.dr_slid == PermissiveLid, f_q.dr_dlid == PermissiveLid,
-                    f_q.dlid != PermissiveLid, f_q.rp_hc, f_q.path_nx,
+                    f_q.dlid != PermissiveLid, f_q.rp_hc, path_nx_q,
                     port_num_i, num_ports_i);
     err_down = (port_state_i == PortStateDown);
-    err_icrc = (f_q.lnh == LnhIbaLocal) && (32'(f_q.pktlen) == SmpPktLen) &&
-               (f_q.icrc != (crc_q ^ Crc32XorOut));
+    err_icrc = (f_q.lnh == LnhIbaLocal) && (&f_q.pktlen_ok) && !icrc_ok;
     err_dr   = chk_q.is_dr_class && dr.discard;
   end
 
@@ -473,10 +327,6 @@ module sw_smi_rq
 `ifndef SYNTHESIS
   always_ff @(posedge clk_i) begin
     if (rst_ni) begin
-      if (vl15_tvalid_i && !vl15_tlast_i) begin
-        assert (vl15_tkeep_i == '1)
-          else $error("%m: partial tkeep on a beat without tlast");
-      end
       if (wr_ok_o) begin
         // DR only: a LID-routed SMP's hop pointer is any byte, unused.
         assert (!chk_q.is_dr_class || (dr.hp_new < 8'd128 && f_q.hop_cnt < 8'd64))

@@ -1,7 +1,7 @@
 // sw_smi_sq: SMI send engine of a switch's port 0 (ib_switch_top). The
 // datapath of smi_sq (round-robin between sources at packet boundaries,
 // LRH/BTH/DETH built and prepended, hop pointer rewritten on the fly, ICRC
-// appended, 288-byte packet into a buffer: here the port-0 input buffer of
+// appended: smi_tx_emit; 288-byte packet into a buffer: here the port-0 input buffer of
 // the crossbar) with a fourth source, the DR SMPs the receive engine
 // forwards (fwd_*: the MAD with the receive rules applied, and the LRH
 // addressing), and the send side of a switch (ibspec §5, is_switch = 1;
@@ -86,29 +86,13 @@ module sw_smi_sq
   end
 
   // Packet beat k holds packet bytes k*DataB..; MAD byte i is packet byte
-  // MadOffset+i. Beats 0..HdrBeats-1 are header only; beat HdrBeats+m
-  // (m = 0..MadBeats-1) carries MAD beat m in lanes Shift..DataB-1 and, in
-  // lanes 0..Shift-1, the header tail (m = 0) or the upper Shift bytes of MAD
-  // beat m-1; the last beat has the upper Shift bytes of the last MAD beat and
-  // the ICRC (Shift + 4 = DataB, or Shift = 0).
-  localparam int unsigned Shift    = MadOffset % DataB;
+  // MadOffset+i, in packet beat HdrBeats + i / DataB (the beat layout:
+  // smi_tx_emit).
   localparam int unsigned HdrBeats = MadOffset / DataB;
   localparam int unsigned MadBeats = MadBytes / DataB;
   localparam int unsigned PktBeats = SmpPktBytes / DataB;
   localparam int unsigned KW       = $clog2(PktBeats);
-  localparam int unsigned HdrPad   = (HdrBeats + 1) * DataB;  // header bytes, padded
   localparam int unsigned PbHopPtr = MadOffset + MbHopPtr;
-
-  if (Shift != 0 && Shift + IcrcBytes != DataB) begin : gen_geom_check
-    $fatal(1, "%m: unsupported beat geometry for DataW %0d", DataW);
-  end
-
-  typedef enum logic [1:0] {
-    StIdle,
-    StHdr,
-    StMad,
-    StTail
-  } state_e;
 
   typedef enum logic [1:0] {
     SrcSma  = 2'd0,
@@ -127,12 +111,11 @@ module sw_smi_sq
     logic [7:0]  egress;   // path entry at the new hop pointer
   } fields_t;
 
-  state_e       state_q, state_d;
+  smi_tx_state_e state_q, state_d;
   src_e         sel_q, sel_d;        // source of the current packet
   src_e         rr_q, rr_d;          // last source granted
   logic [KW-1:0] k_q, k_d;           // packet beat index
   logic [23:0]  psn_q, psn_d;
-  logic [31:0]  crc_q, crc_d;
   fields_t      f_q, f_d, f_cur;
   logic [7:0]   cls_q, cls_d, cls_cur;   // MAD MgmtClass
   logic [15:0]  dlid_q, dlid_d;
@@ -166,7 +149,7 @@ module sw_smi_sq
   end
 
   logic start;
-  assign start = (state_q == StIdle) && grant_any && wr_slot_free_i;
+  assign start = (state_q == TxIdle) && grant_any && wr_slot_free_i;
 
   // Header addressing of the granted source (used in the start cycle).
   logic [15:0] dlid_new;
@@ -199,37 +182,6 @@ module sw_smi_sq
     endcase
   end
 
-  // ---------------------------------------------------------------------------
-  // Header bytes (byte i at bits 8*i +: 8)
-  // ---------------------------------------------------------------------------
-  logic [HdrPad*8-1:0] hdr;
-
-  always_comb begin
-    logic [15:0] h_dlid;
-    logic [15:0] h_slid;
-    logic [3:0]  h_sl;
-    h_dlid = (state_q == StIdle) ? dlid_new : dlid_q;
-    h_slid = (state_q == StIdle) ? slid_new : slid_q;
-    h_sl   = (state_q == StIdle) ? sl_new : sl_q;
-    hdr    = '0;
-    hdr[8*PbLrhVlLver +: 8]     = {Vl15, 4'h0};
-    hdr[8*PbLrhSlLnh +: 8]      = {h_sl, 2'b00, LnhIbaLocal};
-    hdr[8*PbLrhDlid +: 8]       = h_dlid[15:8];
-    hdr[8*(PbLrhDlid + 1) +: 8] = h_dlid[7:0];
-    hdr[8*PbLrhPktLen +: 8]     = {5'd0, 3'(SmpPktLen >> 8)};
-    hdr[8*(PbLrhPktLen + 1) +: 8] = 8'(SmpPktLen);
-    hdr[8*PbLrhSlid +: 8]       = h_slid[15:8];
-    hdr[8*(PbLrhSlid + 1) +: 8] = h_slid[7:0];
-    hdr[8*PbBthOpcode +: 8]     = OpUdSendOnly;
-    hdr[8*PbBthPkey +: 8]       = DefaultPkey[15:8];
-    hdr[8*(PbBthPkey + 1) +: 8] = DefaultPkey[7:0];
-    hdr[8*PbBthPsn +: 8]        = psn_q[23:16];
-    hdr[8*(PbBthPsn + 1) +: 8]  = psn_q[15:8];
-    hdr[8*(PbBthPsn + 2) +: 8]  = psn_q[7:0];
-    // flags, resv8a, DestQP, A, Q_Key, SrcQP: 0
-  end
-
-  // ---------------------------------------------------------------------------
   // Selected source
   // ---------------------------------------------------------------------------
   logic [DataW-1:0] src_data;
@@ -263,7 +215,7 @@ module sw_smi_sq
 
   logic in_mad;
   logic take;   // a source beat is consumed
-  assign in_mad = (state_q == StMad);
+  assign in_mad = (state_q == TxMad);
   assign take   = in_mad && src_valid;
 
   assign sma_tx_tready_o  = in_mad && (sel_q == SrcSma);
@@ -418,101 +370,35 @@ module sw_smi_sq
     end
   end
 
+
   // ---------------------------------------------------------------------------
-  // Output beat
+  // Output beat: header, realigned MAD, hop pointer rewrite, ICRC (shared
+  // with smi_sq)
   // ---------------------------------------------------------------------------
-  logic             wr_beat;     // a packet beat goes to the TX buffer (FSM)
-  logic [DataW-1:0] pend_q;      // beat waiting to be folded into crc_q
-  logic             pend_vld_q;
-  logic [DataW-1:0] beat_mad;   // beat in StMad (before the hop pointer rewrite)
-  logic [DataW-1:0] beat_tail;  // last beat: held MAD bytes and the ICRC
-  logic [DataW-1:0] beat_raw;
-  logic [DataW-1:0] beat_out;
-  logic [31:0]      crc_fold;   // crc_q with the pending beat folded in
+  logic wr_beat;  // a packet beat goes to the TX buffer (FSM)
+  logic hp_dr;    // the hop pointer is rewritten: class 0x81, not as is
+  assign hp_dr = (cls_cur == ClassSubnDr) && !asis_pred_q;
 
-  if (Shift == 0) begin : gen_aligned
-    assign beat_mad  = src_data;
-    assign beat_tail = DataW'(crc_fold ^ Crc32XorOut);
-  end else begin : gen_shift
-    logic [Shift*8-1:0] held_q;   // upper Shift bytes of the previous MAD beat
-    logic [31:0]        icrc;
-    always_ff @(posedge clk_i) begin
-      if (take) begin
-        held_q <= src_data[DataW-1:(DataB-Shift)*8];
-      end
-    end
-    // The tail always follows the last MAD beat, still pending: fold it and
-    // the held bytes in one matrix update (one XOR tree from registers).
-    localparam crc32_mat_t CrcTailAll = crc32_mat(DataB + Shift);
-    assign icrc = crc32_mul(CrcTailAll, crc_q, (8 * CrcMaxBytes)'({held_q, pend_q})) ^
-                  Crc32XorOut;
-    assign beat_mad  = {src_data[(DataB-Shift)*8-1:0],
-                        (32'(k_q) == HdrBeats) ? hdr[HdrBeats*DataW +: Shift*8] : held_q};
-    assign beat_tail = {icrc, held_q};
-  end
-
-  // The hop pointer (packet byte PbHopPtr) is rewritten in lane HpLane of
-  // beat HpBeat. The ICRC mask bytes (packet bytes 0 and 12) lie at fixed
-  // beats and lanes too.
-  localparam int unsigned HpBeat     = PbHopPtr / DataB;
-  localparam int unsigned HpLane     = PbHopPtr % DataB;
-  localparam int unsigned Resv8aBeat = PbBthResv8a / DataB;
-  localparam int unsigned Resv8aLane = PbBthResv8a % DataB;
-  localparam crc32_mat_t  CrcFull    = crc32_mat(DataB);
-
-  logic             hp_rewrite;  // this beat carries a DR hop pointer to replace
-  logic [7:0]       hp_delta;    // old ^ new hop pointer byte
-  logic [DataW-1:0] icrc_raw;    // beat_raw as the ICRC sees it (mask applied)
-  logic [DataW-1:0] icrc_delta;  // hop pointer change, in its lane
-
-  always_comb begin
-    unique case (state_q)
-      StIdle, StHdr: beat_raw = hdr[32'(k_q) * DataW +: DataW];
-      StMad:         beat_raw = beat_mad;
-      default:       beat_raw = beat_tail;  // StTail
-    endcase
-    // hop pointer rewrite (class 0x81)
-    hp_rewrite = (32'(k_q) == HpBeat) && cls_cur == ClassSubnDr && state_q == StMad &&
-                 !asis_pred_q;
-    hp_delta   = hp_rewrite ? (beat_raw[8*HpLane +: 8] ^ hp_new_cur) : 8'h00;
-    beat_out   = beat_raw;
-    beat_out[8*HpLane +: 8] = beat_raw[8*HpLane +: 8] ^ hp_delta;
-  end
-
-  // ICRC, one cycle behind the beats: each written beat (all full, up to the
-  // last MAD beat) is registered as the ICRC sees it (mask applied, new hop
-  // pointer in) and folded into crc_q in the next cycle, so the wide XOR tree
-  // runs from registers. The tail beat folds the last pending beat on the
-  // fly. The hop pointer change enters the register as an XOR in its lane.
-
-  always_comb begin
-    // beat_raw without the tail beat (the tail is not covered)
-    icrc_raw = (state_q == StMad) ? beat_mad : hdr[32'(k_q) * DataW +: DataW];
-    if (k_q == '0) begin
-      icrc_raw[8*PbLrhVlLver + 4 +: 4] = 4'hF;   // LRH.VL
-    end
-    if (32'(k_q) == Resv8aBeat) begin
-      icrc_raw[8*Resv8aLane +: 8] = 8'hFF;        // BTH.resv8a
-    end
-    icrc_delta = '0;
-    icrc_delta[8*HpLane +: 8] = hp_delta;
-  end
-
-  assign crc_fold = pend_vld_q ? crc32_mul(CrcFull, crc_q, (8 * CrcMaxBytes)'(pend_q)) : crc_q;
-
-  always_ff @(posedge clk_i) begin
-    if (!rst_ni) begin
-      pend_vld_q <= 1'b0;
-    end else begin
-      pend_vld_q <= wr_beat && state_q != StTail;
-    end
-  end
-
-  always_ff @(posedge clk_i) begin
-    if (wr_beat && state_q != StTail) begin
-      pend_q <= icrc_raw ^ icrc_delta;
-    end
-  end
+  smi_tx_emit #(.DataW(DataW)) u_emit (
+    .clk_i,
+    .rst_ni,
+    .state_i      (state_q),
+    .k_i          (k_q),
+    .wr_beat_i    (wr_beat),
+    .wr_end_i     (wr_end_o),
+    .dlid_new_i   (dlid_new),
+    .slid_new_i   (slid_new),
+    .sl_new_i     (sl_new),
+    .dlid_i       (dlid_q),
+    .slid_i       (slid_q),
+    .sl_i         (sl_q),
+    .psn_i        (psn_q),
+    .src_data_i   (src_data),
+    .take_i       (take),
+    .hp_dr_i      (hp_dr),
+    .hp_new_i     (hp_new_cur),
+    .beat_o       (wr_data_o)
+  );
 
   // ---------------------------------------------------------------------------
   // FSM
@@ -539,7 +425,7 @@ module sw_smi_sq
     ev_local_o      = 1'b0;
 
     unique case (state_q)
-      StIdle: begin
+      TxIdle: begin
         if (start) begin
           wr_beat = 1'b1;
           sel_d   = grant;
@@ -556,28 +442,28 @@ module sw_smi_sq
           f_d     = '0;
           cls_d   = '0;
           k_d     = KW'(1);
-          state_d = (HdrBeats == 1) ? StMad : StHdr;
+          state_d = (HdrBeats == 1) ? TxMad : TxHdr;
         end
       end
-      StHdr: begin
+      TxHdr: begin
         wr_beat = 1'b1;
         k_d     = k_q + KW'(1);
         if (32'(k_q) == HdrBeats - 1) begin
-          state_d = StMad;
+          state_d = TxMad;
         end
       end
-      StMad: begin
+      TxMad: begin
         if (src_valid) begin
           wr_beat = 1'b1;
           f_d     = f_cur;
           cls_d   = cls_cur;
           k_d     = k_q + KW'(1);
           if (32'(k_q) == HdrBeats + MadBeats - 1) begin
-            state_d = StTail;
+            state_d = TxTail;
           end
         end
       end
-      default: begin  // StTail
+      default: begin  // TxTail
         wr_beat  = 1'b1;
         wr_end_o = 1'b1;
         if (fin.discard) begin
@@ -590,21 +476,18 @@ module sw_smi_sq
           psn_d    = psn_q + 24'd1;
         end
         k_d     = '0;
-        state_d = StIdle;
+        state_d = TxIdle;
       end
     endcase
-    // the tail used the final CRC; the next packet starts from Init
-    crc_d = (state_q == StTail) ? Crc32Init : crc_fold;
   end
 
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
-      state_q <= StIdle;
+      state_q <= TxIdle;
       sel_q   <= SrcSma;
       rr_q    <= SrcTrap;   // SMA first after reset
       k_q     <= '0;
       psn_q   <= '0;
-      crc_q   <= Crc32Init;
       f_q     <= '0;
       cls_q   <= '0;
       dlid_q  <= '0;
@@ -619,7 +502,6 @@ module sw_smi_sq
       rr_q    <= rr_d;
       k_q     <= k_d;
       psn_q   <= psn_d;
-      crc_q   <= crc_d;
       f_q     <= f_d;
       cls_q   <= cls_d;
       dlid_q  <= dlid_d;
@@ -632,7 +514,6 @@ module sw_smi_sq
   end
 
   assign wr_valid_o = wr_beat;
-  assign wr_data_o  = beat_out;
   assign wr_keep_o  = '1;
   assign wr_meta_o  = fin.route;
 
@@ -644,10 +525,6 @@ module sw_smi_sq
     if (rst_ni && take) begin
       assert (src_last == (32'(k_q) == HdrBeats + MadBeats - 1))
         else $error("%m: source MAD of other than %0d beats", MadBeats);
-    end
-    if (rst_ni && state_q == StTail) begin
-      assert (pend_vld_q)
-        else $error("%m: tail without the last MAD beat pending");
     end
     if (rst_ni && wr_end_o) begin
       assert (32'(k_q) == PktBeats - 1)

@@ -6,7 +6,11 @@ rtl/ib_link_tx.sv
 rtl/ib_pkt_fifo.sv
 rtl/smi_rx_dispatch.sv
 rtl/smi_mkey_chk.sv
+rtl/smi_rx_fields.sv
+rtl/smi_icrc_chk.sv
+rtl/smi_mad_align.sv
 rtl/sw_smi_rq.sv
+rtl/smi_tx_emit.sv
 rtl/sw_smi_sq.sv
 rtl/sw_regs.sv
 rtl/sw_rr_pick.sv
