@@ -80,6 +80,31 @@ pub fn widths(s: &str) -> Result<Vec<u32>> {
     }
 }
 
+/// Report a usage error as clap reports its own (exit status 2).
+pub fn usage(msg: &str) -> ! {
+    clap::Error::raw(clap::error::ErrorKind::ArgumentConflict, format!("{msg}\n")).exit()
+}
+
+/// `--width` (32, 64, 128 or all) of a verb that runs CA port `model`,
+/// named `name` in messages: "all" is every width the model is built at;
+/// one it is not built at is a usage error.
+pub fn model_widths(
+    width: &str,
+    name: &str,
+    model: vl15::model::device::CaPortModel,
+) -> Result<Vec<u32>> {
+    let mut ws = widths(width)?;
+    if width == "all" {
+        ws.retain(|w| model.widths().contains(w));
+    } else if let Some(w) = ws.iter().find(|w| !model.widths().contains(w)) {
+        usage(&format!(
+            "--width {w}: {name} is built at DATA_W {:?}",
+            model.widths()
+        ));
+    }
+    Ok(ws)
+}
+
 /// The fabric options of `sim`, `discover` and `serve`.
 #[derive(clap::Args)]
 pub struct FabricArgs {

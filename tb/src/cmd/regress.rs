@@ -9,7 +9,7 @@ use vl15::model::device::CaPortModel;
 use vl15::model::trace;
 use vl15::proto::pcap::LinkType;
 
-use super::{widths, Lt};
+use super::{model_widths, Lt};
 
 #[derive(ClapArgs)]
 pub struct Args {
@@ -48,20 +48,7 @@ impl Args {
         } else {
             CaPortModel::Top
         };
-        let mut ws = widths(&self.width)?;
-        if self.width == "all" {
-            ws.retain(|w| model.widths().contains(w));
-        } else if !model.widths().contains(&ws[0]) {
-            clap::Error::raw(
-                clap::error::ErrorKind::ArgumentConflict,
-                format!(
-                    "--width {}: ib_ca_mp_top is built at DataW {:?}\n",
-                    ws[0],
-                    model.widths()
-                ),
-            )
-            .exit();
-        }
+        let ws = model_widths(&self.width, "ib_ca_mp_top", model)?;
         regress(
             &ws,
             &self.scenario,

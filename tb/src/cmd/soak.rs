@@ -5,7 +5,7 @@ use clap::{Args as ClapArgs, ValueEnum};
 
 use vl15::model::device::CaPortModel;
 
-use super::widths;
+use super::{model_widths, usage};
 
 /// Devices `vl15 soak` can run.
 #[derive(Clone, Copy, ValueEnum)]
@@ -88,10 +88,8 @@ impl Args {
     }
 }
 
-/// Report a usage error as clap reports the others (exit status 2).
-fn usage(msg: &str) -> ! {
-    clap::Error::raw(clap::error::ErrorKind::ArgumentConflict, format!("{msg}\n")).exit()
-}
+/// Ports of the multiport CA unless `--ports` says otherwise.
+const CA_MP_PORTS: u32 = 2;
 
 impl Args {
     /// `--ports` and `--port` against the device they are given for.
@@ -109,11 +107,10 @@ impl Args {
             (Device::CaMp, Some(n), _) if !(1..=2).contains(&n) => usage(&format!(
                 "--ports {n}: the multiport CA is built with 1 or 2 ports"
             )),
-            (Device::CaMp, n, Some(p)) if p == 0 || p > n.unwrap_or(2) => usage(&format!(
-                "--port {p}: the {}-port CA has ports 1 to {}",
-                n.unwrap_or(2),
-                n.unwrap_or(2)
-            )),
+            (Device::CaMp, n, Some(p)) if p == 0 || p > n.unwrap_or(CA_MP_PORTS) => {
+                let n = n.unwrap_or(CA_MP_PORTS);
+                usage(&format!("--port {p}: the {n}-port CA has ports 1 to {n}"))
+            }
             _ => {}
         }
     }
@@ -155,7 +152,7 @@ impl Args {
     /// in the summary.
     fn ca_models(&self) -> Vec<(String, CaPortModel)> {
         // Ranges checked by `check_ports`.
-        let n = self.ports.unwrap_or(2) as u8;
+        let n = self.ports.unwrap_or(CA_MP_PORTS) as u8;
         match self.device {
             Device::CaMp => {
                 let ports: Vec<u8> = match self.port {
@@ -188,16 +185,7 @@ impl Args {
             .collect::<Result<Vec<_>>>()?;
         let mut pass = true;
         for (name, model) in self.ca_models() {
-            for w in widths(&self.width)? {
-                if !model.widths().contains(&w) {
-                    if self.width == "all" {
-                        continue;
-                    }
-                    usage(&format!(
-                        "--width {w}: {name} is built at DATA_W {:?}",
-                        model.widths()
-                    ));
-                }
+            for w in model_widths(&self.width, &name, model)? {
                 pass &= self.soak_ca_once(&name, model, w, &classes)?;
             }
         }

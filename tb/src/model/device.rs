@@ -11,12 +11,10 @@
 use std::collections::VecDeque;
 
 use anyhow::{bail, Context, Result};
-use vl15_bindings::dev::{Dev, DevIn, DevKind, DevOut, PortIn, PortOut};
-use vl15_bindings::Ca;
+use vl15_bindings::dev::{Dev, DevIn, DevOut, PortIn, PortOut};
 
-use crate::model::dut::{CaTopDut, Dut};
+use crate::model::dut::{ca_mp_kind, CaTopDut, Dut};
 use crate::model::regmap::mpreg;
-
 use crate::model::stream::{Beat, Pattern, Received, Sink, Source};
 
 /// Sideband of the SMI receive interfaces (`sma_rx_*`, `sm_rx_*`) and of SMA
@@ -667,16 +665,10 @@ impl CaPortModel {
     /// The model at `data_w` with its drivers, reset.
     pub fn port(self, data_w: u32) -> Result<CaPort> {
         match self {
-            CaPortModel::Top => {
-                let ca = Ca::new(data_w)
-                    .with_context(|| format!("building ib_ca_top DataW={data_w}"))?;
-                CaPort::on(Box::new(CaTopDut::new(ca)), 1)
-            }
+            CaPortModel::Top => CaPort::on(Box::new(CaTopDut::new(data_w)?), 1),
             CaPortModel::Mp { nports, port } => {
-                let kind = match nports {
-                    1 => DevKind::CaMp1,
-                    2 => DevKind::CaMp2,
-                    _ => bail!("the multiport CA is built with 1 or 2 ports, not {nports}"),
+                let Some(kind) = ca_mp_kind(nports) else {
+                    bail!("the multiport CA is built with 1 or 2 ports, not {nports}");
                 };
                 let dev = Dev::new(kind, u32::from(nports), data_w).with_context(|| {
                     format!("building ib_ca_mp_top NumPorts={nports} DataW={data_w}")

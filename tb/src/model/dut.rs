@@ -12,8 +12,8 @@
 //! with port p's CA registers at `regmap::mpreg::port(p, a)`. The switch
 //! has its own register map (`regmap::swreg`) and the GMP streams.
 
-use anyhow::{bail, Result};
-use vl15_bindings::dev::{Dev, DevIn, DevOut, PortIn, PortOut};
+use anyhow::{bail, Context, Result};
+use vl15_bindings::dev::{Dev, DevIn, DevKind, DevOut, PortIn, PortOut};
 use vl15_bindings::{Ca, CaIn};
 
 /// A Verilated top as the testbench clocks it.
@@ -78,8 +78,19 @@ pub struct CaTopDut {
 }
 
 impl CaTopDut {
-    pub fn new(ca: Ca) -> Self {
-        CaTopDut { ca, skipped: 0 }
+    /// A new `ib_ca_top` at `data_w`, not yet reset.
+    pub fn new(data_w: u32) -> Result<Self> {
+        let ca = Ca::new(data_w).with_context(|| format!("building ib_ca_top DataW={data_w}"))?;
+        Ok(CaTopDut { ca, skipped: 0 })
+    }
+}
+
+/// The multiport CA model of `nports` external ports, if it is built.
+pub fn ca_mp_kind(nports: u8) -> Option<DevKind> {
+    match nports {
+        1 => Some(DevKind::CaMp1),
+        2 => Some(DevKind::CaMp2),
+        _ => None,
     }
 }
 

@@ -1,7 +1,8 @@
 //! A fabric of RTL devices built from a topology file: every switch is a
-//! Verilated `ib_switch_top`, every CA an `ib_ca_mp_top`, each with the Rust
-//! node's agent ([`NodeAgent`], the SMA) on its management side; links with a latency in cycles join one
-//! device's TX to another's RX and can go down and up.
+//! Verilated `ib_switch_top`, every CA an `ib_ca_mp_top` (a one-port CA
+//! `ib_ca_top` with [`NetOptions::ca_top`]), each with the node's agent
+//! ([`NodeAgent`], the SMA) on its management side; links with a latency in
+//! cycles join one device's TX to another's RX and can go down and up.
 //!
 //! Scheduling is event-driven: a device is clocked only in the cycles in
 //! which it has work — its RTL is not idle (`idle_o`), a beat arrives on one
@@ -17,11 +18,11 @@ use std::collections::{BinaryHeap, VecDeque};
 use anyhow::{anyhow, bail, ensure, Context, Result};
 use rayon::prelude::*;
 use vl15_bindings::{
-    Ca, Dev, DevIn, DevKind, DevOut, PortIn, PortOut, DEV_DATA_WIDTHS, MAX_SWITCH_PORTS,
+    Dev, DevIn, DevKind, DevOut, PortIn, PortOut, DEV_DATA_WIDTHS, MAX_SWITCH_PORTS,
 };
 
 use crate::model::device::{sm_rx_meta, sma_rx_meta, AddressHandle, RecvQueue, SmiMeta};
-use crate::model::dut::{CaTopDut, Dut};
+use crate::model::dut::{ca_mp_kind, CaTopDut, Dut};
 use crate::model::fabric::TraceEntry;
 use crate::model::node_hw::{HwWrite, KeyViolation, NodeAgent, NodeHw};
 use crate::model::regmap::{mpreg, swreg};
@@ -563,12 +564,13 @@ fn dev_kind(topo: &Topology, n: &crate::proto::topology::TNode) -> Result<DevKin
         NodeKind::Switch if (1..=MAX_SWITCH_PORTS).contains(&u32::from(nports)) => {
             return Ok(DevKind::Switch)
         }
-        NodeKind::Ca if nports == 1 => return Ok(DevKind::CaMp1),
-        NodeKind::Ca if nports == 2 => return Ok(DevKind::CaMp2),
+        NodeKind::Ca => match ca_mp_kind(nports) {
+            Some(kind) => return Ok(kind),
+            None => format!("CA {id:?} has {nports} ports; the RTL CA has 1 or 2"),
+        },
         NodeKind::Switch => {
             format!("switch {id:?} has {nports} ports; the RTL switch has 1..{MAX_SWITCH_PORTS}")
         }
-        NodeKind::Ca => format!("CA {id:?} has {nports} ports; the RTL CA has 1 or 2"),
         NodeKind::Router => format!("router {id:?}: routers are not modelled"),
     };
     Err(topo.error_at(n.origin, msg).into())
@@ -585,9 +587,9 @@ impl<S: NodeAgent> Net<S> {
         for (i, n) in topo.nodes.iter().enumerate() {
             let kind = dev_kind(&topo, n)?;
             let mut dev: Box<dyn Dut> = match kind {
-                DevKind::CaMp1 if opts.ca_top => Box::new(CaTopDut::new(
-                    Ca::new(w).with_context(|| format!("building the RTL of {:?}", n.id))?,
-                )),
+                DevKind::CaMp1 if opts.ca_top => Box::new(
+                    CaTopDut::new(w).with_context(|| format!("building the RTL of {:?}", n.id))?,
+                ),
                 _ => Box::new(
                     Dev::new(kind, u32::from(n.nports), w)
                         .with_context(|| format!("building the RTL of {:?}", n.id))?,
