@@ -93,8 +93,8 @@ fn traps(r: &mut Run) -> Vec<Mad> {
     r.sm()
         .unsolicited
         .iter()
-        .filter(|(m, _, _)| mad::method(m) == METHOD_TRAP)
-        .map(|(m, _, _)| *m)
+        .filter(|(m, _)| mad::method(m) == METHOD_TRAP)
+        .map(|(m, _)| *m)
         .collect()
 }
 
@@ -192,7 +192,7 @@ fn gets_succeed_are_masked_or_dropped_per_protect_level() -> Result<()> {
 fn set_and_trap_repress_with_a_wrong_key_are_dropped_at_every_level() -> Result<()> {
     for prot in 0u8..4 {
         let mut r = setup(64, prot, 0)?;
-        let before = r.sma(CA).cfg.port_info;
+        let before = r.sma(CA).stored_port_info(1)?;
         let mut pi = before;
         pi.lid = 77;
         pi.m_key = 0;
@@ -217,7 +217,10 @@ fn set_and_trap_repress_with_a_wrong_key_are_dropped_at_every_level() -> Result<
             key == K && p == u32::from(prot) && v == 1,
             "M_Key registers {key:#x} {p} {v}"
         );
-        ensure!(r.sma(CA).cfg.port_info == before, "SMA PortInfo changed");
+        ensure!(
+            r.sma(CA).stored_port_info(1)? == before,
+            "SMA PortInfo changed"
+        );
         // Trap 256 to the MasterSMLID
         let t = traps(&mut r);
         ensure!(t.len() == 1, "protect {prot}: {} traps at the SM", t.len());

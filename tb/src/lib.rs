@@ -12,12 +12,15 @@
 //!   are the binary's `cmd` modules, one file per verb.
 //!
 //! Every Verilated top is a `model::dut::Dut`: the switch, the multiport CA
-//! and `ib_ca_top`. Two host stacks drive them side by side:
-//! `model::device::CaPort` (one CA port of any CA model, with stream
-//! drivers) in `model::fabric` with `agents::sma`/`agents::sm` (the spine
-//! regression, replay, the CA soak and scoreboard), and `model::net` with
-//! `agents::node_sma`/`qp0`/`subnet_sm` (every fabric from a topology
-//! file, `vl15 serve`). New fabric behaviour goes into the second.
+//! and `ib_ca_top`. There is one SMA, `agents::node_sma::NodeSma` (ibsim's
+//! answers, or a hardware HCA's in its HCA dialect), and one SM stack,
+//! `agents::qp0::Transactions` under `agents::subnet_sm`. Two schedulers
+//! clock the devices: `model::net` (every fabric from a topology file,
+//! `vl15 serve`), and `model::fabric`, which drives CA ports on their own
+//! through `model::device::CaPort`'s stream drivers (the spine regression,
+//! replay, the CA soak and scoreboard), with `agents::sma` and
+//! `agents::sm` as those ports' host interfaces to the same SMA and SM
+//! stack.
 
 pub mod agents;
 pub mod check;

@@ -117,6 +117,34 @@ pub enum IbsimVersion {
     V0_12,
 }
 
+/// Whose SMA a node answers as. The attribute layouts, tables and traps are
+/// the same; what differs is how a request the SMA refuses is answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Dialect {
+    /// ibsim's `sim_mad.c`, as the rest of this module describes.
+    #[default]
+    Ibsim,
+    /// The SMA of a hardware HCA, as Linux qib answers (`qib_mad.c`,
+    /// `process_subn`, `subn_set_portinfo`):
+    /// * ClassVersion other than 1 → 0x0004 (ibsim drops > 2, answers 2);
+    /// * a Set of NodeInfo, NodeDescription or GUIDInfo → 0x000C, the data
+    ///   as it came;
+    /// * a PortInfo Set is checked before anything of it is applied: LID
+    ///   and MasterSMLID unicast or 0, PortState one step from the port's
+    ///   own state (Down retrains to Init, Armed from Init, Active from
+    ///   Armed, the same state again except Init), OperationalVLs at most
+    ///   VLCap; no neighbour rule (the link layer enforces that in
+    ///   silicon). A refused Set is answered with the port's current
+    ///   PortInfo, as qib's `subn_get_portinfo` after its `err:` label;
+    /// * GidPrefix starts at the default fe80::/64 and M_KeyLeasePeriod at 0
+    ///   (the RTL's reset value).
+    Hca,
+}
+
+/// The default GID prefix, fe80::/64 (IBA 4.1.1), a hardware HCA's
+/// GidPrefix until an SM sets one.
+pub const DEFAULT_GID_PREFIX: u64 = 0xfe80_0000_0000_0000;
+
 /// PortInfo.CapabilityMask IsSM (bit 1): an SM runs on the port.
 pub const CAP_IS_SM: u32 = 1 << 1;
 
@@ -308,6 +336,12 @@ pub struct NodeIdentity {
     /// `links[p - 1]` = port p.
     pub links: Vec<PortLink>,
     pub ibsim: IbsimVersion,
+    /// NodeInfo.PartitionCap; also the size of each P_Key table the SMA
+    /// keeps for a CA port or switch port 0.
+    pub partition_cap: u16,
+    /// NodeInfo.Revision.
+    pub revision: u32,
+    pub dialect: Dialect,
 }
 
 impl NodeIdentity {
@@ -325,6 +359,9 @@ impl NodeIdentity {
             lft_depth,
             links: vec![PortLink::default(); usize::from(nports)],
             ibsim: IbsimVersion::default(),
+            partition_cap: SWITCH_PARTITION_CAP,
+            revision: IBSIM_REVISION,
+            dialect: Dialect::Ibsim,
         }
     }
 
@@ -333,8 +370,30 @@ impl NodeIdentity {
         NodeIdentity {
             kind: NodeKind::Ca,
             lft_depth: 0,
+            partition_cap: CA_PARTITION_CAP,
             ..Self::switch(nports, node_guid, description, 0)
         }
+    }
+
+    /// The one-port HCA of reference vector V2 (ibspec §3.3) with NodeGUID
+    /// `node_guid` (SystemImageGUID the same, PortGUID + 1): PartitionCap
+    /// 128, DeviceID 0x1003, VendorID 0x0002C9, Revision 0, answering in
+    /// the [`Dialect::Hca`] dialect.
+    pub fn hca(node_guid: u64, description: &str) -> Self {
+        NodeIdentity {
+            vendor_id: 0x0002C9,
+            device_id: 0x1003,
+            partition_cap: 128,
+            revision: 0,
+            dialect: Dialect::Hca,
+            ..Self::ca(1, node_guid, description)
+        }
+    }
+
+    /// The CA of reference vector V2 itself: NodeGUID 0x0002c90300001230,
+    /// description "vl15 CA".
+    pub fn vector_v2_ca() -> Self {
+        Self::hca(0x0002_c903_0000_1230, "vl15 CA")
     }
 
     /// The identity ibsim gives `node` of `topo`; `lft_depth` is the
@@ -380,6 +439,13 @@ impl NodeIdentity {
             lft_depth,
             links,
             ibsim: IbsimVersion::default(),
+            partition_cap: if node.kind == NodeKind::Switch {
+                SWITCH_PARTITION_CAP
+            } else {
+                CA_PARTITION_CAP
+            },
+            revision: IBSIM_REVISION,
+            dialect: Dialect::Ibsim,
         };
         id.check().with_context(ctx)?;
         Ok(id)
@@ -422,11 +488,7 @@ impl NodeIdentity {
 
     /// NodeInfo.PartitionCap.
     pub fn partition_cap(&self) -> u16 {
-        if self.is_switch() {
-            SWITCH_PARTITION_CAP
-        } else {
-            CA_PARTITION_CAP
-        }
+        self.partition_cap
     }
 
     fn node_type(&self) -> u8 {
@@ -576,6 +638,12 @@ impl NodeSma {
             ports,
             id,
         };
+        if sma.id.dialect == Dialect::Hca {
+            for ps in &mut sma.ports {
+                ps.gid_prefix = DEFAULT_GID_PREFIX;
+            }
+            return sma;
+        }
         // M_KeyLeasePeriod starts as ibsim's template has it (0x0FF9 s);
         // `init_writes` puts it into the hardware.
         for p in 0..=n as u8 {
@@ -798,7 +866,9 @@ impl NodeSma {
         mkey_mask: bool,
         hw: &mut dyn NodeHw,
     ) -> Option<Mad> {
-        if req[mad::off::BASE_VERSION] != BASE_VERSION || req[mad::off::CLASS_VERSION] > 2 {
+        let hca = self.id.dialect == Dialect::Hca;
+        let class_version = req[mad::off::CLASS_VERSION];
+        if req[mad::off::BASE_VERSION] != BASE_VERSION || (!hca && class_version > 2) {
             return None;
         }
         let class = mad::class(req);
@@ -808,6 +878,11 @@ impl NodeSma {
         let method = mad::method(req);
         if method & METHOD_RESP_BIT != 0 || method == METHOD_TRAP_REPRESS {
             return None;
+        }
+        if hca && class_version != 1 {
+            let mut resp = *req;
+            mad::make_response(&mut resp, STATUS_BAD_VERSION);
+            return Some(resp);
         }
         let valid_arrival = if self.id.is_switch() {
             arrival_port <= self.id.nports
@@ -832,8 +907,13 @@ impl NodeSma {
         };
         let mut data = [0u8; 64];
         data.copy_from_slice(mad::data(req));
+        let read_only_attr = matches!(attr, ATTR_NODE_DESC | ATTR_NODE_INFO | ATTR_GUID_INFO);
         let status = if method != METHOD_GET && method != METHOD_SET {
             STATUS_METHOD_UNSUPPORTED
+        } else if hca && method == METHOD_SET && read_only_attr {
+            // qib has no Set handler for these: the SMP goes back as it
+            // came, with 0x000C.
+            STATUS_ATTR_UNSUPPORTED
         } else {
             let q = Query {
                 set: method == METHOD_SET,
@@ -881,7 +961,7 @@ impl NodeSma {
             port_guid: self.id.port_guid(q.arrival),
             partition_cap: self.id.partition_cap(),
             device_id: self.id.device_id,
-            revision: IBSIM_REVISION,
+            revision: self.id.revision,
             local_port_num: q.arrival,
             vendor_id: self.id.vendor_id,
         }
@@ -928,6 +1008,7 @@ impl NodeSma {
             return STATUS_INVALID_FIELD;
         };
         let mut state = None;
+        let mut status = STATUS_OK;
         // a Set writing M_KeyViolations 0 clears it
         let clears_viols = q.set && data[44] == 0 && data[45] == 0;
         if q.set {
@@ -937,9 +1018,12 @@ impl NodeSma {
             }
             match self.set_port_info(port, data, hw) {
                 Ok(s) => state = s,
-                Err(status) => return status,
+                // qib answers a refused Set with the current PortInfo
+                Err(st) if self.id.dialect == Dialect::Hca => status = st,
+                Err(st) => return st,
             }
         }
+        let applied = q.set && status == STATUS_OK;
         *data = self.port_info_bytes(port, q.arrival, hw, state);
         if self.mkey_port(port) {
             // M_Key fields (CA ports, switch port 0): protect bits and
@@ -947,7 +1031,7 @@ impl NodeSma {
             // register writes are not visible yet).
             let ps = &self.ports[usize::from(port)];
             let (prot, viols) = match hw.mkey_state(port) {
-                Some((p, v)) if !q.set => (p, v),
+                Some((p, v)) if !applied => (p, v),
                 Some((_, v)) => (ps.m_key_prot, if clears_viols { 0 } else { v }),
                 None => (ps.m_key_prot, ps.m_key_viols),
             };
@@ -957,7 +1041,7 @@ impl NodeSma {
             data[34] = (data[34] & 0x3F) | (prot << 6);
             data[44..46].copy_from_slice(&viols.to_be_bytes());
         }
-        0
+        status
     }
 
     /// Ports that hold an M_Key: every CA port, switch port 0.
@@ -999,6 +1083,10 @@ impl NodeSma {
     ) -> Result<Option<u8>, u16> {
         // 64 bytes always decode.
         let new = PortInfo::decode(data).unwrap_or_default();
+        let hca = self.id.dialect == Dialect::Hca;
+        if hca {
+            hca_check(&new, hw.port_state(port))?;
+        }
         let is_switch = self.id.is_switch();
         let lid_port = !is_switch || port == 0;
         let ps = self
@@ -1059,24 +1147,41 @@ impl NodeSma {
         };
         let r = new.port_state;
         let mut state = None;
-        match neighbour {
-            Some(remote) if r != PORT_STATE_NO_CHANGE => {
-                if r == PORT_STATE_DOWN {
-                    hw.write(HwWrite::RetrainLink { port });
-                    state = Some(PORT_STATE_INIT);
-                } else if r > PORT_STATE_INIT {
-                    let own = i16::from(hw.port_state(port));
-                    let (r16, remote) = (i16::from(r), i16::from(remote));
-                    if (remote - r16).abs() <= 1 && (own - r16).abs() == 1 {
-                        hw.write(HwWrite::PortState { port, state: r });
-                        state = Some(r);
-                    } else {
-                        return Err(STATUS_INVALID_FIELD);
+        // Whether the port has a link (width and speed writes act then).
+        let connected = if hca {
+            hw.link_up(port)
+        } else {
+            neighbour.is_some()
+        };
+        if hca {
+            // Checked by `hca_check`: one step from the port's own state.
+            if r == PORT_STATE_DOWN {
+                hw.write(HwWrite::RetrainLink { port });
+                state = Some(PORT_STATE_INIT);
+            } else if r > PORT_STATE_INIT {
+                hw.write(HwWrite::PortState { port, state: r });
+                state = Some(r);
+            }
+        } else {
+            match neighbour {
+                Some(remote) if r != PORT_STATE_NO_CHANGE => {
+                    if r == PORT_STATE_DOWN {
+                        hw.write(HwWrite::RetrainLink { port });
+                        state = Some(PORT_STATE_INIT);
+                    } else if r > PORT_STATE_INIT {
+                        let own = i16::from(hw.port_state(port));
+                        let (r16, remote) = (i16::from(r), i16::from(remote));
+                        if (remote - r16).abs() <= 1 && (own - r16).abs() == 1 {
+                            hw.write(HwWrite::PortState { port, state: r });
+                            state = Some(r);
+                        } else {
+                            return Err(STATUS_INVALID_FIELD);
+                        }
                     }
                 }
+                None if r > PORT_STATE_DOWN => return Err(STATUS_INVALID_FIELD),
+                _ => {}
             }
-            None if r > PORT_STATE_DOWN => return Err(STATUS_INVALID_FIELD),
-            _ => {}
         }
 
         if new.operational_vls > new.vl_cap {
@@ -1085,7 +1190,7 @@ impl NodeSma {
         ps.op_vls = new.operational_vls;
         ps.gid_prefix = new.gid_prefix;
 
-        if r == PORT_STATE_NO_CHANGE && neighbour.is_some() {
+        if r == PORT_STATE_NO_CHANGE && connected {
             let v12 = self.id.ibsim == IbsimVersion::V0_12;
             let mut touched = false;
             if let Some(a) = speed_from_enabled(new.link_speed_enabled) {
@@ -1381,6 +1486,9 @@ struct Query {
     mkey_mask: bool,
 }
 
+/// The checks an HCA makes before applying any of a PortInfo Set
+/// ([`Dialect::Hca`]): LIDs unicast or 0, PortState one step from `own`,
+/// OperationalVLs at most the request's VLCap.
 /// Status of a read-only attribute: a Set is answered with the data and
 /// 0x0008 (ibsim `do_nodeinfo`, `do_nodedesc`, `do_guidinfo`).
 fn read_only(q: Query) -> u16 {
@@ -1388,6 +1496,25 @@ fn read_only(q: Query) -> u16 {
         STATUS_METHOD_UNSUPPORTED
     } else {
         STATUS_OK
+    }
+}
+
+fn hca_check(new: &PortInfo, own: u8) -> Result<(), u16> {
+    let unicast = |l: u16| l < 0xC000;
+    let state_ok = match new.port_state {
+        PORT_STATE_NO_CHANGE | PORT_STATE_DOWN => true,
+        PORT_STATE_ARMED => own == PORT_STATE_INIT || own == PORT_STATE_ARMED,
+        PORT_STATE_ACTIVE => own == PORT_STATE_ARMED || own == PORT_STATE_ACTIVE,
+        _ => false,
+    };
+    if unicast(new.lid)
+        && unicast(new.master_sm_lid)
+        && state_ok
+        && new.operational_vls <= new.vl_cap
+    {
+        Ok(())
+    } else {
+        Err(STATUS_INVALID_FIELD)
     }
 }
 
@@ -1574,6 +1701,106 @@ mod tests {
         let mut d = [0u8; 64];
         d.copy_from_slice(mad::data(&r));
         (mad::status(&r), d)
+    }
+
+    /// The HCA of vector V2 on port 1 (linked, Init, no neighbour known:
+    /// the HCA dialect does not ask for one).
+    fn hca_v2() -> (NodeSma, FakeHw) {
+        let mut hw = FakeHw::new(1, &[1]);
+        hw.neighbour[1] = None;
+        (NodeSma::new(NodeIdentity::vector_v2_ca()), hw)
+    }
+
+    #[test]
+    fn hca_nodeinfo_is_reference_vector_v2() {
+        // ibspec §3.3 V2: the DR GetResp(NodeInfo) from the CA. Its SMP data
+        // starts at byte 64 of the MAD, which starts after LRH (8), BTH (12)
+        // and DETH (8).
+        let v2 = include_bytes!("../../../tests/vectors/V2_dr_getresp_nodeinfo.bin");
+        let want = &v2[28 + 64..28 + 128];
+        let (mut sma, mut hw) = hca_v2();
+        let (st, d) = ask(&mut sma, &mut hw, &get(ATTR_NODE_INFO, 0), 1);
+        assert_eq!(st, 0);
+        assert_eq!(&d[..], want);
+    }
+
+    #[test]
+    fn hca_dialect_statuses() {
+        let (mut sma, mut hw) = hca_v2();
+        // ClassVersion 2: bad class version (ibspec §7 status code 1 → 0x0004).
+        let mut m = get(ATTR_NODE_INFO, 0);
+        m[mad::off::CLASS_VERSION] = 2;
+        assert_eq!(ask(&mut sma, &mut hw, &m, 1).0, STATUS_BAD_VERSION);
+        // BaseVersion 2 is still not answered.
+        let mut m = get(ATTR_NODE_INFO, 0);
+        m[mad::off::BASE_VERSION] = 2;
+        assert!(sma.handle(&m, 1, &mut hw).is_none());
+        // A Set of a read-only attribute: method/attribute combination not
+        // supported (0x000C), the data as it came.
+        let data = [0x5Au8; 64];
+        for attr in [ATTR_NODE_INFO, ATTR_NODE_DESC, ATTR_GUID_INFO] {
+            let (st, d) = ask(&mut sma, &mut hw, &set(attr, 0, &data), 1);
+            assert_eq!((st, d), (STATUS_ATTR_UNSUPPORTED, data), "attr {attr:#x}");
+        }
+        // Switch attributes on a CA: 0x000C as in the ibsim dialect.
+        assert_eq!(
+            ask(&mut sma, &mut hw, &get(ATTR_SWITCH_INFO, 0), 1).0,
+            STATUS_ATTR_UNSUPPORTED
+        );
+    }
+
+    #[test]
+    fn hca_portinfo_set_is_checked_before_it_is_applied() {
+        let (mut sma, mut hw) = hca_v2();
+        let (_, cur) = ask(&mut sma, &mut hw, &get(ATTR_PORT_INFO, 0), 1);
+        let cur = PortInfo::decode(&cur).unwrap();
+        assert_eq!(cur.gid_prefix, DEFAULT_GID_PREFIX);
+        assert_eq!(cur.m_key_lease_period, 0);
+        let refused = |sma: &mut NodeSma, hw: &mut FakeHw, pi: PortInfo| {
+            let (st, d) = ask(sma, hw, &set(ATTR_PORT_INFO, 0, &pi.encode()), 1);
+            assert_eq!(st, STATUS_INVALID_FIELD, "{pi:?}");
+            // answered with the port's current PortInfo, nothing applied
+            let now = PortInfo::decode(&d).unwrap();
+            assert_eq!((now.lid, now.port_state), (0, PORT_STATE_INIT));
+            assert!(hw.writes.is_empty(), "{:?}", hw.writes);
+        };
+        // Init → Active skips Armed.
+        let mut pi = cur;
+        pi.lid = 7;
+        pi.port_state = PORT_STATE_ACTIVE;
+        refused(&mut sma, &mut hw, pi);
+        // A multicast LID or MasterSMLID.
+        let mut pi = cur;
+        pi.lid = 0xC001;
+        pi.port_state = PORT_STATE_NO_CHANGE;
+        refused(&mut sma, &mut hw, pi);
+        let mut pi = cur;
+        pi.master_sm_lid = 0xFFFF;
+        pi.port_state = PORT_STATE_NO_CHANGE;
+        refused(&mut sma, &mut hw, pi);
+        // Init again is not a step.
+        let mut pi = cur;
+        pi.port_state = PORT_STATE_INIT;
+        refused(&mut sma, &mut hw, pi);
+        // One step at a time goes through, with no neighbour to ask.
+        for state in [PORT_STATE_ARMED, PORT_STATE_ACTIVE] {
+            let mut pi = cur;
+            pi.lid = 7;
+            pi.port_state = state;
+            let (st, d) = ask(&mut sma, &mut hw, &set(ATTR_PORT_INFO, 0, &pi.encode()), 1);
+            assert_eq!(st, 0);
+            let now = PortInfo::decode(&d).unwrap();
+            assert_eq!((now.lid, now.port_state), (7, state));
+            assert!(hw.writes.contains(&HwWrite::PortState { port: 1, state }));
+        }
+        // Down retrains the link: back to Init.
+        let mut pi = cur;
+        pi.lid = 7;
+        pi.port_state = PORT_STATE_DOWN;
+        let (st, d) = ask(&mut sma, &mut hw, &set(ATTR_PORT_INFO, 0, &pi.encode()), 1);
+        assert_eq!(st, 0);
+        assert_eq!(PortInfo::decode(&d).unwrap().port_state, PORT_STATE_INIT);
+        assert!(hw.writes.contains(&HwWrite::RetrainLink { port: 1 }));
     }
 
     // ---- Get layouts: ibsim's observed answers ----

@@ -20,23 +20,18 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use anyhow::{anyhow, bail, Result};
+use anyhow::{anyhow, Result};
 
 use crate::agents::node_sma::Net;
-use crate::model::device::{AddressHandle, SmiMeta};
+use crate::model::device::{check_static_rate, AddressHandle, SmQp, SmiMeta};
 use crate::proto::mad::{self, Mad};
 
-pub use crate::model::net::{Wc, WcOpcode};
+pub use crate::model::device::{Wc, WcOpcode};
 
 impl Net {
     /// Post `mad` for sending on CA `d`'s SM port.
     pub fn post_send(&mut self, d: usize, ah: &AddressHandle, mad: &Mad, wr_id: u64) -> Result<()> {
-        if ah.static_rate != 0 {
-            bail!(
-                "static_rate {}: the RTL links run at one rate, only 0 is modelled",
-                ah.static_rate
-            );
-        }
+        check_static_rate(ah)?;
         self.sm_post(d, *ah, mad)?;
         if let Some(w) = self.sm_host_mut(d)?.send_wr.back_mut() {
             *w = Some(wr_id);
@@ -97,6 +92,41 @@ impl Net {
         dev.sm
             .as_mut()
             .ok_or_else(|| anyhow!("{name}: no SM attached"))
+    }
+}
+
+/// The SM's QP0 on device `dev` of a fabric.
+pub struct NetQp<'a> {
+    pub net: &'a mut Net,
+    pub dev: usize,
+    /// The SM's port (its own SMA answers hop-count-0 SMPs as arrived there).
+    pub port: u8,
+}
+
+impl SmQp for NetQp<'_> {
+    fn now(&self) -> u64 {
+        self.net.cycle
+    }
+    fn post_send(&mut self, ah: &AddressHandle, mad: &Mad, wr_id: u64) -> Result<()> {
+        self.net.post_send(self.dev, ah, mad, wr_id)
+    }
+    fn post_recv(&mut self, n: u64) -> Result<()> {
+        self.net.post_recv(self.dev, n)
+    }
+    fn recv_posted(&self) -> Option<u64> {
+        self.net.recv_posted(self.dev)
+    }
+    fn poll_cq(&mut self, max: usize) -> Result<Vec<Wc>> {
+        self.net.poll_cq(self.dev, max)
+    }
+    fn local_smp(&mut self, req: &Mad) -> Result<Option<Mad>> {
+        self.net.local_smp(self.dev, self.port, req)
+    }
+    fn describe(&self) -> String {
+        self.net
+            .devs
+            .get(self.dev)
+            .map_or_else(|| format!("device {}", self.dev), |d| d.name.clone())
     }
 }
 
@@ -161,6 +191,8 @@ struct Queued<C> {
     ctx: C,
     timeout: u64,
     retries: u32,
+    /// Goes out with the TID it has (`submit_as_is`).
+    keep_tid: bool,
 }
 
 /// Counters of a [`Transactions`].
@@ -226,16 +258,49 @@ impl<C> Transactions<C> {
             ctx,
             timeout: timeout.max(1),
             retries,
+            keep_tid: false,
+        });
+    }
+
+    /// Queue a request that goes out exactly as given, its TID and M_Key
+    /// included (a test that needs a given TID on the wire, such as
+    /// reference vector V1). It is matched, timed out and retried like the
+    /// others; a retry takes a fresh TID. A TID already outstanding is an
+    /// error when it is sent.
+    pub fn submit_as_is(&mut self, ah: AddressHandle, req: Mad, ctx: C) {
+        self.queue.push_back(Queued {
+            ah,
+            req: Box::new(req),
+            ctx,
+            timeout: self.opts.timeout.max(1),
+            retries: self.opts.retries,
+            keep_tid: true,
         });
     }
 
     /// Send a MAD now, outside the transaction accounting (responses the SM
     /// gives, TrapRepress): its TID is left as it is.
     pub fn send_untracked(&mut self, net: &mut Net, ah: AddressHandle, m: &Mad) -> Result<()> {
+        let (dev, port) = (self.dev, self.port);
+        self.send_untracked_on(&mut NetQp { net, dev, port }, ah, m)
+    }
+
+    /// [`send_untracked`](Self::send_untracked) on any QP0.
+    pub fn send_untracked_on(
+        &mut self,
+        qp: &mut dyn SmQp,
+        ah: AddressHandle,
+        m: &Mad,
+    ) -> Result<()> {
         self.stats.sent += 1;
         let mut m = *m;
         mad::set_m_key(&mut m, self.opts.m_key);
-        net.post_send(self.dev, &ah, &m, 0)
+        qp.post_send(&ah, &m, 0)
+    }
+
+    /// Requests queued, not yet sent.
+    pub fn queued(&self) -> usize {
+        self.queue.len()
     }
 
     /// Requests queued or on the wire.
@@ -267,9 +332,15 @@ impl<C> Transactions<C> {
     /// match responses, time out and retry, send what the window allows,
     /// keep receive WQEs posted. Returns what happened.
     pub fn pump(&mut self, net: &mut Net) -> Result<Vec<Event<C>>> {
-        let now = net.cycle;
+        let (dev, port) = (self.dev, self.port);
+        self.pump_on(&mut NetQp { net, dev, port })
+    }
+
+    /// [`pump`](Self::pump) on any QP0.
+    pub fn pump_on(&mut self, qp: &mut dyn SmQp) -> Result<Vec<Event<C>>> {
+        let now = qp.now();
         let mut events = Vec::new();
-        for wc in net.poll_cq(self.dev, usize::MAX)? {
+        for wc in qp.poll_cq(usize::MAX)? {
             let Some(m) = wc.mad else { continue };
             let is_resp = mad::method(&m) & 0x80 != 0;
             let tid = mad::tid(&m);
@@ -318,7 +389,7 @@ impl<C> Transactions<C> {
             o.deadline = now + o.timeout;
             self.stats.retries += 1;
             self.stats.sent += 1;
-            net.post_send(self.dev, &o.ah, &o.req, tid)?;
+            qp.post_send(&o.ah, &o.req, tid)?;
             self.outstanding.insert(tid, o);
         }
         // New requests.
@@ -329,21 +400,28 @@ impl<C> Transactions<C> {
                 ctx,
                 timeout,
                 retries,
+                keep_tid,
             }) = self.queue.pop_front()
             else {
                 break;
             };
-            let tid = self.next_tid();
-            mad::set_tid(&mut req, tid);
+            let tid = if keep_tid {
+                let tid = mad::tid(&req);
+                if self.outstanding.contains_key(&tid) {
+                    return Err(anyhow!("TID {tid:#x} is already outstanding"));
+                }
+                tid
+            } else {
+                let tid = self.next_tid();
+                mad::set_tid(&mut req, tid);
+                tid
+            };
             if mad::is_dr(&req) && req[mad::off::HOP_CNT] == 0 {
                 // For this node's own SMA: the host stack answers it.
                 self.stats.local += 1;
-                let resp = net.local_smp(self.dev, self.port, &req)?.ok_or_else(|| {
-                    anyhow!(
-                        "{}: the local SMA gave no response",
-                        net.devs[self.dev].name
-                    )
-                })?;
+                let resp = qp
+                    .local_smp(&req)?
+                    .ok_or_else(|| anyhow!("{}: the local SMA gave no response", qp.describe()))?;
                 events.push(Event::Response {
                     ctx,
                     req,
@@ -356,7 +434,7 @@ impl<C> Transactions<C> {
                 continue;
             }
             self.stats.sent += 1;
-            net.post_send(self.dev, &ah, &req, tid)?;
+            qp.post_send(&ah, &req, tid)?;
             self.outstanding.insert(
                 tid,
                 Outstanding {
@@ -373,9 +451,9 @@ impl<C> Transactions<C> {
         // Receive WQEs: one per outstanding request plus slack for traps
         // and requests from other SMs.
         let want = self.outstanding.len() as u64 + RECV_SLACK;
-        let have = net.recv_posted(self.dev).unwrap_or(0);
+        let have = qp.recv_posted().unwrap_or(0);
         if have < want {
-            net.post_recv(self.dev, want - have)?;
+            qp.post_recv(want - have)?;
         }
         Ok(events)
     }

@@ -1,123 +1,98 @@
-//! A minimal SM-side driver: it posts SMP requests through the RTL's SM send
-//! interface and collects what the SM receive interface delivers (responses,
-//! traps, SMInfo requests), matching responses to requests by TID. The full
-//! subnet manager builds on this later.
+//! The SM on a CA port driven on its own (the spine regression): the SM
+//! stack's transaction layer ([`Transactions`], the one every fabric SM
+//! uses) on the port's QP0 ([`SmQp`] of a [`CaPort`]), keeping every
+//! response and every unsolicited MAD (traps, SMInfo, strays) for the test
+//! to read. Requests go out as given, TID and M_Key included, with no
+//! window and no retry: a test decides what is on the wire.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 
 use anyhow::Result;
 
+use crate::agents::qp0::{Event, Transactions, TxOptions};
 use crate::model::device::{AddressHandle, CaPort, HostAgent, SmiMeta};
-use crate::proto::mad::{self, Mad};
+use crate::proto::mad::Mad;
 
-/// A request the SM sent and what became of it.
-#[derive(Debug, Clone)]
-pub struct Transaction {
-    pub tid: u64,
-    pub ah: AddressHandle,
-    pub request: Mad,
-    /// Cycle the request was handed to the SM send interface.
-    pub posted: u64,
-    pub response: Option<(Mad, SmiMeta, u64)>,
-}
-
-#[derive(Default)]
-pub struct SmDriver {
+pub struct PortSm {
+    tx: Transactions<()>,
     next_tid: u64,
-    pub transactions: BTreeMap<u64, Transaction>,
-    /// Deliveries that matched no outstanding request (traps, SMInfo, strays).
-    pub unsolicited: Vec<(Mad, SmiMeta, u64)>,
-    /// Requests waiting to be posted, with the cycle they may go.
-    queue: VecDeque<(u64, AddressHandle, Mad)>,
+    responses: BTreeMap<u64, (Mad, SmiMeta)>,
+    /// Deliveries that matched no outstanding request (traps, SMInfo,
+    /// strays), in arrival order.
+    pub unsolicited: Vec<(Mad, SmiMeta)>,
 }
 
-impl SmDriver {
+impl PortSm {
+    /// An SM whose [`tid`](Self::tid) starts at `first_tid`.
     pub fn new(first_tid: u64) -> Self {
-        SmDriver {
+        let opts = TxOptions {
+            max_outstanding: usize::MAX,
+            timeout: u64::MAX / 4,
+            retries: 0,
+            m_key: 0,
+        };
+        PortSm {
+            tx: Transactions::new(0, 0, 0, opts),
             next_tid: first_tid,
-            ..Default::default()
+            responses: BTreeMap::new(),
+            unsolicited: Vec::new(),
         }
     }
 
-    /// A fresh TID (unique among this driver's requests).
+    /// A fresh TID (unique among this SM's requests).
     pub fn tid(&mut self) -> u64 {
         let t = self.next_tid;
         self.next_tid += 1;
         t
     }
 
-    /// Queue `mad` (its TID already set) to go out at or after `at`.
-    pub fn post(&mut self, at: u64, ah: AddressHandle, mad: Mad) {
-        self.queue.push_back((at, ah, mad));
+    /// Send `mad` (its TID and M_Key already set) in the next cycle.
+    pub fn post(&mut self, ah: AddressHandle, mad: Mad) {
+        self.tx.submit_as_is(ah, mad, ());
     }
 
-    /// Responses still missing.
+    /// Requests still without a response.
     pub fn outstanding(&self) -> usize {
-        self.transactions
-            .values()
-            .filter(|t| t.response.is_none())
-            .count()
+        self.tx.pending() - self.tx.queued()
     }
 
+    /// Requests not yet handed to the port.
     pub fn busy(&self) -> bool {
-        !self.queue.is_empty()
-    }
-
-    pub fn service(&mut self, port: &mut CaPort, now: u64) -> Result<bool> {
-        let mut did = false;
-        while self.queue.front().is_some_and(|(at, _, _)| *at <= now) {
-            let (_, ah, m) = self.queue.pop_front().expect("checked");
-            let tid = mad::tid(&m);
-            port.sm_tx.push(&m, ah);
-            self.transactions.insert(
-                tid,
-                Transaction {
-                    tid,
-                    ah,
-                    request: m,
-                    posted: now,
-                    response: None,
-                },
-            );
-            did = true;
-        }
-        while let Some(rx) = port.sm_rx.packets.pop_front() {
-            did = true;
-            let mut m = [0u8; 256];
-            let n = rx.bytes.len().min(256);
-            m[..n].copy_from_slice(&rx.bytes[..n]);
-            let tid = mad::tid(&m);
-            let is_resp = mad::method(&m) & 0x80 != 0;
-            match self.transactions.get_mut(&tid) {
-                Some(t)
-                    if is_resp
-                        && t.response.is_none()
-                        && mad::class(&t.request) == mad::class(&m) =>
-                {
-                    t.response = Some((m, rx.meta, rx.first_cycle));
-                }
-                _ => self.unsolicited.push((m, rx.meta, rx.first_cycle)),
-            }
-        }
-        Ok(did)
+        self.tx.queued() > 0
     }
 
     /// The response to `tid`, if it came.
     pub fn response(&self, tid: u64) -> Option<&Mad> {
-        self.transactions
-            .get(&tid)
-            .and_then(|t| t.response.as_ref().map(|(m, _, _)| m))
+        self.responses.get(&tid).map(|(m, _)| m)
+    }
+
+    pub fn service(&mut self, port: &mut CaPort) -> Result<bool> {
+        let sent = self.tx.stats.sent;
+        let events = self.tx.pump_on(port)?;
+        let did = !events.is_empty() || self.tx.stats.sent != sent;
+        for e in events {
+            match e {
+                Event::Response { resp, meta, .. } => {
+                    self.responses
+                        .insert(crate::proto::mad::tid(&resp), (*resp, meta));
+                }
+                Event::Unsolicited { mad, meta } => self.unsolicited.push((*mad, meta)),
+                // No timeout is ever due (see `new`).
+                Event::Timeout { .. } => {}
+            }
+        }
+        Ok(did)
     }
 }
 
-impl HostAgent for SmDriver {
-    fn service(&mut self, port: &mut CaPort, now: u64) -> Result<bool> {
-        SmDriver::service(self, port, now)
+impl HostAgent for PortSm {
+    fn service(&mut self, port: &mut CaPort, _now: u64) -> Result<bool> {
+        PortSm::service(self, port)
     }
     fn busy(&self) -> bool {
-        SmDriver::busy(self)
+        PortSm::busy(self)
     }
 }
 
-/// The one-port CA fabric with this SMA and SM driver on every node.
-pub type Fabric = crate::model::fabric::Fabric<crate::agents::sma::Sma, SmDriver>;
+/// The one-port CA fabric with the SMA and this SM on its nodes.
+pub type Fabric = crate::model::fabric::Fabric<crate::agents::sma::Sma, PortSm>;

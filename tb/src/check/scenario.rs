@@ -6,7 +6,7 @@
 
 use anyhow::{bail, ensure, Context, Result};
 
-use crate::agents::sm::{Fabric, SmDriver};
+use crate::agents::sm::{Fabric, PortSm};
 use crate::agents::sma::{Sma, SmaConfig};
 use crate::model::device::{AddressHandle, CaPortModel, Counters};
 use crate::model::fabric::TraceEntry;
@@ -187,7 +187,7 @@ impl Run {
             "sm",
             model.port(width)?,
             Some(sm_sma),
-            Some(SmDriver::new(0x1000)),
+            Some(PortSm::new(0x1000)),
         );
         let ca = fab.add_node("ca", model.port(width)?, Some(ca_sma), None);
         debug_assert_eq!((sm, ca), (SM, CA));
@@ -205,22 +205,22 @@ impl Run {
     pub fn sma(&mut self, n: usize) -> &mut Sma {
         self.fab.nodes[n].sma.as_mut().expect("node has an SMA")
     }
-    pub fn sm(&mut self) -> &mut SmDriver {
+    pub fn sm(&mut self) -> &mut PortSm {
         self.fab.nodes[SM]
             .sm
             .as_mut()
             .expect("sm node has the SM driver")
     }
 
-    /// Give both ports LIDs the way an SM would have (PortInfo in each SMA,
-    /// mirrored into the RTL registers), MasterSMLID = the SM's LID.
+    /// Give both ports LIDs the way an SM would have (a PortInfo Set through
+    /// each SMA, which writes the RTL registers), MasterSMLID = the SM's
+    /// LID.
     pub fn assign_lids(&mut self) -> Result<()> {
         for (n, lid) in [(SM, SM_LID), (CA, CA_LID)] {
             let node = &mut self.fab.nodes[n];
             let sma = node.sma.as_mut().expect("sma");
-            sma.cfg.port_info.lid = lid;
-            sma.cfg.port_info.master_sm_lid = SM_LID;
-            sma.init_registers(&mut node.port);
+            let port_num = node.port.port_num();
+            sma.assign(&mut node.port, port_num, lid, 0, SM_LID)?;
         }
         self.fab.run(8)?;
         Ok(())
@@ -228,8 +228,7 @@ impl Run {
 
     /// Post an SMP from the SM now.
     pub fn post(&mut self, ah: crate::model::device::AddressHandle, m: Mad) {
-        let now = self.fab.cycle();
-        self.sm().post(now, ah, m);
+        self.sm().post(ah, m);
     }
 
     pub fn idle(&mut self) -> Result<u64> {

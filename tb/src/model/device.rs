@@ -16,6 +16,7 @@ use vl15_bindings::dev::{Dev, DevIn, DevOut, PortIn, PortOut};
 use crate::model::dut::{ca_mp_kind, CaTopDut, Dut};
 use crate::model::regmap::mpreg;
 use crate::model::stream::{Beat, Pattern, Received, Sink, Source};
+use crate::proto::mad::Mad;
 
 /// Sideband of the SMI receive interfaces (`sma_rx_*`, `sm_rx_*`) and of SMA
 /// responses (`sma_tx_*`, where only slid, dlid and sl are read).
@@ -81,6 +82,15 @@ pub trait PortRegisters {
     fn mkey_state(&self) -> Option<(u8, u16)> {
         None
     }
+    /// The port's PortState as the RTL holds it now, or None where it
+    /// cannot be seen synchronously (the SMA then takes what it wrote).
+    fn port_state(&self) -> Option<u8> {
+        None
+    }
+    /// The port's physical link is up.
+    fn link_up(&self) -> bool {
+        true
+    }
 }
 
 impl PortRegisters for CaPort {
@@ -89,6 +99,12 @@ impl PortRegisters for CaPort {
     }
     fn mkey_state(&self) -> Option<(u8, u16)> {
         Some((self.mkey_prot, self.mkey_viols))
+    }
+    fn port_state(&self) -> Option<u8> {
+        Some(self.port_state)
+    }
+    fn link_up(&self) -> bool {
+        self.link_up
     }
 }
 
@@ -100,6 +116,110 @@ pub trait HostAgent {
     fn service(&mut self, port: &mut CaPort, now: u64) -> Result<bool>;
     /// Whether work is still queued on the agent's side.
     fn busy(&self) -> bool;
+}
+
+/// What a work completion of the SM's QP0 completed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WcOpcode {
+    Send,
+    Recv,
+}
+
+/// A work completion.
+#[derive(Debug, Clone)]
+pub struct Wc {
+    pub wr_id: u64,
+    pub opcode: WcOpcode,
+    /// The received MAD (receive completions).
+    pub mad: Option<Box<Mad>>,
+    /// What the RTL said about a received MAD (SLID, port, hop pointer …).
+    pub meta: SmiMeta,
+    /// Cycle of the completion.
+    pub cycle: u64,
+}
+
+/// QP0 of an SM on one port, verbs style: what the SM's transaction layer
+/// (`crate::agents::qp0::Transactions`) asks of it. A port of the fabric
+/// (`crate::model::net::Net`) and a [`CaPort`] driven on its own both
+/// provide it, so there is one SM stack.
+pub trait SmQp {
+    /// The current cycle.
+    fn now(&self) -> u64;
+    /// Hand `mad` to the RTL's SM send interface.
+    fn post_send(&mut self, ah: &AddressHandle, mad: &Mad, wr_id: u64) -> Result<()>;
+    /// Post `n` receive WQEs (the RTL's receive-queue doorbell).
+    fn post_recv(&mut self, n: u64) -> Result<()>;
+    /// Receive WQEs still posted, as the host counts them (None: the port
+    /// takes everything and keeps no count).
+    fn recv_posted(&self) -> Option<u64>;
+    /// Up to `max` completions, oldest first.
+    fn poll_cq(&mut self, max: usize) -> Result<Vec<Wc>>;
+    /// A hop-count-0 directed-route SMP for the port's own SMA, answered
+    /// by the host stack without touching the wire.
+    fn local_smp(&mut self, req: &Mad) -> Result<Option<Mad>>;
+    /// The port, for messages.
+    fn describe(&self) -> String;
+}
+
+/// Only rate 0 is modelled: the RTL links run at one rate.
+pub fn check_static_rate(ah: &AddressHandle) -> Result<()> {
+    if ah.static_rate != 0 {
+        anyhow::bail!(
+            "static_rate {}: the RTL links run at one rate, only 0 is modelled",
+            ah.static_rate
+        );
+    }
+    Ok(())
+}
+
+/// The SM's QP0 on a CA port driven alone: sends go to `sm_tx`, the
+/// packets `sm_rx` delivered are the receive completions (send
+/// completions are not reported).
+impl SmQp for CaPort {
+    fn now(&self) -> u64 {
+        self.cycle
+    }
+    fn post_send(&mut self, ah: &AddressHandle, mad: &Mad, _wr_id: u64) -> Result<()> {
+        check_static_rate(ah)?;
+        self.sm_tx.push(mad, *ah);
+        Ok(())
+    }
+    fn post_recv(&mut self, n: u64) -> Result<()> {
+        self.sm_rq.post(n);
+        Ok(())
+    }
+    fn recv_posted(&self) -> Option<u64> {
+        self.sm_rq.posted()
+    }
+    fn poll_cq(&mut self, max: usize) -> Result<Vec<Wc>> {
+        let n = max.min(self.sm_rx.packets.len());
+        Ok(self
+            .sm_rx
+            .packets
+            .drain(..n)
+            .map(|rx| {
+                let mut m = [0u8; 256];
+                let k = rx.bytes.len().min(256);
+                m[..k].copy_from_slice(&rx.bytes[..k]);
+                Wc {
+                    wr_id: 0,
+                    opcode: WcOpcode::Recv,
+                    mad: Some(Box::new(m)),
+                    meta: rx.meta,
+                    cycle: rx.first_cycle,
+                }
+            })
+            .collect())
+    }
+    fn local_smp(&mut self, _req: &Mad) -> Result<Option<Mad>> {
+        anyhow::bail!(
+            "{}: a hop-count-0 SMP needs the node's SMA, which a port driven alone does not reach",
+            SmQp::describe(self)
+        )
+    }
+    fn describe(&self) -> String {
+        CaPort::describe(self)
+    }
 }
 
 /// Address handle of an SM request (`sm_tx_*`), verbs style: the one the
@@ -351,6 +471,8 @@ pub struct CaPort {
     /// last cycle.
     pub mkey_prot: u8,
     pub mkey_viols: u16,
+    /// The port's PortState output of the last cycle.
+    pub port_state: u8,
 }
 
 impl CaPort {
@@ -403,6 +525,7 @@ impl CaPort {
             tap: None,
             mkey_prot: 0,
             mkey_viols: 0,
+            port_state: 0,
         })
     }
 
@@ -627,6 +750,7 @@ impl CaPort {
         }
         self.mkey_prot = po.mkey_prot;
         self.mkey_viols = po.mkey_viols;
+        self.port_state = po.port_state;
         self.cycle = self.dut.cycle();
         self.idle = o.idle;
         Ok(o.reg_rdata)

@@ -1,6 +1,6 @@
 //! A set of RTL ports joined by links, with the agents that sit on each
 //! port's host side (an SMA and an SM driver, any [`HostAgent`]s: the
-//! one-port CA's are `crate::agents::sma::Sma` and `crate::agents::sm::SmDriver`, joined
+//! one-port CA's are `crate::agents::sma::Sma` and `crate::agents::sm::PortSm`, joined
 //! as `crate::agents::sm::Fabric`), advanced together one cycle at a time.
 
 use std::collections::VecDeque;

@@ -39,25 +39,7 @@ const TRAP_TID_BASE: u64 = 0x7472_6170_0000_0000;
 /// the two the models are built at (docs/scale.md).
 pub const DEFAULT_DATA_W: u32 = 128;
 
-/// What a work completion of the SM's QP0 completed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WcOpcode {
-    Send,
-    Recv,
-}
-
-/// A work completion.
-#[derive(Debug, Clone)]
-pub struct Wc {
-    pub wr_id: u64,
-    pub opcode: WcOpcode,
-    /// The received MAD (receive completions).
-    pub mad: Option<Box<Mad>>,
-    /// What the RTL said about a received MAD (SLID, port, hop pointer …).
-    pub meta: SmiMeta,
-    /// Cycle of the completion.
-    pub cycle: u64,
-}
+pub use crate::model::device::{Wc, WcOpcode};
 
 /// RTL counters an SMA response shows: (MAD offset, register), read while
 /// the response waits for its service latency.
@@ -397,33 +379,24 @@ impl<S> Device<S> {
 
     fn hw_writes(&self, w: &HwWrite, out: &mut Vec<(u16, u32)>) {
         use crate::model::regmap::reg;
-        let sw = self.is_switch;
+        if !self.is_switch {
+            let writes = crate::model::node_hw::ca_port_writes(w);
+            out.extend(
+                writes
+                    .into_iter()
+                    .map(|(port, a, v)| (mpreg::port(port, a), v)),
+            );
+            return;
+        }
         match *w {
-            HwWrite::PortLid { port, lid } => out.push(if sw {
-                (swreg::PORT0_LID, lid.into())
-            } else {
-                (mpreg::port(port, reg::PORT_LID), lid.into())
-            }),
-            HwWrite::PortLmc { port, lmc } => {
-                if !sw {
-                    out.push((mpreg::port(port, reg::PORT_LMC), lmc.into()));
-                }
+            HwWrite::PortLid { lid, .. } => out.push((swreg::PORT0_LID, lid.into())),
+            // Switch port 0 has no LMC register (the SMA reads it back).
+            HwWrite::PortLmc { .. } => {}
+            HwWrite::MasterSmLid { lid, .. } => out.push((swreg::MASTER_SM_LID, lid.into())),
+            HwWrite::MasterSmSl { sl, .. } => out.push((swreg::MASTER_SM_SL, sl.into())),
+            HwWrite::PortState { port, state } => {
+                out.push((swreg::PORT_STATE + u16::from(port), state.into()))
             }
-            HwWrite::MasterSmLid { port, lid } => out.push(if sw {
-                (swreg::MASTER_SM_LID, lid.into())
-            } else {
-                (mpreg::port(port, reg::MASTER_SM_LID), lid.into())
-            }),
-            HwWrite::MasterSmSl { port, sl } => out.push(if sw {
-                (swreg::MASTER_SM_SL, sl.into())
-            } else {
-                (mpreg::port(port, reg::MASTER_SM_SL), sl.into())
-            }),
-            HwWrite::PortState { port, state } => out.push(if sw {
-                (swreg::PORT_STATE + u16::from(port), state.into())
-            } else {
-                (mpreg::port(port, reg::PORT_STATE), state.into())
-            }),
             HwWrite::LftBlock { block, entries } => {
                 for (i, q) in entries.chunks(4).enumerate() {
                     let word = u32::from_le_bytes([q[0], q[1], q[2], q[3]]);
@@ -432,48 +405,23 @@ impl<S> Device<S> {
             }
             HwWrite::LinearFdbTop(top) => out.push((swreg::LINEAR_FDB_TOP, top.into())),
             HwWrite::Mkey {
-                port,
-                key,
-                prot,
-                lease,
+                key, prot, lease, ..
             } => {
-                let a = |r: u8| {
-                    if sw {
-                        swreg::mkey(r)
-                    } else {
-                        mpreg::port(port, r)
-                    }
-                };
                 // low word first: the high-word write commits the key
-                out.push((a(reg::MKEY_LO), key as u32));
-                out.push((a(reg::MKEY_HI), (key >> 32) as u32));
-                out.push((a(reg::MKEY_PROT), prot.into()));
-                out.push((a(reg::MKEY_LEASE), lease.into()));
+                out.push((swreg::mkey(reg::MKEY_LO), key as u32));
+                out.push((swreg::mkey(reg::MKEY_HI), (key >> 32) as u32));
+                out.push((swreg::mkey(reg::MKEY_PROT), prot.into()));
+                out.push((swreg::mkey(reg::MKEY_LEASE), lease.into()));
             }
-            HwWrite::MkeyViolations { port, value } => out.push(if sw {
-                (swreg::mkey(reg::MKEY_VIOLS), value.into())
-            } else {
-                (mpreg::port(port, reg::MKEY_VIOLS), value.into())
-            }),
+            HwWrite::MkeyViolations { value, .. } => {
+                out.push((swreg::mkey(reg::MKEY_VIOLS), value.into()))
+            }
             HwWrite::ClearPortStateChange => out.push((swreg::PORT_STATE_CHANGE, 1)),
-            HwWrite::PkeyBlock {
-                port,
-                block,
-                keys,
-                n,
-            } => {
+            HwWrite::PkeyBlock { block, keys, n, .. } => {
                 // Index, then one data write per entry (each steps the index).
-                let (idx, data) = if sw {
-                    (swreg::PKEY_IDX, swreg::PKEY_DATA)
-                } else {
-                    (
-                        mpreg::port(port, reg::PKEY_IDX),
-                        mpreg::port(port, reg::PKEY_DATA),
-                    )
-                };
-                out.push((idx, u32::from(block) * 32));
+                out.push((swreg::PKEY_IDX, u32::from(block) * 32));
                 for k in &keys[..usize::from(n)] {
-                    out.push((data, u32::from(*k)));
+                    out.push((swreg::PKEY_DATA, u32::from(*k)));
                 }
             }
             // The fabric's business (link retraining, the neighbour's

@@ -209,3 +209,54 @@ pub trait NodeAgent: Send {
     /// Trap 257/258 for a QP1 key violation on `port`.
     fn trap_key_violation(&self, port: u8, trap: u16, v: &KeyViolation, tid: u64) -> Option<Mad>;
 }
+
+/// The CA port register writes (`regmap::reg` addresses, in the order the
+/// RTL needs them) that carry out `w` on a CA port, as (port, address,
+/// value). Nothing for what a CA has not (LFT, SwitchInfo) or what is the
+/// fabric's business (retraining a link, the neighbour's width and speeds,
+/// PortPhysicalState: the RTL models no PHY). The multiport CA puts each
+/// in the port's bank; a one-port CA's registers are the bank itself.
+pub fn ca_port_writes(w: &HwWrite) -> Vec<(u8, u8, u32)> {
+    use crate::model::regmap::reg;
+    match *w {
+        HwWrite::PortLid { port, lid } => vec![(port, reg::PORT_LID, lid.into())],
+        HwWrite::PortLmc { port, lmc } => vec![(port, reg::PORT_LMC, lmc.into())],
+        HwWrite::MasterSmLid { port, lid } => vec![(port, reg::MASTER_SM_LID, lid.into())],
+        HwWrite::MasterSmSl { port, sl } => vec![(port, reg::MASTER_SM_SL, sl.into())],
+        HwWrite::PortState { port, state } => vec![(port, reg::PORT_STATE, state.into())],
+        HwWrite::Mkey {
+            port,
+            key,
+            prot,
+            lease,
+        } => vec![
+            // low word first: the high-word write commits the key
+            (port, reg::MKEY_LO, key as u32),
+            (port, reg::MKEY_HI, (key >> 32) as u32),
+            (port, reg::MKEY_PROT, prot.into()),
+            (port, reg::MKEY_LEASE, lease.into()),
+        ],
+        HwWrite::MkeyViolations { port, value } => vec![(port, reg::MKEY_VIOLS, value.into())],
+        HwWrite::PkeyBlock {
+            port,
+            block,
+            keys,
+            n,
+        } => {
+            // The index, then one data write per entry (each steps the index).
+            let mut v = vec![(port, reg::PKEY_IDX, u32::from(block) * 32)];
+            v.extend(
+                keys[..usize::from(n)]
+                    .iter()
+                    .map(|k| (port, reg::PKEY_DATA, u32::from(*k))),
+            );
+            v
+        }
+        HwWrite::LftBlock { .. }
+        | HwWrite::LinearFdbTop(_)
+        | HwWrite::ClearPortStateChange
+        | HwWrite::RetrainLink { .. }
+        | HwWrite::LinkActive { .. }
+        | HwWrite::PortPhysState { .. } => Vec::new(),
+    }
+}

@@ -359,17 +359,14 @@ pub fn replay_serial<L: Read + Write>(
 ) -> Result<String> {
     let cap = pcap::read_pcap(input)
         .map_err(|e| crate::run::replay::InputError(format!("{}: {e}", input.display())))?;
-    let mut cfg = SmaConfig::vector_v2_ca();
-    cfg.port_info.lid = o.lid;
-    cfg.port_info.lmc = o.lmc;
-    let mut sma = Sma::new(cfg);
+    let mut sma = Sma::new(SmaConfig::vector_v2_ca());
     let id = board
         .read_reg(reg::ID, Duration::from_secs(2))
         .context("is a vl15 board on the line?")?;
     if id != reg::ID_VALUE {
         bail!("register 0x00 reads {id:#010x}, not the vl15 ID 0x564c3135");
     }
-    sma.init_registers(board);
+    sma.assign(board, 1, o.lid, o.lmc, 0)?;
     board.take_error()?;
     let mut out = Vec::new();
     let mut to_sm = 0u64;

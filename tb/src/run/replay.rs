@@ -38,11 +38,11 @@ pub fn replay(input: &Path, output: &Path, o: &Options) -> Result<String> {
     }
     let mut cfg = SmaConfig::vector_v2_ca();
     cfg.latency = o.sma_latency;
-    cfg.port_info.lid = o.lid;
-    cfg.port_info.lmc = o.lmc;
-    let sma = Sma::new(cfg);
+    let mut sma = Sma::new(cfg);
     let mut port = CaPort::new(o.width)?;
-    sma.init_registers(&mut port);
+    let port_num = port.port_num();
+    sma.assign(&mut port, port_num, o.lid, o.lmc, 0)
+        .map_err(|e| InputError(format!("--lid {:#x} --lmc {}: {e}", o.lid, o.lmc)))?;
     if let Some(d) = o.depth {
         port.write_reg(reg::RX_DEPTH, d);
     }
