@@ -161,6 +161,7 @@ fn lid_routing_through_the_board_matches_the_port() {
                     0x100 + i as u64,
                 ),
             ),
+            ..Default::default()
         })
         .collect();
     write_pcap(&input, LinkType::Infiniband, &recs).unwrap();

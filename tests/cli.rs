@@ -63,6 +63,7 @@ fn replay_lid_and_lmc() {
             PcapRecord {
                 cycle: i as u64,
                 data: Packet::smp_bytes(VL15, 0, *dlid, 1, i as u32, m),
+                ..Default::default()
             }
         })
         .collect();

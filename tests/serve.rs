@@ -590,11 +590,15 @@ impl Drop for Child {
 #[test]
 fn the_cli_serves_ibnetdiscover_and_sleeps_when_idle() {
     let sockname = unique_sockname();
+    let dir = tempfile::tempdir().unwrap();
+    let pcap = dir.path().join("serve.pcapng");
     let mut child = Child(
         Command::new(env!("CARGO_BIN_EXE_vl15"))
             .args(["serve", "--topology"])
             .arg(topo(FILE))
             .args(["--sockname", &sockname])
+            .arg("--pcap")
+            .arg(&pcap)
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())
@@ -644,6 +648,20 @@ fn the_cli_serves_ibnetdiscover_and_sleeps_when_idle() {
         .read_to_string(&mut log)
         .unwrap();
     assert!(log.contains("attached to \"Hca2\""), "{log}");
+    // Killed (SIGKILL): the --pcap trace holds the walk up to its last
+    // packet, every one whole, with good CRCs.
+    assert!(log.contains("read it with: tshark"), "{log}");
+    let cap = vl15::proto::pcap::read_pcap(&pcap).expect("the trace of a killed serve reads");
+    assert!(cap.records.len() >= 2 * 6, "{} packets", cap.records.len());
+    for r in &cap.records {
+        assert_eq!(
+            vl15::proto::crc::check_wire(&r.data),
+            Some((true, true)),
+            "{:?} at cycle {}",
+            r.port,
+            r.cycle
+        );
+    }
 }
 
 /// A running OpenSM (not `-o`) at `sm` on the server `sockname`, once its

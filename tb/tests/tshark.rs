@@ -20,6 +20,7 @@ fn records() -> Vec<PcapRecord> {
         .map(|(i, n)| PcapRecord {
             cycle: 100 * i as u64,
             data: std::fs::read(format!("{DIR}{n}")).expect("reference vector"),
+            ..Default::default()
         })
         .collect()
 }

@@ -61,7 +61,7 @@ pub trait SmpTransport {
 pub const MAX_PATH: usize = 63;
 
 /// Discovery options.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct DiscoverConfig {
     /// Query MlnxExtPortInfo on Mellanox LinkUp QDR ports, as ibnetdiscover
     /// does by default (`IBND_CONFIG_MLX_EPI`).
@@ -69,6 +69,8 @@ pub struct DiscoverConfig {
     /// Give up after this many SMPs (a guard against a transport that
     /// invents ever new nodes; libibnetdisc has none).
     pub max_smps: usize,
+    /// Shows the nodes found so far (a hidden bar draws nothing).
+    pub progress: Option<indicatif::ProgressBar>,
 }
 
 impl Default for DiscoverConfig {
@@ -76,6 +78,7 @@ impl Default for DiscoverConfig {
         DiscoverConfig {
             mlx_epi: true,
             max_smps: 1 << 20,
+            progress: None,
         }
     }
 }
@@ -334,6 +337,14 @@ pub fn discover_with(t: &mut dyn SmpTransport, cfg: DiscoverConfig) -> Result<Di
         from: None,
     });
     while let Some(q) = w.queue.pop_front() {
+        if let Some(p) = &w.cfg.progress {
+            p.set_message(format!(
+                "{} nodes found, {} SMPs, {} queries queued",
+                w.d.nodes.len(),
+                w.d.smps,
+                w.queue.len()
+            ));
+        }
         if w.d.smps >= w.cfg.max_smps {
             bail!(
                 "discovery: gave up after {} SMPs ({} nodes found, {} queries pending)",
@@ -933,6 +944,18 @@ pub fn discover_topology(
     console: &[String],
     opts: NetOptions,
 ) -> Result<(String, Net)> {
+    discover_topology_with(topology, from, port, console, opts, None)
+}
+
+/// [`discover_topology`], showing its progress on `progress`.
+pub fn discover_topology_with(
+    topology: &std::path::Path,
+    from: Option<&str>,
+    port: Option<u8>,
+    console: &[String],
+    opts: NetOptions,
+    progress: Option<indicatif::ProgressBar>,
+) -> Result<(String, Net)> {
     let topo = Topology::load(topology)?;
     let mut net: Net = Net::new(topo, opts)?;
     for line in console {
@@ -948,7 +971,13 @@ pub fn discover_topology(
             max_cycles: 1_000_000,
             queries: 0,
         };
-        discover(&mut t)?
+        discover_with(
+            &mut t,
+            DiscoverConfig {
+                progress,
+                ..DiscoverConfig::default()
+            },
+        )?
     };
     Ok((format_ibnetdiscover(&found), net))
 }
@@ -1024,7 +1053,7 @@ mod tests {
     proptest::proptest! {
         #[test]
         fn garbage_answers_never_panic(seed in 1u64..u64::MAX) {
-            let cfg = DiscoverConfig { mlx_epi: true, max_smps: 3000 };
+            let cfg = DiscoverConfig { mlx_epi: true, max_smps: 3000, progress: None };
             if let Ok(d) = discover_with(&mut Garbage(seed), cfg) {
                 let _ = format_ibnetdiscover(&d);
             }

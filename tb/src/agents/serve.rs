@@ -1177,6 +1177,7 @@ pub fn serve_file(
 ) -> Result<()> {
     let topo = crate::proto::topology::Topology::load(topology)
         .with_context(|| format!("loading {}", topology.display()))?;
+    let pcap = net_opts.pcap.clone();
     let net = Net::new(topo, net_opts)?;
     let mut opts = ServeOptions {
         timeout_cycles,
@@ -1186,6 +1187,10 @@ pub fn serve_file(
         opts.sockname = s;
     }
     let mut server = Server::bind(net, opts)?;
+    if let Some(w) = &server.net.waves {
+        // FST files are complete once the server stops cleanly.
+        eprintln!("vl15 serve: {}", w.summary());
+    }
     eprintln!(
         "vl15 serve: {} on @{}:ctl ({} nodes); clients: LD_PRELOAD=libumad2sim.so IBSIM_SOCKNAME={} SIM_HOST=<node>",
         topology.display(),
@@ -1193,6 +1198,19 @@ pub fn serve_file(
         server.net.devs.len(),
         server.opts.sockname
     );
+    if let Some((path, lt)) = pcap {
+        // Written as the run goes: readable whenever the server stops.
+        eprintln!(
+            "vl15 serve: every packet on every link goes to {}",
+            path.display()
+        );
+        if lt == crate::proto::pcap::LinkType::User0 {
+            eprintln!(
+                "  read it with: {}",
+                crate::proto::pcap::tshark_command(&path)
+            );
+        }
+    }
     server.run()
 }
 

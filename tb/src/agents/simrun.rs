@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 
 use crate::agents::node_sma::Net;
-use crate::agents::subnet_sm::{run_until_settled, SmOptions, SmState, SubnetManager};
+use crate::agents::subnet_sm::{run_until_settled_with, SmOptions, SmState, SubnetManager};
 use crate::model::net::NetOptions;
 use crate::model::regmap::reg;
 use crate::model::regmap::{mpreg, swreg};
@@ -27,6 +27,8 @@ pub struct SimOptions {
     pub net: NetOptions,
     /// Give up if bring-up takes longer (simulated cycles).
     pub max_cycles: u64,
+    /// Shows SMPs sent and ports Active (a hidden bar draws nothing).
+    pub progress: Option<indicatif::ProgressBar>,
 }
 
 impl Default for SimOptions {
@@ -37,6 +39,7 @@ impl Default for SimOptions {
             sm: SmOptions::default(),
             net: NetOptions::default(),
             max_cycles: 500_000_000,
+            progress: None,
         }
     }
 }
@@ -176,7 +179,21 @@ pub fn bring_up_sms(
     let c0 = net.cycle;
     let k0 = net.stats.ticks;
     let t1 = Instant::now();
-    run_until_settled(&mut net, &mut sms, opts.max_cycles).context("bring-up")?;
+    let mut steps = 0u64;
+    let mut watch = |net: &Net, sms: &[SubnetManager]| {
+        steps += 1;
+        let Some(p) = &opts.progress else { return };
+        if steps % 256 != 0 {
+            return;
+        }
+        let (linked, active) = port_counts(net);
+        let sent: u64 = sms.iter().map(|m| m.tx_stats().sent).sum();
+        p.set_message(format!(
+            "{sent} SMPs, ports Active {active} of {linked}, cycle {}",
+            net.cycle
+        ));
+    };
+    run_until_settled_with(&mut net, &mut sms, opts.max_cycles, &mut watch).context("bring-up")?;
     let bring_up_s = t1.elapsed().as_secs_f64();
     let mut summary = summarize(&mut net, &sms)?;
     summary.cycles = net.cycle - c0;

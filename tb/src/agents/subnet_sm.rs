@@ -1480,11 +1480,23 @@ impl SubnetManager {
 /// Run the fabric and its SMs until every SM has settled (bring-up and any
 /// sweep it started are done), or fail after `max_cycles`.
 pub fn run_until_settled(net: &mut Net, sms: &mut [SubnetManager], max_cycles: u64) -> Result<u64> {
+    run_until_settled_with(net, sms, max_cycles, &mut |_, _| {})
+}
+
+/// [`run_until_settled`], calling `watch` after every step of the SMs
+/// (a progress display).
+pub fn run_until_settled_with(
+    net: &mut Net,
+    sms: &mut [SubnetManager],
+    max_cycles: u64,
+    watch: &mut dyn FnMut(&Net, &[SubnetManager]),
+) -> Result<u64> {
     let start = net.cycle;
     loop {
         for sm in sms.iter_mut() {
             sm.step(net)?;
         }
+        watch(net, sms);
         if sms.iter().all(|s| s.settled()) && net.idle() {
             return Ok(net.cycle - start);
         }

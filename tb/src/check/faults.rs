@@ -24,6 +24,7 @@ use crate::model::stream::{Pattern, Rng};
 use crate::proto::mad::{self, Mad};
 use crate::proto::packet::consts::*;
 use crate::proto::packet::{Bth, Deth, Lrh, Packet};
+use crate::proto::pcap::TraceFile;
 
 /// What a fault class must lead to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -631,6 +632,8 @@ pub struct SoakOpts {
     pub checkpoint: u64,
     /// Only these classes (empty: all).
     pub classes: Vec<FaultClass>,
+    /// Shows packets handed in and mismatches (a hidden bar draws nothing).
+    pub progress: Option<indicatif::ProgressBar>,
 }
 
 impl SoakOpts {
@@ -643,6 +646,7 @@ impl SoakOpts {
             fault_percent: 25,
             checkpoint: 2000,
             classes: Vec::new(),
+            progress: None,
         }
     }
 }
@@ -690,8 +694,25 @@ pub const MAX_TX_BACKLOG: usize = 8;
 
 /// Run the soak on one width.
 pub fn soak(o: &SoakOpts) -> Result<SoakReport> {
+    soak_logged(o, &mut None, None)
+}
+
+/// [`soak`], writing every packet on the port's wire into `log` when there
+/// is one, on interface `w<width>.ca[<port>]`.
+pub fn soak_logged(
+    o: &SoakOpts,
+    log: &mut Option<TraceFile>,
+    waves: Option<&mut crate::model::trace::Waves>,
+) -> Result<SoakReport> {
     let t0 = Instant::now();
-    let mut b = CaBench::on(o.model.port(o.width)?)?;
+    let mut port = o.model.port(o.width)?;
+    if let Some(w) = waves {
+        w.open(&format!("w{}.ca{}", o.width, port.port_num()), port.dut())?;
+    }
+    let mut b = CaBench::on(port)?;
+    if let Some(l) = log.take() {
+        b.log_wire(l, &format!("w{}.", o.width));
+    }
     let mut g = Gen::new(
         o.seed,
         GenCfg {
@@ -739,6 +760,9 @@ pub fn soak(o: &SoakOpts) -> Result<SoakReport> {
             }
             rep.packets += 1;
             since_check += 1;
+            if let Some(p) = &o.progress {
+                p.set_position(rep.packets);
+            }
             // now and then the SM sends a request, the SMA a trap
             if rng.chance(3) {
                 let (m, ah) = g.sm_request();
@@ -760,6 +784,9 @@ pub fn soak(o: &SoakOpts) -> Result<SoakReport> {
         if since_check >= o.checkpoint || rep.packets >= o.packets {
             since_check = 0;
             checkpoint(&mut b, &mut rng, &mut rep)?;
+            if let Some(p) = &o.progress {
+                p.set_message(format!("{} mismatches", b.sb.stats.mismatches));
+            }
             set_patterns(&mut b, &mut rng);
         }
     }
@@ -769,6 +796,7 @@ pub fn soak(o: &SoakOpts) -> Result<SoakReport> {
     rep.mismatches = b.sb.stats.mismatches;
     rep.errors = b.sb.errors.clone();
     rep.stats = b.sb.stats.clone();
+    *log = b.take_wire_log();
     Ok(rep)
 }
 

@@ -633,6 +633,7 @@ pub fn gen_pcap(rng: &mut Rng) -> Vec<u8> {
             } else {
                 (0..rng.below(400)).map(|_| rng.next_u64() as u8).collect()
             },
+            ..Default::default()
         })
         .collect();
     let lt = if rng.chance(50) {

@@ -11,9 +11,11 @@ use crate::agents::sma::{Sma, SmaConfig};
 use crate::model::device::{AddressHandle, CaPortModel, Counters};
 use crate::model::fabric::TraceEntry;
 use crate::model::regmap::reg;
+use crate::model::trace::Waves;
 use crate::proto::mad::{self, Mad};
 use crate::proto::packet::consts::*;
 use crate::proto::packet::{self, NodeInfo, PortInfo};
+use crate::proto::pcap::TraceFile;
 
 /// Node indices of the default topology.
 pub const SM: usize = 0;
@@ -382,11 +384,32 @@ pub fn run_with(s: &Scenario, width: u32, stress_seed: Option<u64>) -> Outcome {
 
 /// [`run_with`] with both ports a `model`.
 pub fn run_on(s: &Scenario, width: u32, stress_seed: Option<u64>, model: CaPortModel) -> Outcome {
-    let mut r = match Run::on(width, model).map(|mut r| {
+    run_logged(s, width, stress_seed, model, &mut None, None)
+}
+
+/// [`run_on`], writing every packet into `log` when there is one, on
+/// interfaces named `<scenario>.w<width>.<node>[<port>]`.
+pub fn run_logged(
+    s: &Scenario,
+    width: u32,
+    stress_seed: Option<u64>,
+    model: CaPortModel,
+    log: &mut Option<TraceFile>,
+    waves: Option<&mut Waves>,
+) -> Outcome {
+    let mut r = match Run::on(width, model).and_then(|mut r| {
         if let Some(seed) = stress_seed {
             stress(&mut r.fab, seed);
         }
-        r
+        if let Some(w) = waves {
+            for n in &mut r.fab.nodes {
+                w.open(&format!("{}.w{width}.{}", s.name, n.name), n.port.dut())?;
+            }
+        }
+        if let Some(l) = log.take() {
+            r.fab.log_wire(l, &format!("{}.w{width}.", s.name));
+        }
+        Ok(r)
     }) {
         Ok(r) => r,
         Err(e) => {
@@ -417,6 +440,7 @@ pub fn run_on(s: &Scenario, width: u32, stress_seed: Option<u64>, model: CaPortM
             .check_scoreboards(QUIET, MAX_CYCLES)
             .with_context(|| format!("scenario {} at DATA_W {width}", s.name))
     });
+    *log = r.fab.take_wire_log();
     Outcome {
         scenario: s.name,
         width,
@@ -1098,6 +1122,18 @@ pub fn diff(a: &[u8], b: &[u8]) -> String {
 
 /// Run the named scenarios (all when empty) at the given widths.
 pub fn regress(names: &[String], widths: &[u32], model: CaPortModel) -> Result<Vec<Outcome>> {
+    regress_logged(names, widths, model, &mut None, None)
+}
+
+/// [`regress`], writing every packet of every run into `log` when there
+/// is one ([`run_logged`]).
+pub fn regress_logged(
+    names: &[String],
+    widths: &[u32],
+    model: CaPortModel,
+    log: &mut Option<TraceFile>,
+    mut waves: Option<&mut Waves>,
+) -> Result<Vec<Outcome>> {
     let mut out = Vec::new();
     let list: Vec<&Scenario> = if names.is_empty() {
         SCENARIOS.iter().collect()
@@ -1112,7 +1148,7 @@ pub fn regress(names: &[String], widths: &[u32], model: CaPortModel) -> Result<V
     };
     for w in widths {
         for s in &list {
-            out.push(run_on(s, *w, None, model));
+            out.push(run_logged(s, *w, None, model, log, waves.as_deref_mut()));
         }
     }
     if out.is_empty() {

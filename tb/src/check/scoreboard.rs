@@ -30,15 +30,16 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 
 use crate::check::refmodel::ca::{CaModel, PortConfig, RxEnv, RxOut, TxIn, TxOut, TxSource};
 use crate::check::refmodel::{Ctr, CtrDelta, NUM_CTRS};
 use crate::model::device::{AddressHandle, CaPort, CaPortModel, HostAgent, SmiMeta, Tap, TxPortIn};
 use crate::model::regmap::reg;
-use crate::model::stream::{beat_bytes, Received};
+use crate::model::stream::{beat_bytes, PacketAssembler, Received};
 use crate::proto::mad::Mad;
 use crate::proto::packet::consts::*;
+use crate::proto::pcap::{port_name, Direction, TraceFile};
 
 /// Cycles after an SMP's last wire beat by which the RTL has decided whether
 /// the VL15 RX buffer had room for it (the link RX register stage, the SMI
@@ -1047,6 +1048,18 @@ impl Scoreboard {
 pub struct CaBench {
     pub port: CaPort,
     pub sb: Scoreboard,
+    /// Every packet through the port's wire, as a pcapng trace
+    /// ([`CaBench::log_wire`]).
+    log: Option<WireLog>,
+}
+
+/// A port's wire as a pcapng trace: interface name, the packets being
+/// gathered in each direction.
+struct WireLog {
+    file: TraceFile,
+    name: String,
+    rx: PacketAssembler,
+    tx: PacketAssembler,
 }
 
 impl CaBench {
@@ -1061,7 +1074,27 @@ impl CaBench {
     pub fn on(mut port: CaPort) -> Result<Self> {
         let mut sb = Scoreboard::attach(&mut port);
         sb.collect_requests = true;
-        Ok(CaBench { port, sb })
+        Ok(CaBench {
+            port,
+            sb,
+            log: None,
+        })
+    }
+
+    /// Write every packet into and out of the port's wire from now on into
+    /// `file`, on interface `<prefix>ca[<port>]`.
+    pub fn log_wire(&mut self, file: TraceFile, prefix: &str) {
+        self.log = Some(WireLog {
+            file,
+            name: port_name(&format!("{prefix}ca"), self.port.port_num()),
+            rx: PacketAssembler::default(),
+            tx: PacketAssembler::default(),
+        });
+    }
+
+    /// The wire log, once the run is over.
+    pub fn take_wire_log(&mut self) -> Option<TraceFile> {
+        self.log.take().map(|l| l.file)
     }
 
     pub fn cycle(&self) -> u64 {
@@ -1159,6 +1192,18 @@ impl CaBench {
     /// flight is lost; the counters restart from 0; the caller configures
     /// the port again.
     pub fn reset(&mut self, cycles: u32) -> Result<()> {
+        // What the wire carried of packets the reset cuts off.
+        if let Some(l) = self.log.as_mut() {
+            let cut = [
+                l.rx.cut().map(|p| (Direction::Inbound, p)),
+                l.tx.cut().map(|p| (Direction::Outbound, p)),
+            ];
+            for (dir, (first, bytes)) in cut.into_iter().flatten() {
+                l.file
+                    .packet(&l.name, dir, first, &bytes)
+                    .context("the --pcap trace")?;
+            }
+        }
         let cut = self.port.reset(cycles)?;
         if let Some(t) = self.port.tap.as_mut() {
             **t = Tap::default();
@@ -1175,6 +1220,28 @@ impl CaBench {
     /// One clock cycle reading register `addr`; returns its value.
     pub fn step_read(&mut self, addr: u8) -> Result<u32> {
         let v = self.port.step(None, addr)?;
+        if let Some(l) = self.log.as_mut() {
+            let now = self.port.cycle.saturating_sub(1);
+            let mut done = Vec::new();
+            if self.port.link_up {
+                if let Some((b, _)) = self.port.rx_beat {
+                    done.extend(l.rx.beat(now, &b).map(|p| (Direction::Inbound, p)));
+                }
+                if let Some(b) = self.port.tx_beat {
+                    done.extend(l.tx.beat(now, &b).map(|p| (Direction::Outbound, p)));
+                }
+            } else {
+                // No carrier: nothing is on the wire; what it carried of a
+                // packet before the link went down is what it carried.
+                done.extend(l.rx.cut().map(|p| (Direction::Inbound, p)));
+                done.extend(l.tx.cut().map(|p| (Direction::Outbound, p)));
+            }
+            for (dir, (first, bytes)) in done {
+                l.file
+                    .packet(&l.name, dir, first, &bytes)
+                    .context("the --pcap trace")?;
+            }
+        }
         self.sb.observe(&mut self.port);
         // the scoreboard has copies (the tap); nobody else reads these
         self.port.sma_rx.packets.clear();

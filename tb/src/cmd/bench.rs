@@ -25,19 +25,35 @@ pub struct Args {
 
 impl Args {
     pub fn run(self) -> Result<bool> {
-        out!("{}", vl15::run::bench::run(self.cycles)?);
+        // A spinner while each part runs (on a terminal), cleared before
+        // the part's report is printed.
+        let stage = |name: &str, f: &dyn Fn() -> Result<String>| -> Result<String> {
+            let bar = super::progress(None, "bench");
+            bar.set_message(name.to_string());
+            let r = f();
+            bar.finish_and_clear();
+            r
+        };
+        out!(
+            "{}",
+            stage(
+                "latency, throughput, cxx vs C++",
+                &|| vl15::run::bench::run(self.cycles)
+            )?
+        );
         if !self.skip_fabric {
-            out!(
-                "\n== switch radix ==\n{}",
-                vl15::run::netbench::radix_report(self.cycles.min(200_000))?
-            );
-            out!("\n== fabric ==\n{}", vl15::run::netbench::run()?);
+            let r = stage("switch radix", &|| {
+                vl15::run::netbench::radix_report(self.cycles.min(200_000))
+            })?;
+            out!("\n== switch radix ==\n{r}");
+            let r = stage("fabric", &vl15::run::netbench::run)?;
+            out!("\n== fabric ==\n{r}");
         }
         if !self.skip_serve {
-            out!(
-                "\n== opensm -o on vl15 serve vs ibsim ==\n{}",
-                vl15::run::netbench::serve_report(&self.serve_trees)?
-            );
+            let r = stage("opensm -o on vl15 serve and on ibsim", &|| {
+                vl15::run::netbench::serve_report(&self.serve_trees)
+            })?;
+            out!("\n== opensm -o on vl15 serve vs ibsim ==\n{r}");
         }
         Ok(true)
     }

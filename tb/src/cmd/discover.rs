@@ -30,13 +30,17 @@ pub struct Args {
 impl Args {
     pub fn run(self) -> Result<bool> {
         let opts = self.fabric.net_options();
-        let (text, net) = vl15::agents::discover::discover_topology(
+        let bar = super::progress(None, "discover");
+        let r = vl15::agents::discover::discover_topology_with(
             &self.topology,
             self.from.as_deref(),
             self.port,
             &self.console,
             opts,
-        )?;
+            Some(bar.clone()),
+        );
+        bar.finish_and_clear();
+        let (text, mut net) = r?;
         match &self.output {
             Some(p) => {
                 std::fs::write(p, &text).with_context(|| format!("writing {}", p.display()))?
@@ -49,6 +53,8 @@ impl Args {
             net.cycle,
             net.stats.ticks
         );
+        super::pcap_done(net.take_wire_log());
+        super::waves_done(net.waves.as_ref());
         Ok(true)
     }
 }

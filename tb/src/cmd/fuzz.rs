@@ -76,16 +76,22 @@ impl Args {
         let mut ok = true;
         let mut total = 0u64;
         for t in &list {
+            let bar = super::progress(None, &format!("fuzz {t}"));
+            bar.set_message(format!("up to {seconds} s"));
             if t == "serve" {
                 let r =
-                    vl15::check::hostile::storm_run(seed, std::time::Duration::from_secs(seconds))?;
+                    vl15::check::hostile::storm_run(seed, std::time::Duration::from_secs(seconds));
+                bar.finish_and_clear();
+                let r = r?;
                 outln!("{}", r.summary());
                 ok &= r.ok();
                 total += r.sent;
                 continue;
             }
             let target: Target = t.parse()?;
-            let r = fuzz::run(target, seed, limits)?;
+            let r = fuzz::run(target, seed, limits);
+            bar.finish_and_clear();
+            let r = r?;
             outln!("{}", r.summary());
             total += r.cases;
             for f in r.failures.iter().take(10) {

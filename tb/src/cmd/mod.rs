@@ -124,6 +124,8 @@ pub struct FabricArgs {
     /// and demux)
     #[arg(long)]
     ca_top: bool,
+    #[command(flatten)]
+    pub pcap: CaptureArgs,
 }
 
 impl FabricArgs {
@@ -133,8 +135,64 @@ impl FabricArgs {
             threads: usize::from(self.threads),
             data_w: self.width,
             ca_top: self.ca_top,
+            pcap: self.pcap.target(),
+            wave: self.pcap.wave.clone(),
             ..Default::default()
         }
+    }
+}
+
+/// `--pcap` and `--wave` of every verb that runs RTL.
+#[derive(clap::Args)]
+pub struct CaptureArgs {
+    /// Write every packet on every link to FILE as pcapng, as the run goes:
+    /// one interface per device port ("node[port]"), inbound and outbound
+    /// in each packet's flags, the cycle as the timestamp (1 cycle = 1 µs)
+    #[arg(long, value_name = "FILE")]
+    pub pcap: Option<std::path::PathBuf>,
+    /// Link type of the --pcap file: user0 is what the tshark of Debian 12
+    /// reads (with the user-DLT setting printed after the run)
+    #[arg(long, value_enum, default_value = "user0", requires = "pcap")]
+    pub pcap_linktype: Lt,
+    /// Dump every signal of every device into DIR, one FST file per device
+    /// named after it (GTKWave, Surfer), listed at the end
+    #[arg(long, value_name = "DIR")]
+    pub wave: Option<std::path::PathBuf>,
+}
+
+impl CaptureArgs {
+    pub fn target(&self) -> Option<(std::path::PathBuf, LinkType)> {
+        self.pcap.clone().map(|p| (p, self.pcap_linktype.into()))
+    }
+
+    /// The --pcap file, created.
+    pub fn trace_file(&self) -> Result<Option<vl15::proto::pcap::TraceFile>> {
+        Ok(match self.target() {
+            Some((p, lt)) => Some(vl15::proto::pcap::TraceFile::create(p, lt)?),
+            None => None,
+        })
+    }
+
+    /// The --wave directory, created.
+    pub fn waves(&self) -> Result<Option<vl15::model::trace::Waves>> {
+        self.wave
+            .as_deref()
+            .map(vl15::model::trace::Waves::new)
+            .transpose()
+    }
+}
+
+/// Say on stderr which waveform files a run wrote.
+pub fn waves_done(w: Option<&vl15::model::trace::Waves>) {
+    if let Some(w) = w {
+        eprintln!("{}", w.summary());
+    }
+}
+
+/// Say on stderr what went into a --pcap trace and how to read it.
+pub fn pcap_done(log: Option<vl15::proto::pcap::TraceFile>) {
+    if let Some(log) = log {
+        eprintln!("{}", log.summary());
     }
 }
 
@@ -145,4 +203,31 @@ pub fn failed(e: &anyhow::Error) -> ExitCode {
     let bad_input =
         e.is::<vl15::proto::pcap::PcapError>() || e.is::<vl15::proto::topology::TopologyError>();
     ExitCode::from(if bad_input { 2 } else { 1 })
+}
+
+/// A progress bar on stderr, drawn only when stderr is a terminal (a
+/// hidden bar draws nothing, so piped output and the final summaries are
+/// the same with or without it). `len`: a bar of that many steps; `None`:
+/// a spinner with the elapsed time. Clear it before printing the summary.
+pub fn progress(len: Option<u64>, prefix: &str) -> indicatif::ProgressBar {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let (bar, template) = match len {
+        Some(n) => (
+            indicatif::ProgressBar::new(n),
+            "{prefix} [{bar:30}] {pos}/{len} {msg} ({elapsed}, {eta} left)",
+        ),
+        None => (
+            indicatif::ProgressBar::new_spinner(),
+            "{spinner} {prefix} {msg} ({elapsed})",
+        ),
+    };
+    if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_prefix(prefix.to_string());
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    bar
 }

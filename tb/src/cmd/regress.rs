@@ -33,6 +33,8 @@ pub struct Args {
     /// mux and demux
     #[arg(long)]
     ca_mp: bool,
+    #[command(flatten)]
+    pcap: super::CaptureArgs,
 }
 
 impl Args {
@@ -49,13 +51,20 @@ impl Args {
             CaPortModel::Top
         };
         let ws = model_widths(&self.width, "ib_ca_mp_top", model)?;
-        regress(
+        let mut log = self.pcap.trace_file()?;
+        let mut waves = self.pcap.waves()?;
+        let ok = regress(
             &ws,
             &self.scenario,
             self.trace_dir,
             self.linktype.into(),
             model,
-        )
+            &mut log,
+            waves.as_mut(),
+        )?;
+        super::pcap_done(log);
+        super::waves_done(waves.as_ref());
+        Ok(ok)
     }
 }
 
@@ -65,8 +74,10 @@ fn regress(
     trace_dir: Option<PathBuf>,
     lt: LinkType,
     model: CaPortModel,
+    log: &mut Option<vl15::proto::pcap::TraceFile>,
+    waves: Option<&mut vl15::model::trace::Waves>,
 ) -> Result<bool> {
-    let out = scenario::regress(names, widths, model)?;
+    let out = scenario::regress_logged(names, widths, model, log, waves)?;
     outln!(
         "{:<18} {:>5} {:<6} {:>8} {:>5} {:>8} {:>10} {:>10}  detail",
         "scenario",

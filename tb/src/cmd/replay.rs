@@ -43,12 +43,19 @@ pub struct Args {
     /// With --serial: the replay ends after the board is silent this long (ms)
     #[arg(long, default_value_t = 500)]
     quiet_ms: u64,
+    #[command(flatten)]
+    pcap: super::CaptureArgs,
 }
 
 impl Args {
     /// The replay's own exit status: 2 for an input pcap that cannot be
     /// used, 1 for any other failure.
     pub fn run(self) -> ExitCode {
+        if self.serial.is_some() && (self.pcap.pcap.is_some() || self.pcap.wave.is_some()) {
+            super::usage(
+                "--pcap and --wave trace the Verilated port; with --serial the output pcap is the board's wire",
+            );
+        }
         if let Some(path) = &self.serial {
             let o = vl15::run::board::SerialOptions {
                 lid: self.lid,
@@ -82,6 +89,8 @@ impl Args {
             depth: self.depth,
             sma_latency: self.sma_latency,
             linktype: self.linktype.into(),
+            pcap: self.pcap.target(),
+            wave: self.pcap.wave.clone(),
         };
         match replay::replay(&self.input, &self.output, &opts) {
             Ok(report) => {

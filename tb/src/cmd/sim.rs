@@ -76,13 +76,19 @@ impl Args {
         opts.sm.sm_key = self.sm_key;
         opts.sm.tx.max_outstanding = self.max_smps;
         opts.sm.tx.timeout = self.timeout;
-        let (mut net, sm, summary) = vl15::agents::simrun::bring_up(topology, &opts)?;
+        let bar = super::progress(None, "sim");
+        opts.progress = Some(bar.clone());
+        let r = vl15::agents::simrun::bring_up(topology, &opts);
+        bar.finish_and_clear();
+        let (mut net, sm, summary) = r?;
         if self.verbose {
             for l in &sm.log {
                 eprintln!("sm: {l}");
             }
         }
         out!("{}", summary.text());
+        super::pcap_done(net.take_wire_log());
+        super::waves_done(net.waves.as_ref());
         if let Some(p) = &self.dump_state {
             let dump = vl15::agents::simrun::dump_state(&mut net)?;
             let text = serde_json::to_string_pretty(&dump)?;

@@ -56,16 +56,23 @@ pub struct Args {
     /// The multiport CA's port under test (default: each port in turn)
     #[arg(long, value_name = "P")]
     port: Option<u32>,
+    #[command(flatten)]
+    pcap: super::CaptureArgs,
 }
 
 impl Args {
     pub fn run(self) -> Result<bool> {
         self.check_ports();
         if !self.list {
-            return match self.device {
-                Device::Ca | Device::CaMp => self.soak_ca(),
-                Device::Switch => self.soak_switch(),
-            };
+            let mut log = self.pcap.trace_file()?;
+            let mut waves = self.pcap.waves()?;
+            let pass = match self.device {
+                Device::Ca | Device::CaMp => self.soak_ca(&mut log, waves.as_mut()),
+                Device::Switch => self.soak_switch(&mut log, waves.as_mut()),
+            }?;
+            super::pcap_done(log);
+            super::waves_done(waves.as_ref());
+            return Ok(pass);
         }
         match self.device {
             Device::Ca | Device::CaMp => {
@@ -118,7 +125,11 @@ impl Args {
     /// `vl15 soak --device switch`: the switch's own generator and scoreboard
     /// (`refmodel::switch`), which has its own classes, at DATA_W 64 and 128,
     /// with `--ports` external ports (default 8).
-    fn soak_switch(&self) -> Result<bool> {
+    fn soak_switch(
+        &self,
+        log: &mut Option<vl15::proto::pcap::TraceFile>,
+        mut waves: Option<&mut vl15::model::trace::Waves>,
+    ) -> Result<bool> {
         use vl15::check::refmodel::switch;
         let (width, packets, seed) = (self.width.as_str(), self.packets, self.seed);
         let ws: Vec<u32> = match width {
@@ -138,10 +149,17 @@ impl Args {
                 phase_packets: self.checkpoint.max(1),
                 fault_percent: self.fault_percent,
                 data_w: w,
+                progress: Some(super::progress(
+                    Some(packets),
+                    &format!("soak switch {nports} ports DATA_W {w}"),
+                )),
                 ..switch::SoakOptions::with_ports(nports)
             };
-            let r = switch::soak(seed, packets, &opt)
-                .with_context(|| format!("switch soak, {nports} ports at DATA_W {w}"))?;
+            let r = switch::soak_logged(seed, packets, &opt, log, waves.as_deref_mut());
+            if let Some(p) = &opt.progress {
+                p.finish_and_clear();
+            }
+            let r = r.with_context(|| format!("switch soak, {nports} ports at DATA_W {w}"))?;
             out!("{r}");
             pass &= r.mismatches == 0;
         }
@@ -173,7 +191,11 @@ impl Args {
 
     /// `vl15 soak --device ca|ca-mp`: the CA port's generator and
     /// scoreboard (`faults`, `scoreboard`) at each width.
-    fn soak_ca(&self) -> Result<bool> {
+    fn soak_ca(
+        &self,
+        log: &mut Option<vl15::proto::pcap::TraceFile>,
+        mut waves: Option<&mut vl15::model::trace::Waves>,
+    ) -> Result<bool> {
         use vl15::check::faults::FaultClass;
         let classes = self
             .class
@@ -186,7 +208,7 @@ impl Args {
         let mut pass = true;
         for (name, model) in self.ca_models() {
             for w in model_widths(&self.width, &name, model)? {
-                pass &= self.soak_ca_once(&name, model, w, &classes)?;
+                pass &= self.soak_ca_once(&name, model, w, &classes, log, waves.as_deref_mut())?;
             }
         }
         Ok(pass)
@@ -199,6 +221,8 @@ impl Args {
         model: CaPortModel,
         w: u32,
         classes: &[vl15::check::faults::FaultClass],
+        log: &mut Option<vl15::proto::pcap::TraceFile>,
+        waves: Option<&mut vl15::model::trace::Waves>,
     ) -> Result<bool> {
         use vl15::check::faults;
         let (packets, seed) = (self.packets, self.seed);
@@ -207,7 +231,11 @@ impl Args {
         o.fault_percent = self.fault_percent;
         o.classes = classes.to_vec();
         o.checkpoint = self.checkpoint.max(1);
-        let r = match faults::soak(&o) {
+        let bar = super::progress(Some(packets), &format!("soak {name} DATA_W {w}"));
+        o.progress = Some(bar.clone());
+        let r = faults::soak_logged(&o, log, waves);
+        bar.finish_and_clear();
+        let r = match r {
             Ok(r) => r,
             Err(e) => {
                 outln!("soak {name} DATA_W {w}: FAIL: {e:#}");

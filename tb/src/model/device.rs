@@ -556,6 +556,11 @@ impl CaPort {
     }
 
     /// The port's number: what its SMI reports as the arrival port.
+    /// The model behind the port (to open its waveform dump).
+    pub fn dut(&mut self) -> &mut dyn Dut {
+        self.dut.as_mut()
+    }
+
     pub fn port_num(&self) -> u8 {
         self.port
     }

@@ -32,9 +32,21 @@ pub trait Dut: Send {
     fn data_w(&self) -> u32;
     /// What it is, for messages: "ib_ca_top DataW 64".
     fn describe(&self) -> String;
+    /// Dump every signal to an FST file at `path` from now on, one sample
+    /// per half cycle with the cycle count as time (closing any dump
+    /// already open).
+    fn trace_open(&mut self, path: &std::path::Path) -> Result<()>;
+    /// Flush and close the dump, if any.
+    fn trace_close(&mut self);
 }
 
 impl Dut for Dev {
+    fn trace_open(&mut self, path: &std::path::Path) -> Result<()> {
+        Ok(Dev::trace_open(self, path)?)
+    }
+    fn trace_close(&mut self) {
+        Dev::trace_close(self);
+    }
     fn step(&mut self, i: &DevIn, pin: &[PortIn], pout: &mut [PortOut]) -> Result<DevOut> {
         Ok(Dev::step(self, i, pin, pout)?)
     }
@@ -95,6 +107,12 @@ pub fn ca_mp_kind(nports: u8) -> Option<DevKind> {
 }
 
 impl Dut for CaTopDut {
+    fn trace_open(&mut self, path: &std::path::Path) -> Result<()> {
+        Ok(self.ca.trace_open(path)?)
+    }
+    fn trace_close(&mut self) {
+        self.ca.trace_close();
+    }
     fn step(&mut self, i: &DevIn, pin: &[PortIn], pout: &mut [PortOut]) -> Result<DevOut> {
         let ([p], [po]) = (pin, pout) else {
             bail!("ib_ca_top has one port, not {}", pin.len());

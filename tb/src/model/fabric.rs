@@ -5,11 +5,12 @@
 
 use std::collections::VecDeque;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 
 use crate::model::device::{CaPort, Counters, HostAgent};
 use crate::model::regmap::reg;
 use crate::model::stream::Beat;
+use crate::proto::pcap::{port_name, Direction, TraceFile};
 
 /// One packet on a wire, for traces: the cycle of its first beat, which
 /// direction it travelled, and its bytes (LRH..VCRC).
@@ -62,6 +63,10 @@ pub struct Fabric<A, D> {
     pub nodes: Vec<Node<A, D>>,
     links: Vec<Link>,
     pub trace: Vec<TraceEntry>,
+    /// Every packet on every port, as a pcapng trace ([`Fabric::log_wire`]),
+    /// and what its interface names start with.
+    wire_log: Option<TraceFile>,
+    log_prefix: String,
     /// Cycles since the last beat moved anywhere.
     quiet: u64,
 }
@@ -72,8 +77,22 @@ impl<A: HostAgent, D: HostAgent> Fabric<A, D> {
             nodes: Vec::new(),
             links: Vec::new(),
             trace: Vec::new(),
+            wire_log: None,
+            log_prefix: String::new(),
             quiet: 0,
         }
+    }
+
+    /// Write every packet every port receives or sends from now on into
+    /// `log`, as it completes, on interface `<prefix><node>[<port>]`.
+    pub fn log_wire(&mut self, log: TraceFile, prefix: &str) {
+        self.wire_log = Some(log);
+        self.log_prefix = prefix.to_string();
+    }
+
+    /// The wire log, once the run is over.
+    pub fn take_wire_log(&mut self) -> Option<TraceFile> {
+        self.wire_log.take()
     }
 
     /// Add a CA port; returns its index.
@@ -175,16 +194,24 @@ impl<A: HostAgent, D: HostAgent> Fabric<A, D> {
                     node.rx_first = now;
                 }
                 node.rx_cur.extend(b.bytes());
-                if b.last && injected {
-                    // Injected by the testbench: trace it as "tb>name".
+                if b.last {
                     let bytes = std::mem::take(&mut node.rx_cur);
-                    self.trace.push(TraceEntry {
-                        cycle: node.rx_first,
-                        dir: node.rx_dir.clone(),
-                        bytes,
-                    });
-                } else if b.last {
-                    node.rx_cur.clear();
+                    if let Some(log) = self.wire_log.as_mut() {
+                        let name = port_name(
+                            &format!("{}{}", self.log_prefix, node.name),
+                            node.port.port_num(),
+                        );
+                        log.packet(&name, Direction::Inbound, node.rx_first, &bytes)
+                            .context("the --pcap trace")?;
+                    }
+                    if injected {
+                        // Injected by the testbench: trace it as "tb>name".
+                        self.trace.push(TraceEntry {
+                            cycle: node.rx_first,
+                            dir: node.rx_dir.clone(),
+                            bytes,
+                        });
+                    }
                 }
             }
             if let Some(b) = node.port.tx_beat {
@@ -195,6 +222,14 @@ impl<A: HostAgent, D: HostAgent> Fabric<A, D> {
                 node.tx_cur.extend(b.bytes());
                 if b.last {
                     let bytes = std::mem::take(&mut node.tx_cur);
+                    if let Some(log) = self.wire_log.as_mut() {
+                        let name = port_name(
+                            &format!("{}{}", self.log_prefix, node.name),
+                            node.port.port_num(),
+                        );
+                        log.packet(&name, Direction::Outbound, node.tx_first, &bytes)
+                            .context("the --pcap trace")?;
+                    }
                     self.trace.push(TraceEntry {
                         cycle: node.tx_first,
                         dir: node.tx_dir.clone(),

@@ -27,9 +27,11 @@ use crate::model::fabric::TraceEntry;
 use crate::model::node_hw::{HwWrite, KeyViolation, NodeAgent, NodeHw};
 use crate::model::regmap::{mpreg, swreg};
 use crate::model::stream::{Beat, Pattern, Sink, Source};
+use crate::model::trace::Waves;
 use crate::proto::mad::{self, Mad};
 use crate::proto::packet::consts::CLASS_SUBN_LID;
 use crate::proto::packet::smp::be16;
+use crate::proto::pcap::{port_name, Direction, LinkType, PcapError, TraceFile};
 use crate::proto::topology::{NodeKind, Topology};
 
 /// High bits of the TIDs of the traps the switches send.
@@ -78,6 +80,12 @@ pub struct NetOptions {
     /// `ib_ca_mp_top` with one port (the same port behind the port-tag
     /// mux and demux).
     pub ca_top: bool,
+    /// Write every packet on every link to this pcapng file as the run
+    /// goes ([`Net::log_wire`]), with this link type.
+    pub pcap: Option<(std::path::PathBuf, LinkType)>,
+    /// Dump every device's signals into an FST file in this directory,
+    /// named after its node ([`crate::model::trace::Waves`]).
+    pub wave: Option<std::path::PathBuf>,
 }
 
 impl Default for NetOptions {
@@ -91,6 +99,8 @@ impl Default for NetOptions {
             threads: 1,
             data_w: DEFAULT_DATA_W,
             ca_top: false,
+            pcap: None,
+            wave: None,
         }
     }
 }
@@ -129,6 +139,10 @@ pub struct Link {
     cur: [Vec<u8>; 2],
     first: [u64; 2],
     label: [String; 2],
+    /// Wire log: bytes of the packet arriving in each direction, and the
+    /// cycle of its first beat there.
+    rcur: [Vec<u8>; 2],
+    rfirst: [u64; 2],
 }
 
 impl Link {
@@ -145,6 +159,8 @@ impl Link {
             cur: [Vec::new(), Vec::new()],
             first: [0, 0],
             label: [label(0, 1), label(1, 0)],
+            rcur: [Vec::new(), Vec::new()],
+            rfirst: [0, 0],
         }
     }
 
@@ -502,6 +518,12 @@ pub struct Net<S> {
     /// Devices whose `gmp_rx` / `data_rx` received a packet since the last
     /// [`Net::take_rx_pending`].
     rx_pending: Vec<usize>,
+    /// Every packet on every link, as a pcapng trace ([`Net::log_wire`]).
+    wire_log: Option<TraceFile>,
+    /// The first error writing `wire_log`, reported by the next step.
+    wire_log_err: Option<PcapError>,
+    /// The devices' waveform files ([`NetOptions::wave`]).
+    pub waves: Option<Waves>,
 }
 
 /// The RTL device of a topology node; a node the RTL cannot be is an error
@@ -531,6 +553,14 @@ impl<S: NodeAgent> Net<S> {
         if !DEV_DATA_WIDTHS.contains(&w) {
             bail!("the fabric runs at DataW {DEV_DATA_WIDTHS:?}, not {w}");
         }
+        let log = match &opts.pcap {
+            Some((path, lt)) => Some(TraceFile::create(path, *lt)?),
+            None => None,
+        };
+        let mut waves = match &opts.wave {
+            Some(dir) => Some(Waves::new(dir)?),
+            None => None,
+        };
         let mut devs = Vec::with_capacity(topo.nodes.len());
         for (i, n) in topo.nodes.iter().enumerate() {
             let kind = dev_kind(&topo, n)?;
@@ -543,6 +573,9 @@ impl<S: NodeAgent> Net<S> {
                         .with_context(|| format!("building the RTL of {:?}", n.id))?,
                 ),
             };
+            if let Some(w) = waves.as_mut() {
+                w.open(&n.id, dev.as_mut())?;
+            }
             dev.reset(4)
                 .with_context(|| format!("reset of {:?}", n.id))?;
             let np = usize::from(n.nports);
@@ -617,6 +650,9 @@ impl<S: NodeAgent> Net<S> {
             stats: NetStats::default(),
             pool,
             rx_pending: Vec::new(),
+            wire_log: None,
+            wire_log_err: None,
+            waves,
         };
         // Ports without a cable are down; every device runs once so that the
         // port states and the SMA's register images settle.
@@ -638,6 +674,7 @@ impl<S: NodeAgent> Net<S> {
             net.activate(d);
         }
         net.run_until_idle(10_000)?;
+        net.wire_log = log;
         Ok(net)
     }
 
@@ -870,6 +907,7 @@ impl<S: NodeAgent> Net<S> {
             self.stats.beats_lost += link.pipe[dir].len() as u64;
             link.pipe[dir].clear();
             link.cur[dir].clear();
+            link.rcur[dir].clear();
             link.in_packet[dir] = false;
         }
     }
@@ -1174,6 +1212,10 @@ impl<S: NodeAgent> Net<S> {
         }
         self.active_list.sort_unstable();
         self.cycle += 1;
+        if let Some(e) = self.wire_log_err.take() {
+            self.wire_log = None;
+            return Err(anyhow::Error::new(e).context("the --pcap trace"));
+        }
         Ok(())
     }
 
@@ -1222,7 +1264,9 @@ impl<S: NodeAgent> Net<S> {
     /// The input side of clocking device `d` at cycle `now`: its links,
     /// host streams and register port, as the model's inputs.
     fn tick_in(&mut self, d: usize, now: u64) -> Prep {
-        {
+        // Packets whose last beat arrives now: (port, first cycle, bytes).
+        let mut arrived: Vec<(u8, u64, Vec<u8>)> = Vec::new();
+        let prep = {
             let dev = &mut self.devs[d];
             let lag = now.saturating_sub(dev.dev.cycle());
             if lag > 0 {
@@ -1247,6 +1291,20 @@ impl<S: NodeAgent> Net<S> {
                     pi.rx_tkeep = b.keep;
                     pi.rx_tvalid = true;
                     pi.rx_tlast = b.last;
+                    if self.wire_log.is_some() {
+                        let r = 1 - dir;
+                        if link.rcur[r].is_empty() {
+                            link.rfirst[r] = now;
+                        }
+                        link.rcur[r].extend(b.bytes());
+                        if b.last {
+                            arrived.push((
+                                p as u8 + 1,
+                                link.rfirst[r],
+                                std::mem::take(&mut link.rcur[r]),
+                            ));
+                        }
+                    }
                 }
             }
             // Host side: data VLs (CA), SMA, SM, registers.
@@ -1354,7 +1412,11 @@ impl<S: NodeAgent> Net<S> {
                 i.reg_addr = dev.sma_pending[k].3[0].1;
             }
             Prep { i, reading, patch }
+        };
+        for (p, first, bytes) in arrived {
+            self.log_packet(d, p, Direction::Inbound, first, &bytes);
         }
+        prep
     }
 
     /// The output side of clocking device `d` at cycle `now`, with what its
@@ -1545,20 +1607,24 @@ impl<S: NodeAgent> Net<S> {
             link.pipe[dir].push_back((due, b));
             link.in_packet[dir] = !b.last;
             self.stats.beats += 1;
-            if self.opts.trace {
+            let other = link.ends[1 - dir].0;
+            if self.opts.trace || self.wire_log.is_some() {
                 if link.cur[dir].is_empty() {
                     link.first[dir] = now;
                 }
                 link.cur[dir].extend(b.bytes());
                 if b.last {
-                    self.trace.push(TraceEntry {
-                        cycle: link.first[dir],
-                        dir: link.label[dir].clone(),
-                        bytes: std::mem::take(&mut link.cur[dir]),
-                    });
+                    let (first, bytes) = (link.first[dir], std::mem::take(&mut link.cur[dir]));
+                    if self.opts.trace {
+                        self.trace.push(TraceEntry {
+                            cycle: first,
+                            dir: link.label[dir].clone(),
+                            bytes: bytes.clone(),
+                        });
+                    }
+                    self.log_packet(d, p as u8 + 1, Direction::Outbound, first, &bytes);
                 }
             }
-            let other = link.ends[1 - dir].0;
             self.wake.push(Reverse((due, other)));
         }
         if rewake {
@@ -1725,6 +1791,32 @@ impl<S: NodeAgent> Net<S> {
         }
         self.activate(d);
         Ok(())
+    }
+
+    /// Write every packet on every link from now on into `log`: outbound
+    /// on the sender's port as its last beat leaves, inbound on the
+    /// receiver's port as its last beat arrives (what a link going down
+    /// cuts off is not written).
+    pub fn log_wire(&mut self, log: TraceFile) {
+        self.wire_log = Some(log);
+    }
+
+    /// The wire log, once the run is over.
+    pub fn take_wire_log(&mut self) -> Option<TraceFile> {
+        self.wire_log.take()
+    }
+
+    fn log_packet(&mut self, d: usize, p: u8, dir: Direction, cycle: u64, bytes: &[u8]) {
+        let Some(log) = self.wire_log.as_mut() else {
+            return;
+        };
+        if self.wire_log_err.is_some() {
+            return;
+        }
+        let name = port_name(&self.devs[d].name, p);
+        if let Err(e) = log.packet(&name, dir, cycle, bytes) {
+            self.wire_log_err = Some(e);
+        }
     }
 
     /// Simulate exactly `cycles` cycles.

@@ -421,3 +421,29 @@ mod tests {
         assert_eq!(s.started, vec![1]);
     }
 }
+
+/// Beats of one direction of a wire gathered back into packets (for
+/// traces): a packet is every beat up to one with `last`.
+#[derive(Debug, Default, Clone)]
+pub struct PacketAssembler {
+    cur: Vec<u8>,
+    first: u64,
+}
+
+impl PacketAssembler {
+    /// `b` crossed the wire at cycle `now`; the packet (its first cycle and
+    /// bytes) when `b` ends it.
+    pub fn beat(&mut self, now: u64, b: &Beat) -> Option<(u64, Vec<u8>)> {
+        if self.cur.is_empty() {
+            self.first = now;
+        }
+        self.cur.extend(b.bytes());
+        b.last.then(|| (self.first, std::mem::take(&mut self.cur)))
+    }
+
+    /// The beats of a packet that will not end (its link went down): what
+    /// the wire carried of it, if anything.
+    pub fn cut(&mut self) -> Option<(u64, Vec<u8>)> {
+        (!self.cur.is_empty()).then(|| (self.first, std::mem::take(&mut self.cur)))
+    }
+}

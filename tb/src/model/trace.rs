@@ -36,6 +36,7 @@ pub fn write_pcaps(
         by_dir.entry(t.dir.as_str()).or_default().push(PcapRecord {
             cycle: t.cycle,
             data: t.bytes.clone(),
+            ..Default::default()
         });
     }
     let mut out = Vec::new();
@@ -47,4 +48,62 @@ pub fn write_pcaps(
         out.push(path);
     }
     Ok(out)
+}
+
+/// Waveform files of a run: one FST per device, named after it.
+#[derive(Debug, Default, Clone)]
+pub struct Waves {
+    dir: PathBuf,
+    /// (device, file), in the order they were opened.
+    pub files: Vec<(String, PathBuf)>,
+}
+
+impl Waves {
+    /// Waves into `dir` (created if missing).
+    pub fn new(dir: &Path) -> Result<Self> {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        Ok(Waves {
+            dir: dir.to_path_buf(),
+            files: Vec::new(),
+        })
+    }
+
+    /// Open `dut`'s dump as `<dir>/<name>.fst`: every character of `name`
+    /// other than letters, digits, '.', '-' and '_' becomes '_', and a name
+    /// already taken gets `-2`, `-3` … appended.
+    pub fn open(&mut self, name: &str, dut: &mut dyn crate::model::dut::Dut) -> Result<()> {
+        let stem: String = name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let mut path = self.dir.join(format!("{stem}.fst"));
+        let mut k = 1;
+        while self.files.iter().any(|(_, p)| *p == path) {
+            k += 1;
+            path = self.dir.join(format!("{stem}-{k}.fst"));
+        }
+        dut.trace_open(&path)
+            .with_context(|| format!("opening the waveform {}", path.display()))?;
+        self.files.push((name.to_string(), path));
+        Ok(())
+    }
+
+    /// What a verb prints at the end: one line per file.
+    pub fn summary(&self) -> String {
+        let mut s = format!(
+            "wave: {} FST files in {}",
+            self.files.len(),
+            self.dir.display()
+        );
+        for (name, path) in &self.files {
+            s.push_str(&format!("\n  {name}: {}", path.display()));
+        }
+        s
+    }
 }

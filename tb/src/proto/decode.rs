@@ -18,7 +18,7 @@ use crate::proto::crc;
 use crate::proto::packet::attr::{phys_state_name, port_state_name};
 use crate::proto::packet::consts::*;
 use crate::proto::packet::{Lrh, NodeDescription, NodeInfo, Packet, PortInfo};
-use crate::proto::pcap::read_pcap;
+use crate::proto::pcap::{read_pcap, Direction};
 
 /// Name of a management class.
 pub fn class_name(class: u8) -> String {
@@ -251,6 +251,12 @@ pub fn decode_pcap_dir(path: impl AsRef<Path>, dir: &str) -> Result<Vec<String>>
     Ok(cap
         .records
         .iter()
-        .map(|r| decode_line(r.cycle, dir, &r.data))
+        .map(|r| match (&r.port, r.dir) {
+            // pcapng traces: "port>" out of the port, ">port" into it.
+            (Some(p), Some(Direction::Outbound)) => decode_line(r.cycle, &format!("{p}>"), &r.data),
+            (Some(p), Some(Direction::Inbound)) => decode_line(r.cycle, &format!(">{p}"), &r.data),
+            (Some(p), None) => decode_line(r.cycle, p, &r.data),
+            (None, _) => decode_line(r.cycle, dir, &r.data),
+        })
         .collect())
 }

@@ -14,7 +14,14 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use std::collections::HashMap;
+
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapParser, PcapWriter as PfWriter};
+use pcap_file::pcapng::blocks::enhanced_packet::{EnhancedPacketBlock, EnhancedPacketOption};
+use pcap_file::pcapng::blocks::interface_description::{
+    InterfaceDescriptionBlock, InterfaceDescriptionOption,
+};
+use pcap_file::pcapng::{Block, PcapNgParser, PcapNgWriter};
 use pcap_file::{DataLink, Endianness, PcapError as PfError, TsResolution};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -47,7 +54,7 @@ impl LinkType {
         }
     }
 
-    fn data_link(self) -> DataLink {
+    pub(crate) fn data_link(self) -> DataLink {
         match self {
             LinkType::Infiniband => DataLink::INFINIBAND,
             LinkType::User0 => DataLink::USER0,
@@ -56,13 +63,23 @@ impl LinkType {
 }
 
 /// One captured packet.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct PcapRecord {
     /// Simulation cycle (the timestamp, see the module doc).
     pub cycle: u64,
     /// The packet, LRH..VCRC.
     pub data: Vec<u8>,
+    /// pcapng: the interface (device port) it was captured on.
+    #[serde(default)]
+    pub port: Option<String>,
+    /// pcapng: its direction there.
+    #[serde(default)]
+    pub dir: Option<Direction>,
 }
+
+/// tshark preference: DLT 147 (User 0) → `infiniband` dissector.
+pub const USER0_INFINIBAND_UAT: &str =
+    r#"uat:user_dlts:"User 0 (DLT=147)","infiniband","0","","0","""#;
 
 /// A whole capture.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -81,8 +98,6 @@ pub enum PcapError {
     },
     #[error("not a pcap file: magic number {0:#010x} (pcap magics are a1b2c3d4 / a1b23c4d in either byte order)")]
     NotPcap(u32),
-    #[error("pcapng files are not supported; convert with `editcap -F pcap`")]
-    Pcapng,
     #[error("pcap file truncated: {what} at byte offset {offset} is incomplete")]
     Truncated { what: String, offset: usize },
     #[error("unsupported pcap link type {0} (expected 247 INFINIBAND or 147 USER0)")]
@@ -112,7 +127,7 @@ pub fn parse_pcap(bytes: &[u8]) -> Result<PcapCapture, PcapError> {
         let magic = u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
         match magic {
             0xA1B2_C3D4 | 0xA1B2_3C4D | 0xD4C3_B2A1 | 0x4D3C_B2A1 => {}
-            0x0A0D_0D0A => return Err(PcapError::Pcapng),
+            0x0A0D_0D0A => return parse_ng(bytes),
             m => return Err(PcapError::NotPcap(m)),
         }
     }
@@ -153,6 +168,7 @@ pub fn parse_pcap(bytes: &[u8]) -> Result<PcapCapture, PcapError> {
         records.push(PcapRecord {
             cycle: ts.as_secs() * 1_000_000 + u64::from(ts.subsec_micros()),
             data: pkt.data.into_owned(),
+            ..Default::default()
         });
         rest = next;
     }
@@ -248,4 +264,381 @@ pub fn write_pcap(
     let path = path.as_ref();
     let bytes = encode_pcap(link_type, records)?;
     std::fs::write(path, bytes).map_err(io_err(path))
+}
+
+// ---------------------------------------------------------------------------
+// pcapng traces of a whole run
+//
+// One interface per device port that carried traffic, named `<node
+// id>[<port>]`; every packet (LRH..VCRC) on the interface of each port it
+// crossed, its direction there in the packet's flags (inbound or outbound,
+// pcapng `epb_flags` bits 1:0) and the cycle of its first beat as the
+// timestamp (if_tsresol 10^-6: one cycle shows as one microsecond, as in
+// the classic files above). The writer flushes after every packet, so a
+// run that is killed leaves a file that reads up to its last packet. The
+// link type is USER0 by default: the Wireshark Debian 12 ships (4.0) has
+// no mapping for LINKTYPE_INFINIBAND (247) and refuses such a file, but
+// reads USER0 as InfiniBand with a user-DLT entry ([`tshark_command`]).
+
+/// Which way a packet crossed the port it was captured on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Direction {
+    /// Into the port (received from its link).
+    Inbound,
+    /// Out of the port (sent onto its link).
+    Outbound,
+}
+
+impl Direction {
+    /// pcapng `epb_flags` bits 1:0.
+    fn flags(self) -> u32 {
+        match self {
+            Direction::Inbound => 0b01,
+            Direction::Outbound => 0b10,
+        }
+    }
+
+    fn from_flags(f: u32) -> Option<Self> {
+        match f & 0b11 {
+            0b01 => Some(Direction::Inbound),
+            0b10 => Some(Direction::Outbound),
+            _ => None,
+        }
+    }
+
+    /// "in" or "out", as `vl15 decode` prints it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Direction::Inbound => "in",
+            Direction::Outbound => "out",
+        }
+    }
+}
+
+/// The name of a device port's interface: `node[port]`.
+pub fn port_name(node: &str, port: u8) -> String {
+    format!("{node}[{port}]")
+}
+
+/// The tshark command that reads a trace written with link type USER0.
+pub fn tshark_command(path: &Path) -> String {
+    format!(
+        "tshark -o '{USER0_INFINIBAND_UAT}' -r {}",
+        shell_quote(&path.display().to_string())
+    )
+}
+
+fn shell_quote(s: &str) -> String {
+    if s.bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"/._-+=:,@".contains(&b))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+/// A pcapng trace being written.
+pub struct TraceWriter<W: Write> {
+    w: PcapNgWriter<W>,
+    link_type: LinkType,
+    ifaces: HashMap<String, u32>,
+    packets: u64,
+    /// Where it goes, for messages.
+    path: PathBuf,
+}
+
+fn write_err(path: &Path) -> impl Fn(PfError) -> PcapError + '_ {
+    move |e| PcapError::Write(format!("{}: {e}", path.display()))
+}
+
+impl<W: Write> TraceWriter<W> {
+    /// A trace of `link_type` into `w` (`path` names it in messages): the
+    /// section header now, the interfaces as they first carry a packet.
+    pub fn new(w: W, link_type: LinkType, path: &Path) -> Result<Self, PcapError> {
+        let w = PcapNgWriter::new(w).map_err(write_err(path))?;
+        Ok(TraceWriter {
+            w,
+            link_type,
+            ifaces: HashMap::new(),
+            packets: 0,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Record `data` crossing interface `iface` (see [`port_name`]) in
+    /// direction `dir` at `cycle`, and flush it.
+    pub fn packet(
+        &mut self,
+        iface: &str,
+        dir: Direction,
+        cycle: u64,
+        data: &[u8],
+    ) -> Result<(), PcapError> {
+        let id = match self.ifaces.get(iface) {
+            Some(&id) => id,
+            None => {
+                let id = self.ifaces.len() as u32;
+                let idb = InterfaceDescriptionBlock {
+                    linktype: self.link_type.data_link(),
+                    snaplen: 0,
+                    options: vec![
+                        InterfaceDescriptionOption::IfName(iface.to_string().into()),
+                        // 10^-6: one timestamp unit, one cycle
+                        InterfaceDescriptionOption::IfTsResol(6),
+                    ],
+                };
+                self.w
+                    .write_pcapng_block(idb)
+                    .map_err(write_err(&self.path))?;
+                self.ifaces.insert(iface.to_string(), id);
+                id
+            }
+        };
+        let len = u32::try_from(data.len())
+            .map_err(|_| PcapError::Write(format!("packet of {} bytes", data.len())))?;
+        let epb = EnhancedPacketBlock {
+            interface_id: id,
+            // The crate writes the timestamp in nanoseconds of the Duration:
+            // with if_tsresol 6 the raw value is the cycle.
+            timestamp: Duration::from_nanos(cycle),
+            original_len: len,
+            data: data.into(),
+            options: vec![EnhancedPacketOption::Flags(dir.flags())],
+        };
+        self.w
+            .write_pcapng_block(epb)
+            .map_err(write_err(&self.path))?;
+        self.w
+            .get_mut()
+            .flush()
+            .map_err(|e| PcapError::Write(format!("{}: {e}", self.path.display())))?;
+        self.packets += 1;
+        Ok(())
+    }
+
+    /// Packets written so far.
+    pub fn packets(&self) -> u64 {
+        self.packets
+    }
+
+    /// Interfaces written so far, in order.
+    pub fn interfaces(&self) -> Vec<String> {
+        let mut v: Vec<(&String, &u32)> = self.ifaces.iter().collect();
+        v.sort_by_key(|(_, id)| **id);
+        v.into_iter().map(|(n, _)| n.clone()).collect()
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// A trace written to a file.
+pub type TraceFile = TraceWriter<std::io::BufWriter<std::fs::File>>;
+
+impl TraceFile {
+    /// Create (truncate) `path`.
+    pub fn create(path: impl AsRef<Path>, link_type: LinkType) -> Result<Self, PcapError> {
+        let path = path.as_ref();
+        let f = std::fs::File::create(path).map_err(|source| PcapError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::new(std::io::BufWriter::new(f), link_type, path)
+    }
+
+    /// The lines a verb prints once the trace is complete: what was
+    /// written and how to read it.
+    pub fn summary(&self) -> String {
+        let mut s = format!(
+            "pcap: {} packets on {} ports in {}",
+            self.packets,
+            self.ifaces.len(),
+            self.path.display()
+        );
+        if self.link_type == LinkType::User0 {
+            s.push_str(&format!("\n  read it with: {}", tshark_command(&self.path)));
+        }
+        s
+    }
+}
+
+/// The timestamp of an enhanced packet block in microseconds (= cycles),
+/// given its interface's if_tsresol (`None`: the default, 10^-6). The crate
+/// hands the raw 64-bit value back as nanoseconds of a Duration.
+fn cycles(raw: u128, tsresol: Option<u8>) -> Option<u64> {
+    let r = tsresol.unwrap_or(6);
+    let per_sec: u128 = if r & 0x80 == 0 {
+        10u128.checked_pow(u32::from(r))?
+    } else {
+        1u128.checked_shl(u32::from(r & 0x7F))?
+    };
+    u64::try_from(raw.checked_mul(1_000_000)? / per_sec).ok()
+}
+
+/// Parse a pcapng file held in memory: its enhanced and simple packet
+/// blocks, with the interface name and direction of each. Every interface
+/// must have the same link type, INFINIBAND or USER0.
+fn parse_ng(bytes: &[u8]) -> Result<PcapCapture, PcapError> {
+    let bad =
+        |index: usize, offset: usize, msg: String| PcapError::BadRecord { index, offset, msg };
+    let (mut rest, mut parser) = PcapNgParser::new(bytes).map_err(|e| match e {
+        PfError::IncompleteBuffer => PcapError::Truncated {
+            what: "the section header block".into(),
+            offset: 0,
+        },
+        e => bad(0, 0, format!("section header: {e}")),
+    })?;
+    let mut link_type = None;
+    let mut records = Vec::new();
+    let mut block = 0usize;
+    while !rest.is_empty() {
+        let offset = bytes.len() - rest.len();
+        block += 1;
+        let (next, b) = parser.next_block(rest).map_err(|e| match e {
+            PfError::IncompleteBuffer => PcapError::Truncated {
+                what: format!("block {block}"),
+                offset,
+            },
+            e => bad(records.len(), offset, format!("block {block}: {e}")),
+        })?;
+        match b {
+            Block::InterfaceDescription(idb) => {
+                let dlt = u32::from(idb.linktype);
+                let lt = LinkType::from_dlt(dlt).ok_or(PcapError::UnsupportedLinkType(dlt))?;
+                if link_type.is_some_and(|l| l != lt) {
+                    return Err(bad(
+                        records.len(),
+                        offset,
+                        format!("interfaces of link types {} and {dlt}", lt.dlt()),
+                    ));
+                }
+                link_type = Some(lt);
+            }
+            Block::EnhancedPacket(epb) => {
+                let Some(idb) = parser.packet_interface(&epb) else {
+                    return Err(bad(
+                        records.len(),
+                        offset,
+                        format!("packet of interface {}, not described", epb.interface_id),
+                    ));
+                };
+                let mut port = None;
+                let mut tsresol = None;
+                for o in &idb.options {
+                    match o {
+                        InterfaceDescriptionOption::IfName(n) => port = Some(n.to_string()),
+                        InterfaceDescriptionOption::IfTsResol(r) => tsresol = Some(*r),
+                        _ => {}
+                    }
+                }
+                let dir = epb.options.iter().find_map(|o| match o {
+                    EnhancedPacketOption::Flags(f) => Direction::from_flags(*f),
+                    _ => None,
+                });
+                let cycle = cycles(epb.timestamp.as_nanos(), tsresol).ok_or_else(|| {
+                    bad(records.len(), offset, "timestamp out of range".to_string())
+                })?;
+                records.push(PcapRecord {
+                    cycle,
+                    data: epb.data.into_owned(),
+                    port,
+                    dir,
+                });
+            }
+            Block::SimplePacket(spb) => records.push(PcapRecord {
+                cycle: 0,
+                data: spb.data.into_owned(),
+                port: None,
+                dir: None,
+            }),
+            _ => {}
+        }
+        rest = next;
+    }
+    Ok(PcapCapture {
+        link_type: link_type.unwrap_or_default(),
+        records,
+    })
+}
+
+#[cfg(test)]
+mod ng_tests {
+    use super::*;
+
+    /// A trace round-trips: interfaces, directions, cycles, bytes.
+    #[test]
+    fn round_trip() {
+        let path = Path::new("mem.pcapng");
+        let mut w = TraceWriter::new(Vec::new(), LinkType::User0, path).unwrap();
+        w.packet("sw1[3]", Direction::Outbound, 12, &[1, 2, 3])
+            .unwrap();
+        w.packet("Hca1[1]", Direction::Inbound, 16, &[1, 2, 3])
+            .unwrap();
+        w.packet("sw1[3]", Direction::Inbound, 4_000_000_123, &[9; 70])
+            .unwrap();
+        assert_eq!(w.interfaces(), ["sw1[3]", "Hca1[1]"]);
+        let bytes = w.w.into_inner();
+        let cap = parse_pcap(&bytes).unwrap();
+        assert_eq!(cap.link_type, LinkType::User0);
+        let got: Vec<_> = cap
+            .records
+            .iter()
+            .map(|r| (r.port.as_deref(), r.dir, r.cycle, r.data.len()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (Some("sw1[3]"), Some(Direction::Outbound), 12, 3),
+                (Some("Hca1[1]"), Some(Direction::Inbound), 16, 3),
+                (Some("sw1[3]"), Some(Direction::Inbound), 4_000_000_123, 70),
+            ]
+        );
+    }
+
+    /// pcapng block layout (pcapng spec §4.2, §4.3): IDB type 1 with the
+    /// link type at byte 8; EPB type 6, interface id at byte 8, timestamp
+    /// high/low words at 12/16, the flags option (code 2, length 4).
+    #[test]
+    fn blocks_are_laid_out_as_the_spec_says() {
+        let path = Path::new("mem.pcapng");
+        let mut w = TraceWriter::new(Vec::new(), LinkType::User0, path).unwrap();
+        w.packet("a[1]", Direction::Outbound, 0x1_0000_0002, &[0xAB; 4])
+            .unwrap();
+        let b = w.w.into_inner();
+        let u32le = |o: usize| u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]]);
+        let shb_len = u32le(4) as usize;
+        assert_eq!(u32le(0), 0x0A0D_0D0A);
+        let idb = shb_len;
+        assert_eq!(u32le(idb), 1);
+        assert_eq!(u32le(idb + 8) & 0xFFFF, 147);
+        let epb = idb + u32le(idb + 4) as usize;
+        assert_eq!(u32le(epb), 6);
+        assert_eq!(u32le(epb + 8), 0);
+        assert_eq!((u32le(epb + 12), u32le(epb + 16)), (1, 2));
+        assert_eq!(u32le(epb + 20), 4); // captured length
+        let opt = epb + 28 + 4;
+        assert_eq!(u32le(opt), 2 | (4 << 16));
+        assert_eq!(u32le(opt + 4), 0b10);
+    }
+
+    #[test]
+    fn a_truncated_trace_is_an_error_naming_the_block() {
+        let path = Path::new("mem.pcapng");
+        let mut w = TraceWriter::new(Vec::new(), LinkType::User0, path).unwrap();
+        w.packet("a[1]", Direction::Outbound, 5, &[1; 40]).unwrap();
+        let b = w.w.into_inner();
+        let e = parse_pcap(&b[..b.len() - 10]).unwrap_err();
+        assert!(e.to_string().contains("block 2"), "{e}");
+    }
+
+    #[test]
+    fn tshark_command_quotes_paths() {
+        assert_eq!(
+            tshark_command(Path::new("/tmp/run.pcapng")),
+            format!("tshark -o '{USER0_INFINIBAND_UAT}' -r /tmp/run.pcapng")
+        );
+        assert!(tshark_command(Path::new("my run.pcapng")).ends_with("'my run.pcapng'"));
+    }
 }

@@ -12,9 +12,7 @@ use anyhow::{bail, Context, Result};
 
 use crate::proto::pcap::{read_pcap, write_pcap, LinkType};
 
-/// tshark preference: DLT 147 (User 0) → `infiniband` dissector.
-pub const USER0_INFINIBAND_UAT: &str =
-    r#"uat:user_dlts:"User 0 (DLT=147)","infiniband","0","","0","""#;
+pub use crate::proto::pcap::USER0_INFINIBAND_UAT;
 
 /// The tshark binary, or an error telling how to install it.
 pub fn tshark_path() -> Result<PathBuf> {

@@ -404,6 +404,7 @@ pub fn replay_serial<L: Read + Write>(
                 BoardEvent::WireTx(p) => out.push(PcapRecord {
                     cycle: out.len() as u64,
                     data: p,
+                    ..Default::default()
                 }),
             }
         }

@@ -27,6 +27,11 @@ pub struct Options {
     pub depth: Option<u32>,
     pub sma_latency: u64,
     pub linktype: LinkType,
+    /// Also write every packet in and out of the port to this pcapng file
+    /// (interface `ca[1]`), with this link type.
+    pub pcap: Option<(std::path::PathBuf, LinkType)>,
+    /// Dump the port's signals into `<dir>/ca.fst`.
+    pub wave: Option<std::path::PathBuf>,
 }
 
 /// Run the replay; returns the report printed at the end.
@@ -40,6 +45,14 @@ pub fn replay(input: &Path, output: &Path, o: &Options) -> Result<String> {
     cfg.latency = o.sma_latency;
     let mut sma = Sma::new(cfg);
     let mut port = CaPort::new(o.width)?;
+    let waves = match &o.wave {
+        Some(dir) => {
+            let mut w = crate::model::trace::Waves::new(dir)?;
+            w.open("ca", port.dut())?;
+            Some(w)
+        }
+        None => None,
+    };
     let port_num = port.port_num();
     sma.assign(&mut port, port_num, o.lid, o.lmc, 0)
         .map_err(|e| InputError(format!("--lid {:#x} --lmc {}: {e}", o.lid, o.lmc)))?;
@@ -48,6 +61,9 @@ pub fn replay(input: &Path, output: &Path, o: &Options) -> Result<String> {
     }
     let mut fab = Fabric::new();
     let ca = fab.add_node("ca", port, Some(sma), None);
+    if let Some((path, lt)) = &o.pcap {
+        fab.log_wire(pcap::TraceFile::create(path, *lt)?, "");
+    }
     // Let the register writes land before the first packet arrives.
     fab.run(8)?;
     let mut skipped = 0;
@@ -67,6 +83,7 @@ pub fn replay(input: &Path, output: &Path, o: &Options) -> Result<String> {
         .map(|t| PcapRecord {
             cycle: t.cycle - start,
             data: t.bytes.clone(),
+            ..Default::default()
         })
         .collect();
     pcap::write_pcap(output, o.linktype, &sent)
@@ -93,6 +110,12 @@ pub fn replay(input: &Path, output: &Path, o: &Options) -> Result<String> {
     writeln!(s, "counters:")?;
     for (name, v) in &counters.0 {
         writeln!(s, "  {name:<16} {v}")?;
+    }
+    if let Some(log) = fab.take_wire_log() {
+        writeln!(s, "{}", log.summary())?;
+    }
+    if let Some(w) = waves {
+        writeln!(s, "{}", w.summary())?;
     }
     Ok(s)
 }

@@ -9,8 +9,11 @@ use vl15_bindings::dev::{Dev, DevIn, DevKind, DevOut, PortIn, PortOut};
 use crate::model::device::SmiMeta;
 use crate::model::dut::Dut;
 use crate::model::regmap::swreg;
-use crate::model::stream::{beat_bytes, to_beats, Beat, Gate, Pattern, Rng, Sink, Source};
+use crate::model::stream::{
+    beat_bytes, to_beats, Beat, Gate, PacketAssembler, Pattern, Rng, Sink, Source,
+};
 use crate::proto::mad::{self, Mad};
+use crate::proto::pcap::{port_name, Direction, TraceFile};
 
 use super::*;
 
@@ -160,6 +163,15 @@ pub struct Bench {
     /// scoreboard must report a mismatch.
     pub corrupt_next: bool,
     tid: u64,
+    /// Every packet on the external ports' wires as a pcapng trace
+    /// ([`Bench::log_wire`]): the file, the interface name prefix, and the
+    /// packets being gathered into and out of each port.
+    wire_log: Option<(
+        TraceFile,
+        String,
+        Vec<PacketAssembler>,
+        Vec<PacketAssembler>,
+    )>,
 }
 
 const LOG_MAX: usize = 20;
@@ -228,9 +240,70 @@ impl Bench {
             tally: Tally::default(),
             corrupt_next: false,
             tid: seed << 20,
+            wire_log: None,
         };
         b.program()?;
         Ok(b)
+    }
+
+    /// Write every packet into and out of the external ports from now on
+    /// into `file`, on interfaces `<prefix>switch[<port>]`.
+    pub fn log_wire(&mut self, file: TraceFile, prefix: &str) {
+        let n = self.pin.len();
+        self.wire_log = Some((
+            file,
+            format!("{prefix}switch"),
+            vec![PacketAssembler::default(); n],
+            vec![PacketAssembler::default(); n],
+        ));
+    }
+
+    /// The wire log, once the run is over.
+    pub fn take_wire_log(&mut self) -> Option<TraceFile> {
+        self.wire_log.take().map(|(f, ..)| f)
+    }
+
+    /// Log this cycle's wire beats (inputs as driven, outputs as taken).
+    fn log_cycle(&mut self, now: u64) -> Result<()> {
+        let Some((file, name, rx, tx)) = self.wire_log.as_mut() else {
+            return Ok(());
+        };
+        for i in 0..self.pin.len() {
+            let (pi, po) = (&self.pin[i], &self.pout[i]);
+            let mut done = Vec::new();
+            if !pi.link_up {
+                // No carrier: nothing is on the wire; what it carried of a
+                // packet before the link went down is what it carried.
+                done.extend(rx[i].cut().map(|p| (Direction::Inbound, p)));
+                done.extend(tx[i].cut().map(|p| (Direction::Outbound, p)));
+            } else if pi.rx_tvalid {
+                let b = Beat {
+                    data: pi.rx_tdata,
+                    keep: pi.rx_tkeep,
+                    last: pi.rx_tlast,
+                };
+                done.extend(rx[i].beat(now, &b).map(|p| (Direction::Inbound, p)));
+            }
+            if pi.link_up && po.tx_tvalid && pi.tx_tready {
+                let b = Beat {
+                    data: po.tx_tdata,
+                    keep: po.tx_tkeep,
+                    last: po.tx_tlast,
+                };
+                done.extend(tx[i].beat(now, &b).map(|p| (Direction::Outbound, p)));
+            }
+            let iface = port_name(name, i as u8 + 1);
+            for (dir, (first, bytes)) in done {
+                file.packet(&iface, dir, first, &bytes)
+                    .context("the --pcap trace")?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The switch's model (to open its waveform dump).
+    pub fn dut(&mut self) -> &mut dyn Dut {
+        self.dev.as_mut()
     }
 
     /// The switch's radix.
@@ -724,6 +797,7 @@ impl Bench {
             .step(&din, &self.pin, &mut self.pout)
             .with_context(|| format!("switch at cycle {now} (an RTL assertion?)"))?;
         self.dout = o;
+        self.log_cycle(now)?;
         if self.reg_r.take().is_some() {
             self.read_val = o.reg_rdata;
         }

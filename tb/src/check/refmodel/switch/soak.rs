@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 
 use crate::model::stream::{Pattern, Rng};
+use crate::proto::pcap::TraceFile;
 
 use super::*;
 
@@ -26,6 +27,8 @@ pub struct SoakOptions {
     /// External ports of the switch, 8..=64 ([`Radix`]). Set
     /// `drain_bound` with it ([`SoakOptions::with_ports`] does).
     pub nports: u32,
+    /// Shows packets handed in and mismatches (a hidden bar draws nothing).
+    pub progress: Option<indicatif::ProgressBar>,
 }
 
 impl Default for SoakOptions {
@@ -37,6 +40,7 @@ impl Default for SoakOptions {
             directed: true,
             data_w: 64,
             nports: u32::from(NPORTS),
+            progress: None,
         }
     }
 }
@@ -191,8 +195,26 @@ pub fn phase_patterns(k: u64, nports: u8, rng: &mut Rng) -> Patterns {
 /// every counter; between phases the directed classes (VL15 overflow, link
 /// down mid-packet, reset mid-traffic).
 pub fn soak(seed: u64, packets: u64, opt: &SoakOptions) -> Result<SwitchSoakReport> {
+    soak_logged(seed, packets, opt, &mut None, None)
+}
+
+/// [`soak`], writing every packet on the external ports' wires into `log`
+/// when there is one, on interfaces `w<width>.switch[<port>]`.
+pub fn soak_logged(
+    seed: u64,
+    packets: u64,
+    opt: &SoakOptions,
+    log: &mut Option<TraceFile>,
+    waves: Option<&mut crate::model::trace::Waves>,
+) -> Result<SwitchSoakReport> {
     let t0 = Instant::now();
     let mut b = Bench::with_radix(seed, opt.data_w, opt.nports)?;
+    if let Some(w) = waves {
+        w.open(&format!("w{}.switch", opt.data_w), b.dut())?;
+    }
+    if let Some(l) = log.take() {
+        b.log_wire(l, &format!("w{}.", opt.data_w));
+    }
     let nports = b.radix().nports();
     let mut rng = Rng::new(seed);
     let mut phase = 0u64;
@@ -203,6 +225,10 @@ pub fn soak(seed: u64, packets: u64, opt: &SoakOptions) -> Result<SwitchSoakRepo
         for _ in 0..k {
             let g = b.gen(&mut rng, opt.fault_percent);
             b.push(g);
+        }
+        if let Some(p) = &opt.progress {
+            p.set_position(b.tally.injected);
+            p.set_message(format!("{} mismatches", b.tally.mismatches));
         }
         let reset_now = opt.directed && phase % 8 == 7;
         if reset_now {
@@ -248,6 +274,9 @@ pub fn soak(seed: u64, packets: u64, opt: &SoakOptions) -> Result<SwitchSoakRepo
         .map(|(k, v)| (k.to_string(), *v))
         .collect();
     faults.insert("reset".into(), t.resets);
+    let wall = t0.elapsed();
+    *log = b.take_wire_log();
+    let t = &b.tally;
     Ok(SwitchSoakReport {
         data_w: opt.data_w,
         nports,
@@ -267,6 +296,6 @@ pub fn soak(seed: u64, packets: u64, opt: &SoakOptions) -> Result<SwitchSoakRepo
         wire_in: t.wire_in.clone(),
         wire_out: t.wire_out.clone(),
         cycles: b.cycle_count(),
-        wall: t0.elapsed(),
+        wall,
     })
 }
