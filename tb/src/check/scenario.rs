@@ -1105,8 +1105,12 @@ pub fn regress(names: &[String], widths: &[u32], model: CaPortModel) -> Result<V
         names
             .iter()
             .map(|n| {
-                find(n)
-                    .with_context(|| format!("no scenario named {n:?} (see `vl15 regress --list`)"))
+                find(n).ok_or_else(|| {
+                    crate::proto::InputError(format!(
+                        "--scenario {n}: no such scenario (vl15 regress --list names them)"
+                    ))
+                    .into()
+                })
             })
             .collect::<Result<_>>()?
     };
