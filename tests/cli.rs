@@ -247,7 +247,7 @@ fn sim_runs_the_fabric_at_either_width() {
 #[test]
 fn sim_errors_are_clear() {
     let cases: [(&[&str], &str); 3] = [
-        (&["--lmc", "9"], "LMC 9 > 7"),
+        (&["--lmc", "9"], "'--lmc <LMC>': 9 is not in 0..=7"),
         (&["--sm", "nosuch"], "no node \"nosuch\""),
         (&["--sm", "Switch1"], "the SM runs on a CA port"),
     ];

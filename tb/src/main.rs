@@ -37,7 +37,8 @@ mod cmd;
         validation, DLID/LMC, directed-route rules), a Rust SMA, the SMI send \
         engine (headers, DR send rules, ICRC), the VL15 TX buffer and link TX \
         (VCRC). Traces are pcap files of raw InfiniBand packets (LRH..VCRC) with \
-        the simulation cycle as timestamp."
+        the simulation cycle as timestamp.",
+    after_help = cmd::EXIT_CODES_HELP
 )]
 struct Cli {
     #[command(subcommand)]
@@ -72,7 +73,10 @@ enum Cmd {
     ///
     /// Binds ibsim's abstract unix sockets (`<base>:ctl`, `<base>:out0..9`),
     /// so unmodified OpenSM and infiniband-diags run against the RTL with
-    /// `LD_PRELOAD=libumad2sim.so IBSIM_SOCKNAME=<base> SIM_HOST=<node>`:
+    /// `LD_PRELOAD=<libumad2sim.so> IBSIM_SOCKNAME=<base> SIM_HOST=<node>`
+    /// (the library's full path: Debian's libumad2sim0 puts it in
+    /// /usr/lib/<arch>/umad2sim/, which ld.so does not search; the server
+    /// prints the path it finds when it starts):
     /// every SMP they send crosses the Verilated devices hop by hop. Clients
     /// attach by node id or NodeDescription, as on ibsim: to a CA at port 1,
     /// to a switch at port 0 (its SMI's SM interface and its GMP path);
@@ -100,10 +104,11 @@ enum Cmd {
     /// backpressure storms, reset and link down in the middle of a packet),
     /// back to back, with idle and backpressure patterns on every stream. A
     /// scoreboard checks every output packet byte for byte against the
-    /// reference model (tb/src/refmodel) and, at each checkpoint, the
-    /// drain time and every counter. Exit status 1 on any mismatch.
+    /// reference model and, at each checkpoint, the
+    /// drain time and every counter (docs/arch.md, docs/fabric.md). Exit
+    /// status 1 on any mismatch.
     Soak(cmd::soak::Args),
-    /// Fuzz the parsers of untrusted input for a time bound (see tb/src/check/fuzz.rs).
+    /// Fuzz the parsers of untrusted input for a time bound (docs/fuzzing.md)
     ///
     /// Each target runs for --seconds: structure-aware mutations of valid
     /// inputs, checked for panics, hangs, errors without context and broken
@@ -116,9 +121,13 @@ enum Cmd {
 }
 
 fn main() -> ExitCode {
-    let res = match Cli::parse().cmd {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => return cmd::clap_failed(&e),
+    };
+    let res = match cli.cmd {
         Cmd::Regress(a) => a.run(),
-        Cmd::Replay(a) => return a.run(),
+        Cmd::Replay(a) => a.run(),
         Cmd::Decode(a) => a.run(),
         Cmd::Discover(a) => a.run(),
         Cmd::Serve(a) => a.run(),
@@ -130,7 +139,7 @@ fn main() -> ExitCode {
     };
     match res {
         Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::FAILURE,
+        Ok(false) => ExitCode::from(cmd::EXIT_FAILED),
         Err(e) => cmd::failed(&e),
     }
 }

@@ -609,11 +609,11 @@ fn pcap_errors_are_clear() {
     assert!(matches!(e, PcapError::Truncated { .. }), "{e}");
     let e = parse_pcap(&good[..good.len() - 1]).unwrap_err();
     assert!(
-        e.to_string().contains("truncated") && e.to_string().contains("record 0 data"),
+        e.to_string().contains("truncated") && e.to_string().contains("data of record 1"),
         "{e}"
     );
     let e = parse_pcap(&good[..30]).unwrap_err();
-    assert!(e.to_string().contains("record 0 header"), "{e}");
+    assert!(e.to_string().contains("header of record 1"), "{e}");
     let mut eth = good.clone();
     eth[20] = 1; // DLT 1 = Ethernet
     let e = parse_pcap(&eth).unwrap_err();

@@ -959,11 +959,24 @@ pub fn discover_topology_with(
     let topo = Topology::load(topology)?;
     let mut net: Net = Net::new(topo, opts)?;
     for line in console {
-        net.console(line)?;
+        net.console(line).map_err(|e| {
+            crate::proto::InputError(format!("--console {line:?}: {}", strip_console(&e)))
+        })?;
     }
     net.run_until_idle(100_000)?;
     let d = net.sm_device(from, topology)?;
-    net.attach_sm(d, port.unwrap_or(1))?;
+    let port = port.unwrap_or(1);
+    let n = &net.topo.nodes[net.devs[d].node];
+    if port == 0 || port > n.nports {
+        return Err(crate::proto::InputError(format!(
+            "{}: --port {port}: {:?} has ports 1 to {}",
+            net.topo.at(n.origin),
+            n.id,
+            n.nports
+        ))
+        .into());
+    }
+    net.attach_sm(d, port)?;
     let found = {
         let mut t = NetSmp {
             net: &mut net,
@@ -980,6 +993,13 @@ pub fn discover_topology_with(
         )?
     };
     Ok((format_ibnetdiscover(&found), net))
+}
+
+/// A console error without its own "console: " prefix (the caller names
+/// the argument).
+fn strip_console(e: &anyhow::Error) -> String {
+    let s = format!("{e:#}");
+    s.strip_prefix("console: ").unwrap_or(&s).to_string()
 }
 
 #[cfg(test)]

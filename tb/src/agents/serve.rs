@@ -1109,8 +1109,7 @@ impl Background {
     /// Load `topology`, build the fabric, bind the sockets (`opts.sockname`
     /// is replaced by a name unique to this process) and serve.
     pub fn start(topology: &std::path::Path, opts: ServeOptions) -> Result<Background> {
-        let topo = crate::proto::topology::Topology::load(topology)
-            .with_context(|| format!("loading {}", topology.display()))?;
+        let topo = crate::proto::topology::Topology::load(topology)?;
         let sockname = crate::agents::ibsim::unique_sockname();
         let opts = ServeOptions {
             sockname: sockname.clone(),
@@ -1175,8 +1174,7 @@ pub fn serve_file(
     net_opts: crate::model::net::NetOptions,
     timeout_cycles: u64,
 ) -> Result<()> {
-    let topo = crate::proto::topology::Topology::load(topology)
-        .with_context(|| format!("loading {}", topology.display()))?;
+    let topo = crate::proto::topology::Topology::load(topology)?;
     let pcap = net_opts.pcap.clone();
     let net = Net::new(topo, net_opts)?;
     let mut opts = ServeOptions {
@@ -1192,11 +1190,11 @@ pub fn serve_file(
         eprintln!("vl15 serve: {}", w.summary());
     }
     eprintln!(
-        "vl15 serve: {} on @{}:ctl ({} nodes); clients: LD_PRELOAD=libumad2sim.so IBSIM_SOCKNAME={} SIM_HOST=<node>",
+        "vl15 serve: {} on @{}:ctl ({} nodes); {}",
         topology.display(),
         server.opts.sockname,
         server.net.devs.len(),
-        server.opts.sockname
+        client_hint(&server.opts.sockname)
     );
     if let Some((path, lt)) = pcap {
         // Written as the run goes: readable whenever the server stops.
@@ -1212,6 +1210,22 @@ pub fn serve_file(
         }
     }
     server.run()
+}
+
+/// How to run a client against `@sockname`: the environment with the
+/// preload library's full path as found on this machine (ld.so does not
+/// search the umad2sim directory for a bare `libumad2sim.so`), or how to
+/// install it.
+pub fn client_hint(sockname: &str) -> String {
+    match crate::agents::ibsim::umad2sim_path() {
+        Ok(lib) => format!(
+            "clients: LD_PRELOAD={} IBSIM_SOCKNAME={sockname} SIM_HOST=<node>",
+            lib.display()
+        ),
+        Err(e) => format!(
+            "clients: LD_PRELOAD=<libumad2sim.so> IBSIM_SOCKNAME={sockname} SIM_HOST=<node> ({e:#})"
+        ),
+    }
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ use crate::model::net::NetOptions;
 use crate::model::regmap::reg;
 use crate::model::regmap::{mpreg, swreg};
 use crate::proto::topology::Topology;
+use crate::proto::InputError;
 
 /// What `vl15 sim` was asked to do.
 #[derive(Debug, Clone)]
@@ -147,7 +148,26 @@ pub fn start_sm(
 ) -> Result<SubnetManager> {
     let d = net.sm_device(spec.node.as_deref(), topology)?;
     if net.devs[d].sm.is_some() {
-        anyhow::bail!("{}: an SM runs there already", net.devs[d].name);
+        return Err(InputError(format!("{}: an SM runs there already", net.devs[d].name)).into());
+    }
+    // The port must exist and have a cable in the file: an SM on any other
+    // port reaches nothing and the bring-up could only fail.
+    let n = &net.topo.nodes[net.devs[d].node];
+    let (at, p) = (net.topo.at(n.origin), spec.port);
+    if p == 0 || p > n.nports {
+        return Err(InputError(format!(
+            "{at}: {:?} has ports 1 to {}; no port {p} to run the SM on",
+            n.id, n.nports
+        ))
+        .into());
+    }
+    if net.topo.remote(net.devs[d].node, p).is_none() {
+        return Err(InputError(format!(
+            "{at}: port {p} of {:?} has no cable, so an SM there reaches nothing; \
+             run it on a cabled port",
+            n.id
+        ))
+        .into());
     }
     let mut o = opts.sm;
     o.priority = spec.priority;

@@ -54,11 +54,13 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, ensure, Context, Result};
+use anyhow::{Context, Result};
 use serde::Deserialize;
 
+use crate::agents::node_sma::Net;
 use crate::agents::simrun::{bring_up_sms, dump_state, port_counts, start_sm, SimOptions, SmSpec};
 use crate::agents::subnet_sm::{run_for, run_until_settled, SmState, SubnetManager};
+use crate::proto::InputError;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -132,11 +134,21 @@ pub struct EventEntry {
 }
 
 impl ScenarioFile {
+    /// Read and check a scenario file; every error is an [`InputError`]
+    /// naming the file (and the line, for TOML errors).
     pub fn load(path: &Path) -> Result<ScenarioFile> {
-        let text =
-            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        let mut s: ScenarioFile =
-            toml::from_str(&text).with_context(|| format!("{}", path.display()))?;
+        let bad = |msg: String| InputError(format!("{}: {msg}", path.display()));
+        let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+        let mut s: ScenarioFile = toml::from_str(&text).map_err(|e: toml::de::Error| {
+            let line = e
+                .span()
+                .map_or(String::new(), |sp| format!("{}:", line_of(&text, sp.start)));
+            InputError(format!(
+                "{}:{line} {}",
+                path.display(),
+                e.message().trim_end()
+            ))
+        })?;
         if s.topology.is_relative() {
             let base = path.parent().unwrap_or(Path::new("."));
             s.topology = base.join(&s.topology);
@@ -147,35 +159,92 @@ impl ScenarioFile {
                 e.kill_sm.is_some(),
                 e.start_sm.is_some(),
             ];
-            ensure!(
-                kinds.iter().filter(|&&k| k).count() == 1,
-                "{}: event {}: give exactly one of console, kill_sm, start_sm",
-                path.display(),
-                i + 1
-            );
-            ensure!(
-                e.start_sm.is_some() || (e.port.is_none() && e.priority.is_none()),
-                "{}: event {}: port and priority belong to start_sm",
-                path.display(),
-                i + 1
-            );
+            if kinds.iter().filter(|&&k| k).count() != 1 {
+                return Err(bad(format!(
+                    "event {}: give exactly one of console, kill_sm, start_sm",
+                    i + 1
+                ))
+                .into());
+            }
+            if e.start_sm.is_none() && (e.port.is_some() || e.priority.is_some()) {
+                return Err(bad(format!(
+                    "event {}: port and priority belong to start_sm",
+                    i + 1
+                ))
+                .into());
+            }
         }
         let priorities = s.sm.iter().map(|m| Some(m.priority));
         for p in priorities
             .chain(s.event.iter().map(|e| e.priority))
             .flatten()
         {
-            ensure!(p <= 15, "{}: SM priority {p} > 15", path.display());
+            if p > 15 {
+                return Err(bad(format!("SM priority {p} > 15")).into());
+            }
+        }
+        if s.m_key_protect > 3 {
+            return Err(bad(format!("m_key_protect {} > 3", s.m_key_protect)).into());
+        }
+        if s.lmc > 7 {
+            return Err(bad(format!("lmc {} > 7", s.lmc)).into());
+        }
+        let key = |k: &Option<Key>, name: &str| match k {
+            Some(k) => k
+                .value()
+                .map(|_| ())
+                .map_err(|e| bad(format!("{name}: {e}"))),
+            None => Ok(()),
+        };
+        key(&s.m_key, "m_key")?;
+        key(&s.sm_key, "sm_key")?;
+        for m in &s.sm {
+            key(&m.m_key, "m_key")?;
+            key(&m.sm_key, "sm_key")?;
         }
         Ok(s)
     }
 }
 
-/// Run the scenario: the report (one line per event and the summaries)
-/// and whether it passed (see the module documentation).
-pub fn run(path: &Path) -> Result<(String, bool)> {
+/// The 1-based line of byte `at` in `text`.
+fn line_of(text: &str, at: usize) -> usize {
+    let at = at.min(text.len());
+    text.as_bytes()[..at]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+/// A scenario run: the report, whether it passed, and the fabric and SMs
+/// as the run left them (for `--dump-state`, `--verbose`).
+pub struct Outcome {
+    pub report: String,
+    pub pass: bool,
+    pub net: Net,
+    pub sms: Vec<SubnetManager>,
+}
+
+/// Run the scenario: the report (one line per event and the summaries),
+/// whether it passed (see the module documentation), and the fabric and
+/// SMs as it ended. A mistake in the file, including an event the fabric
+/// refuses, is an [`InputError`].
+pub fn run(path: &Path) -> Result<Outcome> {
+    run_with(path, None, None)
+}
+
+/// [`run`], writing every packet into the pcapng file `pcap` and every
+/// device's signals into FST files in `wave` when given
+/// ([`crate::model::net::NetOptions`]).
+pub fn run_with(
+    path: &Path,
+    pcap: Option<(std::path::PathBuf, crate::proto::pcap::LinkType)>,
+    wave: Option<std::path::PathBuf>,
+) -> Result<Outcome> {
     let sc = ScenarioFile::load(path)?;
     let mut opts = SimOptions::default();
+    opts.net.pcap = pcap;
+    opts.net.wave = wave;
     opts.sm.lmc = sc.lmc;
     if let Some(i) = sc.sweep_interval {
         opts.sm.sweep_interval = i;
@@ -186,12 +255,6 @@ pub fn run(path: &Path) -> Result<(String, bool)> {
     if let Some(n) = sc.poll_retries {
         opts.sm.poll_retries = n;
     }
-    ensure!(
-        sc.m_key_protect <= 3,
-        "{}: m_key_protect {} > 3",
-        path.display(),
-        sc.m_key_protect
-    );
     if let Some(k) = &sc.m_key {
         opts.sm.tx.m_key = k
             .value()
@@ -236,13 +299,16 @@ pub fn run(path: &Path) -> Result<(String, bool)> {
             let n = at - net.cycle;
             run_for(&mut net, &mut sms, n)?;
         }
+        // An event the fabric refuses is a mistake in the file.
+        let bad =
+            |msg: String| InputError(format!("{}: event at +{}: {msg}", path.display(), e.after));
         if let Some(line) = &e.console {
-            let out = net.console(line)?;
+            let out = net.console(line).map_err(|err| bad(format!("{err:#}")))?;
             let _ = write!(r, "+{} {line}: {out}", e.after);
         }
         if let Some(node) = &e.kill_sm {
             let Some(i) = sms.iter().position(|s| &s.name == node) else {
-                bail!("event at +{}: no SM on {node:?}", e.after);
+                return Err(bad(format!("no SM on {node:?}")).into());
             };
             // Its QP goes with it: the CA's receive WQEs are withdrawn, so
             // MADs for the SM there are dropped and counted from now on.
@@ -258,7 +324,7 @@ pub fn run(path: &Path) -> Result<(String, bool)> {
                 ..SmSpec::default()
             };
             let sm = start_sm(&mut net, &sc.topology, &opts, &spec, next_index)
-                .with_context(|| format!("event at +{}", e.after))?;
+                .map_err(|err| bad(format!("{err:#}")))?;
             next_index += 1;
             sms.push(sm);
             let _ = writeln!(
@@ -333,5 +399,10 @@ pub fn run(path: &Path) -> Result<(String, bool)> {
     } else if !sms.is_empty() {
         let _ = writeln!(r, "  {} Masters among the live SMs", masters.len());
     }
-    Ok((r, ok))
+    Ok(Outcome {
+        report: r,
+        pass: ok,
+        net,
+        sms,
+    })
 }

@@ -136,6 +136,52 @@ impl FaultClass {
         }
     }
 
+    /// What the class does to a packet, in one line (`vl15 soak --list`).
+    pub fn meaning(self) -> &'static str {
+        use FaultClass::*;
+        match self {
+            BadVcrc => "a bit flipped under the VCRC",
+            BadIcrc => "an SMP whose ICRC does not match",
+            LVer => "LRH link version not 0",
+            GrhOnVl15 => "an SMP with a GRH (LNH 3) on VL15",
+            LnhNotIba => "LRH LNH 0 or 1: no IBA transport header",
+            PktLenMismatch => "LRH PktLen disagrees with the packet's length",
+            Truncated => "the packet ends early",
+            Oversized => "an SMP longer than 256 bytes of MAD",
+            Opcode => "an SMP whose BTH opcode is not UD SEND Only",
+            DestQpOnVl15 => "a VL15 packet to a QP other than 0",
+            Vl15ToQp1 => "a VL15 packet to QP1",
+            Qp0OnDataVl => "a QP0 packet on a data VL",
+            Qp1BadPkey => "a QP1 GMP whose P_Key matches no table entry",
+            Qp1BadQkey => "a QP1 GMP whose Q_Key is not 0x80010000",
+            BaseVersion => "an SMP whose MAD BaseVersion is not 1",
+            ClassNotSmp => "a VL15 MAD of a class other than 0x01 and 0x81",
+            DlidNotOurs => "a LID-routed SMP to a LID the port does not own",
+            PermissiveDlidLidRouted => "a LID-routed SMP (class 0x01) to the permissive LID",
+            HopCount64 => "a directed-route SMP with hop count 64 or more",
+            HopPtrInconsistent => "a directed-route SMP whose hop pointer breaks the receive rules",
+            SmDrDiscard => "the SM sends a DR SMP whose path does not start at this port",
+            SmLocal => "the SM sends a DR SMP with hop count 0 (processed locally)",
+            PortDown => "SMPs while the port is Down",
+            Vl15Overflow => "SMPs faster than the SMA drains the VL15 buffer",
+            TxBackpressureStorm => "long backpressure on the wire transmit side",
+            ResetMidPacket => "a reset in the middle of a packet",
+            LinkDownMidPacket => "the link goes down in the middle of a packet",
+        }
+    }
+
+    /// The disposition [`FaultClass::expect`] gives, in one line.
+    pub fn outcome(self) -> String {
+        match self.expect() {
+            Expect::Rx(c) => format!("dropped, {} +1", c.name()),
+            Expect::Tx(c) => format!("not sent, {} +1", c.name()),
+            Expect::Episode(Some(c)) => {
+                format!("every packet as the model says, {} moves", c.name())
+            }
+            Expect::Episode(None) => "every packet as the model says".to_string(),
+        }
+    }
+
     pub fn from_name(s: &str) -> Option<FaultClass> {
         FaultClass::ALL.iter().copied().find(|c| c.name() == s)
     }

@@ -1141,8 +1141,12 @@ pub fn regress_logged(
         names
             .iter()
             .map(|n| {
-                find(n)
-                    .with_context(|| format!("no scenario named {n:?} (see `vl15 regress --list`)"))
+                find(n).ok_or_else(|| {
+                    crate::proto::InputError(format!(
+                        "--scenario {n}: no such scenario (vl15 regress --list names them)"
+                    ))
+                    .into()
+                })
             })
             .collect::<Result<_>>()?
     };

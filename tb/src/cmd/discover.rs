@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args as ClapArgs;
 
 #[derive(ClapArgs)]
@@ -42,9 +42,9 @@ impl Args {
         bar.finish_and_clear();
         let (text, mut net) = r?;
         match &self.output {
-            Some(p) => {
-                std::fs::write(p, &text).with_context(|| format!("writing {}", p.display()))?
-            }
+            Some(p) => std::fs::write(p, &text).map_err(|e| {
+                vl15::proto::InputError(format!("{}: cannot write: {e}", p.display()))
+            })?,
             None => out!("{text}"),
         }
         eprintln!(

@@ -2,8 +2,9 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args as ClapArgs;
+use vl15::proto::InputError;
 
 #[derive(ClapArgs)]
 pub struct Args {
@@ -23,9 +24,11 @@ pub struct Args {
 impl Args {
     pub fn run(self) -> Result<bool> {
         let t =
-            vl15::proto::fattree::two_level_leaves(self.ports, self.leaves.unwrap_or(self.ports))?;
+            vl15::proto::fattree::two_level_leaves(self.ports, self.leaves.unwrap_or(self.ports))
+                .map_err(|e| InputError(format!("{e:#}")))?;
         match &self.output {
-            Some(p) => std::fs::write(p, &t).with_context(|| format!("writing {}", p.display()))?,
+            Some(p) => std::fs::write(p, &t)
+                .map_err(|e| InputError(format!("{}: cannot write: {e}", p.display())))?,
             None => out!("{t}"),
         }
         Ok(true)

@@ -1,6 +1,6 @@
 //! `vl15 fuzz`.
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use clap::Args as ClapArgs;
 
 use super::parse_u64;
@@ -19,11 +19,12 @@ pub struct Args {
     /// printed either way)
     #[arg(long, value_parser = parse_u64)]
     seed: Option<u64>,
-    /// At most this many cases per target
-    #[arg(long, default_value_t = u64::MAX)]
-    max_cases: u64,
+    /// At most this many cases per target (default: no limit, --seconds
+    /// alone ends each target)
+    #[arg(long, value_parser = super::parse_count)]
+    max_cases: Option<u64>,
     /// A case running longer than this many seconds is a hang
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = super::parse_count)]
     hang_seconds: u64,
     /// Replay one case of one --target by its case seed and print its input
     #[arg(long, value_parser = parse_u64)]
@@ -42,17 +43,22 @@ impl Args {
                 list.push(t.clone());
             } else {
                 let names: Vec<_> = Target::ALL.iter().map(|t| t.name()).collect();
-                bail!(
-                    "unknown fuzz target {t:?} (targets: {}, serve, all)",
+                super::usage(&format!(
+                    "--target {t:?}: no such fuzz target (targets: {}, serve, all)",
                     names.join(", ")
-                );
+                ));
             }
         }
         if let Some(cs) = self.case_seed {
             let [t] = list.as_slice() else {
-                bail!("--case-seed replays one case of one --target");
+                super::usage(
+                    "--case-seed replays one case of one --target (give exactly one, not all)",
+                );
             };
-            let input = fuzz::replay(t.parse()?, cs)?;
+            let Ok(target) = t.parse::<Target>() else {
+                super::usage(&format!("--case-seed: {t} has no case seeds to replay"));
+            };
+            let input = fuzz::replay(target, cs)?;
             outln!(
                 "case {cs:#x} of {t} passes; input: {}",
                 fuzz::hex(&input, 4096)
@@ -69,7 +75,7 @@ impl Args {
         outln!("fuzz: seed {seed:#018x}, {seconds} s per target");
         let limits = fuzz::Limits {
             time: std::time::Duration::from_secs(seconds),
-            max_cases: self.max_cases,
+            max_cases: self.max_cases.unwrap_or(u64::MAX),
             hang: std::time::Duration::from_secs(self.hang_seconds),
             stop_on_failure: false,
         };

@@ -4,7 +4,7 @@
 
 use std::process::ExitCode;
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use clap::ValueEnum;
 use vl15::proto::pcap::LinkType;
 
@@ -71,18 +71,30 @@ pub fn parse_u64(s: &str) -> Result<u64, String> {
     .map_err(|e| format!("{s:?}: {e}"))
 }
 
+/// `--width` of `replay`: a width the CA port is built at.
+pub fn parse_ca_width(s: &str) -> std::result::Result<u32, String> {
+    match s {
+        "32" | "64" | "128" => Ok(s.parse().unwrap_or_default()),
+        _ => Err(format!(
+            "the CA port is built at DataW 32, 64 and 128, not {s:?}"
+        )),
+    }
+}
+
 /// `--width` of the CA-port verbs: 32, 64, 128 or all.
 pub fn widths(s: &str) -> Result<Vec<u32>> {
     match s {
         "all" => Ok(vec![32, 64, 128]),
         "32" | "64" | "128" => Ok(vec![s.parse()?]),
-        _ => bail!("--width must be 32, 64, 128 or all, not {s:?}"),
+        _ => usage(&format!("--width {s}: give 32, 64, 128 or all")),
     }
 }
 
-/// Report a usage error as clap reports its own (exit status 2).
+/// Report a usage error found after parsing, as [`failed`] reports bad
+/// input: one line `vl15: <msg>`, exit status 2.
 pub fn usage(msg: &str) -> ! {
-    clap::Error::raw(clap::error::ErrorKind::ArgumentConflict, format!("{msg}\n")).exit()
+    eprintln!("vl15: {}", one_line(msg));
+    std::process::exit(i32::from(EXIT_BAD_INPUT))
 }
 
 /// `--width` (32, 64, 128 or all) of a verb that runs CA port `model`,
@@ -196,13 +208,157 @@ pub fn pcap_done(log: Option<vl15::proto::pcap::TraceFile>) {
     }
 }
 
-/// The exit status of a verb that failed with `e`, reported on stderr: 2
-/// for input that cannot be used (a pcap or topology file), else 1.
+/// Exit status of a run that ran and failed its check (a mismatch, a
+/// fabric that did not come up, a simulation that went wrong).
+pub const EXIT_FAILED: u8 = 1;
+/// Exit status of input that cannot be used: an argument, a file named by
+/// one (missing, unreadable, malformed), an output path that cannot be
+/// written.
+pub const EXIT_BAD_INPUT: u8 = 2;
+
+/// The exit codes, as `vl15 --help` ends.
+pub const EXIT_CODES_HELP: &str = "Exit status: 0 success; 1 a run that failed its check \
+    (a mismatch, a fabric that did not come up, a failure in the simulation); 2 bad \
+    input or usage (an argument, a file that cannot be read or parsed, an output that \
+    cannot be written). Errors are one line on stderr, starting with \"vl15: \"; an error \
+    about a file names it, and the line where there is one. See docs/cli.md.";
+
+/// Whether `e` is about input the user gave (exit status 2): a pcap or
+/// topology file, an [`InputError`](vl15::proto::InputError) (a scenario
+/// file, an argument checked at run time), anywhere in its chain.
+pub fn is_bad_input(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.is::<vl15::proto::pcap::PcapError>()
+            || c.is::<vl15::proto::topology::TopologyError>()
+            || c.is::<vl15::proto::InputError>()
+    })
+}
+
+/// `msg` on one line: line breaks and the indentation after them become
+/// one space (a safety net; messages are written as one line).
+pub fn one_line(msg: &str) -> String {
+    msg.split('\n')
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The exit status of a verb that failed with `e`, reported on stderr as
+/// one line `vl15: …`: 2 for input that cannot be used, else 1.
 pub fn failed(e: &anyhow::Error) -> ExitCode {
-    eprintln!("vl15: {e:#}");
-    let bad_input =
-        e.is::<vl15::proto::pcap::PcapError>() || e.is::<vl15::proto::topology::TopologyError>();
-    ExitCode::from(if bad_input { 2 } else { 1 })
+    eprintln!("vl15: {}", one_line(&format!("{e:#}")));
+    ExitCode::from(if is_bad_input(e) {
+        EXIT_BAD_INPUT
+    } else {
+        EXIT_FAILED
+    })
+}
+
+/// A clap error (bad arguments) as one line `vl15: …`, exit status 2;
+/// `--help` and `--version` print as clap prints them, exit status 0.
+pub fn clap_failed(e: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        // `vl15` or `vl15 <verb>` with nothing to do: the help, status 2.
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+        _ => {}
+    }
+    // clap's text: "error: <what>", maybe a list of arguments and a
+    // "tip:", then "Usage: …" and "For more information, try '--help'.".
+    let text = e.render().to_string();
+    let mut parts: Vec<String> = Vec::new();
+    for para in text.split("\n\n") {
+        let p = para.trim();
+        if p.starts_with("Usage:") || p.starts_with("For more information") {
+            continue;
+        }
+        parts.push(one_line(p.strip_prefix("error: ").unwrap_or(p)));
+    }
+    eprintln!("vl15: {} (see --help)", parts.join("; "));
+    ExitCode::from(EXIT_BAD_INPUT)
+}
+
+/// A LID argument: a unicast LID, 1..=0xBFFF (decimal or 0x hex), or 0
+/// (each argument's help says what 0 means there). Multicast LIDs (0xC000..=0xFFFE) and
+/// the permissive LID 0xFFFF address no port.
+pub fn parse_lid(s: &str) -> Result<u16, String> {
+    let v = parse_u64(s)?;
+    match v {
+        0..=0xBFFF => Ok(v as u16),
+        0xC000..=0xFFFE => Err(format!(
+            "{v:#06x} is a multicast LID (0xc000..0xfffe); a port's LID is unicast, 1..0xbfff"
+        )),
+        0xFFFF => {
+            Err("0xffff is the permissive LID; a port's LID is unicast, 1..0xbfff".to_string())
+        }
+        _ => Err(format!(
+            "{v} does not fit a 16-bit LID; a port's LID is 1..0xbfff"
+        )),
+    }
+}
+
+/// `parse_count` for a `usize` argument.
+pub fn parse_count_usize(s: &str) -> Result<usize, String> {
+    usize::try_from(parse_count(s)?).map_err(|e| format!("{s:?}: {e}"))
+}
+
+/// The least transaction timeout (cycles) `sim --timeout` and `serve
+/// --timeout-cycles` take at the default link latency: an SMP's round
+/// trip on the longest directed route, 63 links out and back at DataW 64.
+/// Measured on chains of switches, a link costs about 260 cycles there and
+/// back at DataW 64 (115 at 128): 63 links are about 16,500 cycles. Below
+/// the round trip a far node's answer arrives after its request was given
+/// up, every retry too, and the SM keeps sweeping a fabric it cannot reach.
+pub const MIN_SM_TIMEOUT: u64 = 20_000;
+
+/// [`MIN_SM_TIMEOUT`] at link latency `link_latency`: each of the 63
+/// links adds its latency twice beyond the default 4.
+pub fn min_sm_timeout(link_latency: u64) -> u64 {
+    MIN_SM_TIMEOUT.saturating_add(126u64.saturating_mul(link_latency.saturating_sub(4)))
+}
+
+impl FabricArgs {
+    /// Refuse a transaction timeout (`arg` = its value) shorter than the
+    /// round trip at this link latency.
+    pub fn check_timeout(&self, name: &str, timeout: u64) {
+        let min = min_sm_timeout(self.link_latency);
+        if timeout < min {
+            usage(&format!(
+                "{name} {timeout}: at --link-latency {} an SMP's round trip on the longest \
+                 directed route (63 links out and back) takes up to {min} cycles; give at least that",
+                self.link_latency
+            ));
+        }
+    }
+}
+
+/// A transaction timeout in cycles: at least [`MIN_SM_TIMEOUT`].
+pub fn parse_sm_timeout(s: &str) -> Result<u64, String> {
+    let v = parse_u64(s)?;
+    if v < MIN_SM_TIMEOUT {
+        return Err(format!(
+            "{v} cycles is less than an SMP's round trip on the longest directed route \
+             (63 links out and back, about 16,500 cycles at DataW 64); give at least \
+             {MIN_SM_TIMEOUT}"
+        ));
+    }
+    Ok(v)
+}
+
+/// A count that must be at least 1 (`--max-smps`, `--packets`, …).
+pub fn parse_count(s: &str) -> Result<u64, String> {
+    match parse_u64(s)? {
+        0 => Err("must be at least 1".to_string()),
+        v => Ok(v),
+    }
 }
 
 /// A progress bar on stderr, drawn only when stderr is a terminal (a

@@ -108,7 +108,10 @@ fn regress(
         if let Some(dir) = &trace_dir {
             let stem = format!("{}_w{}", o.scenario, o.width);
             trace::write_pcaps(&o.trace, dir, &stem, lt)?;
-            std::fs::write(dir.join(format!("{stem}.txt")), trace::text(&o.trace))?;
+            let txt = dir.join(format!("{stem}.txt"));
+            std::fs::write(&txt, trace::text(&o.trace)).map_err(|e| {
+                vl15::proto::InputError(format!("{}: cannot write: {e}", txt.display()))
+            })?;
         }
     }
     let passed = out.iter().filter(|o| o.pass).count();

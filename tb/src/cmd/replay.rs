@@ -1,8 +1,8 @@
 //! `vl15 replay`.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 
+use anyhow::Result;
 use clap::Args as ClapArgs;
 use vl15::run::replay;
 
@@ -16,10 +16,11 @@ pub struct Args {
     #[arg(short, long)]
     output: PathBuf,
     /// Data path width in bits (32, 64, 128)
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = 64, value_parser = super::parse_ca_width)]
     width: u32,
-    /// The port's base LID (0 = none: LID-routed SMPs are dropped)
-    #[arg(long, default_value_t = 0)]
+    /// The port's base LID, unicast 1..0xbfff (decimal or 0x hex; 0 =
+    /// none: LID-routed SMPs are dropped)
+    #[arg(long, default_value_t = 0, value_parser = super::parse_lid)]
     lid: u16,
     /// The port's LMC (0..7): it owns LIDs lid..lid+2^lmc-1
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=7))]
@@ -48,14 +49,13 @@ pub struct Args {
 }
 
 impl Args {
-    /// The replay's own exit status: 2 for an input pcap that cannot be
-    /// used, 1 for any other failure.
-    pub fn run(self) -> ExitCode {
+    pub fn run(self) -> Result<bool> {
         if self.serial.is_some() && (self.pcap.pcap.is_some() || self.pcap.wave.is_some()) {
             super::usage(
                 "--pcap and --wave trace the Verilated port; with --serial the output pcap is the board's wire",
             );
         }
+        replay::check_lid_lmc(self.lid, self.lmc)?;
         if let Some(path) = &self.serial {
             let o = vl15::run::board::SerialOptions {
                 lid: self.lid,
@@ -63,24 +63,11 @@ impl Args {
                 quiet: std::time::Duration::from_millis(self.quiet_ms),
                 linktype: self.linktype.into(),
             };
-            let run = vl15::run::board::open_serial(path, self.baud).and_then(|line| {
-                let mut port = vl15::run::board::BoardPort::new(line);
-                vl15::run::board::replay_serial(&mut port, &self.input, &self.output, &o)
-            });
-            return match run {
-                Ok(report) => {
-                    print!("{report}");
-                    ExitCode::SUCCESS
-                }
-                Err(e) if e.is::<replay::InputError>() => {
-                    eprintln!("vl15 replay: {e:#}");
-                    ExitCode::from(2)
-                }
-                Err(e) => {
-                    eprintln!("vl15 replay --serial: {e:#}");
-                    ExitCode::FAILURE
-                }
-            };
+            let line = vl15::run::board::open_serial(path, self.baud)?;
+            let mut port = vl15::run::board::BoardPort::new(line);
+            let report = vl15::run::board::replay_serial(&mut port, &self.input, &self.output, &o)?;
+            out!("{report}");
+            return Ok(true);
         }
         let opts = replay::Options {
             width: self.width,
@@ -92,16 +79,8 @@ impl Args {
             pcap: self.pcap.target(),
             wave: self.pcap.wave.clone(),
         };
-        match replay::replay(&self.input, &self.output, &opts) {
-            Ok(report) => {
-                out!("{report}");
-                ExitCode::SUCCESS
-            }
-            Err(e) if e.is::<replay::InputError>() => {
-                eprintln!("vl15 replay: {e:#}");
-                ExitCode::from(2)
-            }
-            Err(e) => super::failed(&e),
-        }
+        let report = replay::replay(&self.input, &self.output, &opts)?;
+        out!("{report}");
+        Ok(true)
     }
 }

@@ -14,8 +14,10 @@ pub struct Args {
     #[arg(long)]
     sockname: Option<String>,
     /// Simulated cycles before a request with no response is returned
-    /// to its client with status 110 (ETIMEDOUT)
-    #[arg(long, default_value_t = 2_000_000)]
+    /// to its client with status 110 (ETIMEDOUT): at least 20000 (plus 126
+    /// per cycle of --link-latency above 4), an SMP's round trip on the
+    /// longest directed route
+    #[arg(long, default_value_t = 2_000_000, value_parser = super::parse_sm_timeout)]
     timeout_cycles: u64,
     #[command(flatten)]
     fabric: super::FabricArgs,
@@ -23,6 +25,8 @@ pub struct Args {
 
 impl Args {
     pub fn run(self) -> Result<bool> {
+        self.fabric
+            .check_timeout("--timeout-cycles", self.timeout_cycles);
         vl15::agents::serve::serve_file(
             &self.topology,
             self.sockname,

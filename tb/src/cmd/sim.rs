@@ -2,26 +2,28 @@
 
 use std::path::PathBuf;
 
-use anyhow::{bail, Context, Result};
+use anyhow::Result;
 use clap::Args as ClapArgs;
+use vl15::proto::InputError;
 
 #[derive(ClapArgs)]
 pub struct Args {
     /// Topology file (ibnetdiscover / ibsim format)
     #[arg(long, required_unless_present = "scenario")]
     topology: Option<PathBuf>,
-    /// Scenario file (TOML: topology, SM, timed events such as
-    /// 'Unlink "sw"[3]'); see tests/scenarios/ and tb/src/agents/simscenario.rs
+    /// Scenario file (TOML: topology, SMs, timed events such as
+    /// 'Unlink "sw"[3]'; the format is in docs/cli.md); --dump-state and
+    /// --verbose apply to it as to --topology
     #[arg(long, conflicts_with = "topology")]
     scenario: Option<PathBuf>,
     /// Node id of the CA the SM runs on (default: the file's first CA)
     #[arg(long)]
     sm: Option<String>,
-    /// Port of that CA
-    #[arg(long, default_value_t = 1)]
+    /// Port of that CA (it must have a cable)
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..))]
     sm_port: u8,
     /// LMC of every CA port (0..7)
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=7))]
     lmc: u8,
     /// M_Key the SM uses in every SMP and sets on every port it brings
     /// up (decimal or 0x-hex)
@@ -36,11 +38,13 @@ pub struct Args {
     /// The SM's SMInfo.SM_Key (decimal or 0x-hex)
     #[arg(long, value_parser = vl15::agents::simrun::parse_key, default_value = "0")]
     sm_key: u64,
-    /// SMPs outstanding at once (OpenSM --maxsmps)
-    #[arg(long, default_value_t = 4)]
+    /// SMPs outstanding at once (OpenSM --maxsmps), at least 1
+    #[arg(long, default_value_t = 4, value_parser = super::parse_count_usize)]
     max_smps: usize,
-    /// Transaction timeout in cycles
-    #[arg(long, default_value_t = 200_000)]
+    /// Transaction timeout in cycles: at least 20000 (plus 126 per cycle
+    /// of --link-latency above 4), an SMP's round trip on the longest
+    /// directed route
+    #[arg(long, default_value_t = 200_000, value_parser = super::parse_sm_timeout)]
     timeout: u64,
     #[command(flatten)]
     fabric: super::FabricArgs,
@@ -56,15 +60,28 @@ pub struct Args {
 impl Args {
     pub fn run(self) -> Result<bool> {
         if let Some(sc) = &self.scenario {
-            let (r, all_active) = vl15::agents::simscenario::run(sc)?;
-            out!("{r}");
-            return Ok(all_active);
+            let capture = &self.fabric.pcap;
+            let mut o =
+                vl15::agents::simscenario::run_with(sc, capture.target(), capture.wave.clone())?;
+            if self.verbose {
+                for sm in &o.sms {
+                    for l in &sm.log {
+                        eprintln!("sm {}: {l}", sm.name);
+                    }
+                }
+            }
+            out!("{}", o.report);
+            super::pcap_done(o.net.take_wire_log());
+            super::waves_done(o.net.waves.as_ref());
+            self.dump(&mut o.net)?;
+            return Ok(o.pass);
         }
+        self.fabric.check_timeout("--timeout", self.timeout);
         let Some(topology) = &self.topology else {
-            bail!("give --topology or --scenario");
+            super::usage("give --topology or --scenario");
         };
         let mut opts = vl15::agents::simrun::SimOptions {
-            sm_node: self.sm,
+            sm_node: self.sm.clone(),
             sm_port: self.sm_port,
             net: self.fabric.net_options(),
             ..Default::default()
@@ -89,11 +106,19 @@ impl Args {
         out!("{}", summary.text());
         super::pcap_done(net.take_wire_log());
         super::waves_done(net.waves.as_ref());
-        if let Some(p) = &self.dump_state {
-            let dump = vl15::agents::simrun::dump_state(&mut net)?;
-            let text = serde_json::to_string_pretty(&dump)?;
-            std::fs::write(p, text + "\n").with_context(|| format!("writing {}", p.display()))?;
-        }
+        self.dump(&mut net)?;
         Ok(summary.active_ports == summary.linked_ports)
+    }
+
+    /// `--dump-state`: the fabric's state, read from the RTL, as JSON.
+    fn dump(&self, net: &mut vl15::agents::node_sma::Net) -> Result<()> {
+        let Some(p) = &self.dump_state else {
+            return Ok(());
+        };
+        let dump = vl15::agents::simrun::dump_state(net)?;
+        let text = serde_json::to_string_pretty(&dump)?;
+        std::fs::write(p, text + "\n")
+            .map_err(|e| InputError(format!("{}: cannot write: {e}", p.display())))?;
+        Ok(())
     }
 }

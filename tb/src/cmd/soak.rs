@@ -1,6 +1,6 @@
 //! `vl15 soak`.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::{Args as ClapArgs, ValueEnum};
 
 use vl15::model::device::CaPortModel;
@@ -76,18 +76,17 @@ impl Args {
         }
         match self.device {
             Device::Ca | Device::CaMp => {
+                outln!("fault classes (--class NAME; default all): what the class sends, and what the port must do");
                 for c in vl15::check::faults::FaultClass::ALL {
-                    outln!("{:<28} {:?}", c.name(), c.expect());
+                    outln!("{:<28} {}; {}", c.name(), c.meaning(), c.outcome());
                 }
             }
             Device::Switch => {
                 use vl15::check::refmodel::switch::FaultClass;
+                outln!("packet classes of the switch soak (it runs them all; --class is for --device ca and ca-mp)");
                 for c in FaultClass::GOOD.iter().chain(&FaultClass::FAULTS) {
-                    outln!(
-                        "{:<28} {}",
-                        c.name(),
-                        if c.is_good() { "good" } else { "fault" }
-                    );
+                    let kind = if c.is_good() { "good" } else { "fault" };
+                    outln!("{:<28} {kind}: {}", c.name(), c.meaning());
                 }
             }
         }
@@ -135,12 +134,12 @@ impl Args {
         let ws: Vec<u32> = match width {
             "all" => vl15_bindings::DEV_DATA_WIDTHS.to_vec(),
             "64" | "128" => vec![width.parse()?],
-            _ => bail!(
-                "the switch is built at DATA_W 64 and 128 (--width 64, 128 or all), not {width:?}"
-            ),
+            _ => usage(&format!(
+                "--width {width}: the switch is built at DATA_W 64 and 128 (--width 64, 128 or all)"
+            )),
         };
         if !self.class.is_empty() {
-            bail!("--class selects CA fault classes; the switch soak runs every switch class");
+            usage("--class selects CA fault classes; the switch soak runs every switch class");
         }
         let nports = self.ports.unwrap_or(u32::from(switch::NPORTS));
         let mut pass = true;
@@ -201,10 +200,13 @@ impl Args {
             .class
             .iter()
             .map(|n| {
-                FaultClass::from_name(n)
-                    .with_context(|| format!("no fault class {n:?} (vl15 soak --list)"))
+                FaultClass::from_name(n).unwrap_or_else(|| {
+                    usage(&format!(
+                        "--class {n}: no such fault class (vl15 soak --list names them)"
+                    ))
+                })
             })
-            .collect::<Result<Vec<_>>>()?;
+            .collect::<Vec<_>>();
         let mut pass = true;
         for (name, model) in self.ca_models() {
             for w in model_widths(&self.width, &name, model)? {

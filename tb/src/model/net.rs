@@ -15,7 +15,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use anyhow::{anyhow, bail, ensure, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use rayon::prelude::*;
 use vl15_bindings::{
     Dev, DevIn, DevKind, DevOut, PortIn, PortOut, DEV_DATA_WIDTHS, MAX_SWITCH_PORTS,
@@ -33,6 +33,7 @@ use crate::proto::packet::consts::CLASS_SUBN_LID;
 use crate::proto::packet::smp::be16;
 use crate::proto::pcap::{port_name, Direction, LinkType, PcapError, TraceFile};
 use crate::proto::topology::{NodeKind, Topology};
+use crate::proto::InputError;
 
 /// High bits of the TIDs of the traps the switches send.
 const TRAP_TID_BASE: u64 = 0x7472_6170_0000_0000;
@@ -684,20 +685,21 @@ impl<S: NodeAgent> Net<S> {
             Some(id) => {
                 let d = self
                     .dev_index(id)
-                    .ok_or_else(|| anyhow!("{}: no node {id:?}", file.display()))?;
+                    .ok_or_else(|| InputError(format!("{}: no node {id:?}", file.display())))?;
                 // A switch can host an ibsim client (`vl15 serve`), but the
                 // built-in SM and discovery keep to CA ports.
-                ensure!(
-                    !self.devs[d].is_switch,
-                    "{id}: the SM runs on a CA port in this fabric"
-                );
+                if self.devs[d].is_switch {
+                    let at = self.topo.at(self.topo.nodes[self.devs[d].node].origin);
+                    return Err(InputError(format!(
+                        "{at}: {id:?} is a switch; the SM runs on a CA port in this fabric"
+                    ))
+                    .into());
+                }
                 Ok(d)
             }
-            None => self
-                .devs
-                .iter()
-                .position(|d| !d.is_switch)
-                .ok_or_else(|| anyhow!("{}: no CA to run the SM on", file.display())),
+            None => self.devs.iter().position(|d| !d.is_switch).ok_or_else(|| {
+                InputError(format!("{}: no CA to run the SM on", file.display())).into()
+            }),
         }
     }
 

@@ -43,8 +43,7 @@ pub fn write_pcaps(
     for (d, mut pkts) in by_dir {
         pkts.sort_by_key(|r| r.cycle);
         let path = dir.join(format!("{stem}_{}.pcap", d.replace('>', "-")));
-        pcap::write_pcap(&path, lt, &pkts)
-            .with_context(|| format!("writing {}", path.display()))?;
+        pcap::write_pcap(&path, lt, &pkts)?;
         out.push(path);
     }
     Ok(out)

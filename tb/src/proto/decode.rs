@@ -12,7 +12,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use crate::proto::crc;
 use crate::proto::packet::attr::{phys_state_name, port_state_name};
@@ -247,7 +247,7 @@ pub fn decode_pcap(path: impl AsRef<Path>) -> Result<Vec<String>> {
 /// `decode_pcap` with the direction text to print.
 pub fn decode_pcap_dir(path: impl AsRef<Path>, dir: &str) -> Result<Vec<String>> {
     let path = path.as_ref();
-    let cap = read_pcap(path).with_context(|| format!("reading {}", path.display()))?;
+    let cap = read_pcap(path)?;
     Ok(cap
         .records
         .iter()

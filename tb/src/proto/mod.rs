@@ -11,3 +11,11 @@ pub mod packet;
 pub mod pcap;
 pub mod topology;
 pub mod tshark;
+
+/// Input a user gave that cannot be used: an argument, or a file's
+/// content, named in the message (`file:line: …` where there is a line).
+/// The CLI exits with status 2 on it, as on a [`pcap::PcapError`] or a
+/// [`topology::TopologyError`].
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct InputError(pub String);

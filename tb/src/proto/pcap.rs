@@ -90,19 +90,29 @@ pub struct PcapCapture {
 
 #[derive(Debug, Error)]
 pub enum PcapError {
-    #[error("{path}: {source}")]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    /// The file cannot be read or written (the message names it once: the
+    /// I/O error is not a separate `source`, so `{:#}` does not repeat it).
+    #[error("{}: {err}", .path.display())]
+    Io { path: PathBuf, err: std::io::Error },
+    /// A file's content is not a usable pcap: `{path}: {err}`.
+    #[error("{}: {err}", .path.display())]
+    File { path: PathBuf, err: Box<PcapError> },
     #[error("not a pcap file: magic number {0:#010x} (pcap magics are a1b2c3d4 / a1b23c4d in either byte order)")]
     NotPcap(u32),
-    #[error("pcap file truncated: {what} at byte offset {offset} is incomplete")]
-    Truncated { what: String, offset: usize },
+    /// The file ends inside a header, a record or a block: `records`
+    /// whole records come before the incomplete part.
+    #[error("truncated after {}: {what} at byte offset {offset} is incomplete", after(*.records))]
+    Truncated {
+        what: String,
+        offset: usize,
+        records: usize,
+    },
     #[error("unsupported pcap link type {0} (expected 247 INFINIBAND or 147 USER0)")]
     UnsupportedLinkType(u32),
-    #[error("pcap record {index} at byte offset {offset}: {msg}")]
+    #[error("global header: {0}")]
+    BadHeader(String),
+    /// Record `index` (0-based; messages count from 1, as Wireshark's frames).
+    #[error("record {} at byte offset {offset}: {msg}", .index + 1)]
     BadRecord {
         index: usize,
         offset: usize,
@@ -114,10 +124,18 @@ pub enum PcapError {
     Write(String),
 }
 
+fn after(records: usize) -> String {
+    match records {
+        0 => "the global header".into(),
+        1 => "record 1".into(),
+        n => format!("record {n} (records 1 to {n} are whole)"),
+    }
+}
+
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> PcapError + '_ {
-    move |source| PcapError::Io {
+    move |err| PcapError::Io {
         path: path.to_path_buf(),
-        source,
+        err,
     }
 }
 
@@ -135,12 +153,9 @@ pub fn parse_pcap(bytes: &[u8]) -> Result<PcapCapture, PcapError> {
         PfError::IncompleteBuffer => PcapError::Truncated {
             what: "the 24-byte global header".into(),
             offset: 0,
+            records: 0,
         },
-        e => PcapError::BadRecord {
-            index: 0,
-            offset: 0,
-            msg: format!("global header: {e}"),
-        },
+        e => PcapError::BadHeader(e.to_string()),
     })?;
     let header = parser.header();
     let dlt = u32::from(header.datalink);
@@ -152,11 +167,12 @@ pub fn parse_pcap(bytes: &[u8]) -> Result<PcapCapture, PcapError> {
         let (next, pkt) = parser.next_packet(rest).map_err(|e| match e {
             PfError::IncompleteBuffer => PcapError::Truncated {
                 what: if rest.len() < 16 {
-                    format!("record {index} header")
+                    format!("the header of record {}", index + 1)
                 } else {
-                    format!("record {index} data")
+                    format!("the data of record {}", index + 1)
                 },
                 offset,
+                records: index,
             },
             e => PcapError::BadRecord {
                 index,
@@ -175,11 +191,15 @@ pub fn parse_pcap(bytes: &[u8]) -> Result<PcapCapture, PcapError> {
     Ok(PcapCapture { link_type, records })
 }
 
-/// Read a pcap file.
+/// Read a pcap file. Every error names the file once (`{path}: …`), so
+/// callers add no context of their own.
 pub fn read_pcap(path: impl AsRef<Path>) -> Result<PcapCapture, PcapError> {
     let path = path.as_ref();
     let bytes = std::fs::read(path).map_err(io_err(path))?;
-    parse_pcap(&bytes)
+    parse_pcap(&bytes).map_err(|err| PcapError::File {
+        path: path.to_path_buf(),
+        err: Box::new(err),
+    })
 }
 
 fn timestamp(cycle: u64) -> Result<Duration, PcapError> {
@@ -441,10 +461,7 @@ impl TraceFile {
     /// Create (truncate) `path`.
     pub fn create(path: impl AsRef<Path>, link_type: LinkType) -> Result<Self, PcapError> {
         let path = path.as_ref();
-        let f = std::fs::File::create(path).map_err(|source| PcapError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let f = std::fs::File::create(path).map_err(io_err(path))?;
         Self::new(std::io::BufWriter::new(f), link_type, path)
     }
 
@@ -487,6 +504,7 @@ fn parse_ng(bytes: &[u8]) -> Result<PcapCapture, PcapError> {
         PfError::IncompleteBuffer => PcapError::Truncated {
             what: "the section header block".into(),
             offset: 0,
+            records: 0,
         },
         e => bad(0, 0, format!("section header: {e}")),
     })?;
@@ -500,6 +518,7 @@ fn parse_ng(bytes: &[u8]) -> Result<PcapCapture, PcapError> {
             PfError::IncompleteBuffer => PcapError::Truncated {
                 what: format!("block {block}"),
                 offset,
+                records: records.len(),
             },
             e => bad(records.len(), offset, format!("block {block}: {e}")),
         })?;

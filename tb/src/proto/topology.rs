@@ -17,7 +17,10 @@
 //!   `width=`, `speed=`, `extspeed=`, `module="<prefix>"`, `include "<file>"`,
 //!   `pdebug=` (ignored) and `do <console command>` (recorded in
 //!   [`Topology::console`], not executed);
-//! * anything else (comments, blank lines, free text) is ignored.
+//! * `#` comments (also after blanks) and blank lines are ignored; any other
+//!   line is an error at its line (ibsim ignores it: a line ibsim would
+//!   skip is more likely a typo than a note, and ibsim's net-examples and
+//!   ibnetdiscover's output have none).
 //!
 //! GUIDs default as in ibsim: switches take one GUID each from 0x200000
 //! (PortGUID = NodeGUID), CAs take `nports + 1` GUIDs each from 0x100000
@@ -255,12 +258,10 @@ pub struct Topology {
 /// link errors also name the line and what was expected there.
 #[derive(Debug, thiserror::Error)]
 pub enum TopologyError {
-    #[error("{}: cannot read topology file: {source}", .file.display())]
-    Io {
-        file: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    /// The I/O error is part of the message, not a `source`, so `{:#}`
+    /// names it once.
+    #[error("{}: cannot read topology file: {err}", .file.display())]
+    Io { file: PathBuf, err: std::io::Error },
     #[error("{}:{}: {}{}", .file.display(), .line, .msg, chain(.included_from))]
     Syntax {
         file: PathBuf,
@@ -293,9 +294,9 @@ impl Topology {
     /// Read and parse a topology file (includes relative to its directory).
     pub fn load(path: impl AsRef<Path>) -> Result<Topology, TopologyError> {
         let path = path.as_ref();
-        let text = read_text(path).map_err(|source| TopologyError::Io {
+        let text = read_text(path).map_err(|err| TopologyError::Io {
             file: path.to_path_buf(),
-            source,
+            err,
         })?;
         Topology::parse(&text, path)
     }
@@ -474,6 +475,11 @@ fn classify(line: &str) -> LineKind {
     }
 }
 
+/// A `#` comment after blanks (ibsim ignores it as any unknown line).
+fn is_indented_comment(line: &str) -> bool {
+    line.trim_start().starts_with('#')
+}
+
 /// An indented line ibsim would ignore but that looks meant as a port or node
 /// line.
 fn looks_indented_record(line: &str) -> bool {
@@ -613,17 +619,30 @@ impl Parser {
                     ))
                 }
                 LineKind::Comment | LineKind::Blank => {}
-                LineKind::Other => {
-                    if looks_indented_record(line) {
-                        return Err(self.err(
-                            "indented node or port line: it must start in column 1 \
-                             (ibsim ignores indented lines)",
-                        ));
-                    }
-                }
+                LineKind::Other if is_indented_comment(line) => {}
+                LineKind::Other => return Err(self.other_line(line)),
             }
         }
         Ok(())
+    }
+
+    /// The error for a line that is no node header, port line, keyword,
+    /// comment or blank line. ibsim ignores such lines; a line that means
+    /// nothing to it is more likely a typo than a note, so it is refused
+    /// (ibsim's net-examples and ibnetdiscover's output have none).
+    fn other_line(&self, line: &str) -> TopologyError {
+        if looks_indented_record(line) {
+            return self.err(
+                "indented node or port line: it must start in column 1 \
+                 (ibsim ignores indented lines)",
+            );
+        }
+        let word: String = line.trim().chars().take(24).collect();
+        self.err(format!(
+            "{word:?} is not a topology line: expected a node header (Switch, Hca, Ca, Rt), \
+             a port line ([N] or @[N]), a keyword (switchguid=, caguid=, vendid=, devid=, \
+             sysimgguid=, width=, speed=, extspeed=, module=, include, do) or a # comment"
+        ))
     }
 
     fn check_width(&self, v: u64) -> Result<u8, TopologyError> {
@@ -901,7 +920,8 @@ impl Parser {
             // End of record: ibsim consumes (discards) this line.
             match classify(line) {
                 LineKind::Blank | LineKind::Comment => {}
-                LineKind::Other if !looks_indented_record(line) => {}
+                LineKind::Other if is_indented_comment(line) => {}
+                LineKind::Other => return Err(self.other_line(line)),
                 _ => {
                     return Err(self.err(format!(
                         "this line ends the record of \"{}\" (records end at the first line \
@@ -1840,6 +1860,14 @@ mod tests {
             "\n  Switch 2 \"S\"\n",
             "t.net:2: indented node or port line",
         );
+        // A line that is nothing ibsim knows, at the top or ending a record.
+        expect_err("foo bar\n", "t.net:1: \"foo bar\" is not a topology line");
+        expect_err(
+            "Ca 1 \"C\"\nfoo\n",
+            "t.net:2: \"foo\" is not a topology line",
+        );
+        // Comments after blanks are comments.
+        parse("  # note\nCa 1 \"C\"\n\t# note\n").unwrap();
         expect_err(
             "Ca 1 \"C\"\n\nCa 1 \"C\"\n",
             "t.net:3: node id \"C\" already defined at t.net:1",

@@ -45,7 +45,7 @@ impl Drop for User0File {
 
 fn as_user0(pcap: &Path) -> Result<User0File> {
     static N: AtomicU64 = AtomicU64::new(0);
-    let cap = read_pcap(pcap).with_context(|| format!("reading {}", pcap.display()))?;
+    let cap = read_pcap(pcap)?;
     if cap.link_type == LinkType::User0 {
         return Ok(User0File {
             path: pcap.to_path_buf(),

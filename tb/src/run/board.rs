@@ -335,7 +335,12 @@ pub fn open_serial(path: &str, baud: u32) -> Result<Box<dyn serialport::SerialPo
         .flow_control(serialport::FlowControl::None)
         .timeout(Duration::from_millis(20))
         .open()
-        .with_context(|| format!("opening serial port {path} at {baud} baud"))
+        .map_err(|e| {
+            crate::proto::InputError(format!(
+                "--serial {path}: cannot open it at {baud} baud: {e}"
+            ))
+            .into()
+        })
 }
 
 #[derive(Debug, Clone)]
@@ -357,8 +362,8 @@ pub fn replay_serial<L: Read + Write>(
     output: &Path,
     o: &SerialOptions,
 ) -> Result<String> {
-    let cap = pcap::read_pcap(input)
-        .map_err(|e| crate::run::replay::InputError(format!("{}: {e}", input.display())))?;
+    crate::run::replay::check_lid_lmc(o.lid, o.lmc)?;
+    let cap = pcap::read_pcap(input)?;
     let mut sma = Sma::new(SmaConfig::vector_v2_ca());
     let id = board
         .read_reg(reg::ID, Duration::from_secs(2))
@@ -409,8 +414,7 @@ pub fn replay_serial<L: Read + Write>(
             }
         }
     }
-    pcap::write_pcap(output, o.linktype, &out)
-        .with_context(|| format!("writing {}", output.display()))?;
+    pcap::write_pcap(output, o.linktype, &out)?;
     let mut s = String::new();
     writeln!(
         s,

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use crate::agents::sm::Fabric;
 use crate::agents::sma::{Sma, SmaConfig};
@@ -14,10 +14,20 @@ use crate::model::device::CaPort;
 use crate::model::regmap::reg;
 use crate::proto::pcap::{self, LinkType, PcapRecord};
 
-/// A problem with the input file (exit status 2).
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct InputError(pub String);
+pub use crate::proto::InputError;
+
+/// `--lid` and `--lmc` together: every LID the port owns (lid..lid +
+/// 2^lmc − 1) must be unicast, below the multicast range at 0xC000.
+pub fn check_lid_lmc(lid: u16, lmc: u8) -> Result<(), InputError> {
+    let last = u32::from(lid) + (1u32 << lmc.min(7)) - 1;
+    if lid != 0 && last > 0xBFFF {
+        return Err(InputError(format!(
+            "--lid {lid:#x} --lmc {lmc}: the port would own LIDs up to {last:#x}, past the \
+             last unicast LID 0xbfff"
+        )));
+    }
+    Ok(())
+}
 
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -36,8 +46,8 @@ pub struct Options {
 
 /// Run the replay; returns the report printed at the end.
 pub fn replay(input: &Path, output: &Path, o: &Options) -> Result<String> {
-    let cap =
-        pcap::read_pcap(input).map_err(|e| InputError(format!("{}: {e}", input.display())))?;
+    check_lid_lmc(o.lid, o.lmc)?;
+    let cap = pcap::read_pcap(input)?;
     if ![32, 64, 128].contains(&o.width) {
         return Err(InputError(format!("--width must be 32, 64 or 128, not {}", o.width)).into());
     }
@@ -86,8 +96,7 @@ pub fn replay(input: &Path, output: &Path, o: &Options) -> Result<String> {
             ..Default::default()
         })
         .collect();
-    pcap::write_pcap(output, o.linktype, &sent)
-        .with_context(|| format!("writing {}", output.display()))?;
+    pcap::write_pcap(output, o.linktype, &sent)?;
     let drx = &fab.nodes[ca].port.drx.packets;
     let data_rx = drx.iter().filter(|p| !p.bad).count();
     let data_bad = drx.len() - data_rx;

@@ -280,6 +280,52 @@ impl FaultClass {
     pub fn is_good(self) -> bool {
         Self::GOOD.contains(&self)
     }
+    /// What the class sends the switch, in one line (`vl15 soak --list`).
+    pub fn meaning(self) -> &'static str {
+        use FaultClass::*;
+        match self {
+            GoodLidSmp => "a LID-routed SMP forwarded by the LFT",
+            GoodData => "a LID-routed data packet forwarded by the LFT",
+            GoodDrOut => "a directed-route SMP passing through outbound",
+            GoodDrReturn => "a directed-route SMP passing through on its return",
+            GoodDrToSma => "a DR SMP whose path ends at the switch: answered by its SMA",
+            GoodLidToSma => "a LID-routed SMP to the port-0 LID: answered by its SMA",
+            GoodDrToSm => "a DR GetResp ending at the switch: to its SM interface",
+            GoodGmp => "a GMP to the port-0 LID: to the GMP receive path",
+            GoodDrLidRows => "DR parts that meet LID-routed segments at the switch",
+            GoodSmSend => "port 0 sends SM requests and traps",
+            GoodGmpSend => "port 0's host sends a GMP",
+            BadVcrc => "a bit flipped under the VCRC: dropped at the input",
+            BadIcrcForwarded => "a bad ICRC on a forwarded packet: delivered unchanged",
+            BadIcrcSmi => "a bad ICRC on an SMP for the switch: port-0 IcrcErr",
+            BadIcrcGmp => "a bad ICRC on a GMP to the switch: passed to the host flagged",
+            BadPkeyGmp => "a GMP to the switch with a P_Key it does not hold: flagged",
+            BadQkeyGmp => "a GMP to the switch with a Q_Key other than 0x80010000: flagged",
+            LVer => "LRH link version not 0: dropped",
+            Lnh => "LRH LNH 0 or 1: dropped",
+            PktLen => "LRH PktLen disagrees with the length: dropped",
+            Truncated => "the packet ends early: dropped",
+            OversizedVl15 => "a VL15 packet longer than an SMP: dropped",
+            OversizedData => "a data packet longer than the MTU: dropped",
+            Opcode => "an SMP for the switch with a wrong BTH opcode: dropped",
+            BadSmpHdr => "an SMP for the switch with a bad MAD header: dropped",
+            DlidNotOurs => "an SMP LID-routed to a LID the LFT does not route: dropped",
+            NoRoute => "a packet to a LID with no LFT entry: dropped",
+            Loop => "a packet routed back out of its input port: dropped",
+            HopCount => "a directed-route SMP with hop count 64 or more: dropped",
+            BadHopPtr => "a directed-route SMP whose hop pointer breaks the rules: dropped",
+            DrEgressRange => "a DR SMP whose next hop is port 0 or beyond the last port: dropped",
+            DownPort => "a packet routed to a port that is Down: dropped",
+            SendPathDiscard => "port 0's sends its send path refuses",
+            GmpSendDrop => "GMPs the host sends that the switch refuses",
+            Vl15Overflow => "SMPs faster than the switch drains its VL15 buffers",
+            DataOverflow => "a data packet finding both data slots of its input full",
+            LinkDown => "a link goes down with traffic on it",
+            EgressLinkDown => "an output's link falls with packets waiting for it",
+            Reset => "a reset with traffic in flight",
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             FaultClass::GoodLidSmp => "good_lid_smp",
