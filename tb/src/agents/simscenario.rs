@@ -59,6 +59,7 @@ use serde::Deserialize;
 
 use crate::agents::simrun::{bring_up_sms, dump_state, port_counts, start_sm, SimOptions, SmSpec};
 use crate::agents::subnet_sm::{run_for, run_until_settled, SmState, SubnetManager};
+use crate::proto::state::PortState;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -315,7 +316,7 @@ pub fn run(path: &Path) -> Result<(String, bool)> {
                 n.ports
                     .iter()
                     .filter(|p| p.master_sm_lid.is_some_and(|l| l != lid))
-                    .filter(|p| p.state == 4)
+                    .filter(|p| p.state == PortState::Active)
                     .map(move |p| format!("{}[{}]", n.id, p.port))
             })
             .collect();
