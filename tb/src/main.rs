@@ -113,6 +113,18 @@ enum Cmd {
     Fuzz(cmd::fuzz::Args),
     /// Latency, throughput and cxx-vs-C++ simulation speed, side by side
     Bench(cmd::bench::Args),
+    /// Print switches' LFTs as ibroute does, or a path as ibtracert does, from a state file.
+    ///
+    /// Reads the JSON that `vl15 sim --dump-state` writes (the RTL's LIDs,
+    /// PortStates, cables and LFTs). Without --path: every switch's linear
+    /// forwarding table (or --switch NAME's) in ibroute's layout, each LID
+    /// with its out port and the port that has it. With --path SRC DST: the
+    /// hops LID routing takes from LID SRC to LID DST, through each switch's
+    /// LFT entry for DST and the cables, in ibtracert's layout. Exit status
+    /// 1 when the path fails (a LID no port has, an LFT entry with no port
+    /// behind it, a loop, a port not Active), 2 for a file that cannot be
+    /// read or a switch it does not have.
+    Routes(cmd::routes::Args),
 }
 
 fn main() -> ExitCode {
@@ -127,6 +139,7 @@ fn main() -> ExitCode {
         Cmd::Soak(a) => a.run(),
         Cmd::Fuzz(a) => a.run(),
         Cmd::Bench(a) => a.run(),
+        Cmd::Routes(a) => a.run(),
     };
     match res {
         Ok(true) => ExitCode::SUCCESS,

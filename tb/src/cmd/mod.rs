@@ -15,6 +15,7 @@ pub mod fattree;
 pub mod fuzz;
 pub mod regress;
 pub mod replay;
+pub mod routes;
 pub mod serve;
 pub mod sim;
 pub mod soak;
@@ -139,10 +140,12 @@ impl FabricArgs {
 }
 
 /// The exit status of a verb that failed with `e`, reported on stderr: 2
-/// for input that cannot be used (a pcap or topology file), else 1.
+/// for input that cannot be used (a pcap, topology or state file, a switch
+/// the state file does not have), else 1.
 pub fn failed(e: &anyhow::Error) -> ExitCode {
     eprintln!("vl15: {e:#}");
-    let bad_input =
-        e.is::<vl15::proto::pcap::PcapError>() || e.is::<vl15::proto::topology::TopologyError>();
+    let bad_input = e.is::<vl15::proto::pcap::PcapError>()
+        || e.is::<vl15::proto::topology::TopologyError>()
+        || e.is::<vl15::proto::state::StateError>();
     ExitCode::from(if bad_input { 2 } else { 1 })
 }

@@ -1,8 +1,9 @@
 //! What travels on the wire and what sits in files: packets and their
 //! headers and attributes, MADs, the ICRC and VCRC, pcap files and their
 //! text form, tshark, the ibnetdiscover topology format (with the fat
-//! trees `vl15 fattree` writes) and the state file `vl15 sim
-//! --dump-state` writes. Nothing here knows the RTL.
+//! trees `vl15 fattree` writes), the state file `vl15 sim --dump-state`
+//! writes and what ibroute and ibtracert would print from it. Nothing here
+//! knows the RTL.
 
 pub mod crc;
 pub mod decode;
@@ -10,6 +11,7 @@ pub mod fattree;
 pub mod mad;
 pub mod packet;
 pub mod pcap;
+pub mod routes;
 pub mod state;
 pub mod topology;
 pub mod tshark;

@@ -1,6 +1,6 @@
 //! The state file: what `vl15 sim --dump-state` writes (every node's
 //! GUID, description, type and ports, every switch's LFT, as the RTL
-//! registers hold them), and its reader.
+//! registers hold them) and `vl15 routes` reads.
 //!
 //! ```json
 //! {"nodes": [{"id": "Switch1", "guid": "0x0000000000200000",
