@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// Print to stdout; a closed pipe (`vl15 decode f | head`) ends the output
 /// quietly instead of panicking.
@@ -100,10 +100,10 @@ enum Cmd {
     /// backpressure storms, reset and link down in the middle of a packet),
     /// back to back, with idle and backpressure patterns on every stream. A
     /// scoreboard checks every output packet byte for byte against the
-    /// reference model (tb/src/refmodel) and, at each checkpoint, the
+    /// reference model and, at each checkpoint, the
     /// drain time and every counter. Exit status 1 on any mismatch.
     Soak(cmd::soak::Args),
-    /// Fuzz the parsers of untrusted input for a time bound (see tb/src/check/fuzz.rs).
+    /// Fuzz the parsers of untrusted input for a time bound.
     ///
     /// Each target runs for --seconds: structure-aware mutations of valid
     /// inputs, checked for panics, hangs, errors without context and broken
@@ -125,6 +125,12 @@ enum Cmd {
     /// behind it, a loop, a port not Active), 2 for a file that cannot be
     /// read or a switch it does not have.
     Routes(cmd::routes::Args),
+    /// Print shell completions for vl15 (bash, zsh, fish, elvish, powershell)
+    #[command(hide = true)]
+    Completions(cmd::completions::Args),
+    /// Print the vl15(1) man page (roff), or write it and one page per verb into a directory
+    #[command(hide = true)]
+    Man(cmd::completions::ManArgs),
 }
 
 fn main() -> ExitCode {
@@ -140,6 +146,8 @@ fn main() -> ExitCode {
         Cmd::Fuzz(a) => a.run(),
         Cmd::Bench(a) => a.run(),
         Cmd::Routes(a) => a.run(),
+        Cmd::Completions(a) => a.run(Cli::command()),
+        Cmd::Man(a) => a.run(Cli::command()),
     };
     match res {
         Ok(true) => ExitCode::SUCCESS,

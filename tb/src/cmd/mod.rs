@@ -9,6 +9,7 @@ use clap::ValueEnum;
 use vl15::proto::pcap::LinkType;
 
 pub mod bench;
+pub mod completions;
 pub mod decode;
 pub mod discover;
 pub mod fattree;

@@ -10,8 +10,8 @@ pub struct Args {
     /// Topology file (ibnetdiscover / ibsim format)
     #[arg(long, required_unless_present = "scenario")]
     topology: Option<PathBuf>,
-    /// Scenario file (TOML: topology, SM, timed events such as
-    /// 'Unlink "sw"[3]'); see tests/scenarios/ and tb/src/agents/simscenario.rs
+    /// Scenario file (TOML: topology, SMs with priorities, timed events
+    /// such as 'Unlink "sw"[3]', SM kills and joins)
     #[arg(long, conflicts_with = "topology")]
     scenario: Option<PathBuf>,
     /// Node id of the CA the SM runs on (default: the file's first CA)
