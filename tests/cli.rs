@@ -1,4 +1,5 @@
-//! The `vl15` command line: replay, decode and their errors.
+//! The `vl15` command line: replay, decode, sim and their errors; shell
+//! completions and the man page.
 
 use std::process::Command;
 
@@ -183,9 +184,11 @@ fn sim_brings_a_fabric_up_and_dumps_the_rtl_state() {
     let nodes = v["nodes"].as_array().unwrap();
     assert_eq!(nodes.len(), 6);
     for n in nodes {
+        assert!(n["type"] == "switch" || n["type"] == "ca", "{n}");
         for p in n["ports"].as_array().unwrap() {
             if !p["neighbour"].is_null() {
-                assert_eq!(p["state"], 4, "{n}");
+                // PortState by its IBA name (PortInfo, IBA 14.2.5.6).
+                assert_eq!(p["state"], "Active", "{n}");
             }
         }
     }
@@ -546,4 +549,122 @@ fn regress_on_the_multiport_ca() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("--width 32"), "{err}");
+}
+
+/// The verbs `vl15 --help` lists under "Commands:" (without `help`).
+fn verbs() -> Vec<String> {
+    let o = vl15().arg("--help").output().unwrap();
+    assert!(o.status.success());
+    let help = String::from_utf8(o.stdout).unwrap();
+    let verbs: Vec<String> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|v| *v != "help")
+        .map(String::from)
+        .collect();
+    for v in [
+        "regress", "replay", "decode", "discover", "serve", "sim", "routes",
+    ] {
+        assert!(verbs.iter().any(|x| x == v), "{v} in\n{help}");
+    }
+    verbs
+}
+
+/// The bash completion offers every verb after `vl15`, and each verb's
+/// own options (routes: --switch, --path).
+#[test]
+fn bash_completion_names_every_verb() {
+    let o = vl15().args(["completions", "bash"]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8(o.stdout).unwrap();
+    // The words completed after `vl15`: the line `opts="..."` of the case
+    // for the command itself.
+    let top = text
+        .split("vl15)")
+        .nth(1)
+        .and_then(|t| t.lines().find(|l| l.trim_start().starts_with("opts=")))
+        .unwrap_or_else(|| panic!("no opts for vl15 in\n{text}"));
+    let words: Vec<&str> = top
+        .trim()
+        .trim_start_matches("opts=\"")
+        .trim_end_matches('"')
+        .split_whitespace()
+        .collect();
+    for v in verbs() {
+        assert!(
+            words.contains(&v.as_str()),
+            "{v} completes after vl15: {top}"
+        );
+    }
+    assert!(
+        text.contains("--switch") && text.contains("--path"),
+        "routes' options"
+    );
+    for shell in ["zsh", "fish"] {
+        let o = vl15().args(["completions", shell]).output().unwrap();
+        let t = String::from_utf8(o.stdout).unwrap();
+        assert!(o.status.success() && t.contains("routes"), "{shell}");
+    }
+    let o = vl15().args(["completions", "tcsh"]).output().unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "an unknown shell is a usage error"
+    );
+}
+
+/// `vl15 man` is roff with a NAME section naming vl15 and a SUBCOMMANDS
+/// section naming every verb's page; `--out-dir` writes those pages, each
+/// with its NAME section.
+#[test]
+fn man_page_has_a_name_section_and_every_verb() {
+    let o = vl15().arg("man").output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let page = String::from_utf8(o.stdout).unwrap();
+    // roff writes '-' as '\-'.
+    let name_of = |page: &str| -> String {
+        let after = page
+            .split("\n.SH NAME\n")
+            .nth(1)
+            .unwrap_or_else(|| panic!("no NAME section:\n{page}"));
+        after.lines().next().unwrap().replace("\\-", "-")
+    };
+    assert!(page.contains("\n.TH vl15 1 "), "{page}");
+    assert!(name_of(&page).starts_with("vl15 - "), "{page}");
+    let subcommands: String = page
+        .split("\n.SH SUBCOMMANDS\n")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no SUBCOMMANDS section:\n{page}"))
+        .split("\n.SH ")
+        .next()
+        .unwrap()
+        .replace("\\-", "-");
+    let dir = tempfile::tempdir().unwrap();
+    let o = vl15()
+        .args(["man", "--out-dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("vl15.1")).unwrap(),
+        page
+    );
+    for v in verbs() {
+        assert!(
+            subcommands.lines().any(|l| l == format!("vl15-{v}(1)")),
+            "vl15-{v}(1) in SUBCOMMANDS:\n{subcommands}"
+        );
+        let file = dir.path().join(format!("vl15-{v}.1"));
+        let sub =
+            std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        assert!(
+            name_of(&sub).starts_with(&format!("vl15-{v} - ")),
+            "{}",
+            file.display()
+        );
+    }
 }

@@ -12,6 +12,7 @@ use common::*;
 use vl15::agents::node_sma::Net;
 use vl15::agents::simrun::{bring_up_sms, dump_state, start_sm, SimOptions, SmSpec, Summary};
 use vl15::agents::subnet_sm::{control, run_for, run_until_settled, SmState, SubnetManager};
+use vl15::proto::state::PortState;
 
 const POLL: u64 = 200_000;
 
@@ -61,9 +62,16 @@ fn check_master_everywhere(net: &mut Net, sms: &[SubnetManager], master: usize) 
     for n in &dump.nodes {
         for p in &n.ports {
             if p.neighbour.is_some() {
-                assert_eq!(p.state, 4, "{}[{}] Active\n{}", n.id, p.port, logs(sms));
+                assert_eq!(
+                    p.state,
+                    PortState::Active,
+                    "{}[{}] Active\n{}",
+                    n.id,
+                    p.port,
+                    logs(sms)
+                );
             }
-            if p.state == 4 {
+            if p.state == PortState::Active {
                 if let Some(sm_lid) = p.master_sm_lid {
                     assert_eq!(sm_lid, lid, "{}[{}] MasterSMLID", n.id, p.port);
                 }

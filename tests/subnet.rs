@@ -14,14 +14,16 @@ use common::*;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::Path;
 
-use vl15::agents::simrun::{bring_up, dump_state, NodeDump, SimOptions, StateDump};
+use vl15::agents::simrun::{bring_up, dump_state, SimOptions};
+use vl15::proto::state::{Guid, NodeDump, PortState, StateDump};
+use vl15::proto::topology::NodeKind;
 
 /// (node index, port) of every port GUID + port number.
-fn index(d: &StateDump) -> HashMap<(String, u8), (usize, u8)> {
+fn index(d: &StateDump) -> HashMap<(Guid, u8), (usize, u8)> {
     let mut m = HashMap::new();
     for (n, node) in d.nodes.iter().enumerate() {
         for p in &node.ports {
-            m.insert((p.guid.clone(), p.port), (n, p.port));
+            m.insert((p.guid, p.port), (n, p.port));
         }
     }
     m
@@ -29,23 +31,23 @@ fn index(d: &StateDump) -> HashMap<(String, u8), (usize, u8)> {
 
 fn far_end(
     d: &StateDump,
-    idx: &HashMap<(String, u8), (usize, u8)>,
+    idx: &HashMap<(Guid, u8), (usize, u8)>,
     n: usize,
     p: u8,
 ) -> Option<(usize, u8)> {
     let port = d.nodes[n].ports.iter().find(|x| x.port == p)?;
     let nb = port.neighbour.as_ref()?;
-    idx.get(&(nb.guid.clone(), nb.port)).copied()
+    idx.get(&(nb.guid, nb.port)).copied()
 }
 
 /// Hops (cables crossed) from every node to every node, by BFS over cables.
-fn bfs_hops(d: &StateDump, idx: &HashMap<(String, u8), (usize, u8)>, from: usize) -> Vec<u32> {
+fn bfs_hops(d: &StateDump, idx: &HashMap<(Guid, u8), (usize, u8)>, from: usize) -> Vec<u32> {
     let mut dist = vec![u32::MAX; d.nodes.len()];
     dist[from] = 0;
     let mut q = VecDeque::from([from]);
     while let Some(u) = q.pop_front() {
         // CAs do not forward: only the start may be a CA.
-        if u != from && d.nodes[u].kind == "ca" {
+        if u != from && d.nodes[u].kind == NodeKind::Ca {
             continue;
         }
         for p in &d.nodes[u].ports {
@@ -67,11 +69,17 @@ fn check_subnet(name: &str, d: &StateDump, lmc: u8) {
     for (n, node) in d.nodes.iter().enumerate() {
         for p in &node.ports {
             if p.neighbour.is_some() {
-                assert_eq!(p.state, 4, "{name}: {} port {} not Active", node.id, p.port);
+                assert_eq!(
+                    p.state,
+                    PortState::Active,
+                    "{name}: {} port {} not Active",
+                    node.id,
+                    p.port
+                );
             }
             let Some(lid) = p.lid else { continue };
-            let want_lmc = if node.kind == "ca" { lmc } else { 0 };
-            if node.kind == "ca" && p.neighbour.is_none() {
+            let want_lmc = if node.kind == NodeKind::Ca { lmc } else { 0 };
+            if node.kind == NodeKind::Ca && p.neighbour.is_none() {
                 continue;
             }
             assert_ne!(lid, 0, "{name}: {} port {} has no LID", node.id, p.port);
@@ -96,7 +104,7 @@ fn check_subnet(name: &str, d: &StateDump, lmc: u8) {
         .nodes
         .iter()
         .enumerate()
-        .filter(|(_, n)| n.kind == "ca")
+        .filter(|(_, n)| n.kind == NodeKind::Ca)
         .flat_map(|(n, node)| {
             node.ports
                 .iter()
@@ -107,7 +115,7 @@ fn check_subnet(name: &str, d: &StateDump, lmc: u8) {
     for &(src, sp) in &cas {
         let hops = bfs_hops(d, &idx, src);
         for (&lid, &(dn, dp)) in &owner {
-            if d.nodes[dn].kind != "ca" || (dn, dp) == (src, sp) {
+            if d.nodes[dn].kind != NodeKind::Ca || (dn, dp) == (src, sp) {
                 continue;
             }
             let (got_n, got_p, h) = walk(d, &idx, src, sp, lid)
@@ -134,7 +142,7 @@ fn check_subnet(name: &str, d: &StateDump, lmc: u8) {
 /// Follow the LFTs from CA `src` port `sp` to `lid`: (node, port, cables).
 fn walk(
     d: &StateDump,
-    idx: &HashMap<(String, u8), (usize, u8)>,
+    idx: &HashMap<(Guid, u8), (usize, u8)>,
     src: usize,
     sp: u8,
     lid: u16,
@@ -143,7 +151,7 @@ fn walk(
     let mut cables = 1;
     loop {
         let node: &NodeDump = &d.nodes[at];
-        if node.kind == "ca" {
+        if node.kind == NodeKind::Ca {
             return Ok((at, inport, cables));
         }
         if cables > d.nodes.len() as u32 {
@@ -219,13 +227,21 @@ fn the_dump_names_every_node_and_the_summary_counts_them() {
     let json = serde_json::to_value(&dump).unwrap();
     assert_eq!(json["nodes"][0]["type"], "switch");
     assert!(json["nodes"][0]["lft"].as_array().unwrap().len() > 6);
+    // PortState by its IBA name: Switch1 port 1 is cabled to Hca1.
+    assert_eq!(json["nodes"][0]["ports"][1]["port"], 1);
+    assert_eq!(json["nodes"][0]["ports"][1]["state"], "Active");
+    assert!(json["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|n| n["type"] == "ca"));
 }
 
 /// LID of every port, by GUID and port number.
-fn lids(d: &StateDump) -> BTreeMap<(String, u8), Option<u16>> {
+fn lids(d: &StateDump) -> BTreeMap<(Guid, u8), Option<u16>> {
     d.nodes
         .iter()
-        .flat_map(|n| n.ports.iter().map(|p| ((p.guid.clone(), p.port), p.lid)))
+        .flat_map(|n| n.ports.iter().map(|p| ((p.guid, p.port), p.lid)))
         .collect()
 }
 

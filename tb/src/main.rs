@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// Print to stdout; a closed pipe (`vl15 decode f | head`) ends the output
 /// quietly instead of panicking.
@@ -118,6 +118,24 @@ enum Cmd {
     Fuzz(cmd::fuzz::Args),
     /// Latency, throughput and cxx-vs-C++ simulation speed, side by side
     Bench(cmd::bench::Args),
+    /// Print switches' LFTs as ibroute does, or a path as ibtracert does, from a state file.
+    ///
+    /// Reads the JSON that `vl15 sim --dump-state` writes (the RTL's LIDs,
+    /// PortStates, cables and LFTs). Without --path: every switch's linear
+    /// forwarding table (or --switch NAME's) in ibroute's layout, each LID
+    /// with its out port and the port that has it. With --path SRC DST: the
+    /// hops LID routing takes from LID SRC to LID DST, through each switch's
+    /// LFT entry for DST and the cables, in ibtracert's layout. Exit status
+    /// 1 when the path fails (a LID no port has, an LFT entry with no port
+    /// behind it, a loop, a port not Active), 2 for a file that cannot be
+    /// read or a switch it does not have.
+    Routes(cmd::routes::Args),
+    /// Print shell completions for vl15 (bash, zsh, fish, elvish, powershell)
+    #[command(hide = true)]
+    Completions(cmd::completions::Args),
+    /// Print the vl15(1) man page (roff), or write it and one page per verb into a directory
+    #[command(hide = true)]
+    Man(cmd::completions::ManArgs),
 }
 
 fn main() -> ExitCode {
@@ -136,6 +154,9 @@ fn main() -> ExitCode {
         Cmd::Soak(a) => a.run(),
         Cmd::Fuzz(a) => a.run(),
         Cmd::Bench(a) => a.run(),
+        Cmd::Routes(a) => a.run(),
+        Cmd::Completions(a) => a.run(Cli::command()),
+        Cmd::Man(a) => a.run(Cli::command()),
     };
     match res {
         Ok(true) => ExitCode::SUCCESS,

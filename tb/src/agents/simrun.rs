@@ -15,7 +15,8 @@ use crate::agents::subnet_sm::{run_until_settled_with, SmOptions, SmState, Subne
 use crate::model::net::NetOptions;
 use crate::model::regmap::reg;
 use crate::model::regmap::{mpreg, swreg};
-use crate::proto::topology::Topology;
+use crate::proto::state::{Guid, Neighbour, NodeDump, PortDump, PortState, StateDump};
+use crate::proto::topology::{NodeKind, Topology};
 use crate::proto::InputError;
 
 /// What `vl15 sim` was asked to do.
@@ -285,55 +286,9 @@ pub fn port_counts(net: &Net) -> (usize, usize) {
     (linked, active)
 }
 
-/// One port in the state dump.
-#[derive(Debug, Clone, Serialize)]
-pub struct PortDump {
-    pub port: u8,
-    pub guid: String,
-    /// Base LID and LMC (switch port 0 and CA ports; external switch ports
-    /// have none).
-    pub lid: Option<u16>,
-    pub lmc: Option<u8>,
-    /// MasterSMLID (the same ports as `lid`).
-    pub master_sm_lid: Option<u16>,
-    /// PortState as the RTL shows it (1 Down, 2 Init, 3 Armed, 4 Active).
-    pub state: u8,
-    pub neighbour: Option<Neighbour>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct Neighbour {
-    pub guid: String,
-    pub port: u8,
-}
-
-/// One node in the state dump.
-#[derive(Debug, Clone, Serialize)]
-pub struct NodeDump {
-    pub id: String,
-    pub guid: String,
-    pub description: String,
-    /// "switch" or "ca".
-    #[serde(rename = "type")]
-    pub kind: String,
-    pub ports: Vec<PortDump>,
-    /// Switches: LinearFDBTop and the LFT entries 0..=LinearFDBTop, read
-    /// from the RTL (255 = no route).
-    pub linear_fdb_top: Option<u16>,
-    pub lft: Option<Vec<u8>>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct StateDump {
-    pub nodes: Vec<NodeDump>,
-}
-
-fn hex(g: u64) -> String {
-    format!("{g:#018x}")
-}
-
 /// Read every node's state from its RTL registers (LIDs, LMC, PortState,
-/// LinearFDBTop, LFT) plus GUIDs, descriptions and cables.
+/// LinearFDBTop, LFT) plus GUIDs, descriptions and cables: the state file
+/// of [`crate::proto::state`].
 pub fn dump_state(net: &mut Net) -> Result<StateDump> {
     let mut nodes = Vec::with_capacity(net.devs.len());
     for d in 0..net.devs.len() {
@@ -371,17 +326,17 @@ pub fn dump_state(net: &mut Net) -> Result<StateDump> {
                     link.ends[0]
                 };
                 Some(Neighbour {
-                    guid: hex(net.devs[od].sma.identity().port_guid(op)),
+                    guid: Guid(net.devs[od].sma.identity().port_guid(op)),
                     port: op,
                 })
             });
             ports.push(PortDump {
                 port: p,
-                guid: hex(id.port_guid(p)),
+                guid: Guid(id.port_guid(p)),
                 lid,
                 lmc,
                 master_sm_lid: sm_lid,
-                state: net.devs[d].port_state(p),
+                state: PortState::from(net.devs[d].port_state(p)),
                 neighbour,
             });
         }
@@ -399,9 +354,13 @@ pub fn dump_state(net: &mut Net) -> Result<StateDump> {
         };
         nodes.push(NodeDump {
             id: name,
-            guid: hex(id.node_guid),
+            guid: Guid(id.node_guid),
             description: id.description.text(),
-            kind: if is_switch { "switch" } else { "ca" }.into(),
+            kind: if is_switch {
+                NodeKind::Switch
+            } else {
+                NodeKind::Ca
+            },
             ports,
             linear_fdb_top: top,
             lft,

@@ -60,6 +60,7 @@ use serde::Deserialize;
 use crate::agents::node_sma::Net;
 use crate::agents::simrun::{bring_up_sms, dump_state, port_counts, start_sm, SimOptions, SmSpec};
 use crate::agents::subnet_sm::{run_for, run_until_settled, SmState, SubnetManager};
+use crate::proto::state::PortState;
 use crate::proto::InputError;
 
 #[derive(Debug, Clone, Deserialize)]
@@ -381,7 +382,7 @@ pub fn run_with(
                 n.ports
                     .iter()
                     .filter(|p| p.master_sm_lid.is_some_and(|l| l != lid))
-                    .filter(|p| p.state == 4)
+                    .filter(|p| p.state == PortState::Active)
                     .map(move |p| format!("{}[{}]", n.id, p.port))
             })
             .collect();

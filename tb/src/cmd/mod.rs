@@ -9,12 +9,14 @@ use clap::ValueEnum;
 use vl15::proto::pcap::LinkType;
 
 pub mod bench;
+pub mod completions;
 pub mod decode;
 pub mod discover;
 pub mod fattree;
 pub mod fuzz;
 pub mod regress;
 pub mod replay;
+pub mod routes;
 pub mod serve;
 pub mod sim;
 pub mod soak;
@@ -230,6 +232,7 @@ pub fn is_bad_input(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
         c.is::<vl15::proto::pcap::PcapError>()
             || c.is::<vl15::proto::topology::TopologyError>()
+            || c.is::<vl15::proto::state::StateError>()
             || c.is::<vl15::proto::InputError>()
     })
 }

@@ -1,7 +1,9 @@
 //! What travels on the wire and what sits in files: packets and their
 //! headers and attributes, MADs, the ICRC and VCRC, pcap files and their
-//! text form, tshark, and the ibnetdiscover topology format (with the fat
-//! trees `vl15 fattree` writes). Nothing here knows the RTL.
+//! text form, tshark, the ibnetdiscover topology format (with the fat
+//! trees `vl15 fattree` writes), the state file `vl15 sim --dump-state`
+//! writes and what ibroute and ibtracert would print from it. Nothing here
+//! knows the RTL.
 
 pub mod crc;
 pub mod decode;
@@ -9,6 +11,8 @@ pub mod fattree;
 pub mod mad;
 pub mod packet;
 pub mod pcap;
+pub mod routes;
+pub mod state;
 pub mod topology;
 pub mod tshark;
 

@@ -98,8 +98,10 @@ pub mod speed_ext {
     pub const NDR: u8 = 8;
 }
 
-/// Node type, as in NodeInfo.NodeType.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Node type, as in NodeInfo.NodeType; "switch", "ca" or "router" in
+/// JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum NodeKind {
     Switch,
     Ca,
