@@ -361,8 +361,9 @@ package ib_pkg;
   } smi_rx_meta_t;
 
   // ---------------------------------------------------------------------------
-  // SMI engines' shared parts (smi_rx_fields, smi_icrc_chk, smi_mad_align,
-  // smi_tx_emit; used by smi_rq/smi_sq and sw_smi_rq/sw_smi_sq)
+  // SMI engines' shared parts (smi_rx_core with smi_rx_fields, smi_icrc_chk,
+  // smi_mad_align; smi_tx_ctrl with smi_tx_emit; smi_tx_fields; used by
+  // smi_rq/smi_sq and sw_smi_rq/sw_smi_sq)
   // ---------------------------------------------------------------------------
   // Waiver: a build of sw_port_tile alone has no SMI engine.
   /* verilator lint_off UNUSEDPARAM */
@@ -415,6 +416,23 @@ package ib_pkg;
     TxMad,
     TxTail
   } smi_tx_state_e;
+
+  // MAD fields picked up by smi_tx_fields for the send engines' directed-
+  // route rules: each whole and, where a rule only compares it, as a compare
+  // flag (taken with its byte; a CA keeps the flags, a switch the bytes).
+  typedef struct packed {
+    logic [7:0]  mgmt_class;
+    logic        dir;         // DR D bit (status bit 15)
+    logic [7:0]  hop_ptr;
+    logic [7:0]  hop_cnt;
+    logic [15:0] dr_slid;     // DrSLID
+    logic [15:0] dr_dlid;     // DrDLID
+    logic [1:0]  dr_slid_ff;  // DrSLID bytes = 0xFF (permissive)
+    logic [1:0]  dr_dlid_ff;  // DrDLID bytes = 0xFF
+    logic        ip1_port;    // InitialPath[1] = the compare port
+    logic [7:0]  path;        // the path byte at the engine's MAD offset
+    logic        path_port;   // that byte = the compare port
+  } smi_tx_mad_t;
 
   // LRH/BTH/DETH of an SMP sent by an SMI send engine, byte i at bits
   // 8*i +: 8, padded with zeros to SmpHdrPad bytes (the header beats plus

@@ -1,12 +1,12 @@
 // smi_rq: SMI receive engine of a CA port. Takes the VL15 stream of
 // ib_link_rx (packets LRH..VCRC), picks the LRH/BTH/DETH/MAD header fields out
-// of the beats by packet byte offset (smi_rx_fields), checks the ICRC
-// (smi_icrc_chk), validates the SMP (header, DLID/LMC), runs the
-// directed-route receive rules and disposition of a CA (ibspec §5), and
-// writes the 256 MAD bytes, realigned to beat 0 = MAD bytes 0..DataB-1
-// (smi_mad_align), into the VL15 RX ib_pkt_fifo. Every packet ends with
-// wr_end_o in the cycle of its tlast beat (no added latency); wr_ok_o = link
-// good and every check passed. The DR result (new hop pointer, ReturnPath
+// of the beats by packet byte offset, checks the ICRC, validates the SMP
+// (header, DLID/LMC), runs the directed-route receive rules and disposition
+// of a CA (ibspec §5), and writes the 256 MAD bytes, realigned to beat 0 =
+// MAD bytes 0..DataB-1, into the VL15 RX ib_pkt_fifo (all but the LMC range
+// and the DR rules: smi_rx_core, shared with sw_smi_rq). Every packet ends
+// with wr_end_o in the cycle of its tlast beat (no added latency); wr_ok_o =
+// link good and every check passed. The DR result (new hop pointer, ReturnPath
 // write) travels in the meta, the RAM holds the MAD as received.
 module smi_rq
   import ib_pkg::*;
@@ -47,63 +47,16 @@ module smi_rq
   end
 
   // ---------------------------------------------------------------------------
-  // Header fields, ICRC, MAD realignment (shared with sw_smi_rq)
+  // Header fields, ICRC, MAD realignment, header checks, verdict (shared with
+  // sw_smi_rq)
   // ---------------------------------------------------------------------------
-  smi_rx_hdr_t          f_q;       // header fields taken so far
-  logic [SmiRxPosW-1:0] pos_next;  // packet byte offset of the next beat
-  logic                 icrc_ok;   // residue check, from registers
+  smi_rx_hdr_t          f_q;         // header fields taken so far
   logic [SmiRxPosW-1:0] pos_unused;
+  logic                 is_dr;       // class 0x81, registered
+  logic                 dlid_mine;   // the DLID is one of the port's LIDs
+  logic                 err_dr_cur;  // at tlast: DR rules say discard
 
-  smi_rx_fields #(.DataW(DataW)) u_fields (
-    .clk_i,
-    .rst_ni,
-    .tdata_i    (vl15_tdata_i),
-    .tkeep_i    (vl15_tkeep_i),
-    .tvalid_i   (vl15_tvalid_i),
-    .tlast_i    (vl15_tlast_i),
-    .rp_cmp_i   (port_num_i),
-    .hdr_o      (f_q),
-    .pos_o      (pos_unused),
-    .pos_next_o (pos_next)
-  );
-
-  smi_icrc_chk #(.DataW(DataW)) u_icrc (
-    .clk_i,
-    .rst_ni,
-    .tdata_i    (vl15_tdata_i),
-    .tvalid_i   (vl15_tvalid_i),
-    .pos_next_i (pos_next),
-    .icrc_ok_o  (icrc_ok)
-  );
-
-  smi_mad_align #(.DataW(DataW)) u_align (
-    .clk_i,
-    .rst_ni,
-    .tdata_i    (vl15_tdata_i),
-    .tvalid_i   (vl15_tvalid_i),
-    .pos_next_i (pos_next),
-    .wr_valid_o,
-    .wr_data_o
-  );
-
-  // A CA keeps DrSLID/DrDLID as compare flags and ReturnPath[hop_cnt] as a
-  // compare flag with its port number; synthesis drops the captured bytes
-  // (and the offset, which only sw_smi_rq reads).
-  logic unused_hdr;
-  assign unused_hdr = ^{f_q.dr_slid, f_q.dr_dlid, f_q.rp_hc, pos_unused};
-
-  logic last;
-  assign last = vl15_tvalid_i & vl15_tlast_i;
-
-  assign wr_keep_o  = '1;
-
-  // ---------------------------------------------------------------------------
-  // Checks and directed-route receive processing (evaluated at tlast; every
-  // field and the whole ICRC lie in earlier beats of a 290-byte packet)
-  // ---------------------------------------------------------------------------
-  // DR receive rules of a CA (is_switch = 0, N = 1), then the disposition
-  // (smi_check_forward_dr_smp / handle_ib_smi): SEND runs the send rules and
-  // smi_check_local_smp, LOCAL hands the SMP up as is, FORWARD is a discard.
+  // registered checks (below)
   typedef struct packed {
     logic       discard;
     logic [7:0] hp_new;
@@ -111,6 +64,70 @@ module smi_rq
     logic [5:0] rp_idx;
   } dr_rx_t;
 
+  typedef struct packed {
+    logic   icrc_hdr_ok;        // LNH and PktLen of an SMP: the ICRC is checked
+    logic   dr_discard_rp_ok;   // DR discard if ReturnPath[hop_cnt] == port
+    logic   dr_discard_rp_bad;  // ... if it is not
+    dr_rx_t dr;                 // hop pointer / ReturnPath write (not rp-dependent)
+  } chk_t;
+
+  chk_t chk_d, chk_q;
+
+  smi_rx_core #(.DataW(DataW)) u_core (
+    .clk_i,
+    .rst_ni,
+    .vl15_tdata_i,
+    .vl15_tkeep_i,
+    .vl15_tvalid_i,
+    .vl15_tlast_i,
+    .vl15_tuser_i,
+    .port_lid_i,
+    .port_state_i,
+    .port_num_i,
+    .hdr_o          (f_q),
+    .pos_o          (pos_unused),
+    .is_dr_o        (is_dr),
+    .dlid_mine_i    (dlid_mine),
+    .icrc_chk_i     (chk_q.icrc_hdr_ok),
+    .dr_discard_i   (err_dr_cur),
+    .dr_hp_new_i    (chk_q.dr.hp_new),
+    .dr_rp_we_i     (chk_q.dr.rp_we),
+    .dr_rp_idx_i    (chk_q.dr.rp_idx),
+    .wr_valid_o,
+    .wr_data_o,
+    .wr_keep_o,
+    .wr_end_o,
+    .wr_ok_o,
+    .wr_meta_o,
+    .ev_port_down_o,
+    .ev_icrc_err_o,
+    .ev_bad_hdr_o,
+    .ev_lid_err_o,
+    .ev_dr_discard_o
+  );
+
+  // A CA keeps DrSLID/DrDLID as compare flags and ReturnPath[hop_cnt] as a
+  // compare flag with its port number; synthesis drops the captured bytes
+  // (and the offset, which only sw_smi_rq reads). The header checks and the
+  // meta read the other fields in smi_rx_core.
+  logic unused_hdr;
+  assign unused_hdr = ^{f_q.dr_slid, f_q.dr_dlid, f_q.rp_hc, pos_unused, is_dr,
+                        f_q.sl, f_q.slid, f_q.opcode_ok, f_q.tver_ok, f_q.destqp_zero,
+                        f_q.base_ver_ok, f_q.mgmt_class, f_q.method, f_q.attr_sminfo};
+
+  // DLID within the port's LIDs (LMC)
+  always_comb begin
+    logic [16:0] lid_hi;        // last LID of the port (17 bits: no wrap)
+    lid_hi    = {1'b0, port_lid_i} + ((17'd1 << port_lmc_i) - 17'd1);
+    dlid_mine = (f_q.dlid >= port_lid_i) && ({1'b0, f_q.dlid} <= lid_hi);
+  end
+
+  // ---------------------------------------------------------------------------
+  // Directed-route receive processing (evaluated at tlast)
+  // ---------------------------------------------------------------------------
+  // DR receive rules of a CA (is_switch = 0, N = 1), then the disposition
+  // (smi_check_forward_dr_smp / handle_ib_smi): SEND runs the send rules and
+  // smi_check_local_smp, LOCAL hands the SMP up as is, FORWARD is a discard.
   function automatic dr_rx_t dr_recv_ca(logic dir, logic [7:0] hp, logic [7:0] hc,
                                         logic dr_slid_perm, logic dr_dlid_perm,
                                         logic rp_is_port);
@@ -170,42 +187,18 @@ module smi_rq
 
   // Every field but the ICRC and ReturnPath[hop_cnt] lies at least two beats
   // before tlast (packet byte <= 63; the last two beats start at byte 272 or
-  // later at every DataW), so the checks on them are computed from f_q a
-  // cycle ahead and registered: the tlast cycle only combines a few bits.
-  // The port configuration is sampled with them (a LID/LMC write takes
-  // effect one cycle later). ReturnPath[hop_cnt] only decides the DR discard
-  // of C14-13:1: both outcomes are registered and the tlast cycle picks one.
-  typedef struct packed {
-    logic   is_dr_class;
-    logic   icrc_hdr_ok;        // LNH and PktLen of an SMP: the ICRC is checked
-    logic   err_hdr;
-    logic   err_lid;
-    logic   to_sm;
-    logic   dr_discard_rp_ok;   // DR discard if ReturnPath[hop_cnt] == port
-    logic   dr_discard_rp_bad;  // ... if it is not
-    dr_rx_t dr;                 // hop pointer / ReturnPath write (not rp-dependent)
-  } chk_t;
-
-  chk_t        chk_d, chk_q;
-  logic        err_down;
-  logic        err_icrc;
-  logic        err_dr;
-
+  // later at every DataW), so the rules on them are computed from f_q a
+  // cycle ahead and registered (as smi_rx_core's header checks): the tlast
+  // cycle only combines a few bits. ReturnPath[hop_cnt] only decides the DR
+  // discard of C14-13:1: both outcomes are registered and the tlast cycle
+  // picks one.
   always_comb begin
-    logic        is_lid_class;
-    logic [16:0] lid_hi;        // last LID of the port (17 bits: no wrap)
-    logic        dlid_mine;
     dr_rx_t      dr_ok;
     // Only the verdict of the mismatching case is needed; its other fields
     // equal dr_ok's.
     /* verilator lint_off UNUSEDSIGNAL */
     dr_rx_t      dr_bad;
     /* verilator lint_on UNUSEDSIGNAL */
-    is_lid_class      = (f_q.mgmt_class == ClassSubnLid);
-    chk_d.is_dr_class = (f_q.mgmt_class == ClassSubnDr);
-    lid_hi            = {1'b0, port_lid_i} + ((17'd1 << port_lmc_i) - 17'd1);
-    dlid_mine         = (f_q.dlid >= port_lid_i) && ({1'b0, f_q.dlid} <= lid_hi);
-
     // DataW 8: ReturnPath[hop_cnt] (packet byte <= 283 for any hop count the
     // rules do not discard outright, C14-6) is taken 6 beats before tlast, so
     // both cases read the captured flag and are one and the same logic.
@@ -216,18 +209,7 @@ module smi_rq
     chk_d.dr                = dr_ok;
     chk_d.dr_discard_rp_ok  = dr_ok.discard;
     chk_d.dr_discard_rp_bad = dr_bad.discard;
-
-    chk_d.icrc_hdr_ok = (f_q.lnh == LnhIbaLocal) && (&f_q.pktlen_ok);
-    chk_d.err_hdr = (f_q.lnh != LnhIbaLocal) || !f_q.opcode_ok ||
-                    !f_q.tver_ok || !(&f_q.destqp_zero) ||
-                    !(&f_q.pktlen_ok) || !f_q.base_ver_ok ||
-                    !(is_lid_class || chk_d.is_dr_class);
-    chk_d.err_lid = is_lid_class ? (!dlid_mine || port_lid_i == 16'd0 ||
-                                    f_q.slid == PermissiveLid)
-                                 : (f_q.dlid != PermissiveLid && !dlid_mine);
-    chk_d.to_sm   = f_q.method[7] || (f_q.method == MethodTrap) ||
-                    ((&f_q.attr_sminfo) &&
-                     (f_q.method == MethodGet || f_q.method == MethodSet));
+    chk_d.icrc_hdr_ok       = (f_q.lnh == LnhIbaLocal) && (&f_q.pktlen_ok);
   end
 
   always_ff @(posedge clk_i) begin
@@ -238,57 +220,6 @@ module smi_rq
     end
   end
 
-  always_comb begin
-    err_down = (port_state_i == PortStateDown);
-    err_icrc = chk_q.icrc_hdr_ok && !icrc_ok;
-    err_dr   = chk_q.is_dr_class &&
-               (f_q.rp_port ? chk_q.dr_discard_rp_ok : chk_q.dr_discard_rp_bad);
-  end
-
-  logic good_link;
-  assign good_link = last && !vl15_tuser_i;
-
-  assign ev_port_down_o  = good_link && err_down;
-  assign ev_icrc_err_o   = good_link && !err_down && err_icrc;
-  assign ev_bad_hdr_o    = good_link && !err_down && !err_icrc && chk_q.err_hdr;
-  assign ev_lid_err_o    = good_link && !err_down && !err_icrc && !chk_q.err_hdr && chk_q.err_lid;
-  assign ev_dr_discard_o = good_link && !err_down && !err_icrc && !chk_q.err_hdr &&
-                           !chk_q.err_lid && err_dr;
-
-  assign wr_end_o = last;
-  assign wr_ok_o  = good_link &&
-                    !(err_down || err_icrc || chk_q.err_hdr || chk_q.err_lid || err_dr);
-
-  always_comb begin
-    wr_meta_o            = '0;
-    wr_meta_o.slid       = f_q.slid;
-    wr_meta_o.dlid       = f_q.dlid;
-    wr_meta_o.sl         = f_q.sl;
-    wr_meta_o.port       = port_num_i;
-    wr_meta_o.mgmt_class = f_q.mgmt_class;
-    wr_meta_o.to_sm      = chk_q.to_sm;
-    if (chk_q.is_dr_class) begin
-      wr_meta_o.hop_ptr = chk_q.dr.hp_new[6:0];
-      wr_meta_o.hop_cnt = f_q.hop_cnt[6:0];
-      wr_meta_o.rp_we   = chk_q.dr.rp_we;
-      wr_meta_o.rp_idx  = chk_q.dr.rp_idx;
-      wr_meta_o.rp_val  = port_num_i;
-    end
-  end
-
-  // ---------------------------------------------------------------------------
-  // Assertions
-  // ---------------------------------------------------------------------------
-`ifndef SYNTHESIS
-  always_ff @(posedge clk_i) begin
-    if (rst_ni) begin
-      if (wr_ok_o) begin
-        // DR only: a LID-routed SMP's hop pointer is any byte, unused.
-        assert (!chk_q.is_dr_class || (chk_q.dr.hp_new < 8'd128 && f_q.hop_cnt < 8'd64))
-          else $error("%m: accepted DR SMP with out-of-range hop fields");
-      end
-    end
-  end
-`endif
+  assign err_dr_cur = f_q.rp_port ? chk_q.dr_discard_rp_ok : chk_q.dr_discard_rp_bad;
 
 endmodule

@@ -2,9 +2,10 @@
 // boundaries, between three MAD sources (SMA responses, SM requests, traps),
 // builds LRH/BTH/DETH (VL15, UD SEND Only to QP0), prepends them to the MAD,
 // runs the directed-route send rules of a CA (ibspec §5) with the new hop
-// pointer written into MAD byte 6 on the fly, appends the ICRC (the beats:
-// smi_tx_emit) and writes the 288-byte packet (LRH..ICRC) into the VL15 TX
-// ib_pkt_fifo. The header's first beat is written in the cycle the chosen
+// pointer written into MAD byte 6 on the fly, appends the ICRC and writes the
+// 288-byte packet (LRH..ICRC) into the VL15 TX ib_pkt_fifo (arbitration, FSM
+// and beats: smi_tx_ctrl with smi_tx_emit; MAD fields: smi_tx_fields; both
+// shared with sw_smi_sq). The header's first beat is written in the cycle the chosen
 // source's first MAD beat is valid; the DR accept check (needs bytes late
 // in the MAD) decides wr_ok_o at the last beat. Originator rule
 // (handle_outgoing_dr_smp, docs/fabric.md): a DR SMP with
@@ -68,15 +69,11 @@ module smi_sq
 
   // Packet beat k holds packet bytes k*DataB..; MAD byte i is packet byte
   // MadOffset+i, in packet beat HdrBeats + i / DataB (the beat layout:
-  // smi_tx_emit). DataW 8 (Lag = 1): MAD byte m goes out in beat
-  // HdrBeats + m, but is taken from the source a beat earlier (held in
-  // smi_tx_emit), so that the hop pointer (MAD byte 6) is rewritten with the
-  // hop count (byte 7) in hand; the ICRC then takes 4 beats.
+  // smi_tx_emit). DataW 8 (Lag = 1): MAD byte m is taken from the source a
+  // beat before it goes out (smi_tx_ctrl).
   localparam int unsigned Lag       = (DataB == 1) ? 1 : 0;
   localparam int unsigned HdrBeats = MadOffset / DataB;
-  localparam int unsigned MadBeats = MadBytes / DataB;
   localparam int unsigned PktBeats = SmpPktBytes / DataB;
-  localparam int unsigned MadEnd   = HdrBeats + MadBeats;  // first tail beat
   localparam int unsigned KW       = $clog2(PktBeats);
   localparam int unsigned PbHopPtr = MadOffset + MbHopPtr;
 
@@ -86,18 +83,9 @@ module smi_sq
     SrcTrap = 2'd2
   } src_e;
 
-  // MAD fields the DR send rules need (those only compared with a constant
-  // or the port number as compare flags, taken with their byte)
-  typedef struct packed {
-    logic        dir;
-    logic [7:0]  hop_ptr;
-    logic [7:0]  hop_cnt;
-    logic [1:0]  dr_slid_ff;  // DrSLID bytes = 0xFF (permissive)
-    logic [1:0]  dr_dlid_ff;  // DrDLID bytes = 0xFF
-    logic        ip1_port;    // InitialPath[1] = this port
-    logic        rp_port;     // ReturnPath[hop_cnt] = this port
-  } fields_t;
-
+  // The DR send rules read the MAD fields of smi_tx_fields (smi_tx_mad_t):
+  // D, hop pointer, hop count and the compare flags DrSLID/DrDLID = 0xFFFF,
+  // InitialPath[1] = this port, ReturnPath[hop_cnt] = this port (path_port).
   typedef struct packed {
     logic       discard;
     logic       local_smp;
@@ -107,7 +95,10 @@ module smi_sq
   // DR send rules of a CA (smi_handle_dr_smp_send, is_switch = 0), then the
   // originator's local check (handle_outgoing_dr_smp: smi_check_local_smp or
   // smi_check_local_returning_smp). hc = 0 with D = 0 is always local.
-  function automatic dr_tx_t dr_send_ca(fields_t f);
+  // Waiver: the rules of a CA read the compare flags, not the whole bytes.
+  /* verilator lint_off UNUSEDSIGNAL */
+  function automatic dr_tx_t dr_send_ca(smi_tx_mad_t f);
+  /* verilator lint_on UNUSEDSIGNAL */
     dr_tx_t     r;
     logic [8:0] hc1;
     logic       perm_dlid;
@@ -133,7 +124,7 @@ module smi_sq
     end else begin
       if (f.hop_cnt != 8'd0 && {1'b0, f.hop_ptr} == hc1) begin
         r.hp_new  = f.hop_cnt;                            // C14-13:1 responder
-        r.discard = !f.rp_port;
+        r.discard = !f.path_port;
       end else if (f.hop_ptr >= 8'd2 && f.hop_ptr <= f.hop_cnt) begin
         r.discard = 1'b1;                                 // C14-13:2 switch only
       end else if (f.hop_ptr == 8'd1) begin
@@ -152,45 +143,18 @@ module smi_sq
     return r;
   endfunction
 
-  smi_tx_state_e state_q, state_d;
-  src_e         sel_q, sel_d;        // source of the current packet
-  src_e         rr_q, rr_d;          // last source granted
-  logic [KW-1:0] k_q, k_d;           // packet beat index
-  logic [23:0]  psn_q, psn_d;
-  fields_t      f_q, f_d, f_cur;
-  logic [7:0]   cls_q, cls_d, cls_cur;   // MAD MgmtClass
-  logic [15:0]  dlid_q, dlid_d;
-  logic [15:0]  slid_q, slid_d;
-  logic [3:0]   sl_q, sl_d;
-  logic         asis_q, asis_d;      // LRH DLID not permissive: no send rules
+  smi_tx_state_e    state;
+  logic [KW-1:0]    k;           // packet beat index
+  logic [DataW-1:0] src_data;    // the selected source's beat
+  logic             take;        // ... is taken
+  logic             start;       // a packet starts, from source grant
+  logic [1:0]       grant;
+  smi_tx_mad_t      f_cur, f_q;  // MAD fields with the current beat, before it
+  logic             asis_q;      // LRH DLID not permissive: no send rules
 
   // ---------------------------------------------------------------------------
-  // Arbitration
+  // Header addressing of the granted source (used in the start cycle)
   // ---------------------------------------------------------------------------
-  logic [2:0] req;
-  logic       grant_any;
-  src_e       grant;
-
-  assign req = {trap_tx_tvalid_i, sm_tx_tvalid_i, sma_tx_tvalid_i};
-
-  // Round robin: the source after the last granted one goes first.
-  always_comb begin
-    src_e order [3];
-    unique case (rr_q)
-      SrcSma:  order = '{SrcSm, SrcTrap, SrcSma};
-      SrcSm:   order = '{SrcTrap, SrcSma, SrcSm};
-      default: order = '{SrcSma, SrcSm, SrcTrap};
-    endcase
-    grant_any = |req;
-    grant     = order[2];
-    if (req[order[1]]) grant = order[1];
-    if (req[order[0]]) grant = order[0];
-  end
-
-  logic start;
-  assign start = (state_q == TxIdle) && grant_any && wr_slot_free_i;
-
-  // Header addressing of the granted source (used in the start cycle).
   logic [15:0] dlid_new;
   logic [15:0] slid_new;
   logic [3:0]  sl_new;
@@ -198,7 +162,7 @@ module smi_sq
 
   always_comb begin
     lmc_mask = 7'(~(8'hFF << port_lmc_i));  // (1 << LMC) - 1, without a carry chain
-    unique case (grant)
+    unique case (src_e'(grant))
       SrcSma: begin
         dlid_new = sma_tx_slid_i;
         slid_new = sma_tx_dlid_i;
@@ -218,106 +182,38 @@ module smi_sq
     endcase
   end
 
-  // ---------------------------------------------------------------------------
-  // Selected source
-  // ---------------------------------------------------------------------------
-  logic [DataW-1:0] src_data;
-  logic             src_valid;
-  logic             src_last;
-
-  always_comb begin
-    unique case (sel_q)
-      SrcSma: begin
-        src_data  = sma_tx_tdata_i;
-        src_valid = sma_tx_tvalid_i;
-        src_last  = sma_tx_tlast_i;
-      end
-      SrcSm: begin
-        src_data  = sm_tx_tdata_i;
-        src_valid = sm_tx_tvalid_i;
-        src_last  = sm_tx_tlast_i;
-      end
-      default: begin
-        src_data  = trap_tx_tdata_i;
-        src_valid = trap_tx_tvalid_i;
-        src_last  = trap_tx_tlast_i;
-      end
-    endcase
-  end
-
-  logic in_mad;
-  logic take;   // a source beat is consumed
-  // A source beat is taken in TxMad (Lag = 1: from the last header beat to
-  // the last MAD beat but one).
-  if (Lag == 0) begin : gen_take_now
-    assign in_mad = (state_q == TxMad);
-  end else begin : gen_take_early
-    assign in_mad = ((state_q == TxMad) && (32'(k_q) < MadEnd - 1)) ||
-                    ((state_q == TxHdr) && (32'(k_q) == HdrBeats - 1));
-  end
-  assign take   = in_mad && src_valid;
-
-  assign sma_tx_tready_o  = in_mad && (sel_q == SrcSma);
-  assign sm_tx_tready_o   = in_mad && (sel_q == SrcSm);
-  assign trap_tx_tready_o = in_mad && (sel_q == SrcTrap);
-
-  // MAD fields including the current source beat. MAD byte m arrives in
-  // lane m % DataB of packet beat HdrBeats + m / DataB - Lag: compare k_q
-  // with a constant. Returns {hit, byte}.
-  function automatic logic [8:0] pick(logic [KW-1:0] k, logic [DataW-1:0] data,
-                                      int unsigned m);
-    int unsigned lane;
-    lane = m % DataB;
-    return {32'(k) == HdrBeats + m / DataB - Lag, data[8*lane +: 8]};
-  endfunction
-
-  logic [KW-1:0] rp_k_q;     // beat and lane of ReturnPath[hop_cnt], from
-  logic [7:0]    rp_lane_q;  // f_q.hop_cnt (MAD byte 7), registered
-
-  always_comb begin
-    logic [8:0] p;
-    f_cur   = f_q;
-    cls_cur = cls_q;
-    p = pick(k_q, src_data, MbMgmtClass);
-    if (p[8]) cls_cur = p[7:0];
-    p = pick(k_q, src_data, MbStatus);
-    if (p[8]) f_cur.dir = p[7];
-    p = pick(k_q, src_data, MbHopPtr);
-    if (p[8]) f_cur.hop_ptr = p[7:0];
-    p = pick(k_q, src_data, MbHopCnt);
-    if (p[8]) f_cur.hop_cnt = p[7:0];
-    p = pick(k_q, src_data, MbDrSlid);
-    if (p[8]) f_cur.dr_slid_ff[1] = &p[7:0];
-    p = pick(k_q, src_data, MbDrSlid + 1);
-    if (p[8]) f_cur.dr_slid_ff[0] = &p[7:0];
-    p = pick(k_q, src_data, MbDrDlid);
-    if (p[8]) f_cur.dr_dlid_ff[1] = &p[7:0];
-    p = pick(k_q, src_data, MbDrDlid + 1);
-    if (p[8]) f_cur.dr_dlid_ff[0] = &p[7:0];
-    p = pick(k_q, src_data, MbInitialPath + 1);
-    if (p[8]) f_cur.ip1_port = p[7:0] == port_num_i;
-    // ReturnPath[hop_cnt]; hop_cnt (MAD byte 7) is in an earlier beat
-    if (k_q == rp_k_q) begin
-      for (int unsigned j = 0; j < DataB; j++) begin
-        if (32'(rp_lane_q) == j) begin
-          f_cur.rp_port = src_data[8*j +: 8] == port_num_i;
-        end
-      end
+  // LID-routed segment: an SM request to a real DLID (head), or a response
+  // to a request that arrived at a real DLID (tail: the response's SLID
+  // field is the request's DLID). A DR-part response goes to the
+  // requester's SLID, which is a real LID when the SM's port has one: not
+  // the test.
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      asis_q <= 1'b0;
+    end else if (start) begin
+      asis_q <= (src_e'(grant) == SrcSma) ? (slid_new != PermissiveLid)
+                                          : (dlid_new != PermissiveLid);
     end
   end
 
+  // ---------------------------------------------------------------------------
+  // MAD fields (shared with sw_smi_sq); the path byte is ReturnPath[hop_cnt]
+  // ---------------------------------------------------------------------------
   logic [8:0] rp_moff;  // MAD offset of ReturnPath[hop_cnt]
   assign rp_moff = 9'(MbReturnPath) + {1'b0, f_q.hop_cnt};
 
-  always_ff @(posedge clk_i) begin
-    if (!rst_ni) begin
-      rp_k_q    <= '1;
-      rp_lane_q <= '0;
-    end else begin
-      rp_k_q    <= KW'(HdrBeats - Lag) + KW'(rp_moff / 9'(DataB));
-      rp_lane_q <= 8'(rp_moff % 9'(DataB));
-    end
-  end
+  smi_tx_fields #(.DataW(DataW)) u_fields (
+    .clk_i,
+    .rst_ni,
+    .k_i         (k),
+    .src_data_i  (src_data),
+    .take_i      (take),
+    .clr_i       (start),
+    .path_moff_i (rp_moff),
+    .cmp_i       (port_num_i),
+    .mad_o       (f_cur),
+    .mad_q_o     (f_q)
+  );
 
   // The new hop pointer written into MAD byte 6, in the few equality tests it
   // needs. It equals dr_send_ca(...).hp_new for every SMP the send rules
@@ -337,10 +233,10 @@ module smi_sq
   // (DataW 64, 128: the pointer goes out from the held bytes), they are in
   // f_q already and the rule runs from registers; at DataW 32 they arrive in
   // the very beat that is rewritten.
-  logic       wr_beat;     // a packet beat goes to the TX buffer (FSM)
+  logic       wr_beat;     // a packet beat goes to the TX buffer
   logic       hp_dr;       // the hop pointer is rewritten: class 0x81, send rules
   logic [7:0] hp_new_cur;
-  assign hp_dr = (cls_cur == ClassSubnDr) && !asis_q;
+  assign hp_dr = (f_cur.mgmt_class == ClassSubnDr) && !asis_q;
   if (HdrBeats + MbHopCnt / DataB - Lag < PbHopPtr / DataB) begin : gen_dr_from_q
     assign hp_new_cur = hp_new_ca(f_q.dir, f_q.hop_ptr, f_q.hop_cnt);
   end else if (DataB == 1) begin : gen_dr_from_src
@@ -359,7 +255,7 @@ module smi_sq
 `ifndef SYNTHESIS
     always_ff @(posedge clk_i) begin
       // the rewrite beat (smi_tx_emit): the hop pointer's, class 0x81
-      if (rst_ni && state_q == TxMad && 32'(k_q) == PbHopPtr && hp_dr && wr_beat) begin
+      if (rst_ni && state == TxMad && 32'(k) == PbHopPtr && hp_dr && wr_beat) begin
         assert (hp_new_cur == hp_new_ca(f_cur.dir, f_cur.hop_ptr, f_cur.hop_cnt))
           else $error("%m: DataW 8 hop pointer rule differs from hp_new_ca");
       end
@@ -370,42 +266,15 @@ module smi_sq
   end
 
   // ---------------------------------------------------------------------------
-  // Output beat: header, realigned MAD, hop pointer rewrite, ICRC (shared
-  // with sw_smi_sq)
-  // ---------------------------------------------------------------------------
-  smi_tx_emit #(.DataW(DataW)) u_emit (
-    .clk_i,
-    .rst_ni,
-    .state_i      (state_q),
-    .k_i          (k_q),
-    .wr_beat_i    (wr_beat),
-    .wr_end_i     (wr_end_o),
-    .dlid_new_i   (dlid_new),
-    .slid_new_i   (slid_new),
-    .sl_new_i     (sl_new),
-    .dlid_i       (dlid_q),
-    .slid_i       (slid_q),
-    .sl_i         (sl_q),
-    .psn_i        (psn_q),
-    .src_data_i   (src_data),
-    .take_i       (take),
-    .hp_dr_i      (hp_dr),
-    .hp_new_i     (hp_new_cur),
-    .beat_o       (wr_data_o)
-  );
-
-  // ---------------------------------------------------------------------------
-  // FSM
+  // The packet's fate at its last beat (wr_ok_o, the events, the PSN step)
   // ---------------------------------------------------------------------------
   logic is_dr;
-
-  assign is_dr = (cls_q == ClassSubnDr);
+  assign is_dr = (f_q.mgmt_class == ClassSubnDr);
 
   // (D ? DrDLID : DrSLID) = 0xFFFF: the send rules apply (MAD bytes 4, 32..35)
   logic own_perm;
   assign own_perm = f_q.dir ? (&f_q.dr_dlid_ff) : (&f_q.dr_slid_ff);
 
-  // The packet's fate at its last beat (wr_ok_o, the events, the PSN step).
   typedef struct packed {
     logic ok;         // written: wr_ok_o, ev_pkt_o, PSN + 1
     logic discard;    // ev_dr_discard_o
@@ -452,16 +321,16 @@ module smi_sq
     end
     assign tail = tail_q;
   end else begin : gen_tail_two
-    fields_t f_rp_ok, f_rp_bad;
-    dr_tx_t  fin_ok, fin_bad;
-    tail_t   tail_ok_q, tail_bad_q;
+    smi_tx_mad_t f_rp_ok, f_rp_bad;
+    dr_tx_t      fin_ok, fin_bad;
+    tail_t       tail_ok_q, tail_bad_q;
     always_comb begin
-      f_rp_ok          = f_q;
-      f_rp_ok.rp_port  = 1'b1;
-      f_rp_bad         = f_q;
-      f_rp_bad.rp_port = 1'b0;
-      fin_ok           = dr_send_ca(f_rp_ok);
-      fin_bad          = dr_send_ca(f_rp_bad);
+      f_rp_ok           = f_q;
+      f_rp_ok.path_port = 1'b1;
+      f_rp_bad          = f_q;
+      f_rp_bad.path_port = 1'b0;
+      fin_ok            = dr_send_ca(f_rp_ok);
+      fin_bad           = dr_send_ca(f_rp_bad);
     end
     always_ff @(posedge clk_i) begin
       if (!rst_ni) begin
@@ -472,144 +341,55 @@ module smi_sq
         tail_bad_q <= tail_of(is_dr, own_perm, asis_q, fin_bad.discard, fin_bad.local_smp);
       end
     end
-    assign tail = f_q.rp_port ? tail_ok_q : tail_bad_q;
+    assign tail = f_q.path_port ? tail_ok_q : tail_bad_q;
     logic unused_fin;  // only the verdicts are used
     assign unused_fin = ^{fin_ok.hp_new, fin_bad.hp_new};
   end
 
-  always_comb begin
-    state_d  = state_q;
-    sel_d    = sel_q;
-    rr_d     = rr_q;
-    k_d      = k_q;
-    psn_d    = psn_q;
-    f_d      = f_q;
-    cls_d    = cls_q;
-    dlid_d   = dlid_q;
-    slid_d   = slid_q;
-    sl_d     = sl_q;
-    asis_d   = asis_q;
-    wr_beat  = 1'b0;
-    wr_end_o = 1'b0;
-    wr_ok_o  = 1'b0;
-    ev_pkt_o        = 1'b0;
-    ev_dr_discard_o = 1'b0;
-    ev_local_o      = 1'b0;
-
-    unique case (state_q)
-      TxIdle: begin
-        if (start) begin
-          wr_beat = 1'b1;
-          sel_d   = grant;
-          rr_d    = grant;
-          dlid_d  = dlid_new;
-          slid_d  = slid_new;
-          sl_d    = sl_new;
-          // LID-routed segment: an SM request to a real DLID (head), or a
-          // response to a request that arrived at a real DLID (tail: the
-          // response's SLID field is the request's DLID). A DR-part
-          // response goes to the requester's SLID, which is a real LID
-          // when the SM's port has one: not the test.
-          asis_d  = (grant == SrcSma) ? (slid_new != PermissiveLid)
-                                      : (dlid_new != PermissiveLid);
-          f_d     = '0;
-          cls_d   = '0;
-          k_d     = KW'(1);
-          state_d = (HdrBeats == 1) ? TxMad : TxHdr;
-        end
-      end
-      TxHdr: begin
-        // Lag = 1: the last header beat waits for the first MAD byte
-        wr_beat = !in_mad || src_valid;
-        if (take) begin
-          f_d   = f_cur;
-          cls_d = cls_cur;
-        end
-        if (wr_beat) begin
-          k_d = k_q + KW'(1);
-          if (32'(k_q) == HdrBeats - 1) begin
-            state_d = TxMad;
-          end
-        end
-      end
-      TxMad: begin
-        // Lag = 1: the last MAD byte is already held
-        if (src_valid || !in_mad) begin
-          wr_beat = 1'b1;
-          if (take) begin
-            f_d   = f_cur;
-            cls_d = cls_cur;
-          end
-          k_d     = k_q + KW'(1);
-          if (32'(k_q) == MadEnd - 1) begin
-            state_d = TxTail;
-          end
-        end
-      end
-      default: if (32'(k_q) < PktBeats - 1) begin  // TxTail, an ICRC beat but the last
-        wr_beat = 1'b1;
-        k_d     = k_q + KW'(1);
-      end else begin  // TxTail
-        wr_beat  = 1'b1;
-        wr_end_o = 1'b1;
-        wr_ok_o         = tail.ok;
-        ev_pkt_o        = tail.ok;
-        ev_dr_discard_o = tail.discard;
-        ev_local_o      = tail.local_smp;
-        if (tail.ok) begin
-          psn_d = psn_q + 24'd1;
-        end
-        k_d     = '0;
-        state_d = TxIdle;
-      end
-    endcase
-  end
-
-  always_ff @(posedge clk_i) begin
-    if (!rst_ni) begin
-      state_q <= TxIdle;
-      sel_q   <= SrcSma;
-      rr_q    <= SrcTrap;   // SMA first after reset
-      k_q     <= '0;
-      psn_q   <= '0;
-      f_q     <= '0;
-      cls_q   <= '0;
-      dlid_q  <= '0;
-      slid_q  <= '0;
-      sl_q    <= '0;
-      asis_q  <= 1'b0;
-    end else begin
-      state_q <= state_d;
-      sel_q   <= sel_d;
-      rr_q    <= rr_d;
-      k_q     <= k_d;
-      psn_q   <= psn_d;
-      f_q     <= f_d;
-      cls_q   <= cls_d;
-      dlid_q  <= dlid_d;
-      slid_q  <= slid_d;
-      sl_q    <= sl_d;
-      asis_q  <= asis_d;
-    end
-  end
-
-  assign wr_valid_o = wr_beat;
-  assign wr_keep_o  = '1;
+  // A CA compares DrSLID/DrDLID and the path byte as flags only; the hop
+  // fields with the current beat only at DataW 32 (8: in the check), the FSM
+  // only in the DataW 8 check.
+  logic [15:0] dlid_unused;  // the LRH DLID: a switch routes by it
+  logic unused_mad;
+  assign unused_mad = ^{dlid_unused, f_cur.dir, f_cur.hop_ptr, f_cur.hop_cnt, f_cur.dr_slid, f_cur.dr_dlid, f_cur.dr_slid_ff, f_cur.dr_dlid_ff,
+                        f_cur.ip1_port, f_cur.path, f_cur.path_port,
+                        f_q.dr_slid, f_q.dr_dlid, f_q.path, state, wr_beat};
 
   // ---------------------------------------------------------------------------
-  // Assertions
+  // Arbitration, send FSM and beats (shared with sw_smi_sq)
   // ---------------------------------------------------------------------------
-`ifndef SYNTHESIS
-  always_ff @(posedge clk_i) begin
-    if (rst_ni && take) begin
-      assert (src_last == (32'(k_q) == MadEnd - 1 - Lag))
-        else $error("%m: source MAD of other than %0d beats", MadBeats);
-    end
-    if (rst_ni && wr_end_o) begin
-      assert (32'(k_q) == PktBeats - 1)
-        else $error("%m: packet of other than %0d beats", PktBeats);
-    end
-  end
-`endif
+  smi_tx_ctrl #(.DataW(DataW), .NumSrc(3)) u_ctrl (
+    .clk_i,
+    .rst_ni,
+    .src_tdata_i     ({trap_tx_tdata_i, sm_tx_tdata_i, sma_tx_tdata_i}),
+    .src_tvalid_i    ({trap_tx_tvalid_i, sm_tx_tvalid_i, sma_tx_tvalid_i}),
+    .src_tlast_i     ({trap_tx_tlast_i, sm_tx_tlast_i, sma_tx_tlast_i}),
+    .src_tready_o    ({trap_tx_tready_o, sm_tx_tready_o, sma_tx_tready_o}),
+    .start_o         (start),
+    .grant_o         (grant),
+    .dlid_new_i      (dlid_new),
+    .slid_new_i      (slid_new),
+    .sl_new_i        (sl_new),
+    .state_o         (state),
+    .k_o             (k),
+    .dlid_o          (dlid_unused),
+    .src_data_o      (src_data),
+    .take_o          (take),
+    .hp_dr_i         (hp_dr),
+    .hp_new_i        (hp_new_cur),
+    .tail_ok_i       (tail.ok),
+    .tail_discard_i  (tail.discard),
+    .tail_local_i    (tail.local_smp),
+    .wr_valid_o,
+    .wr_data_o,
+    .wr_keep_o,
+    .wr_end_o,
+    .wr_ok_o,
+    .wr_slot_free_i,
+    .ev_pkt_o,
+    .ev_dr_discard_o,
+    .ev_local_o
+  );
+  assign wr_beat = wr_valid_o;
 
 endmodule

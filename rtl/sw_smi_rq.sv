@@ -1,11 +1,10 @@
 // sw_smi_rq: SMI receive engine of a switch's port 0 (ib_switch_top). The
-// same datapath as smi_rq (header pick-up: smi_rx_fields, ICRC residue:
-// smi_icrc_chk, validation, MAD realigned into the RX ib_pkt_fifo:
-// smi_mad_align, wr_end_o with the tlast beat), for packets that
-// reach port 0 through the crossbar: port_num_i is the ingress port P and
-// port_state_i its PortState (both stable for the whole packet), the LID
-// check is against the port-0 LID without LMC, and the directed-route rules
-// are those of a switch (ibspec §5, is_switch = 1, N = num_ports_i) plus the
+// same datapath as smi_rq (header pick-up, ICRC residue, header checks, MAD
+// realigned into the RX ib_pkt_fifo, wr_end_o with the tlast beat:
+// smi_rx_core), for packets that reach port 0 through the crossbar:
+// port_num_i is the ingress port P and port_state_i its PortState (both
+// stable for the whole packet), the LID check is against the port-0 LID
+// without LMC, and the directed-route rules are those of a switch (ibspec §5, is_switch = 1, N = num_ports_i) plus the
 // LID-routed segment rows of docs/fabric.md. The disposition is carried in
 // the meta (sw_rx_meta_t): deliver to the SMA/SM (to_sm rule as smi_rq), or
 // forward through the send engine (fwd; by the path, or by the LFT with the
@@ -51,54 +50,67 @@ module sw_smi_rq
 
   localparam int unsigned RpPos = MadOffset + MbReturnPath;  // ReturnPath[0]
 
+  // the directed-route result (dr_recv_sw, below)
+  typedef struct packed {
+    logic       discard;
+    logic       fwd;
+    logic       fwd_lft;
+    logic [7:0] hp_new;
+    logic       rp_we;
+    logic [5:0] rp_idx;
+  } dr_rx_t;
+
   // ---------------------------------------------------------------------------
-  // Header fields, ICRC, MAD realignment (shared with smi_rq)
+  // Header fields, ICRC, MAD realignment, header checks, verdict (shared with
+  // smi_rq)
   // ---------------------------------------------------------------------------
-  smi_rx_hdr_t          f_q;       // header fields taken so far
-  logic [SmiRxPosW-1:0] pos_q;     // packet byte offset of the current beat
-  logic [SmiRxPosW-1:0] pos_next;  // and of the next one
-  logic                 icrc_ok;   // residue check, from registers
+  smi_rx_hdr_t          f_q;        // header fields taken so far
+  logic [SmiRxPosW-1:0] pos_q;      // packet byte offset of the current beat
+  logic                 is_dr;      // class 0x81, registered
+  smi_rx_meta_t         meta_base;  // the meta a CA's would be
+  dr_rx_t               dr;         // DR rules, at tlast (below)
 
-  smi_rx_fields #(.DataW(DataW)) u_fields (
+  smi_rx_core #(.DataW(DataW)) u_core (
     .clk_i,
     .rst_ni,
-    .tdata_i    (vl15_tdata_i),
-    .tkeep_i    (vl15_tkeep_i),
-    .tvalid_i   (vl15_tvalid_i),
-    .tlast_i    (vl15_tlast_i),
-    .rp_cmp_i   (port_num_i),
-    .hdr_o      (f_q),
-    .pos_o      (pos_q),
-    .pos_next_o (pos_next)
-  );
-
-  smi_icrc_chk #(.DataW(DataW)) u_icrc (
-    .clk_i,
-    .rst_ni,
-    .tdata_i    (vl15_tdata_i),
-    .tvalid_i   (vl15_tvalid_i),
-    .pos_next_i (pos_next),
-    .icrc_ok_o  (icrc_ok)
-  );
-
-  smi_mad_align #(.DataW(DataW)) u_align (
-    .clk_i,
-    .rst_ni,
-    .tdata_i    (vl15_tdata_i),
-    .tvalid_i   (vl15_tvalid_i),
-    .pos_next_i (pos_next),
+    .vl15_tdata_i,
+    .vl15_tkeep_i,
+    .vl15_tvalid_i,
+    .vl15_tlast_i,
+    .vl15_tuser_i,
+    .port_lid_i,
+    .port_state_i,
+    .port_num_i,
+    .hdr_o          (f_q),
+    .pos_o          (pos_q),
+    .is_dr_o        (is_dr),
+    .dlid_mine_i    (f_q.dlid == port_lid_i),  // no LMC
+    .icrc_chk_i     ((f_q.lnh == LnhIbaLocal) && (&f_q.pktlen_ok)),
+    .dr_discard_i   (dr.discard),
+    .dr_hp_new_i    (dr.hp_new),
+    .dr_rp_we_i     (dr.rp_we),
+    .dr_rp_idx_i    (dr.rp_idx),
     .wr_valid_o,
-    .wr_data_o
+    .wr_data_o,
+    .wr_keep_o,
+    .wr_end_o,
+    .wr_ok_o,
+    .wr_meta_o      (meta_base),
+    .ev_port_down_o,
+    .ev_icrc_err_o,
+    .ev_bad_hdr_o,
+    .ev_lid_err_o,
+    .ev_dr_discard_o
   );
 
   // The DR rules compare the ReturnPath[hop_cnt] byte with port_num_i at
   // tlast, and take DrSLID/DrDLID whole (the LID-routed segments' LRH
-  // addresses): the compare flags are a CA's.
+  // addresses): the compare flags are a CA's. The header checks and the meta
+  // read the other fields in smi_rx_core.
   logic unused_hdr;
-  assign unused_hdr = ^{f_q.rp_port, f_q.dr_slid_ff, f_q.dr_dlid_ff};
-
-  logic last;
-  assign last = vl15_tvalid_i & vl15_tlast_i;
+  assign unused_hdr = ^{f_q.rp_port, f_q.dr_slid_ff, f_q.dr_dlid_ff,
+                        f_q.sl, f_q.slid, f_q.opcode_ok, f_q.tver_ok, f_q.destqp_zero,
+                        f_q.base_ver_ok, f_q.mgmt_class, f_q.method, f_q.attr_sminfo};
 
   // ---------------------------------------------------------------------------
   // The next path entry (switch only): D=0 InitialPath[hop_ptr+1], D=1
@@ -136,8 +148,6 @@ module sw_smi_rq
     end
   end
 
-  assign wr_keep_o  = '1;
-
   // ---------------------------------------------------------------------------
   // Checks and directed-route receive processing (evaluated at tlast; every
   // field and the whole ICRC lie in earlier beats of a 290-byte packet)
@@ -149,15 +159,6 @@ module sw_smi_rq
   //   fwd:     to the send engine, which runs the send rules of a switch and
   //            sends by the path (fwd_lft = 0, LRH 0xFFFF/0xFFFF) or by the
   //            LFT (fwd_lft = 1, LRH DLID = DrDLID (D=0) / DrSLID (D=1)).
-  typedef struct packed {
-    logic       discard;
-    logic       fwd;
-    logic       fwd_lft;
-    logic [7:0] hp_new;
-    logic       rp_we;
-    logic [5:0] rp_idx;
-  } dr_rx_t;
-
   function automatic dr_rx_t dr_recv_sw(logic dir, logic [7:0] hp, logic [7:0] hc,
                                         logic dr_slid_perm, logic dr_dlid_perm,
                                         logic lid_routed, logic [7:0] rp_hc,
@@ -233,107 +234,24 @@ module sw_smi_rq
     return r;
   endfunction
 
-  // Header checks from fields at packet bytes <= 63, computed a cycle ahead
-  // of tlast and registered (the port configuration is stable per packet).
-  typedef struct packed {
-    logic   is_dr_class;
-    logic   err_hdr;
-    logic   err_lid;
-    logic   to_sm;
-  } chk_t;
-
-  chk_t        chk_d, chk_q;
-  logic        err_down;
-  logic        err_icrc;
-  logic        err_dr;
-  dr_rx_t      dr;
-
-  always_comb begin
-    logic is_lid_class;
-    logic dlid_mine;
-    is_lid_class      = (f_q.mgmt_class == ClassSubnLid);
-    chk_d.is_dr_class = (f_q.mgmt_class == ClassSubnDr);
-    dlid_mine         = (f_q.dlid == port_lid_i);
-    chk_d.err_hdr = (f_q.lnh != LnhIbaLocal) || !f_q.opcode_ok ||
-                    !f_q.tver_ok || !(&f_q.destqp_zero) ||
-                    !(&f_q.pktlen_ok) || !f_q.base_ver_ok ||
-                    !(is_lid_class || chk_d.is_dr_class);
-    chk_d.err_lid = is_lid_class ? (!dlid_mine || port_lid_i == 16'd0 ||
-                                    f_q.slid == PermissiveLid)
-                                 : (f_q.dlid != PermissiveLid && !dlid_mine);
-    chk_d.to_sm   = f_q.method[7] || (f_q.method == MethodTrap) ||
-                    ((&f_q.attr_sminfo) &&
-                     (f_q.method == MethodGet || f_q.method == MethodSet));
-  end
-
-  always_ff @(posedge clk_i) begin
-    if (!rst_ni) begin
-      chk_q <= '0;
-    end else begin
-      chk_q <= chk_d;
-    end
-  end
-
   always_comb begin
     dr = dr_recv_sw(f_q.dir, f_q.hop_ptr, f_q.hop_cnt,
                     f_q.dr_slid == PermissiveLid, f_q.dr_dlid == PermissiveLid,
                     f_q.dlid != PermissiveLid, f_q.rp_hc, path_nx_q,
                     port_num_i, num_ports_i);
-    err_down = (port_state_i == PortStateDown);
-    err_icrc = (f_q.lnh == LnhIbaLocal) && (&f_q.pktlen_ok) && !icrc_ok;
-    err_dr   = chk_q.is_dr_class && dr.discard;
   end
-
-  logic good_link;
-  assign good_link = last && !vl15_tuser_i;
-
-  assign ev_port_down_o  = good_link && err_down;
-  assign ev_icrc_err_o   = good_link && !err_down && err_icrc;
-  assign ev_bad_hdr_o    = good_link && !err_down && !err_icrc && chk_q.err_hdr;
-  assign ev_lid_err_o    = good_link && !err_down && !err_icrc && !chk_q.err_hdr && chk_q.err_lid;
-  assign ev_dr_discard_o = good_link && !err_down && !err_icrc && !chk_q.err_hdr &&
-                           !chk_q.err_lid && err_dr;
-
-  assign wr_end_o = last;
-  assign wr_ok_o  = good_link &&
-                    !(err_down || err_icrc || chk_q.err_hdr || chk_q.err_lid || err_dr);
 
   always_comb begin
-    wr_meta_o                 = '0;
-    wr_meta_o.base.slid       = f_q.slid;
-    wr_meta_o.base.dlid       = f_q.dlid;
-    wr_meta_o.base.sl         = f_q.sl;
-    wr_meta_o.base.port       = port_num_i;
-    wr_meta_o.base.mgmt_class = f_q.mgmt_class;
-    wr_meta_o.base.to_sm      = chk_q.to_sm;
-    if (chk_q.is_dr_class) begin
-      wr_meta_o.base.hop_ptr = dr.hp_new[6:0];
-      wr_meta_o.base.hop_cnt = f_q.hop_cnt[6:0];
-      wr_meta_o.base.rp_we   = dr.rp_we;
-      wr_meta_o.base.rp_idx  = dr.rp_idx;
-      wr_meta_o.base.rp_val  = port_num_i;
-      wr_meta_o.fwd          = dr.fwd;
-      wr_meta_o.fwd_lft      = dr.fwd_lft;
-      wr_meta_o.fwd_dlid     = !dr.fwd_lft ? PermissiveLid
-                             : f_q.dir ? f_q.dr_slid : f_q.dr_dlid;
-      wr_meta_o.fwd_slid     = !dr.fwd_lft ? PermissiveLid
-                             : (port_lid_i == 16'd0) ? PermissiveLid : port_lid_i;
+    wr_meta_o      = '0;
+    wr_meta_o.base = meta_base;
+    if (is_dr) begin
+      wr_meta_o.fwd      = dr.fwd;
+      wr_meta_o.fwd_lft  = dr.fwd_lft;
+      wr_meta_o.fwd_dlid = !dr.fwd_lft ? PermissiveLid
+                         : f_q.dir ? f_q.dr_slid : f_q.dr_dlid;
+      wr_meta_o.fwd_slid = !dr.fwd_lft ? PermissiveLid
+                         : (port_lid_i == 16'd0) ? PermissiveLid : port_lid_i;
     end
   end
-
-  // ---------------------------------------------------------------------------
-  // Assertions
-  // ---------------------------------------------------------------------------
-`ifndef SYNTHESIS
-  always_ff @(posedge clk_i) begin
-    if (rst_ni) begin
-      if (wr_ok_o) begin
-        // DR only: a LID-routed SMP's hop pointer is any byte, unused.
-        assert (!chk_q.is_dr_class || (dr.hp_new < 8'd128 && f_q.hop_cnt < 8'd64))
-          else $error("%m: accepted DR SMP with out-of-range hop fields");
-      end
-    end
-  end
-`endif
 
 endmodule

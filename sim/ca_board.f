@@ -12,12 +12,15 @@ rtl/ib_port_regs.sv
 rtl/smi_rx_fields.sv
 rtl/smi_icrc_chk.sv
 rtl/smi_mad_align.sv
+rtl/smi_rx_core.sv
 rtl/smi_rq.sv
 rtl/gsi_rx_check.sv
 rtl/pkey_regs.sv
 rtl/smi_rx_dispatch.sv
 rtl/smi_mkey_chk.sv
 rtl/smi_tx_emit.sv
+rtl/smi_tx_fields.sv
+rtl/smi_tx_ctrl.sv
 rtl/smi_sq.sv
 rtl/ib_ca_top.sv
 rtl/fpga/ib_uart_pkg.sv

@@ -9,8 +9,11 @@ rtl/smi_mkey_chk.sv
 rtl/smi_rx_fields.sv
 rtl/smi_icrc_chk.sv
 rtl/smi_mad_align.sv
+rtl/smi_rx_core.sv
 rtl/sw_smi_rq.sv
 rtl/smi_tx_emit.sv
+rtl/smi_tx_fields.sv
+rtl/smi_tx_ctrl.sv
 rtl/sw_smi_sq.sv
 rtl/sw_regs.sv
 rtl/sw_rr_pick.sv
