@@ -1199,15 +1199,10 @@ pub fn serve_file(
     if let Some((path, lt)) = pcap {
         // Written as the run goes: readable whenever the server stops.
         eprintln!(
-            "vl15 serve: every packet on every link goes to {}",
-            path.display()
+            "vl15 serve: every packet on every link goes to {}{}",
+            path.display(),
+            crate::proto::pcap::read_hint(&path, lt)
         );
-        if lt == crate::proto::pcap::LinkType::User0 {
-            eprintln!(
-                "  read it with: {}",
-                crate::proto::pcap::tshark_command(&path)
-            );
-        }
     }
     server.run()
 }

@@ -30,16 +30,17 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 
 use crate::check::refmodel::ca::{CaModel, PortConfig, RxEnv, RxOut, TxIn, TxOut, TxSource};
 use crate::check::refmodel::{Ctr, CtrDelta, NUM_CTRS};
 use crate::model::device::{AddressHandle, CaPort, CaPortModel, HostAgent, SmiMeta, Tap, TxPortIn};
 use crate::model::regmap::reg;
-use crate::model::stream::{beat_bytes, PacketAssembler, Received};
+use crate::model::stream::{beat_bytes, Received};
+use crate::model::trace::PortLog;
 use crate::proto::mad::Mad;
 use crate::proto::packet::consts::*;
-use crate::proto::pcap::{port_name, Direction, TraceFile};
+use crate::proto::pcap::{port_name, TraceFile};
 
 /// Cycles after an SMP's last wire beat by which the RTL has decided whether
 /// the VL15 RX buffer had room for it (the link RX register stage, the SMI
@@ -1050,16 +1051,7 @@ pub struct CaBench {
     pub sb: Scoreboard,
     /// Every packet through the port's wire, as a pcapng trace
     /// ([`CaBench::log_wire`]).
-    log: Option<WireLog>,
-}
-
-/// A port's wire as a pcapng trace: interface name, the packets being
-/// gathered in each direction.
-struct WireLog {
-    file: TraceFile,
-    name: String,
-    rx: PacketAssembler,
-    tx: PacketAssembler,
+    log: Option<(TraceFile, PortLog)>,
 }
 
 impl CaBench {
@@ -1084,17 +1076,13 @@ impl CaBench {
     /// Write every packet into and out of the port's wire from now on into
     /// `file`, on interface `<prefix>ca[<port>]`.
     pub fn log_wire(&mut self, file: TraceFile, prefix: &str) {
-        self.log = Some(WireLog {
-            file,
-            name: port_name(&format!("{prefix}ca"), self.port.port_num()),
-            rx: PacketAssembler::default(),
-            tx: PacketAssembler::default(),
-        });
+        let name = port_name(&format!("{prefix}ca"), self.port.port_num());
+        self.log = Some((file, PortLog::new(name)));
     }
 
     /// The wire log, once the run is over.
     pub fn take_wire_log(&mut self) -> Option<TraceFile> {
-        self.log.take().map(|l| l.file)
+        self.log.take().map(|(f, _)| f)
     }
 
     pub fn cycle(&self) -> u64 {
@@ -1193,16 +1181,8 @@ impl CaBench {
     /// the port again.
     pub fn reset(&mut self, cycles: u32) -> Result<()> {
         // What the wire carried of packets the reset cuts off.
-        if let Some(l) = self.log.as_mut() {
-            let cut = [
-                l.rx.cut().map(|p| (Direction::Inbound, p)),
-                l.tx.cut().map(|p| (Direction::Outbound, p)),
-            ];
-            for (dir, (first, bytes)) in cut.into_iter().flatten() {
-                l.file
-                    .packet(&l.name, dir, first, &bytes)
-                    .context("the --pcap trace")?;
-            }
+        if let Some((file, l)) = self.log.as_mut() {
+            l.cut(file)?;
         }
         let cut = self.port.reset(cycles)?;
         if let Some(t) = self.port.tap.as_mut() {
@@ -1220,27 +1200,16 @@ impl CaBench {
     /// One clock cycle reading register `addr`; returns its value.
     pub fn step_read(&mut self, addr: u8) -> Result<u32> {
         let v = self.port.step(None, addr)?;
-        if let Some(l) = self.log.as_mut() {
-            let now = self.port.cycle.saturating_sub(1);
-            let mut done = Vec::new();
-            if self.port.link_up {
-                if let Some((b, _)) = self.port.rx_beat {
-                    done.extend(l.rx.beat(now, &b).map(|p| (Direction::Inbound, p)));
-                }
-                if let Some(b) = self.port.tx_beat {
-                    done.extend(l.tx.beat(now, &b).map(|p| (Direction::Outbound, p)));
-                }
-            } else {
-                // No carrier: nothing is on the wire; what it carried of a
-                // packet before the link went down is what it carried.
-                done.extend(l.rx.cut().map(|p| (Direction::Inbound, p)));
-                done.extend(l.tx.cut().map(|p| (Direction::Outbound, p)));
-            }
-            for (dir, (first, bytes)) in done {
-                l.file
-                    .packet(&l.name, dir, first, &bytes)
-                    .context("the --pcap trace")?;
-            }
+        if let Some((file, l)) = self.log.as_mut() {
+            let p = &self.port;
+            let rx = p.rx_beat.as_ref().map(|(b, _)| b);
+            l.cycle(
+                file,
+                p.cycle.saturating_sub(1),
+                p.link_up,
+                rx,
+                p.tx_beat.as_ref(),
+            )?;
         }
         self.sb.observe(&mut self.port);
         // the scoreboard has copies (the tap); nobody else reads these

@@ -26,7 +26,7 @@ use crate::model::dut::{ca_mp_kind, CaTopDut, Dut};
 use crate::model::fabric::TraceEntry;
 use crate::model::node_hw::{HwWrite, KeyViolation, NodeAgent, NodeHw};
 use crate::model::regmap::{mpreg, swreg};
-use crate::model::stream::{Beat, Pattern, Sink, Source};
+use crate::model::stream::{Beat, PacketAssembler, Pattern, Sink, Source};
 use crate::model::trace::Waves;
 use crate::proto::mad::{self, Mad};
 use crate::proto::packet::consts::CLASS_SUBN_LID;
@@ -135,15 +135,11 @@ pub struct Link {
     pipe: [VecDeque<(u64, Beat)>; 2],
     /// A packet has started and not ended on the wire, per direction.
     in_packet: [bool; 2],
-    /// Trace: bytes of the packet being sent in each direction, and the
-    /// cycle of its first beat.
-    cur: [Vec<u8>; 2],
-    first: [u64; 2],
+    /// Trace and wire log: the packet being sent in each direction.
+    sent: [PacketAssembler; 2],
     label: [String; 2],
-    /// Wire log: bytes of the packet arriving in each direction, and the
-    /// cycle of its first beat there.
-    rcur: [Vec<u8>; 2],
-    rfirst: [u64; 2],
+    /// Wire log: the packet arriving in each direction.
+    arriving: [PacketAssembler; 2],
 }
 
 impl Link {
@@ -157,11 +153,9 @@ impl Link {
             retrain_until: 0,
             pipe: [VecDeque::new(), VecDeque::new()],
             in_packet: [false; 2],
-            cur: [Vec::new(), Vec::new()],
-            first: [0, 0],
+            sent: Default::default(),
             label: [label(0, 1), label(1, 0)],
-            rcur: [Vec::new(), Vec::new()],
-            rfirst: [0, 0],
+            arriving: Default::default(),
         }
     }
 
@@ -908,8 +902,8 @@ impl<S: NodeAgent> Net<S> {
         for dir in 0..2 {
             self.stats.beats_lost += link.pipe[dir].len() as u64;
             link.pipe[dir].clear();
-            link.cur[dir].clear();
-            link.rcur[dir].clear();
+            link.sent[dir] = PacketAssembler::default();
+            link.arriving[dir] = PacketAssembler::default();
             link.in_packet[dir] = false;
         }
     }
@@ -1294,17 +1288,8 @@ impl<S: NodeAgent> Net<S> {
                     pi.rx_tvalid = true;
                     pi.rx_tlast = b.last;
                     if self.wire_log.is_some() {
-                        let r = 1 - dir;
-                        if link.rcur[r].is_empty() {
-                            link.rfirst[r] = now;
-                        }
-                        link.rcur[r].extend(b.bytes());
-                        if b.last {
-                            arrived.push((
-                                p as u8 + 1,
-                                link.rfirst[r],
-                                std::mem::take(&mut link.rcur[r]),
-                            ));
+                        if let Some((first, bytes)) = link.arriving[1 - dir].beat(now, &b) {
+                            arrived.push((p as u8 + 1, first, bytes));
                         }
                     }
                 }
@@ -1611,12 +1596,7 @@ impl<S: NodeAgent> Net<S> {
             self.stats.beats += 1;
             let other = link.ends[1 - dir].0;
             if self.opts.trace || self.wire_log.is_some() {
-                if link.cur[dir].is_empty() {
-                    link.first[dir] = now;
-                }
-                link.cur[dir].extend(b.bytes());
-                if b.last {
-                    let (first, bytes) = (link.first[dir], std::mem::take(&mut link.cur[dir]));
+                if let Some((first, bytes)) = link.sent[dir].beat(now, &b) {
                     if self.opts.trace {
                         self.trace.push(TraceEntry {
                             cycle: first,

@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use crate::model::fabric::TraceEntry;
+use crate::model::stream::{Beat, PacketAssembler};
 use crate::proto::decode::decode_line;
-use crate::proto::pcap::{self, LinkType, PcapRecord};
+use crate::proto::pcap::{self, Direction, LinkType, PcapRecord, TraceFile};
 
 /// The text form of a trace: one decoded line per packet, in cycle order.
 pub fn text(trace: &[TraceEntry]) -> String {
@@ -104,5 +105,68 @@ impl Waves {
             s.push_str(&format!("\n  {name}: {}", path.display()));
         }
         s
+    }
+}
+
+/// A packet gathered from the wire: the cycle of its first beat, its bytes.
+type Packet = (u64, Vec<u8>);
+
+/// One port's wire in a pcapng trace, beat by beat: the packets gathered
+/// in each direction, written on interface `name` as they end.
+#[derive(Debug, Clone)]
+pub struct PortLog {
+    pub name: String,
+    rx: PacketAssembler,
+    tx: PacketAssembler,
+}
+
+impl PortLog {
+    pub fn new(name: String) -> Self {
+        PortLog {
+            name,
+            rx: PacketAssembler::default(),
+            tx: PacketAssembler::default(),
+        }
+    }
+
+    /// The beats that crossed the wire at cycle `now` into (`rx`) and out
+    /// of (`tx`) the port. With the link down nothing is on the wire:
+    /// what it carried of a packet before is written as it is.
+    pub fn cycle(
+        &mut self,
+        file: &mut TraceFile,
+        now: u64,
+        link_up: bool,
+        rx: Option<&Beat>,
+        tx: Option<&Beat>,
+    ) -> Result<()> {
+        if !link_up {
+            return self.cut(file);
+        }
+        let done = [
+            rx.and_then(|b| self.rx.beat(now, b))
+                .map(|p| (Direction::Inbound, p)),
+            tx.and_then(|b| self.tx.beat(now, b))
+                .map(|p| (Direction::Outbound, p)),
+        ];
+        self.write(file, done)
+    }
+
+    /// Write what the wire carried of packets that will not end (the link
+    /// went down, the port was reset).
+    pub fn cut(&mut self, file: &mut TraceFile) -> Result<()> {
+        let done = [
+            self.rx.cut().map(|p| (Direction::Inbound, p)),
+            self.tx.cut().map(|p| (Direction::Outbound, p)),
+        ];
+        self.write(file, done)
+    }
+
+    fn write(&self, file: &mut TraceFile, done: [Option<(Direction, Packet)>; 2]) -> Result<()> {
+        for (dir, (first, bytes)) in done.into_iter().flatten() {
+            file.packet(&self.name, dir, first, &bytes)
+                .context("the --pcap trace")?;
+        }
+        Ok(())
     }
 }

@@ -474,10 +474,17 @@ impl TraceFile {
             self.ifaces.len(),
             self.path.display()
         );
-        if self.link_type == LinkType::User0 {
-            s.push_str(&format!("\n  read it with: {}", tshark_command(&self.path)));
-        }
+        s.push_str(&read_hint(&self.path, self.link_type));
         s
+    }
+}
+
+/// How to read a trace at `path` of link type `lt`: the line with the
+/// tshark command for USER0 ("" for INFINIBAND, which needs no mapping).
+pub fn read_hint(path: &Path, lt: LinkType) -> String {
+    match lt {
+        LinkType::User0 => format!("\n  read it with: {}", tshark_command(path)),
+        LinkType::Infiniband => String::new(),
     }
 }
 

@@ -9,11 +9,10 @@ use vl15_bindings::dev::{Dev, DevIn, DevKind, DevOut, PortIn, PortOut};
 use crate::model::device::SmiMeta;
 use crate::model::dut::Dut;
 use crate::model::regmap::swreg;
-use crate::model::stream::{
-    beat_bytes, to_beats, Beat, Gate, PacketAssembler, Pattern, Rng, Sink, Source,
-};
+use crate::model::stream::{beat_bytes, to_beats, Beat, Gate, Pattern, Rng, Sink, Source};
+use crate::model::trace::PortLog;
 use crate::proto::mad::{self, Mad};
-use crate::proto::pcap::{port_name, Direction, TraceFile};
+use crate::proto::pcap::{port_name, TraceFile};
 
 use super::*;
 
@@ -164,14 +163,8 @@ pub struct Bench {
     pub corrupt_next: bool,
     tid: u64,
     /// Every packet on the external ports' wires as a pcapng trace
-    /// ([`Bench::log_wire`]): the file, the interface name prefix, and the
-    /// packets being gathered into and out of each port.
-    wire_log: Option<(
-        TraceFile,
-        String,
-        Vec<PacketAssembler>,
-        Vec<PacketAssembler>,
-    )>,
+    /// ([`Bench::log_wire`]): the file and each port's log.
+    wire_log: Option<(TraceFile, Vec<PortLog>)>,
 }
 
 const LOG_MAX: usize = 20;
@@ -249,13 +242,10 @@ impl Bench {
     /// Write every packet into and out of the external ports from now on
     /// into `file`, on interfaces `<prefix>switch[<port>]`.
     pub fn log_wire(&mut self, file: TraceFile, prefix: &str) {
-        let n = self.pin.len();
-        self.wire_log = Some((
-            file,
-            format!("{prefix}switch"),
-            vec![PacketAssembler::default(); n],
-            vec![PacketAssembler::default(); n],
-        ));
+        let ports = (1..=self.pin.len() as u8)
+            .map(|p| PortLog::new(port_name(&format!("{prefix}switch"), p)))
+            .collect();
+        self.wire_log = Some((file, ports));
     }
 
     /// The wire log, once the run is over.
@@ -265,38 +255,22 @@ impl Bench {
 
     /// Log this cycle's wire beats (inputs as driven, outputs as taken).
     fn log_cycle(&mut self, now: u64) -> Result<()> {
-        let Some((file, name, rx, tx)) = self.wire_log.as_mut() else {
+        let Some((file, ports)) = self.wire_log.as_mut() else {
             return Ok(());
         };
-        for i in 0..self.pin.len() {
+        for (i, log) in ports.iter_mut().enumerate() {
             let (pi, po) = (&self.pin[i], &self.pout[i]);
-            let mut done = Vec::new();
-            if !pi.link_up {
-                // No carrier: nothing is on the wire; what it carried of a
-                // packet before the link went down is what it carried.
-                done.extend(rx[i].cut().map(|p| (Direction::Inbound, p)));
-                done.extend(tx[i].cut().map(|p| (Direction::Outbound, p)));
-            } else if pi.rx_tvalid {
-                let b = Beat {
-                    data: pi.rx_tdata,
-                    keep: pi.rx_tkeep,
-                    last: pi.rx_tlast,
-                };
-                done.extend(rx[i].beat(now, &b).map(|p| (Direction::Inbound, p)));
-            }
-            if pi.link_up && po.tx_tvalid && pi.tx_tready {
-                let b = Beat {
-                    data: po.tx_tdata,
-                    keep: po.tx_tkeep,
-                    last: po.tx_tlast,
-                };
-                done.extend(tx[i].beat(now, &b).map(|p| (Direction::Outbound, p)));
-            }
-            let iface = port_name(name, i as u8 + 1);
-            for (dir, (first, bytes)) in done {
-                file.packet(&iface, dir, first, &bytes)
-                    .context("the --pcap trace")?;
-            }
+            let rx = pi.rx_tvalid.then_some(Beat {
+                data: pi.rx_tdata,
+                keep: pi.rx_tkeep,
+                last: pi.rx_tlast,
+            });
+            let tx = (po.tx_tvalid && pi.tx_tready).then_some(Beat {
+                data: po.tx_tdata,
+                keep: po.tx_tkeep,
+                last: po.tx_tlast,
+            });
+            log.cycle(file, now, pi.link_up, rx.as_ref(), tx.as_ref())?;
         }
         Ok(())
     }
