@@ -43,7 +43,7 @@ fn hca2_over_hca1(o: &SimOptions) -> (Net, Vec<SubnetManager>, Summary) {
 }
 
 fn port_guid(net: &Net, sm: &SubnetManager) -> u64 {
-    net.devs[sm.dev].sma.identity().port_guid(sm.port)
+    net.devs[sm.dev].agent().identity().port_guid(sm.port)
 }
 
 fn logs(sms: &[SubnetManager]) -> String {

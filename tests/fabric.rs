@@ -586,8 +586,8 @@ fn vl15_overtakes_queued_data_at_a_congested_output_at(w: u32) {
     net.sm_post(a, AddressHandle::lid_routed(3), &req).unwrap();
     net.run_until_idle(200_000).unwrap();
     assert!(net.devs[a].sm.as_ref().unwrap().has_response(tid));
-    let vl = |e: &vl15::model::fabric::TraceEntry| e.bytes[0] >> 4;
-    let tag = |e: &vl15::model::fabric::TraceEntry| e.bytes[19];
+    let vl = |e: &vl15::model::trace::TraceEntry| e.bytes[0] >> 4;
+    let tag = |e: &vl15::model::trace::TraceEntry| e.bytes[19];
     // When the SMP arrived at S1 (its last beat), which data packets were
     // already wholly in S1's input buffers?
     let smp_in = net
@@ -603,7 +603,7 @@ fn vl15_overtakes_queued_data_at_a_congested_output_at(w: u32) {
         .filter(|e| vl(e) == 0 && e.cycle + (e.bytes.len() as u64).div_ceil(bb) + 4 <= smp_arrival)
         .map(tag)
         .collect();
-    let mut out: Vec<&vl15::model::fabric::TraceEntry> = net
+    let mut out: Vec<&vl15::model::trace::TraceEntry> = net
         .trace
         .iter()
         .filter(|e| e.dir == "S1[3]>S2[1]")

@@ -77,8 +77,7 @@ fn soak_multiport_ca_ports() {
 /// carry port 2. A model that believes it is port 1 is caught.
 #[test]
 fn multiport_ca_port_number_reaches_the_sma() {
-    let port = CaPortModel::Mp { nports: 2, port: 2 }.port(64).unwrap();
-    let mut b = CaBench::on(port).expect("bench");
+    let mut b = CaBench::on(CaPortModel::Mp { nports: 2, port: 2 }, 64).expect("bench");
     b.configure(
         PortConfig {
             port_num: 2,
@@ -96,8 +95,7 @@ fn multiport_ca_port_number_reaches_the_sma() {
     let (meta, _, _) = b.sb.requests.front().expect("the SMA got the request");
     assert_eq!(meta.port, 2);
 
-    let port = CaPortModel::Mp { nports: 2, port: 2 }.port(64).unwrap();
-    let mut b = CaBench::on(port).expect("bench");
+    let mut b = CaBench::on(CaPortModel::Mp { nports: 2, port: 2 }, 64).expect("bench");
     b.configure(cfg(), 4).expect("configure");
     b.sb.model.cfg.port_num = 1;
     b.inject(&g.good_packet(faults::Good::LidGet).to_bytes(), "good");
@@ -117,7 +115,7 @@ fn multiport_ca_port_models_that_are_not_built_are_refused() {
         (2, 1, 32, "32"),
     ] {
         let model = CaPortModel::Mp { nports: n, port: p };
-        let e = model.port(w).err().expect("refused");
+        let e = model.dut(w).err().expect("refused");
         assert!(format!("{e:#}").contains(want), "{n}/{p}/{w}: {e:#}");
     }
 }
@@ -149,7 +147,7 @@ fn bench(width: u32) -> (CaBench, Gen, Rng) {
 
 /// Answer every request the SMA got, step, until drained; then the counters.
 fn finish(b: &mut CaBench, rng: &mut Rng) -> vl15::check::refmodel::CtrDelta {
-    let bound = faults::drain_bound(b.port.data_w);
+    let bound = faults::drain_bound(b.port().data_w);
     let start = b.cycle();
     loop {
         while let Some((meta, req, _)) = b.sb.requests.pop_front() {
@@ -157,7 +155,7 @@ fn finish(b: &mut CaBench, rng: &mut Rng) -> vl15::check::refmodel::CtrDelta {
             b.send_sma(&r, meta);
         }
         b.step().expect("step");
-        if b.settled() && b.port.idle && b.sb.requests.is_empty() {
+        if b.settled() && b.port().idle && b.sb.requests.is_empty() {
             break;
         }
         assert!(
@@ -327,7 +325,7 @@ fn class_vl15_overflow() {
         for depth in [1usize, 4] {
             let (mut b, mut g, mut rng) = bench(w);
             b.configure(cfg(), depth).unwrap();
-            b.port.sma_rx.hold = true;
+            b.port_mut().sma_rx.hold = true;
             for _ in 0..depth + 3 {
                 b.inject(
                     &g.good_packet(faults::Good::LidGet).to_bytes(),
@@ -344,7 +342,7 @@ fn class_vl15_overflow() {
                 b.sb.stats.ambiguous_full, 0,
                 "the SMA never ran: no slot freed"
             );
-            b.port.sma_rx.hold = false;
+            b.port_mut().sma_rx.hold = false;
             let c = finish(&mut b, &mut rng);
             assert_eq!(c.get(Ctr::Vl15Dropped), 3, "DATA_W {w} depth {depth}");
             assert_eq!(c.get(Ctr::SmiToSma) as usize, depth);
@@ -359,7 +357,7 @@ fn class_vl15_overflow() {
 fn class_tx_backpressure_storm() {
     for w in WIDTHS {
         let (mut b, mut g, mut rng) = bench(w);
-        b.port
+        b.port_mut()
             .wire_tx
             .set_pattern(vl15::model::stream::Pattern::Never);
         for _ in 0..10 {
@@ -373,7 +371,7 @@ fn class_tx_backpressure_storm() {
             b.step().unwrap();
         }
         assert_eq!(b.sb.stats.wire_tx, 0);
-        b.port
+        b.port_mut()
             .wire_tx
             .set_pattern(vl15::model::stream::Pattern::Always);
         let c = finish(&mut b, &mut rng);
@@ -394,7 +392,7 @@ fn class_reset_mid_packet() {
             let (mut b, mut g, mut rng) = bench(w);
             // one answered SMP whose response is leaving on the wire when the
             // next SMP is half in
-            b.port
+            b.port_mut()
                 .wire_tx
                 .set_pattern(vl15::model::stream::Pattern::Random {
                     percent: 50,
@@ -405,7 +403,7 @@ fn class_reset_mid_packet() {
                 &g.good_packet(faults::Good::LidGet).to_bytes(),
                 "reset_mid_packet",
             );
-            while b.rx_backlog() > 1 || b.port.wire_rx.beats_sent() < cut as usize {
+            while b.rx_backlog() > 1 || b.port().wire_rx.beats_sent() < cut as usize {
                 while let Some((meta, req, _)) = b.sb.requests.pop_front() {
                     let r = faults::response(&req, &mut rng);
                     b.send_sma(&r, meta);
@@ -441,7 +439,7 @@ fn class_link_down_mid_packet() {
             &g.good_packet(faults::Good::LidGet).to_bytes(),
             "link_down_mid_packet",
         );
-        while b.port.wire_rx.beats_sent() < 3 {
+        while b.port().wire_rx.beats_sent() < 3 {
             b.step().unwrap();
         }
         b.set_link(false);
@@ -476,7 +474,7 @@ fn class_link_down_mid_packet() {
 fn sm_mad_without_wqe() {
     for w in WIDTHS {
         let (mut b, mut g, mut rng) = bench(w);
-        b.port.sm_rq.flush(); // withdraw the WQEs "take everything" posted
+        b.port_mut().sm_rq.flush(); // withdraw the WQEs "take everything" posted
         for _ in 0..10 {
             b.step().unwrap();
         }
@@ -486,7 +484,7 @@ fn sm_mad_without_wqe() {
         assert_eq!(c.get(Ctr::Vl15Dropped), 1);
         assert_eq!(c.get(Ctr::SmiToSm), 0);
         assert_eq!(c.get(Ctr::SmiToSma), 1);
-        b.port.sm_rq.post(1);
+        b.port_mut().sm_rq.post(1);
         for _ in 0..10 {
             b.step().unwrap();
         }
@@ -553,14 +551,14 @@ fn scoreboard_catches_a_counter_difference() {
     assert_eq!(c.get(Ctr::SmiToSma), 1);
     // clear SmiToSma in the RTL only: step the port without the scoreboard
     // seeing the write (its tap emptied)
-    b.port.write_reg(
+    b.port_mut().write_reg(
         vl15::model::regmap::reg::CTR_CLEAR_SEL,
         1 << Ctr::SmiToSma as u32,
     );
     for _ in 0..3 {
-        b.port.step(None, vl15::model::regmap::reg::ID).unwrap();
+        b.step_unobserved().unwrap();
     }
-    b.port.tap = Some(Box::default());
+    b.port_mut().tap = Some(Box::default());
     let e = b.check_counters().unwrap_err().to_string();
     assert!(e.contains("smi_to_sma: 0 vs 1"), "{e}");
 }
@@ -588,7 +586,7 @@ fn spine_scenarios_are_scoreboarded() {
 fn link_fall_while_wire_stalled() {
     for w in WIDTHS {
         let (mut b, mut g, mut rng) = bench(w);
-        b.port
+        b.port_mut()
             .wire_tx
             .set_pattern(vl15::model::stream::Pattern::Never);
         b.inject(&g.good_packet(faults::Good::LidGet).to_bytes(), "good");
@@ -603,7 +601,7 @@ fn link_fall_while_wire_stalled() {
         for _ in 0..50 {
             b.step().expect("no assertion while the link is down");
         }
-        b.port
+        b.port_mut()
             .wire_tx
             .set_pattern(vl15::model::stream::Pattern::Always);
         for _ in 0..200 {

@@ -66,7 +66,7 @@ fn from_registers(net: &mut Net, d: usize, p: u8) -> PortCounters {
 }
 
 fn lid(net: &Net, d: usize) -> u16 {
-    net.devs[d].sma.port_lid(1).unwrap()
+    net.devs[d].agent().port_lid(1).unwrap()
 }
 
 #[test]
@@ -436,7 +436,7 @@ fn a_switch_pma_reports_its_ports_rtl_counters_and_set_clears_them_in_the_rtl() 
     let mut gsi = Gsi::new(&net);
     let a = net.dev_index("Hca2").unwrap();
     let s = net.dev_index("Switch1").unwrap();
-    let ls = net.devs[s].sma.port_lid(0).unwrap();
+    let ls = net.devs[s].agent().port_lid(0).unwrap();
     let la = lid(&net, a);
     let n = net.devs[s].nports;
     let mut cl = GmpClient::new(a, 1);

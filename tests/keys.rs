@@ -55,7 +55,7 @@ fn fabric() -> Fab {
 }
 
 fn lid(net: &Net, d: usize, p: u8) -> u16 {
-    net.devs[d].sma.port_lid(p).unwrap()
+    net.devs[d].agent().port_lid(p).unwrap()
 }
 
 /// A PerfMgt Get(PortCounters) for port 1, as a GMP client sends it.
@@ -141,7 +141,7 @@ fn violation(trap: u16, pkey: u16, qkey: u32) {
     let a = f.net.dev_index("Hca2").unwrap();
     let b = f.net.dev_index("Hca3").unwrap();
     let (la, lb) = (lid(&f.net, a, 1), lid(&f.net, b, 1));
-    let master = f.net.devs[b].sma.master_sm_lid(1).unwrap();
+    let master = f.net.devs[b].agent().master_sm_lid(1).unwrap();
     assert_eq!(master, f.sms[0].lid(), "Hca3's MasterSMLID is the SM");
     assert_eq!(
         port_info_violations(&mut f, lb, 1),

@@ -44,13 +44,13 @@ fn pi_of(m: &Mad) -> PortInfo {
 }
 
 fn regs_mkey(r: &mut Run) -> Result<(u64, u32, u32, u32)> {
-    let lo = r.fab.read_reg(CA, reg::MKEY_LO)?;
-    let hi = r.fab.read_reg(CA, reg::MKEY_HI)?;
+    let lo = r.read_reg(CA, reg::MKEY_LO)?;
+    let hi = r.read_reg(CA, reg::MKEY_HI)?;
     Ok((
         u64::from(hi) << 32 | u64::from(lo),
-        r.fab.read_reg(CA, reg::MKEY_PROT)?,
-        r.fab.read_reg(CA, reg::MKEY_LEASE)?,
-        r.fab.read_reg(CA, reg::MKEY_VIOLS)?,
+        r.read_reg(CA, reg::MKEY_PROT)?,
+        r.read_reg(CA, reg::MKEY_LEASE)?,
+        r.read_reg(CA, reg::MKEY_VIOLS)?,
     ))
 }
 
@@ -168,7 +168,7 @@ fn gets_succeed_are_masked_or_dropped_per_protect_level() -> Result<()> {
                 "width {width} protect {prot}: mkey_viol counter"
             );
             ensure!(
-                r.fab.read_reg(CA, reg::MKEY_VIOLS)? == viols,
+                r.read_reg(CA, reg::MKEY_VIOLS)? == viols,
                 "M_KeyViolations register"
             );
             let pi = pi_of(&get_pi(&mut r, K)?.context("Get")?);
@@ -205,11 +205,11 @@ fn set_and_trap_repress_with_a_wrong_key_are_dropped_at_every_level() -> Result<
         ensure!(resp.is_none(), "protect {prot}: bad-key Set answered");
         // nothing changed: RTL registers and the SMA's state
         ensure!(
-            r.fab.read_reg(CA, reg::PORT_LID)? == u32::from(CA_LID),
+            r.read_reg(CA, reg::PORT_LID)? == u32::from(CA_LID),
             "LID register changed"
         );
         ensure!(
-            r.fab.read_reg(CA, reg::MASTER_SM_LID)? == u32::from(SM_LID),
+            r.read_reg(CA, reg::MASTER_SM_LID)? == u32::from(SM_LID),
             "MasterSMLID changed"
         );
         let (key, p, _, v) = regs_mkey(&mut r)?;
@@ -241,7 +241,7 @@ fn set_and_trap_repress_with_a_wrong_key_are_dropped_at_every_level() -> Result<
         r.post(AddressHandle::lid_routed(CA_LID), rep_bad);
         r.idle()?;
         ensure!(
-            r.fab.read_reg(CA, reg::MKEY_VIOLS)? == 2,
+            r.read_reg(CA, reg::MKEY_VIOLS)? == 2,
             "bad TrapRepress not counted"
         );
         ensure!(
@@ -259,7 +259,7 @@ fn set_and_trap_repress_with_a_wrong_key_are_dropped_at_every_level() -> Result<
         // the trap is repeated until repressed with the right key and TID
         let n = t.len();
         let interval = r.sma(CA).cfg.trap_interval;
-        r.fab.run(interval + 2000)?;
+        r.net.run(interval + 2000)?;
         ensure!(traps(&mut r).len() > n, "trap not repeated");
         let tid = mad::tid(r.sma(CA).trap_pending().expect("pending"));
         let mut rep_ok = rep;
@@ -272,7 +272,7 @@ fn set_and_trap_repress_with_a_wrong_key_are_dropped_at_every_level() -> Result<
             "valid TrapRepress did not repress"
         );
         let n = traps(&mut r).len();
-        r.fab.run(2 * interval + 2000)?;
+        r.net.run(2 * interval + 2000)?;
         ensure!(traps(&mut r).len() == n, "trap repeated after TrapRepress");
         ensure!(counter(&mut r, "mkey_viol")? == 2, "mkey_viol counter");
     }
@@ -353,13 +353,13 @@ fn lease_expiry_drops_protection_and_a_valid_smp_stops_the_lease() -> Result<()>
     const TICK: u32 = 1000; // cycles per lease second
     const LEASE: u16 = 3;
     let mut r = setup(64, 3, LEASE)?;
-    r.fab.nodes[CA].port.write_reg(reg::MKEY_TICK, TICK);
+    r.port(CA).write_reg(reg::MKEY_TICK, TICK);
     // a violation starts the lease
     ensure!(
         get_pi(&mut r, BAD)?.is_none(),
         "bad Get answered at protect 3"
     );
-    let st = r.fab.read_reg(CA, reg::MKEY_LEASE_ST)?;
+    let st = r.read_reg(CA, reg::MKEY_LEASE_ST)?;
     ensure!(
         st >> 16 & 1 == 1,
         "lease not running after a violation ({st:#x})"
@@ -367,19 +367,19 @@ fn lease_expiry_drops_protection_and_a_valid_smp_stops_the_lease() -> Result<()>
     // a valid Get stops it: protection stays long after the period
     ensure!(get_pi(&mut r, K)?.is_some(), "valid Get not answered");
     ensure!(
-        r.fab.read_reg(CA, reg::MKEY_LEASE_ST)? >> 16 & 1 == 0,
+        r.read_reg(CA, reg::MKEY_LEASE_ST)? >> 16 & 1 == 0,
         "valid Get did not stop the lease"
     );
-    r.fab.run(u64::from(TICK) * u64::from(LEASE) * 2)?;
+    r.net.run(u64::from(TICK) * u64::from(LEASE) * 2)?;
     ensure!(
-        r.fab.read_reg(CA, reg::MKEY_PROT)? == 3,
+        r.read_reg(CA, reg::MKEY_PROT)? == 3,
         "protection dropped with the lease stopped"
     );
     // a violation again, then nothing valid: after the period protect = 0
     ensure!(get_pi(&mut r, BAD)?.is_none(), "bad Get answered");
-    r.fab.run(u64::from(TICK) * u64::from(LEASE) + 100)?;
+    r.net.run(u64::from(TICK) * u64::from(LEASE) + 100)?;
     ensure!(
-        r.fab.read_reg(CA, reg::MKEY_PROT)? == 0,
+        r.read_reg(CA, reg::MKEY_PROT)? == 0,
         "lease expired, protect not 0"
     );
     // protect 0: a bad-key Get is answered and shows the key
@@ -424,7 +424,7 @@ fn set_writing_zero_clears_violations_and_dr_smps_are_checked() -> Result<()> {
         "Set response violations"
     );
     ensure!(
-        r.fab.read_reg(CA, reg::MKEY_VIOLS)? == 0,
+        r.read_reg(CA, reg::MKEY_VIOLS)? == 0,
         "register not cleared"
     );
     Ok(())

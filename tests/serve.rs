@@ -889,7 +889,7 @@ fn served_lid(s: &Served, node: &str) -> u16 {
         .run(move |net| {
             let d = net.dev_index(&node).unwrap();
             let p = u8::from(!net.devs[d].is_switch);
-            net.devs[d].sma.port_lid(p).unwrap()
+            net.devs[d].agent().port_lid(p).unwrap()
         })
         .unwrap()
 }

@@ -215,7 +215,7 @@ fn every_packet_accounted_once() {
         // the GSI checks discard them (each counted once: ICRC, then the
         // header, then the QP1 P_Key and Q_Key); every good GMP among them
         // is counted.
-        let drx = &r.fab.nodes[CA].port.drx.packets;
+        let drx = &r.port(CA).drx.packets;
         let unflagged = drx.iter().filter(|p| !p.bad).count() as u32;
         assert_eq!(
             unflagged,

@@ -437,7 +437,7 @@ fn the_sm_answers_sminfo_get_through_the_rtl() {
     assert_eq!(mad::status(&r), 0);
     let d = mad::data(&r);
     let guid = u64::from_be_bytes(d[0..8].try_into().unwrap());
-    assert_eq!(guid, net.devs[master].sma.identity().port_guid(1));
+    assert_eq!(guid, net.devs[master].agent().identity().port_guid(1));
     assert_eq!(d[20] & 0x0F, 3, "SMState Master");
     assert_eq!(d[20] >> 4, 0, "priority 0");
     assert!(

@@ -716,7 +716,7 @@ impl Gsi {
         if dev.is_switch != (p == 0) {
             return None;
         }
-        let sma = &dev.sma;
+        let sma = dev.agent();
         let lid = sma.port_lid(p).filter(|&l| l != 0)?;
         let lmc = if dev.is_switch {
             0
@@ -757,7 +757,7 @@ impl Gsi {
                 to.dlid
             );
         }
-        let vl = dev.sma.sl_to_vl(p, to.sl);
+        let vl = dev.agent().sl_to_vl(p, to.sl);
         if vl == VL15 {
             bail!(
                 "{} port {p}: SL {} maps to VL 15, which carries only SMPs",

@@ -1,6 +1,7 @@
 //! Software that drives the RTL as a host, an SMA or an SM would:
-//! - the one-port CA's SMA (`sma`) and SM driver (`sm`); `sm::Fabric` is
-//!   the fabric with them on every port;
+//! - the host side of a CA port on a bench: its SMA (`sma`) and SM driver
+//!   (`sm`); `sm::Bench` is such a port with them, the driver of a device
+//!   of a net;
 //! - every node's SMA in a fabric (`node_sma`, answering as ibsim's does);
 //!   `node_sma::Net` is the fabric with it on every node;
 //! - the SM stack: QP0 (`qp0`), the subnet manager (`subnet_sm`) with its

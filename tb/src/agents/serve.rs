@@ -594,7 +594,7 @@ impl Server {
                 out[16..24].copy_from_slice(&1u64.to_ne_bytes());
             }
             ctl::GET_GID | ctl::GET_GUID => {
-                let guid = self.net.devs[dev].sma.identity().port_guid(port);
+                let guid = self.net.devs[dev].agent().identity().port_guid(port);
                 if c.kind == ctl::GET_GID {
                     let pi = self.local_get(dev, port, ATTR_PORT_INFO, u32::from(port))?;
                     out[0..8].copy_from_slice(&pi[8..16]);
@@ -686,7 +686,7 @@ impl Server {
             let own_lid = if dr {
                 PERMISSIVE_LID
             } else {
-                self.net.devs[dev].sma.port_lid(port).unwrap_or(0)
+                self.net.devs[dev].agent().port_lid(port).unwrap_or(0)
             };
             return match self.net.local_smp(dev, port, &req.mad)? {
                 Some(resp) => {

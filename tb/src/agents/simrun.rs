@@ -296,7 +296,7 @@ pub fn dump_state(net: &mut Net) -> Result<StateDump> {
             let dev = &net.devs[d];
             (dev.is_switch, dev.nports, dev.name.clone())
         };
-        let id = net.devs[d].sma.identity().clone();
+        let id = net.devs[d].agent().identity().clone();
         let mut ports = Vec::new();
         let first = if is_switch { 0 } else { 1 };
         for p in first..=nports {
@@ -326,7 +326,7 @@ pub fn dump_state(net: &mut Net) -> Result<StateDump> {
                     link.ends[0]
                 };
                 Some(Neighbour {
-                    guid: Guid(net.devs[od].sma.identity().port_guid(op)),
+                    guid: Guid(net.devs[od].agent().identity().port_guid(op)),
                     port: op,
                 })
             });

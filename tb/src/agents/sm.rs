@@ -94,5 +94,6 @@ impl HostAgent for PortSm {
     }
 }
 
-/// The one-port CA fabric with the SMA and this SM on its nodes.
-pub type Fabric = crate::model::fabric::Fabric<crate::agents::sma::Sma, PortSm>;
+/// A CA port on a bench with the SMA and this SM on its host side: the
+/// driver of each device of the spine's net.
+pub type Bench = crate::model::bench::PortBench<crate::agents::sma::Sma, PortSm>;

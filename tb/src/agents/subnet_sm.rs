@@ -401,7 +401,7 @@ impl SubnetManager {
             bail!("LMC {} > {LMC_MAX}", opts.lmc);
         }
         net.attach_sm(dev, port)?;
-        let port_guid = net.devs[dev].sma.identity().port_guid(port);
+        let port_guid = net.devs[dev].agent().identity().port_guid(port);
         Ok(SubnetManager {
             port_guid,
             name: net.devs[dev].name.clone(),

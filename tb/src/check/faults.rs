@@ -751,11 +751,11 @@ pub fn soak_logged(
     waves: Option<&mut crate::model::trace::Waves>,
 ) -> Result<SoakReport> {
     let t0 = Instant::now();
-    let mut port = o.model.port(o.width)?;
+    let mut b = CaBench::on(o.model, o.width)?;
     if let Some(w) = waves {
-        w.open(&format!("w{}.ca{}", o.width, port.port_num()), port.dut())?;
+        let name = format!("w{}.ca{}", o.width, b.port().port_num());
+        w.open(&name, b.dut_mut())?;
     }
-    let mut b = CaBench::on(port)?;
     if let Some(l) = log.take() {
         b.log_wire(l, &format!("w{}.", o.width));
     }
@@ -773,13 +773,13 @@ pub fn soak_logged(
         port_state: PORT_STATE_ACTIVE,
         master_sm_lid: 0x0001,
         master_sm_sl: 3,
-        port_num: b.port.port_num(),
+        port_num: b.port().port_num(),
         ..PortConfig::default()
     };
     b.configure(cfg, 4)?;
     let start_cycle = b.cycle();
     let mut rep = SoakReport {
-        device: b.port.describe(),
+        device: b.port().describe(),
         width: o.width,
         seed: o.seed,
         drain_bound: drain_bound(o.width),
@@ -794,7 +794,7 @@ pub fn soak_logged(
     let mut since_check = 0u64;
     while rep.packets < o.packets {
         // keep the wire RX source fed: packets back to back at line rate
-        while b.port.wire_rx.pending() < 2 && rep.packets < o.packets {
+        while b.port().wire_rx.pending() < 2 && rep.packets < o.packets {
             if rng.chance(o.fault_percent) {
                 let c = classes[(rng.next_u64() % classes.len() as u64) as usize];
                 *rep.faults.entry(c.name().to_string()).or_default() += 1;
@@ -820,7 +820,7 @@ pub fn soak_logged(
             }
             // and the host sends GMPs on the data VLs (VL15 goes first at
             // packet boundaries; each stream keeps its order)
-            if rng.chance(5) && b.port.dtx.pending() < 4 {
+            if rng.chance(5) && b.port().dtx.pending() < 4 {
                 let d = g.data_tx();
                 b.send_data(&d);
             }
@@ -856,7 +856,8 @@ fn answer(b: &mut CaBench, rng: &mut Rng) {
         let r = response(&req, rng);
         b.send_sma(&r, meta);
     }
-    b.port.sma_rx.hold = b.port.sma_tx.pending() >= MAX_TX_BACKLOG;
+    let port = b.port_mut();
+    port.sma_rx.hold = port.sma_tx.pending() >= MAX_TX_BACKLOG;
 }
 
 /// Random idle and backpressure patterns on every stream; the wire RX at
@@ -872,7 +873,7 @@ fn set_patterns(b: &mut CaBench, rng: &mut Rng) {
             }
         }
     };
-    let p = &mut b.port;
+    let p = b.port_mut();
     p.wire_rx.set_pattern(pat(50, 80));
     p.wire_tx.set_pattern(pat(50, 20));
     p.sma_rx.set_pattern(pat(30, 20));
@@ -885,27 +886,28 @@ fn set_patterns(b: &mut CaBench, rng: &mut Rng) {
 
 /// Stop, let every stream run free, drain within the bound, check the counters.
 fn checkpoint(b: &mut CaBench, rng: &mut Rng, rep: &mut SoakReport) -> Result<()> {
+    let port = b.port_mut();
     for p in [
-        &mut b.port.wire_rx as &mut dyn SetPat,
-        &mut b.port.wire_tx,
-        &mut b.port.sma_rx,
-        &mut b.port.sm_rx,
-        &mut b.port.sma_tx,
-        &mut b.port.sm_tx,
-        &mut b.port.trap_tx,
-        &mut b.port.dtx,
+        &mut port.wire_rx as &mut dyn SetPat,
+        &mut port.wire_tx,
+        &mut port.sma_rx,
+        &mut port.sm_rx,
+        &mut port.sma_tx,
+        &mut port.sm_tx,
+        &mut port.trap_tx,
+        &mut port.dtx,
     ] {
         p.set(Pattern::Always);
     }
-    b.port.sma_rx.hold = false;
+    b.port_mut().sma_rx.hold = false;
     // the SMA keeps answering while the port drains
-    let bound = drain_bound(b.port.data_w);
+    let bound = drain_bound(b.port().data_w);
     let start = b.cycle();
     loop {
         answer(b, rng);
-        b.port.sma_rx.hold = false;
+        b.port_mut().sma_rx.hold = false;
         b.step()?;
-        if b.settled() && b.port.idle && b.sb.requests.is_empty() {
+        if b.settled() && b.port().idle && b.sb.requests.is_empty() {
             break;
         }
         if b.cycle() - start > bound {
@@ -966,7 +968,7 @@ pub fn fault(
         }
         Vl15Overflow => {
             // the SMA stops taking requests while SMPs keep arriving
-            b.port.sma_rx.set_pattern(Pattern::Never);
+            b.port_mut().sma_rx.set_pattern(Pattern::Never);
             for i in 0..b.sb.depth + 2 + g.below(4) as usize {
                 // once the buffer is full, now and then an SMP that an SMI
                 // check rejects: counted by that check, not as VL15Dropped
@@ -983,15 +985,15 @@ pub fn fault(
                 answer(b, rng);
                 b.step()?;
             }
-            b.port.sma_rx.set_pattern(Pattern::Always);
+            b.port_mut().sma_rx.set_pattern(Pattern::Always);
         }
         TxBackpressureStorm => {
-            b.port.wire_tx.set_pattern(Pattern::Never);
-            for _ in 0..50 + g.below(20 * smp_beats(b.port.data_w)) {
+            b.port_mut().wire_tx.set_pattern(Pattern::Never);
+            for _ in 0..50 + g.below(20 * smp_beats(b.port().data_w)) {
                 answer(b, rng);
                 b.step()?;
             }
-            b.port.wire_tx.set_pattern(Pattern::Always);
+            b.port_mut().wire_tx.set_pattern(Pattern::Always);
             let (_, bytes) = g.good();
             b.inject(&bytes, "good");
         }
@@ -999,7 +1001,7 @@ pub fn fault(
             // a packet under way on the wire RX, reset somewhere inside it
             let (_, bytes) = g.good();
             b.inject(&bytes, c.name());
-            let n = 1 + g.below(smp_beats(b.port.data_w) - 1);
+            let n = 1 + g.below(smp_beats(b.port().data_w) - 1);
             for _ in 0..n {
                 answer(b, rng);
                 b.step()?;
@@ -1016,7 +1018,7 @@ pub fn fault(
             // cycles after the one before it ended (so that one is judged
             // with the link up, as the model is told)
             let slack = crate::check::scoreboard::DECIDE_SLACK;
-            let n = slack + g.below(smp_beats(b.port.data_w) - slack);
+            let n = slack + g.below(smp_beats(b.port().data_w) - slack);
             for _ in 0..n {
                 answer(b, rng);
                 b.step()?;

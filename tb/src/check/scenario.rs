@@ -6,12 +6,12 @@
 
 use anyhow::{bail, ensure, Context, Result};
 
-use crate::agents::sm::{Fabric, PortSm};
+use crate::agents::node_sma::Net;
+use crate::agents::sm::{Bench, PortSm};
 use crate::agents::sma::{Sma, SmaConfig};
-use crate::model::device::{AddressHandle, CaPortModel, Counters};
-use crate::model::fabric::TraceEntry;
+use crate::model::device::{AddressHandle, CaPort, CaPortModel, Counters};
 use crate::model::regmap::reg;
-use crate::model::trace::Waves;
+use crate::model::trace::{TraceEntry, Waves};
 use crate::proto::mad::{self, Mad};
 use crate::proto::packet::consts::*;
 use crate::proto::packet::{self, NodeInfo, PortInfo};
@@ -161,7 +161,8 @@ pub fn find(name: &str) -> Option<&'static Scenario> {
 /// The state a scenario body works on.
 pub struct Run {
     pub width: u32,
-    pub fab: Fabric,
+    /// The two ports, each a device of the net driven by a [`Bench`].
+    pub net: Net,
     pub rx_latency: Option<u64>,
     pub sq_latency: Option<u64>,
     pub tx_latency: Option<u64>,
@@ -182,21 +183,18 @@ impl Run {
     /// The same with each port a `model` (e.g. port 1 of a one-port
     /// `ib_ca_mp_top`).
     pub fn on(width: u32, model: CaPortModel) -> Result<Self> {
-        let mut fab = Fabric::new();
+        let mut net = Net::bench();
         let sm_sma = Sma::new(SmaConfig::ca(0, "vl15 SM host"));
         let ca_sma = Sma::new(SmaConfig::vector_v2_ca());
-        let sm = fab.add_node(
-            "sm",
-            model.port(width)?,
-            Some(sm_sma),
-            Some(PortSm::new(0x1000)),
-        );
-        let ca = fab.add_node("ca", model.port(width)?, Some(ca_sma), None);
+        let sm = net.add_port("sm", model, width, Some(sm_sma), Some(PortSm::new(0x1000)))?;
+        let ca = net.add_port::<Sma, PortSm>("ca", model, width, Some(ca_sma), None)?;
         debug_assert_eq!((sm, ca), (SM, CA));
-        fab.connect(SM, CA, LINK_LATENCY);
+        let driven = |d: usize| net.ca_port(d).map_or(1, |p| p.port_num());
+        let (sp, cp) = (driven(SM), driven(CA));
+        net.connect((SM, sp), (CA, cp), LINK_LATENCY)?;
         Ok(Run {
             width,
-            fab,
+            net,
             rx_latency: None,
             sq_latency: None,
             tx_latency: None,
@@ -204,14 +202,28 @@ impl Run {
         })
     }
 
+    /// Node `n`: its port, SMA and SM driver.
+    pub fn node(&mut self, n: usize) -> &mut Bench {
+        self.net
+            .driver_mut::<Bench>(n)
+            .expect("a spine node is a CA port on a bench")
+    }
+    /// Node `n`'s port.
+    pub fn port(&mut self, n: usize) -> &mut CaPort {
+        &mut self.node(n).port
+    }
     pub fn sma(&mut self, n: usize) -> &mut Sma {
-        self.fab.nodes[n].sma.as_mut().expect("node has an SMA")
+        self.node(n).sma.as_mut().expect("node has an SMA")
     }
     pub fn sm(&mut self) -> &mut PortSm {
-        self.fab.nodes[SM]
+        self.node(SM)
             .sm
             .as_mut()
             .expect("sm node has the SM driver")
+    }
+    /// Read register `addr` of node `n`'s port (one cycle of the net).
+    pub fn read_reg(&mut self, n: usize, addr: u8) -> Result<u32> {
+        self.net.read_port_reg(n, addr)
     }
 
     /// Give both ports LIDs the way an SM would have (a PortInfo Set through
@@ -219,12 +231,12 @@ impl Run {
     /// LID.
     pub fn assign_lids(&mut self) -> Result<()> {
         for (n, lid) in [(SM, SM_LID), (CA, CA_LID)] {
-            let node = &mut self.fab.nodes[n];
+            let node = self.node(n);
             let sma = node.sma.as_mut().expect("sma");
             let port_num = node.port.port_num();
             sma.assign(&mut node.port, port_num, lid, 0, SM_LID)?;
         }
-        self.fab.run(8)?;
+        self.net.run(8)?;
         Ok(())
     }
 
@@ -234,11 +246,11 @@ impl Run {
     }
 
     pub fn idle(&mut self) -> Result<u64> {
-        self.fab.run_until_idle(QUIET, MAX_CYCLES)
+        self.net.run_until_quiet(QUIET, MAX_CYCLES)
     }
 
     pub fn counters(&mut self, n: usize) -> Result<Counters> {
-        self.fab.counters(n)
+        self.net.port_counters(n)
     }
 
     /// The word counters of node `n` as IBA defines them (PortRcvData,
@@ -246,17 +258,17 @@ impl Run {
     /// trace: (every packet into `n` that passes the link checks, every
     /// packet out of `n`).
     pub fn expected_words(&self, n: usize) -> (u32, u32) {
-        let name = &self.fab.nodes[n].name;
+        let name = &self.net.devs[n].name;
         let (into, from) = (format!(">{name}"), format!("{name}>"));
         let rx = self
-            .fab
+            .net
             .trace
             .iter()
             .filter(|t| t.dir.ends_with(&into))
             .filter_map(|t| link_pktlen(&t.bytes))
             .sum();
         let tx = self
-            .fab
+            .net
             .trace
             .iter()
             .filter(|t| t.dir.starts_with(&from) && t.bytes.len() >= 6)
@@ -281,18 +293,22 @@ impl Run {
 
     /// Wire packets that left node `from` towards the other node.
     pub fn wire(&self, dir: &str) -> Vec<&TraceEntry> {
-        self.fab.trace.iter().filter(|t| t.dir == dir).collect()
+        self.net.trace.iter().filter(|t| t.dir == dir).collect()
     }
 
     /// Inject raw wire bytes into the CA's RX (as from its link partner).
     pub fn inject(&mut self, bytes: &[u8]) {
-        self.fab.nodes[CA].port.wire_rx.push(bytes, ());
+        self.port(CA).wire_rx.push(bytes, ());
     }
 
     /// Record the first request's latencies at the CA.
     pub fn measure(&mut self) {
-        let port = &self.fab.nodes[CA].port;
-        let sma = self.fab.nodes[CA].sma.as_ref().expect("sma");
+        let node = self
+            .net
+            .driver::<Bench>(CA)
+            .expect("a spine node is a CA port on a bench");
+        let port = &node.port;
+        let sma = node.sma.as_ref().expect("sma");
         // The wire packet behind the first SMA request: the last one that
         // ended before the request's first beat came out.
         if let Some((first, _)) = sma.arrivals.first() {
@@ -308,7 +324,7 @@ impl Run {
         }
         if let (Some(start), Some(tx)) = (
             port.sma_tx.presented.first(),
-            self.fab.trace.iter().find(|t| {
+            self.net.trace.iter().find(|t| {
                 t.dir.starts_with("ca>") && t.bytes.first().is_some_and(|b| b >> 4 == 15)
             }),
         ) {
@@ -352,15 +368,17 @@ pub fn expect_counters(c: &Counters, expect: &[(&str, u32)]) -> Result<()> {
 
 /// Idle insertion on every source and backpressure on every sink of every
 /// port, from `seed`: what is delivered must not change, only when.
-pub fn stress(fab: &mut Fabric, seed: u64) {
+pub fn stress(net: &mut Net, seed: u64) {
     use crate::model::stream::Pattern::Random;
-    for (n, node) in fab.nodes.iter_mut().enumerate() {
+    for n in 0..net.devs.len() {
         let base = seed.wrapping_mul(1000) + 10 * n as u64;
         let pat = |percent, k| Random {
             percent,
             seed: base + k,
         };
-        let p = &mut node.port;
+        let Some(p) = net.ca_port_mut(n) else {
+            continue;
+        };
         p.wire_rx.set_pattern(pat(70, 0));
         p.wire_tx.set_pattern(pat(60, 1));
         p.dtx.set_pattern(pat(50, 2));
@@ -399,16 +417,20 @@ pub fn run_logged(
 ) -> Outcome {
     let mut r = match Run::on(width, model).and_then(|mut r| {
         if let Some(seed) = stress_seed {
-            stress(&mut r.fab, seed);
+            stress(&mut r.net, seed);
         }
         if let Some(w) = waves {
-            for n in &mut r.fab.nodes {
-                w.open(&format!("{}.w{width}.{}", s.name, n.name), n.port.dut())?;
+            for n in 0..r.net.devs.len() {
+                let name = format!("{}.w{width}.{}", s.name, r.net.devs[n].name);
+                w.open(&name, r.net.dut_mut(n))?;
             }
         }
         if let Some(l) = log.take() {
-            r.fab.log_wire(l, &format!("{}.w{width}.", s.name));
+            r.net.log_wire_as(l, &format!("{}.w{width}.", s.name));
         }
+        // both ports under the reference model's scoreboard
+        crate::check::scoreboard::attach_to::<Sma, PortSm>(&mut r.net, SM)?;
+        crate::check::scoreboard::attach_to::<Sma, PortSm>(&mut r.net, CA)?;
         Ok(r)
     }) {
         Ok(r) => r,
@@ -428,19 +450,16 @@ pub fn run_logged(
             }
         }
     };
-    // both ports under the reference model's scoreboard
-    crate::check::scoreboard::attach_to(&mut r.fab, SM);
-    crate::check::scoreboard::attach_to(&mut r.fab, CA);
-    let start = r.fab.cycle();
+    let start = r.net.cycle;
     let res = (s.run)(&mut r).with_context(|| format!("scenario {} at DATA_W {width}", s.name));
     r.measure();
-    let cycles = r.fab.cycle() - start;
+    let cycles = r.net.cycle - start;
     let res = res.and_then(|()| {
-        r.fab
-            .check_scoreboards(QUIET, MAX_CYCLES)
+        r.net
+            .check_scoreboards::<Sma, PortSm>(QUIET, MAX_CYCLES)
             .with_context(|| format!("scenario {} at DATA_W {width}", s.name))
     });
-    *log = r.fab.take_wire_log();
+    *log = r.net.take_wire_log();
     Outcome {
         scenario: s.name,
         width,
@@ -451,7 +470,7 @@ pub fn run_logged(
         },
         cycles,
         smps: r
-            .fab
+            .net
             .trace
             .iter()
             .filter(|t| t.bytes.first().is_some_and(|b| b >> 4 == 15))
@@ -459,18 +478,15 @@ pub fn run_logged(
         rx_latency: r.rx_latency,
         sq_latency: r.sq_latency,
         tx_latency: r.tx_latency,
-        scoreboards: r
-            .fab
-            .nodes
-            .iter()
-            .filter_map(|n| n.checker.as_ref())
+        scoreboards: (0..r.net.devs.len())
+            .filter_map(|n| r.net.driver::<Bench>(n)?.checker.as_ref())
             .filter_map(|c| {
                 c.as_any()
                     .downcast_ref::<crate::check::scoreboard::Scoreboard>()
             })
             .map(|s| s.stats.clone())
             .collect(),
-        trace: r.fab.trace,
+        trace: r.net.trace,
     }
 }
 
@@ -615,10 +631,10 @@ fn set_portinfo_lmc(r: &mut Run) -> Result<()> {
         now.lmc
     );
     ensure!(
-        r.fab.read_reg(CA, reg::PORT_LID)? == u32::from(new_lid),
+        r.read_reg(CA, reg::PORT_LID)? == u32::from(new_lid),
         "RTL PORT_LID"
     );
-    ensure!(r.fab.read_reg(CA, reg::PORT_LMC)? == 1, "RTL PORT_LMC");
+    ensure!(r.read_reg(CA, reg::PORT_LMC)? == 1, "RTL PORT_LMC");
     // LID-routed Gets to LID, LID+1 (answered: LMC 1 owns two LIDs) and LID+2 (not ours).
     let mut tids = Vec::new();
     for dlid in [new_lid, new_lid + 1, new_lid + 2] {
@@ -707,11 +723,11 @@ fn lid_smp(m: &Mad, dlid: u16, slid: u16, psn: u32) -> Vec<u8> {
 
 fn vl15_overflow(r: &mut Run) -> Result<()> {
     r.assign_lids()?;
-    let depth = r.fab.read_reg(CA, reg::RX_DEPTH)? as usize;
+    let depth = r.read_reg(CA, reg::RX_DEPTH)? as usize;
     let n = depth + 3;
     // Stall the SMA for far longer than the burst takes to arrive.
     let burst_cycles = (n as u64 + 1) * 300;
-    let now = r.fab.cycle();
+    let now = r.net.cycle;
     r.sma(CA).cfg.stall_until = now + burst_cycles;
     let mut tids = Vec::new();
     for i in 0..n {
@@ -720,7 +736,7 @@ fn vl15_overflow(r: &mut Run) -> Result<()> {
         let m = mad::request(CLASS_SUBN_LID, METHOD_GET, ATTR_NODE_INFO, 0, tid);
         r.inject(&lid_smp(&m, CA_LID, SM_LID, i as u32));
     }
-    r.fab.run(burst_cycles)?;
+    r.net.run(burst_cycles)?;
     r.idle()?;
     let answered: Vec<u64> = r
         .wire("ca>sm")
@@ -788,7 +804,7 @@ fn trap_to_master_sm(r: &mut Run) -> Result<()> {
     d[3] = 1;
     d[4..6].copy_from_slice(&144u16.to_be_bytes());
     d[6..8].copy_from_slice(&CA_LID.to_be_bytes());
-    r.fab.nodes[CA].port.trap_tx.push(&m, ());
+    r.port(CA).trap_tx.push(&m, ());
     r.idle()?;
     let back = r.wire("ca>sm");
     ensure!(back.len() == 1, "{} packets from the CA", back.len());
@@ -831,8 +847,8 @@ fn back_to_back(r: &mut Run) -> Result<()> {
     );
     let back = r.wire("ca>sm");
     ensure!(back.len() == n, "{} of {n} answered", back.len());
-    let gaps = r.fab.nodes[CA]
-        .port
+    let gaps = r
+        .port(CA)
         .wire_tx
         .packets
         .iter()
@@ -919,7 +935,7 @@ fn status_codes(r: &mut Run) -> Result<()> {
         "state changed"
     );
     ensure!(
-        r.fab.read_reg(CA, reg::PORT_STATE)? == u32::from(PORT_STATE_INIT),
+        r.read_reg(CA, reg::PORT_STATE)? == u32::from(PORT_STATE_INIT),
         "RTL PortState changed"
     );
     // Init -> Armed -> Active, one step at a time.
@@ -931,7 +947,7 @@ fn status_codes(r: &mut Run) -> Result<()> {
             "PortInfo state"
         );
         ensure!(
-            r.fab.read_reg(CA, reg::PORT_STATE)? == u32::from(state),
+            r.read_reg(CA, reg::PORT_STATE)? == u32::from(state),
             "RTL PortState"
         );
     }
@@ -941,18 +957,18 @@ fn status_codes(r: &mut Run) -> Result<()> {
 fn vl15_priority(r: &mut Run) -> Result<()> {
     // Data-VL packets as the host hands them to the port: LRH..ICRC.
     let v3 = &vectors::V3[..vectors::V3.len() - 2];
-    let ca = &mut r.fab.nodes[CA].port;
+    let ca = &mut r.port(CA);
     ca.wire_tx.hold = true;
     ca.dtx.push(v3, ());
-    r.fab.run(50)?;
+    r.net.run(50)?;
     // The first data packet is now committed to the wire; two more wait.
-    let ca = &mut r.fab.nodes[CA].port;
+    let ca = &mut r.port(CA);
     ca.dtx.push(v3, ());
     ca.dtx.push(v3, ());
     r.inject(vectors::V1);
     // Long enough for V1 to be answered into the VL15 TX buffer.
-    r.fab.run(1500)?;
-    r.fab.nodes[CA].port.wire_tx.hold = false;
+    r.net.run(1500)?;
+    r.port(CA).wire_tx.hold = false;
     r.idle()?;
     let vls: Vec<u8> = r.wire("ca>sm").iter().map(|t| t.bytes[0] >> 4).collect();
     ensure!(
@@ -982,8 +998,8 @@ fn data_vl(r: &mut Run) -> Result<()> {
     r.inject(vectors::V4);
     r.inject(vectors::V1);
     r.idle()?;
-    let got: Vec<Vec<u8>> = r.fab.nodes[CA]
-        .port
+    let got: Vec<Vec<u8>> = r
+        .port(CA)
         .drx
         .packets
         .iter()
@@ -995,7 +1011,7 @@ fn data_vl(r: &mut Run) -> Result<()> {
         got.len()
     );
     ensure!(
-        r.fab.nodes[CA].port.drx.packets.iter().all(|p| !p.bad),
+        r.port(CA).drx.packets.iter().all(|p| !p.bad),
         "a good GMP was flagged bad"
     );
     let back = r.wire("ca>sm");
@@ -1045,8 +1061,8 @@ fn gsi_checks(r: &mut Run) -> Result<()> {
     }
     r.inject(vectors::V1);
     r.idle()?;
-    let got: Vec<(Vec<u8>, bool)> = r.fab.nodes[CA]
-        .port
+    let got: Vec<(Vec<u8>, bool)> = r
+        .port(CA)
         .drx
         .packets
         .iter()
@@ -1091,7 +1107,7 @@ fn gsi_checks(r: &mut Run) -> Result<()> {
     .iter()
     .map(|n| reg::COUNTERS.iter().position(|c| c == n).expect("counter"))
     .fold(0u32, |a, i| a | 1 << i);
-    r.fab.nodes[CA].port.write_reg(reg::CTR_CLEAR_SEL, sel);
+    r.port(CA).write_reg(reg::CTR_CLEAR_SEL, sel);
     let c = r.counters(CA)?;
     expect_counters(
         &c,

@@ -11,10 +11,11 @@
 //! Two ways in:
 //! - any test that steps a port itself opts in with [`Scoreboard::attach`]
 //!   and calls [`Scoreboard::observe`] after every step ([`attach_to`] makes
-//!   it the checker of a node of a `crate::model::fabric::Fabric`, which does this;
-//!   the spine regression turns it on for every scenario);
-//! - [`CaBench`] owns a port and a scoreboard and adds the fault episodes
-//!   (reset and link down mid-packet) that `crate::check::faults` uses.
+//!   it the checker of a CA port on a bench (`crate::model::bench`), which
+//!   does this; the spine regression turns it on for every scenario);
+//! - [`CaBench`] is a net of one CA port, its wire driven by the testbench,
+//!   with a scoreboard, and adds the fault episodes (reset and link down
+//!   mid-packet) that `crate::check::faults` uses.
 //!
 //! Where only the RTL's timing decides (the exact cycle at which the VL15 RX
 //! buffer counts as full, ibspec §11 "an SMP arriving to a full VL15 buffer
@@ -32,9 +33,12 @@ use std::collections::{BTreeMap, VecDeque};
 
 use anyhow::{bail, Result};
 
+use crate::agents::node_sma::Net;
+use crate::agents::sm::PortSm;
+use crate::agents::sma::Sma;
 use crate::check::refmodel::ca::{CaModel, PortConfig, RxEnv, RxOut, TxIn, TxOut, TxSource};
 use crate::check::refmodel::{Ctr, CtrDelta, NUM_CTRS};
-use crate::model::device::{AddressHandle, CaPort, CaPortModel, HostAgent, SmiMeta, Tap, TxPortIn};
+use crate::model::device::{AddressHandle, CaPort, CaPortModel, SmiMeta, Tap, TxPortIn};
 use crate::model::regmap::reg;
 use crate::model::stream::{beat_bytes, Received};
 use crate::model::trace::PortLog;
@@ -1045,9 +1049,10 @@ impl Scoreboard {
     }
 }
 
-/// A port under its scoreboard, with the fault episodes.
+/// A CA port under its scoreboard, with the fault episodes: a net of one
+/// device, the port's wire driven by the testbench.
 pub struct CaBench {
-    pub port: CaPort,
+    net: Net,
     pub sb: Scoreboard,
     /// Every packet through the port's wire, as a pcapng trace
     /// ([`CaBench::log_wire`]).
@@ -1058,25 +1063,41 @@ impl CaBench {
     /// A reset `ib_ca_top` of width `data_w` with every register at its
     /// reset value.
     pub fn new(data_w: u32) -> Result<Self> {
-        CaBench::on(CaPortModel::Top.port(data_w)?)
+        CaBench::on(CaPortModel::Top, data_w)
     }
 
-    /// The same on any CA port (e.g. one port of the multiport CA), as
-    /// [`CaPort::on`] or [`CaPortModel::port`] made it.
-    pub fn on(mut port: CaPort) -> Result<Self> {
-        let mut sb = Scoreboard::attach(&mut port);
+    /// The same on any CA port (e.g. one port of the multiport CA).
+    pub fn on(model: CaPortModel, data_w: u32) -> Result<Self> {
+        let mut net = Net::bench();
+        // The scoreboard sees every packet; a soak keeps no trace.
+        net.opts.trace = false;
+        let d = net.add_port::<Sma, PortSm>("ca", model, data_w, None, None)?;
+        let port = net
+            .ca_port_mut(d)
+            .ok_or_else(|| anyhow::anyhow!("the bench's port"))?;
+        let mut sb = Scoreboard::attach(port);
         sb.collect_requests = true;
-        Ok(CaBench {
-            port,
-            sb,
-            log: None,
-        })
+        Ok(CaBench { net, sb, log: None })
+    }
+
+    /// The port's model (to open its waveform dump).
+    pub fn dut_mut(&mut self) -> &mut dyn crate::model::dut::Dut {
+        self.net.dut_mut(0)
+    }
+
+    /// The port's drivers.
+    pub fn port(&self) -> &CaPort {
+        self.net.ca_port(0).expect("a CaBench is one CA port")
+    }
+
+    pub fn port_mut(&mut self) -> &mut CaPort {
+        self.net.ca_port_mut(0).expect("a CaBench is one CA port")
     }
 
     /// Write every packet into and out of the port's wire from now on into
     /// `file`, on interface `<prefix>ca[<port>]`.
     pub fn log_wire(&mut self, file: TraceFile, prefix: &str) {
-        let name = port_name(&format!("{prefix}ca"), self.port.port_num());
+        let name = port_name(&format!("{prefix}ca"), self.port().port_num());
         self.log = Some((file, PortLog::new(name)));
     }
 
@@ -1086,14 +1107,14 @@ impl CaBench {
     }
 
     pub fn cycle(&self) -> u64 {
-        self.port.cycle
+        self.net.cycle
     }
 
     /// Write the port configuration and VL15 RX depth into the RTL (one
     /// register write per cycle; the scoreboard sees them reach it). Call
     /// while no packet is arriving.
     pub fn configure(&mut self, cfg: PortConfig, depth: usize) -> Result<()> {
-        let p = &mut self.port;
+        let p = self.port_mut();
         p.write_reg(reg::PORT_LID, u32::from(cfg.lid));
         p.write_reg(reg::PORT_LMC, u32::from(cfg.lmc));
         p.write_reg(reg::MASTER_SM_LID, u32::from(cfg.master_sm_lid));
@@ -1104,7 +1125,7 @@ impl CaBench {
     }
 
     fn flush_writes(&mut self) -> Result<()> {
-        while self.port.reg_writes_pending() {
+        while self.port().reg_writes_pending() {
             self.step()?;
         }
         self.step()
@@ -1112,13 +1133,13 @@ impl CaBench {
 
     /// Write PortState (e.g. Down for the "SMP to a port that is Down" fault).
     pub fn set_port_state(&mut self, s: u8) -> Result<()> {
-        self.port.write_reg(reg::PORT_STATE, u32::from(s));
+        self.port_mut().write_reg(reg::PORT_STATE, u32::from(s));
         self.flush_writes()
     }
 
     /// Hand a wire packet (LRH..VCRC) to the port's RX, tagged for the stats.
     pub fn inject(&mut self, bytes: &[u8], tag: &'static str) {
-        self.port.wire_rx.push(bytes, ());
+        self.port_mut().wire_rx.push(bytes, ());
         self.sb.tags.push_back(tag);
         self.sb.stats.injected += 1;
         *self.sb.stats.by_tag.entry(tag.to_string()).or_default() += 1;
@@ -1140,27 +1161,27 @@ impl CaBench {
 
     /// Wire packets handed to RX whose last beat has not gone in yet.
     pub fn rx_backlog(&self) -> usize {
-        self.port.wire_rx.pending()
+        self.port().wire_rx.pending()
     }
 
     /// An SMA response: `meta` is the request's sideband (slid, dlid, sl).
     pub fn send_sma(&mut self, mad: &Mad, meta: SmiMeta) {
-        self.port.sma_tx.push(mad, meta);
+        self.port_mut().sma_tx.push(mad, meta);
     }
 
     /// An SM request with its address handle.
     pub fn send_sm(&mut self, mad: &Mad, ah: AddressHandle) {
-        self.port.sm_tx.push(mad, ah);
+        self.port_mut().sm_tx.push(mad, ah);
     }
 
     /// A data-VL packet from the host (LRH..ICRC) for the data TX port.
     pub fn send_data(&mut self, bytes: &[u8]) {
-        self.port.dtx.push(bytes, ());
+        self.port_mut().dtx.push(bytes, ());
     }
 
     /// A trap from the SMA (to MasterSMLID).
     pub fn send_trap(&mut self, mad: &Mad) {
-        self.port.trap_tx.push(mad, ());
+        self.port_mut().trap_tx.push(mad, ());
     }
 
     /// Take the physical link down or up (`link_up_i`). Going down cuts the
@@ -1169,10 +1190,12 @@ impl CaBench {
     /// model judges as such); every packet waiting for the wire may be
     /// discarded whole by the link gate while the link is down.
     pub fn set_link(&mut self, up: bool) {
-        if !up && self.port.link_up && self.port.wire_rx.abort_current() > 0 {
+        let port = self.port_mut();
+        let cut = !up && port.link_up && port.wire_rx.abort_current() > 0;
+        port.link_up = up;
+        if cut {
             self.sb.rx_cut();
         }
-        self.port.link_up = up;
     }
 
     /// Reset the port in the middle of whatever it is doing (and the
@@ -1184,11 +1207,15 @@ impl CaBench {
         if let Some((file, l)) = self.log.as_mut() {
             l.cut(file)?;
         }
-        let cut = self.port.reset(cycles)?;
-        if let Some(t) = self.port.tap.as_mut() {
+        self.net.reset_driven(0, cycles)?;
+        let cycle = self.net.cycle;
+        let port = self.port_mut();
+        let cut = port.on_reset(cycle);
+        if let Some(t) = port.tap.as_mut() {
             **t = Tap::default();
         }
-        self.sb.on_reset(self.port.link_up, cut);
+        let link_up = port.link_up;
+        self.sb.on_reset(link_up, cut);
         Ok(())
     }
 
@@ -1199,9 +1226,10 @@ impl CaBench {
 
     /// One clock cycle reading register `addr`; returns its value.
     pub fn step_read(&mut self, addr: u8) -> Result<u32> {
-        let v = self.port.step(None, addr)?;
+        self.port_mut().read_next = Some(addr);
+        self.net.step()?;
+        let p = self.net.ca_port_mut(0).expect("a CaBench is one CA port");
         if let Some((file, l)) = self.log.as_mut() {
-            let p = &self.port;
             let rx = p.rx_beat.as_ref().map(|(b, _)| b);
             l.cycle(
                 file,
@@ -1211,18 +1239,25 @@ impl CaBench {
                 p.tx_beat.as_ref(),
             )?;
         }
-        self.sb.observe(&mut self.port);
+        self.sb.observe(p);
         // the scoreboard has copies (the tap); nobody else reads these
-        self.port.sma_rx.packets.clear();
-        self.port.sm_rx.packets.clear();
-        self.port.drx.packets.clear();
-        self.port.wire_tx.packets.clear();
-        Ok(v)
+        p.sma_rx.packets.clear();
+        p.sm_rx.packets.clear();
+        p.drx.packets.clear();
+        p.wire_tx.packets.clear();
+        Ok(p.reg_rdata)
+    }
+
+    /// For testing the scoreboard itself: one cycle the scoreboard does not
+    /// see (what crossed the port stays in its tap until the next
+    /// [`CaBench::step`]).
+    pub fn step_unobserved(&mut self) -> Result<()> {
+        self.net.step()
     }
 
     /// Everything predicted has come out and the testbench has nothing queued.
     pub fn settled(&self) -> bool {
-        self.sb.settled() && self.port.sources_idle()
+        self.sb.settled() && self.port().sources_idle()
     }
 
     /// Step until every prediction has come out, the SMA's requests are
@@ -1231,24 +1266,24 @@ impl CaBench {
     /// left open (ambiguous drops, packets a link-down discarded) are then
     /// resolved (`Scoreboard::finish`).
     pub fn drain(&mut self, bound: u64) -> Result<u64> {
-        let start = self.port.cycle;
+        let start = self.port().cycle;
         loop {
             self.step()?;
-            if self.settled() && self.port.idle && self.sb.requests.is_empty() {
+            if self.settled() && self.port().idle && self.sb.requests.is_empty() {
                 break;
             }
-            if self.port.cycle - start > bound {
+            if self.port().cycle - start > bound {
                 bail!(
                     "not drained after {bound} cycles (lockup or lost packet): idle_o {}, {} RX packets not in, {}, requests unanswered {}",
-                    self.port.idle,
-                    self.port.wire_rx.pending(),
+                    self.port().idle,
+                    self.port().wire_rx.pending(),
                     self.sb.open(),
                     self.sb.requests.len(),
                 );
             }
         }
         self.sb.finish();
-        Ok(self.port.cycle - start)
+        Ok(self.port().cycle - start)
     }
 
     /// Read every counter over the register bus (one cycle each).
@@ -1294,7 +1329,7 @@ fn first_diff(a: &[u8], b: &[u8]) -> String {
     }
 }
 
-impl crate::model::fabric::PortChecker for Scoreboard {
+impl crate::model::bench::PortChecker for Scoreboard {
     fn on_cycle(&mut self, port: &mut CaPort) {
         self.observe(port);
     }
@@ -1314,13 +1349,13 @@ impl crate::model::fabric::PortChecker for Scoreboard {
     }
 }
 
-/// Check node `n` of `fab` against the reference model from now on (its
-/// port's tap on, a scoreboard as its checker); call before the port has
-/// done anything.
-pub fn attach_to<A: HostAgent, D: HostAgent>(
-    fab: &mut crate::model::fabric::Fabric<A, D>,
-    n: usize,
-) {
-    let sb = Scoreboard::attach(&mut fab.nodes[n].port);
-    fab.add_checker(n, Box::new(sb));
+/// Check device `d` of `net` (a `PortBench<A, D>`) against the reference
+/// model from now on (its port's tap on, a scoreboard as its checker);
+/// call before the port has done anything.
+pub fn attach_to<A: 'static, D: 'static>(net: &mut Net, d: usize) -> Result<()> {
+    let port = net
+        .ca_port_mut(d)
+        .ok_or_else(|| anyhow::anyhow!("device {d} is not a CA port on a bench"))?;
+    let sb = Scoreboard::attach(port);
+    net.add_checker::<A, D>(d, Box::new(sb))
 }

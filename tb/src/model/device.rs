@@ -1,11 +1,14 @@
-//! One RTL channel adapter port with a stream driver on every port: the
-//! wire, the data-VL host ports, the SMA and SM interfaces, traps and the
-//! register bus. `step` advances the model one clock cycle.
+//! The testbench's side of one RTL channel adapter port ([`CaPort`]): a
+//! stream driver on every interface of the port (the wire, the data-VL
+//! host ports, the SMA and SM interfaces, traps and the register bus),
+//! with idle and backpressure patterns, and what the port's host sees.
+//! The net ([`crate::model::net::Net`]) clocks the model; the drivers set
+//! its inputs and read its outputs every cycle.
 //!
 //! The port is one port of any CA kind of [`Dut`]: the single-port
 //! `ib_ca_top` at DataW 32, 64 or 128 ([`CaTopDut`]), or a port of the
 //! multiport `ib_ca_mp_top` at 64 or 128, whose other ports then have no
-//! link. Everything built on [`CaPort`] (the fabric of CA ports, the
+//! link. Everything built on [`CaPort`] (the bench of CA ports, the
 //! scoreboard, the CA soak, the regression's scenarios) runs on either.
 
 use std::collections::VecDeque;
@@ -14,7 +17,7 @@ use anyhow::{bail, Context, Result};
 use vl15_bindings::dev::{Dev, DevIn, DevOut, PortIn, PortOut};
 
 use crate::model::dut::{ca_mp_kind, CaTopDut, Dut};
-use crate::model::regmap::mpreg;
+use crate::model::regmap::{mpreg, reg};
 use crate::model::stream::{Beat, Pattern, Received, Sink, Source};
 use crate::proto::mad::Mad;
 
@@ -422,13 +425,17 @@ pub struct Tap {
     pub wire: Vec<Received<()>>,
 }
 
-/// One port of a CA model and its drivers.
+/// The testbench's drivers on one port of a CA model: a stream driver on
+/// the wire (a driven link), the data-VL host ports, the SMA and SM
+/// interfaces, traps and the register bus. The model itself is a device of
+/// a [`crate::model::net::Net`], which clocks it: each cycle the net asks
+/// [`CaPort::drive`] for the port's inputs and hands the outputs to
+/// [`CaPort::observe`] (through [`crate::model::bench::PortBench`]).
 pub struct CaPort {
-    dut: Box<dyn Dut>,
     /// The port driven (1..=the model's ports).
     port: u8,
-    pin: Vec<PortIn>,
-    pout: Vec<PortOut>,
+    /// "port 1 of ib_ca_top DataW 64", for messages.
+    what: String,
     pub data_w: u32,
     /// Wire → port. No ready: beats go in whenever the source presents one.
     pub wire_rx: Source<()>,
@@ -441,13 +448,19 @@ pub struct CaPort {
     pub dtx: Source<()>,
     pub sma_rx: Sink<SmiMeta>,
     pub sm_rx: Sink<SmiMeta>,
-    /// The SM's receive queue (its doorbell is rung in `step`); "take
+    /// The SM's receive queue (its doorbell is rung in `drive`); "take
     /// everything" from `new`.
     pub sm_rq: RecvQueue,
     pub sma_tx: Source<SmiMeta>,
     pub sm_tx: Source<AddressHandle>,
     pub trap_tx: Source<()>,
     reg_writes: VecDeque<(u8, u32)>,
+    /// The register read in the next cycle (instead of RegId), and the
+    /// register bus's read data of the last cycle.
+    pub read_next: Option<u8>,
+    pub reg_rdata: u32,
+    /// What `drive` presented this cycle, for `observe`.
+    presented: Presented,
     /// The wire beat taken from `wire_tx` this cycle (for links and traces).
     pub tx_beat: Option<Beat>,
     /// The wire beat that entered RX this cycle, and whether the testbench's
@@ -459,6 +472,7 @@ pub struct CaPort {
     /// the VL15 TX buffer (the top's `sq_tx_beat_o` observation port).
     pub sq_starts: Vec<u64>,
     sq_beats: usize,
+    /// The next cycle: the model's cycle count.
     pub cycle: u64,
     /// Physical link of the port (`link_up_i`); true from `new`.
     pub link_up: bool,
@@ -475,33 +489,31 @@ pub struct CaPort {
     pub port_state: u8,
 }
 
-impl CaPort {
-    /// An `ib_ca_top` of the given data width, reset, with every pattern
-    /// `Always`.
-    pub fn new(data_w: u32) -> Result<Self> {
-        CaPortModel::Top.port(data_w)
-    }
+/// The beats `CaPort::drive` put on the model's inputs in one cycle.
+#[derive(Default)]
+struct Presented {
+    rx: Option<Beat>,
+    from_link: bool,
+    dtx: Option<Beat>,
+    sma_tx: Option<(Beat, SmiMeta)>,
+    sm_tx: Option<(Beat, AddressHandle)>,
+    trap: Option<Beat>,
+    reg_write: Option<(u8, u32)>,
+    tx_tready: bool,
+}
 
-    /// Drivers on port `port` of `dut` (a CA kind), which is reset first.
-    /// Its other ports get no link and no traffic.
-    pub fn on(mut dut: Box<dyn Dut>, port: u8) -> Result<Self> {
+impl CaPort {
+    /// Drivers on port `port` of `dut` (a CA kind, reset), every pattern
+    /// `Always`. Its other ports get no link and no traffic.
+    pub fn on(dut: &dyn Dut, port: u8) -> Result<Self> {
         let n = dut.num_ports();
         if port == 0 || u32::from(port) > n {
             bail!("{} has no port {port}", dut.describe());
         }
-        dut.reset(4)
-            .with_context(|| format!("reset of {}", dut.describe()))?;
-        let cycle = dut.cycle();
         let data_w = dut.data_w();
-        let idle_port = PortIn {
-            tx_tready: true,
-            ..PortIn::default()
-        };
         Ok(CaPort {
-            dut,
             port,
-            pin: vec![idle_port; n as usize],
-            pout: vec![PortOut::default(); n as usize],
+            what: format!("port {port} of {}", dut.describe()),
             data_w,
             wire_rx: Source::new(data_w, Pattern::Always),
             wire_tx: Sink::new(Pattern::Always),
@@ -514,12 +526,15 @@ impl CaPort {
             sm_tx: Source::new(data_w, Pattern::Always),
             trap_tx: Source::new(data_w, Pattern::Always),
             reg_writes: VecDeque::new(),
+            read_next: None,
+            reg_rdata: 0,
+            presented: Presented::default(),
             tx_beat: None,
             rx_beat: None,
             rx_last_cycles: Vec::new(),
             sq_starts: Vec::new(),
             sq_beats: 0,
-            cycle,
+            cycle: dut.cycle(),
             link_up: true,
             idle: false,
             tap: None,
@@ -529,45 +544,41 @@ impl CaPort {
         })
     }
 
-    /// Reset the RTL (`rst_ni` low for `cycles`) in the middle of whatever
-    /// it is doing, and with it the testbench side of every stream: every
-    /// queued source packet is dropped (one under way is cut), half-received
-    /// output packets are forgotten, queued register writes are dropped and
-    /// the SM receive queue is back to "take everything" (the RTL's count is
-    /// 0 after reset). Returns the bytes of output packets cut by the reset
-    /// (sum over the sinks), which the caller must not count as delivered.
-    pub fn reset(&mut self, cycles: u32) -> Result<usize> {
-        self.dut.reset(cycles).context("reset")?;
-        self.cycle = self.dut.cycle();
+    /// The RTL was reset in the middle of whatever it was doing: reset the
+    /// testbench side of every stream with it. Every queued source packet
+    /// is dropped (one under way is cut), half-received output packets are
+    /// forgotten, queued register writes are dropped and the SM receive
+    /// queue is back to "take everything" (the RTL's count is 0 after
+    /// reset). `cycle` is the model's cycle after the reset. Returns the
+    /// bytes of output packets cut by the reset (sum over the sinks), which
+    /// the caller must not count as delivered.
+    pub fn on_reset(&mut self, cycle: u64) -> usize {
+        self.cycle = cycle;
         self.wire_rx.clear();
         self.dtx.clear();
         self.sma_tx.clear();
         self.sm_tx.clear();
         self.trap_tx.clear();
         self.reg_writes.clear();
+        self.read_next = None;
         self.sm_rq = RecvQueue::take_all();
         self.sq_beats = 0;
         self.tx_beat = None;
         self.rx_beat = None;
-        Ok(self.wire_tx.clear_partial()
+        self.wire_tx.clear_partial()
             + self.drx.clear_partial()
             + self.sma_rx.clear_partial()
-            + self.sm_rx.clear_partial())
+            + self.sm_rx.clear_partial()
     }
 
     /// The port's number: what its SMI reports as the arrival port.
-    /// The model behind the port (to open its waveform dump).
-    pub fn dut(&mut self) -> &mut dyn Dut {
-        self.dut.as_mut()
-    }
-
     pub fn port_num(&self) -> u8 {
         self.port
     }
 
     /// What the port is: "port 2 of ib_ca_mp_top NumPorts=2 DataW 64".
     pub fn describe(&self) -> String {
-        format!("port {} of {}", self.port, self.dut.describe())
+        self.what.clone()
     }
 
     /// Queue a register write; writes go out one per cycle, in order.
@@ -579,11 +590,11 @@ impl CaPort {
         !self.reg_writes.is_empty()
     }
 
-    /// Advance one cycle. `rx` is a wire beat to inject this cycle (from a
-    /// link), which takes the place of the `wire_rx` source; `read_addr` is
-    /// the register address to read this cycle. Returns the read value.
-    pub fn step(&mut self, link_rx: Option<Beat>, read_addr: u8) -> Result<u32> {
-        let mut d = DevIn::default();
+    /// The model's inputs for the next cycle: the management side `d` and
+    /// this port's entry of `pin`. `link_rx` is a wire beat arriving from a
+    /// link, which takes the place of the `wire_rx` source; the register
+    /// read is `read_next`, else RegId.
+    pub fn drive(&mut self, link_rx: Option<Beat>, d: &mut DevIn, pin: &mut [PortIn]) {
         let mut p = PortIn::default();
         let port = self.port;
         let cyc = self.cycle;
@@ -599,8 +610,8 @@ impl CaPort {
             p.rx_tvalid = true;
             p.rx_tlast = b.last;
         }
-        let dtx = self.dtx.present();
-        if let Some((b, _)) = dtx {
+        let dtx = self.dtx.present().map(|(b, _)| b);
+        if let Some(b) = dtx {
             p.dtx_tdata = b.data;
             p.dtx_tkeep = b.keep;
             p.dtx_tvalid = true;
@@ -625,8 +636,8 @@ impl CaPort {
             d.sm_tx_sl = ah.sl;
             d.sm_tx_path_bits = ah.path_bits;
         }
-        let trap = self.trap_tx.present();
-        if let Some((b, _)) = trap {
+        let trap = self.trap_tx.present().map(|(b, _)| b);
+        if let Some(b) = trap {
             d.trap_tx_tdata = b.data;
             d.trap_tx_tvalid = true;
             d.trap_tx_tlast = b.last;
@@ -640,6 +651,7 @@ impl CaPort {
         d.sm_rq_clr = db.clr;
         self.drx.always();
         let reg_write = self.reg_writes.pop_front();
+        let read_addr = self.read_next.take().unwrap_or(reg::ID);
         if let Some((addr, value)) = reg_write {
             d.reg_we = true;
             d.reg_addr = mpreg::port(port, addr);
@@ -652,20 +664,38 @@ impl CaPort {
         d.sm_tx_port = port;
         d.trap_tx_port = port;
         d.sm_rq_port = port;
+        self.presented = Presented {
+            rx,
+            from_link: link_rx.is_some(),
+            dtx,
+            sma_tx,
+            sm_tx,
+            trap,
+            reg_write,
+            tx_tready: p.tx_tready,
+        };
+        pin[usize::from(port) - 1] = p;
+    }
 
-        let k = usize::from(port) - 1;
-        let tx_tready = p.tx_tready;
-        self.pin[k] = p;
-        let o = self
-            .dut
-            .step(&d, &self.pin, &mut self.pout)
-            .with_context(|| format!("cycle {cyc}"))?;
-        let po = self.pout[k];
-
-        if rx.is_some() && link_rx.is_none() {
+    /// The model's outputs of the cycle `drive` set up; `cycle` is the
+    /// model's cycle count after it.
+    pub fn observe(&mut self, o: &DevOut, pout: &[PortOut], cycle: u64) {
+        let cyc = self.cycle;
+        let po = pout[usize::from(self.port) - 1];
+        let Presented {
+            rx,
+            from_link,
+            dtx,
+            sma_tx,
+            sm_tx,
+            trap,
+            reg_write,
+            tx_tready,
+        } = std::mem::take(&mut self.presented);
+        if rx.is_some() && !from_link {
             self.wire_rx.taken(true, cyc);
         }
-        self.rx_beat = rx.map(|b| (b, link_rx.is_none()));
+        self.rx_beat = rx.map(|b| (b, !from_link));
         if let Some(b) = rx {
             if b.last {
                 self.rx_last_cycles.push(cyc);
@@ -677,10 +707,10 @@ impl CaPort {
         self.trap_tx.taken(o.trap_tx_tready, cyc);
         if let Some(t) = self.tap.as_mut() {
             if let Some(b) = rx {
-                t.rx.push((cyc, b, link_rx.is_none()));
+                t.rx.push((cyc, b, !from_link));
             }
             let (m0, a0) = (SmiMeta::default(), AddressHandle::default());
-            if let (Some((b, _)), true) = (dtx, po.dtx_tready) {
+            if let (Some(b), true) = (dtx, po.dtx_tready) {
                 t.tx_in.push((TxPortIn::Data, b, m0, a0));
             }
             let keep = crate::model::stream::full_keep(self.data_w);
@@ -690,7 +720,7 @@ impl CaPort {
             if let (Some((b, ah)), true) = (sm_tx, o.sm_tx_tready) {
                 t.tx_in.push((TxPortIn::Sm, Beat { keep, ..b }, m0, ah));
             }
-            if let (Some((b, _)), true) = (trap, o.trap_tx_tready) {
+            if let (Some(b), true) = (trap, o.trap_tx_tready) {
                 t.tx_in.push((TxPortIn::Trap, Beat { keep, ..b }, m0, a0));
             }
             if let Some(w) = reg_write {
@@ -718,12 +748,12 @@ impl CaPort {
         // MAD streams carry full beats only (no tkeep port).
         let keep = crate::model::stream::full_keep(self.data_w);
         let full = |data: [u64; 2], last: bool| Beat { data, keep, last };
-        let sma_meta = sma_rx_meta(&o);
+        let sma_meta = sma_rx_meta(o);
         let b = full(o.sma_rx_tdata, o.sma_rx_tlast);
         let n_sma = self.sma_rx.packets.len();
         self.sma_rx
             .observe(o.sma_rx_tvalid, b, false, cyc, || sma_meta);
-        let sm_meta = sm_rx_meta(&o);
+        let sm_meta = sm_rx_meta(o);
         let b = full(o.sm_rx_tdata, o.sm_rx_tlast);
         let received = self.sm_rx.packets.len();
         self.sm_rx
@@ -756,9 +786,9 @@ impl CaPort {
         self.mkey_prot = po.mkey_prot;
         self.mkey_viols = po.mkey_viols;
         self.port_state = po.port_state;
-        self.cycle = self.dut.cycle();
+        self.cycle = cycle;
         self.idle = o.idle;
-        Ok(o.reg_rdata)
+        self.reg_rdata = o.reg_rdata;
     }
 
     /// Nothing queued in any source and no packet half-received: the port
@@ -791,10 +821,10 @@ pub enum CaPortModel {
 }
 
 impl CaPortModel {
-    /// The model at `data_w` with its drivers, reset.
-    pub fn port(self, data_w: u32) -> Result<CaPort> {
-        match self {
-            CaPortModel::Top => CaPort::on(Box::new(CaTopDut::new(data_w)?), 1),
+    /// The model at `data_w`, reset, and the port a bench drives.
+    pub fn dut(self, data_w: u32) -> Result<(Box<dyn Dut>, u8)> {
+        let (mut dut, port): (Box<dyn Dut>, u8) = match self {
+            CaPortModel::Top => (Box::new(CaTopDut::new(data_w)?), 1),
             CaPortModel::Mp { nports, port } => {
                 let Some(kind) = ca_mp_kind(nports) else {
                     bail!("the multiport CA is built with 1 or 2 ports, not {nports}");
@@ -802,9 +832,15 @@ impl CaPortModel {
                 let dev = Dev::new(kind, u32::from(nports), data_w).with_context(|| {
                     format!("building ib_ca_mp_top NumPorts={nports} DataW={data_w}")
                 })?;
-                CaPort::on(Box::new(dev), port)
+                (Box::new(dev), port)
             }
+        };
+        if port == 0 || u32::from(port) > dut.num_ports() {
+            bail!("{} has no port {port}", dut.describe());
         }
+        dut.reset(4)
+            .with_context(|| format!("reset of {}", dut.describe()))?;
+        Ok((dut, port))
     }
 
     /// The widths the model is built at.

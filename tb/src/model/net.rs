@@ -11,7 +11,15 @@
 //! told how many cycles it slept (`Dev::skip`), which changes nothing in an
 //! idle model, so the fabric behaves exactly as if every device were clocked
 //! every cycle, at a cost that follows the traffic, not the fabric size.
+//!
+//! A device can instead be driven by the testbench ([`Driver`]): its host
+//! side and the ports without a link are the driver's, which sets the
+//! model's inputs and reads its outputs in every cycle (a CA port on a
+//! bench: [`crate::model::bench`]). A driven device is clocked every cycle;
+//! its packets are traced as `name>peer` (or `name>tb` with no link) and
+//! `tb>name` for what the driver itself put on the wire.
 
+use std::any::Any;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
@@ -21,13 +29,12 @@ use vl15_bindings::{
     Dev, DevIn, DevKind, DevOut, PortIn, PortOut, DEV_DATA_WIDTHS, MAX_SWITCH_PORTS,
 };
 
-use crate::model::device::{sm_rx_meta, sma_rx_meta, AddressHandle, RecvQueue, SmiMeta};
+use crate::model::device::{sm_rx_meta, sma_rx_meta, AddressHandle, CaPort, RecvQueue, SmiMeta};
 use crate::model::dut::{ca_mp_kind, CaTopDut, Dut};
-use crate::model::fabric::TraceEntry;
 use crate::model::node_hw::{HwWrite, KeyViolation, NodeAgent, NodeHw};
 use crate::model::regmap::{mpreg, swreg};
 use crate::model::stream::{Beat, PacketAssembler, Pattern, Sink, Source};
-use crate::model::trace::Waves;
+use crate::model::trace::{TraceEntry, Waves};
 use crate::proto::mad::{self, Mad};
 use crate::proto::packet::consts::CLASS_SUBN_LID;
 use crate::proto::packet::smp::be16;
@@ -122,6 +129,32 @@ struct Prep {
 
 /// One end of a link: (device index, port number 1..N).
 pub type End = (usize, u8);
+
+/// The testbench side of a driven device: every cycle it sets the model's
+/// inputs (the management side and every port's) and then reads its
+/// outputs. The net carries beats between a driven device's linked ports
+/// and other devices; everything else on the device is the driver's.
+pub trait Driver: Send {
+    /// The inputs of cycle `now`. `link_rx[p]` is the beat arriving on
+    /// port p+1 from its link in this cycle, if any; a port without a link
+    /// is driven by the driver alone.
+    fn drive(&mut self, now: u64, link_rx: &[Option<Beat>], d: &mut DevIn, pin: &mut [PortIn]);
+    /// The outputs of cycle `now`; `next` is the model's cycle count after
+    /// it. Whether anything moved on the testbench side.
+    fn observe(&mut self, now: u64, o: &DevOut, pout: &[PortOut], next: u64) -> Result<bool>;
+    /// Whether work is queued on the testbench side.
+    fn busy(&self) -> bool;
+    /// The CA port the driver drives, if it is a CA port's
+    /// ([`crate::model::bench::PortBench`]).
+    fn ca_port(&self) -> Option<&CaPort> {
+        None
+    }
+    fn ca_port_mut(&mut self) -> Option<&mut CaPort> {
+        None
+    }
+    fn as_any(&self) -> &dyn Any;
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+}
 
 /// A full-duplex cable. Direction 0 carries `ends[0]` TX → `ends[1]` RX,
 /// direction 1 the reverse.
@@ -253,8 +286,18 @@ pub struct Device<S> {
     pub dout: DevOut,
     /// Per port 1..=model ports at index p−1: (link, direction it sends on).
     port_links: Vec<Option<(usize, usize)>>,
-    /// The node's agent (its SMA).
-    pub sma: S,
+    /// The node's agent (its SMA); none on a driven device, whose SMPs
+    /// reach its driver.
+    agent: Option<S>,
+    /// The driver of a driven device, and the packets crossing each of its
+    /// ports (trace and wire log).
+    driven: Option<Box<dyn Driver>>,
+    /// Driven by a driver its owner lends for each cycle instead.
+    lent: bool,
+    drv_rx: Vec<PacketAssembler>,
+    drv_tx: Vec<PacketAssembler>,
+    /// The beat each port's link delivered in this cycle, if any.
+    drv_link_rx: Vec<Option<Beat>>,
     sma_rx: Sink<SmiMeta>,
     sma_tx: Source<SmiMeta>,
     /// Responses waiting for their service latency: (due, MAD, meta, RTL
@@ -311,6 +354,71 @@ pub struct Device<S> {
 }
 
 impl<S> Device<S> {
+    /// A device with `dev` as its model and an idle host side: node 0, a
+    /// CA until the caller says otherwise.
+    fn build(name: &str, dev: Box<dyn Dut>, nports: u8, w: u32, agent: Option<S>) -> Self {
+        let np = usize::from(nports);
+        Device {
+            name: name.to_string(),
+            node: 0,
+            is_switch: false,
+            nports,
+            dev,
+            pin: vec![PortIn::default(); np],
+            pout: vec![PortOut::default(); np],
+            dout: DevOut::default(),
+            port_links: vec![None; np],
+            agent,
+            driven: None,
+            lent: false,
+            drv_rx: Vec::new(),
+            drv_tx: Vec::new(),
+            drv_link_rx: Vec::new(),
+            sma_rx: Sink::new(Pattern::Always),
+            sma_tx: Source::new(w, Pattern::Always),
+            sma_pending: VecDeque::new(),
+            sm: None,
+            sm_tx_tail: None,
+            sm_rx_mid: false,
+            sm_rx_skip: false,
+            sm_rq: vec![RecvQueue::empty(); np],
+            trap_tx: Source::new(w, Pattern::Always),
+            trap_pending: None,
+            last_states: Vec::new(),
+            last_link_up: vec![false; np],
+            traps_sent: 0,
+            mkey_violations: 0,
+            data_tx: (0..np).map(|_| Source::new(w, Pattern::Always)).collect(),
+            data_rx: (0..np).map(|_| Sink::new(Pattern::Always)).collect(),
+            gmp_tx: Source::new(w, Pattern::Always),
+            gmp_rx: Sink::new(Pattern::Always),
+            regs: VecDeque::new(),
+            read: None,
+            read_value: None,
+            ticks: 0,
+            rx_listed: false,
+        }
+    }
+
+    /// The node's agent (its SMA). A driven device has none: its driver
+    /// answers its SMPs.
+    pub fn agent(&self) -> &S {
+        self.agent
+            .as_ref()
+            .expect("a driven device has no node agent; its driver answers")
+    }
+
+    pub fn agent_mut(&mut self) -> &mut S {
+        self.agent
+            .as_mut()
+            .expect("a driven device has no node agent; its driver answers")
+    }
+
+    /// Whether the testbench drives the device ([`Driver`]).
+    pub fn is_driven(&self) -> bool {
+        self.driven.is_some() || self.lent
+    }
+
     /// External ports of the device's RTL model (a switch: its own radix).
     pub fn model_ports(&self) -> u32 {
         self.dev.num_ports()
@@ -519,6 +627,24 @@ pub struct Net<S> {
     wire_log_err: Option<PcapError>,
     /// The devices' waveform files ([`NetOptions::wave`]).
     pub waves: Option<Waves>,
+    /// What the wire log's interface names start with.
+    log_prefix: String,
+    /// A beat moved on a link or a driven port, or a driver's host side
+    /// moved, in the cycle being simulated; cycles since the last such.
+    moved: bool,
+    quiet_cycles: u64,
+    /// Buffers a cycle reuses: the devices it runs, their inputs and
+    /// outputs.
+    list_spare: Vec<usize>,
+    prep_buf: Vec<Prep>,
+    out_buf: Vec<Result<DevOut>>,
+}
+
+impl<S: NodeAgent> Default for Net<S> {
+    /// [`Net::bench`]: no device yet.
+    fn default() -> Self {
+        Net::bench()
+    }
 }
 
 /// The RTL device of a topology node; a node the RTL cannot be is an error
@@ -573,43 +699,11 @@ impl<S: NodeAgent> Net<S> {
             }
             dev.reset(4)
                 .with_context(|| format!("reset of {:?}", n.id))?;
-            let np = usize::from(n.nports);
             let sma = S::for_node(n, &topo, LFT_DEPTH)?;
-            devs.push(Device {
-                name: n.id.clone(),
-                node: i,
-                is_switch: n.kind == NodeKind::Switch,
-                nports: n.nports,
-                dev,
-                pin: vec![PortIn::default(); np],
-                pout: vec![PortOut::default(); np],
-                dout: DevOut::default(),
-                port_links: vec![None; np],
-                sma,
-                sma_rx: Sink::new(Pattern::Always),
-                sma_tx: Source::new(w, Pattern::Always),
-                sma_pending: VecDeque::new(),
-                sm: None,
-                sm_tx_tail: None,
-                sm_rx_mid: false,
-                sm_rx_skip: false,
-                sm_rq: vec![RecvQueue::empty(); np],
-                trap_tx: Source::new(w, Pattern::Always),
-                trap_pending: None,
-                last_states: Vec::new(),
-                last_link_up: vec![false; np],
-                traps_sent: 0,
-                mkey_violations: 0,
-                data_tx: (0..np).map(|_| Source::new(w, Pattern::Always)).collect(),
-                data_rx: (0..np).map(|_| Sink::new(Pattern::Always)).collect(),
-                gmp_tx: Source::new(w, Pattern::Always),
-                gmp_rx: Sink::new(Pattern::Always),
-                regs: VecDeque::new(),
-                read: None,
-                read_value: None,
-                ticks: 0,
-                rx_listed: false,
-            });
+            let mut dev = Device::build(&n.id, dev, n.nports, w, Some(sma));
+            dev.node = i;
+            dev.is_switch = n.kind == NodeKind::Switch;
+            devs.push(dev);
         }
         let mut links = Vec::with_capacity(topo.links.len());
         for (li, l) in topo.links.iter().enumerate() {
@@ -648,6 +742,12 @@ impl<S: NodeAgent> Net<S> {
             wire_log: None,
             wire_log_err: None,
             waves,
+            log_prefix: String::new(),
+            moved: false,
+            quiet_cycles: 0,
+            list_spare: Vec::new(),
+            prep_buf: Vec::new(),
+            out_buf: Vec::new(),
         };
         // Ports without a cable are down; every device runs once so that the
         // port states and the SMA's register images settle.
@@ -658,7 +758,7 @@ impl<S: NodeAgent> Net<S> {
                 net.devs[d].pin[p].tx_tready = true;
             }
             let mut regs = Vec::new();
-            let init = net.devs[d].sma.init_writes();
+            let init = net.devs[d].agent().init_writes();
             for w in &init {
                 net.devs[d].hw_writes(w, &mut regs);
             }
@@ -694,6 +794,175 @@ impl<S: NodeAgent> Net<S> {
             None => self.devs.iter().position(|d| !d.is_switch).ok_or_else(|| {
                 InputError(format!("{}: no CA to run the SM on", file.display())).into()
             }),
+        }
+    }
+
+    /// A net with no device yet, for devices the testbench drives
+    /// ([`Net::add_driven`], [`Net::connect`]): no topology file, one
+    /// thread, every packet traced.
+    pub fn bench() -> Net<S> {
+        Net {
+            topo: Topology::default(),
+            devs: Vec::new(),
+            links: Vec::new(),
+            opts: NetOptions {
+                trace: true,
+                threads: 1,
+                ..NetOptions::default()
+            },
+            cycle: 0,
+            active: Vec::new(),
+            active_list: Vec::new(),
+            wake: BinaryHeap::new(),
+            trace: Vec::new(),
+            stats: NetStats::default(),
+            pool: None,
+            rx_pending: Vec::new(),
+            wire_log: None,
+            wire_log_err: None,
+            waves: None,
+            log_prefix: String::new(),
+            moved: false,
+            quiet_cycles: 0,
+            list_spare: Vec::new(),
+            prep_buf: Vec::new(),
+            out_buf: Vec::new(),
+        }
+    }
+
+    /// Add `dev` (reset), driven by `driver` and named `name`, with no
+    /// link yet; returns its index. The net's cycle is the latest of its
+    /// devices' (a model added behind it counts the difference as idle).
+    pub fn add_driven(&mut self, name: &str, dev: Box<dyn Dut>, driver: Box<dyn Driver>) -> usize {
+        let d = self.add_lent(name, dev);
+        self.devs[d].lent = false;
+        self.devs[d].driven = Some(driver);
+        d
+    }
+
+    /// [`Net::add_driven`] with a driver its owner keeps and lends for
+    /// each cycle ([`Net::step_lending`]): a driver that is itself the
+    /// owner of the net (a bench).
+    pub fn add_lent(&mut self, name: &str, dev: Box<dyn Dut>) -> usize {
+        let np = u8::try_from(dev.num_ports()).unwrap_or(u8::MAX);
+        let (w, cycle) = (dev.data_w(), dev.cycle());
+        let mut device = Device::build(name, dev, np, w, None);
+        for pi in &mut device.pin {
+            pi.tx_tready = true;
+        }
+        device.lent = true;
+        device.drv_rx = vec![PacketAssembler::default(); usize::from(np)];
+        device.drv_tx = vec![PacketAssembler::default(); usize::from(np)];
+        device.drv_link_rx = vec![None; usize::from(np)];
+        let d = self.devs.len();
+        device.node = d;
+        self.devs.push(device);
+        self.active.push(false);
+        self.cycle = self.cycle.max(cycle);
+        self.activate(d);
+        d
+    }
+
+    /// A cable between port `a.1` of device `a.0` and port `b.1` of `b.0`,
+    /// `latency` cycles each way (at least 1); returns its index.
+    pub fn connect(&mut self, a: End, b: End, latency: u64) -> Result<usize> {
+        for (d, p) in [a, b] {
+            let Some(dev) = self.devs.get(d) else {
+                bail!("no device {d}");
+            };
+            match usize::from(p).checked_sub(1).map(|k| dev.port_links.get(k)) {
+                Some(Some(None)) => {}
+                Some(Some(Some(_))) => bail!("{}[{p}] already has a link", dev.name),
+                _ => bail!("{} has no port {p}", dev.name),
+            }
+        }
+        let l = self.links.len();
+        let names = [self.devs[a.0].name.as_str(), self.devs[b.0].name.as_str()];
+        self.links.push(Link::new([a, b], latency, names));
+        self.devs[a.0].port_links[usize::from(a.1) - 1] = Some((l, 0));
+        self.devs[b.0].port_links[usize::from(b.1) - 1] = Some((l, 1));
+        Ok(l)
+    }
+
+    /// The driver of device `d`, if it is driven.
+    pub fn driven(&self, d: usize) -> Option<&dyn Driver> {
+        self.devs.get(d)?.driven.as_deref()
+    }
+
+    pub fn driven_mut(&mut self, d: usize) -> Option<&mut (dyn Driver + 'static)> {
+        self.devs.get_mut(d)?.driven.as_deref_mut()
+    }
+
+    /// The driver of device `d`, if it is driven and a `T`.
+    pub fn driver<T: 'static>(&self, d: usize) -> Option<&T> {
+        self.devs.get(d)?.driven.as_ref()?.as_any().downcast_ref()
+    }
+
+    pub fn driver_mut<T: 'static>(&mut self, d: usize) -> Option<&mut T> {
+        self.devs
+            .get_mut(d)?
+            .driven
+            .as_mut()?
+            .as_any_mut()
+            .downcast_mut()
+    }
+
+    /// The model of device `d` (to open its waveform dump).
+    pub fn dut_mut(&mut self, d: usize) -> &mut dyn Dut {
+        self.devs[d].dev.as_mut()
+    }
+
+    /// Hold `rst_ni` of driven device `d` low for `cycles` cycles, in the
+    /// middle of whatever it is doing; its driver is told nothing (the
+    /// caller resets the testbench side). Only a device alone on its net:
+    /// the reset's cycles pass for it alone.
+    pub fn reset_driven(&mut self, d: usize, cycles: u32) -> Result<()> {
+        if self.devs.len() != 1 || !self.devs[d].is_driven() {
+            bail!("only a driven device alone on its net is reset on its own");
+        }
+        let dev = &mut self.devs[d];
+        dev.dev
+            .reset(cycles)
+            .with_context(|| format!("reset of {}", dev.name))?;
+        dev.drv_rx
+            .iter_mut()
+            .for_each(|a| *a = PacketAssembler::default());
+        dev.drv_tx
+            .iter_mut()
+            .for_each(|a| *a = PacketAssembler::default());
+        self.cycle = dev.dev.cycle();
+        Ok(())
+    }
+
+    /// Whether anything is queued on a link or with a driver.
+    fn tb_busy(&self) -> bool {
+        self.links
+            .iter()
+            .any(|l| l.pipe.iter().any(|p| !p.is_empty()))
+            || self
+                .devs
+                .iter()
+                .any(|d| d.driven.as_ref().is_some_and(|x| x.busy()))
+    }
+
+    /// Run until nothing is queued on a link or with a driver and no beat
+    /// has moved for `quiet` cycles (longer than any path through the
+    /// RTL), or fail after `max_cycles`: how a net of driven devices
+    /// settles. Returns the cycles it ran.
+    pub fn run_until_quiet(&mut self, quiet: u64, max_cycles: u64) -> Result<u64> {
+        let start = self.cycle;
+        self.quiet_cycles = 0;
+        loop {
+            self.step()?;
+            if !self.tb_busy() && self.quiet_cycles >= quiet {
+                return Ok(self.cycle - start);
+            }
+            if self.cycle - start > max_cycles {
+                bail!(
+                    "fabric not idle after {max_cycles} cycles (lockup?) at cycle {}",
+                    self.cycle
+                );
+            }
         }
     }
 
@@ -838,7 +1107,7 @@ impl<S: NodeAgent> Net<S> {
         let now = self.cycle;
         let dev = &mut self.devs[d];
         let tid = TRAP_TID_BASE | dev.traps_sent;
-        if let Some(m) = dev.sma.set_is_sm(port, on, tid) {
+        if let Some(m) = dev.agent_mut().set_is_sm(port, on, tid) {
             dev.trap_pending = Some((m, port, now));
             self.activate(d);
         }
@@ -856,7 +1125,7 @@ impl<S: NodeAgent> Net<S> {
             return false;
         };
         let tid = TRAP_TID_BASE | dev.traps_sent;
-        match dev.sma.trap_key_violation(port, trap, v, tid) {
+        match dev.agent().trap_key_violation(port, trap, v, tid) {
             Some(m) => {
                 dev.trap_pending = Some((m, port, now));
                 self.activate(d);
@@ -1181,7 +1450,18 @@ impl<S: NodeAgent> Net<S> {
 
     /// Simulate one cycle of the whole fabric.
     pub fn step(&mut self) -> Result<()> {
+        self.step_with(None)
+    }
+
+    /// One cycle, with device `d` driven by `drv`, which its owner lends
+    /// for the cycle ([`Net::add_lent`]).
+    pub fn step_lending(&mut self, d: usize, drv: &mut dyn Driver) -> Result<()> {
+        self.step_with(Some((d, drv)))
+    }
+
+    fn step_with(&mut self, mut lent: Option<(usize, &mut (dyn Driver + '_))>) -> Result<()> {
         let now = self.cycle;
+        self.moved = false;
         while let Some(&Reverse((due, d))) = self.wake.peek() {
             if due > now {
                 break;
@@ -1189,7 +1469,8 @@ impl<S: NodeAgent> Net<S> {
             self.wake.pop();
             self.activate(d);
         }
-        let list = std::mem::take(&mut self.active_list);
+        let spare = std::mem::take(&mut self.list_spare);
+        let mut list = std::mem::replace(&mut self.active_list, spare);
         for &d in &list {
             self.active[d] = false;
         }
@@ -1198,16 +1479,39 @@ impl<S: NodeAgent> Net<S> {
         // least PAR_MIN_DEVICES have work: links have at least a cycle of
         // latency, so no model reads what another writes in this cycle),
         // outputs in list order: the same run at any thread count.
-        let preps: Vec<Prep> = list.iter().map(|&d| self.tick_in(d, now)).collect();
-        let outs = self.eval(&list, &preps, now);
-        for ((&d, prep), o) in list.iter().zip(preps).zip(outs) {
-            self.tick_out(d, now, prep, o?, &mut requests)?;
+        let mut preps = std::mem::take(&mut self.prep_buf);
+        for &d in &list {
+            let drv = match lent.as_mut() {
+                Some((k, drv)) if *k == d => Some(&mut **drv),
+                _ if self.devs[d].lent => {
+                    bail!(
+                        "{} is driven by a driver its owner lends each cycle (Net::step_lending)",
+                        self.devs[d].name
+                    )
+                }
+                _ => None,
+            };
+            preps.push(self.tick_in(d, now, drv));
         }
+        let mut outs = std::mem::take(&mut self.out_buf);
+        self.eval(&list, &preps, now, &mut outs);
+        for ((&d, prep), o) in list.iter().zip(preps.drain(..)).zip(outs.drain(..)) {
+            let drv = match lent.as_mut() {
+                Some((k, drv)) if *k == d => Some(&mut **drv),
+                _ => None,
+            };
+            self.tick_out(d, now, prep, o?, &mut requests, drv)?;
+        }
+        list.clear();
+        self.list_spare = list;
+        self.prep_buf = preps;
+        self.out_buf = outs;
         for (d, m, meta) in requests {
             self.answer(d, m, meta, now)?;
         }
         self.active_list.sort_unstable();
         self.cycle += 1;
+        self.quiet_cycles = if self.moved { 0 } else { self.quiet_cycles + 1 };
         if let Some(e) = self.wire_log_err.take() {
             self.wire_log = None;
             return Err(anyhow::Error::new(e).context("the --pcap trace"));
@@ -1216,7 +1520,7 @@ impl<S: NodeAgent> Net<S> {
     }
 
     /// One cycle of the models of `list` with their inputs, in list order.
-    fn eval(&mut self, list: &[usize], preps: &[Prep], now: u64) -> Vec<Result<DevOut>> {
+    fn eval(&mut self, list: &[usize], preps: &[Prep], now: u64, outs: &mut Vec<Result<DevOut>>) {
         let step = |dev: &mut Device<S>, i: &DevIn| {
             dev.dev
                 .step(i, &dev.pin, &mut dev.pout)
@@ -1225,11 +1529,12 @@ impl<S: NodeAgent> Net<S> {
         let pool = match &self.pool {
             Some(p) if list.len() >= PAR_MIN_DEVICES => p,
             _ => {
-                return list
-                    .iter()
-                    .zip(preps)
-                    .map(|(&d, p)| step(&mut self.devs[d], &p.i))
-                    .collect();
+                outs.extend(
+                    list.iter()
+                        .zip(preps)
+                        .map(|(&d, p)| step(&mut self.devs[d], &p.i)),
+                );
+                return;
             }
         };
         self.stats.parallel_cycles += 1;
@@ -1248,18 +1553,21 @@ impl<S: NodeAgent> Net<S> {
                 None => break,
             }
         }
-        let mut outs: Vec<(usize, Result<DevOut>)> = pool.install(|| {
+        let mut done: Vec<(usize, Result<DevOut>)> = pool.install(|| {
             jobs.into_par_iter()
                 .map(|(k, dev)| (k, step(dev, &preps[k].i)))
                 .collect()
         });
-        outs.sort_unstable_by_key(|(k, _)| *k);
-        outs.into_iter().map(|(_, o)| o).collect()
+        done.sort_unstable_by_key(|(k, _)| *k);
+        outs.extend(done.into_iter().map(|(_, o)| o));
     }
 
     /// The input side of clocking device `d` at cycle `now`: its links,
     /// host streams and register port, as the model's inputs.
-    fn tick_in(&mut self, d: usize, now: u64) -> Prep {
+    fn tick_in(&mut self, d: usize, now: u64, lent: Option<&mut (dyn Driver + '_)>) -> Prep {
+        if self.devs[d].is_driven() {
+            return self.tick_in_driven(d, now, lent);
+        }
         // Packets whose last beat arrives now: (port, first cycle, bytes).
         let mut arrived: Vec<(u8, u64, Vec<u8>)> = Vec::new();
         let prep = {
@@ -1415,7 +1723,11 @@ impl<S: NodeAgent> Net<S> {
         prep: Prep,
         o: DevOut,
         requests: &mut Vec<(usize, Mad, SmiMeta)>,
+        lent: Option<&mut (dyn Driver + '_)>,
     ) -> Result<()> {
+        if self.devs[d].is_driven() {
+            return self.tick_out_driven(d, now, o, lent);
+        }
         let Prep { i, reading, patch } = prep;
         let mut rewake = false;
         {
@@ -1594,6 +1906,7 @@ impl<S: NodeAgent> Net<S> {
             link.pipe[dir].push_back((due, b));
             link.in_packet[dir] = !b.last;
             self.stats.beats += 1;
+            self.moved = true;
             let other = link.ends[1 - dir].0;
             if self.opts.trace || self.wire_log.is_some() {
                 if let Some((first, bytes)) = link.sent[dir].beat(now, &b) {
@@ -1612,6 +1925,141 @@ impl<S: NodeAgent> Net<S> {
         if rewake {
             self.activate(d);
         }
+        Ok(())
+    }
+
+    /// The input side of a driven device's cycle: the beats its links
+    /// deliver now, and what its driver puts on the model's inputs.
+    fn tick_in_driven(&mut self, d: usize, now: u64, lent: Option<&mut (dyn Driver + '_)>) -> Prep {
+        let dev = &mut self.devs[d];
+        let lag = now.saturating_sub(dev.dev.cycle());
+        if lag > 0 {
+            dev.dev.skip(lag);
+        }
+        for p in 0..dev.pin.len() {
+            dev.drv_link_rx[p] = None;
+            let Some((l, dir)) = dev.port_links[p] else {
+                continue;
+            };
+            let rx = &mut self.links[l].pipe[1 - dir];
+            if rx.front().is_some_and(|(due, _)| *due <= now) {
+                dev.drv_link_rx[p] = rx.pop_front().map(|(_, b)| b);
+            }
+        }
+        let mut i = DevIn::default();
+        let link_rx = &dev.drv_link_rx;
+        match (lent, dev.driven.as_deref_mut()) {
+            (Some(drv), _) => drv.drive(now, link_rx, &mut i, &mut dev.pin),
+            (None, Some(drv)) => drv.drive(now, link_rx, &mut i, &mut dev.pin),
+            (None, None) => {}
+        }
+        Prep {
+            i,
+            reading: false,
+            patch: None,
+        }
+    }
+
+    /// The output side of a driven device's cycle: its driver reads the
+    /// outputs; the beats it sent go onto its links; every packet into or
+    /// out of its ports is traced and logged.
+    fn tick_out_driven(
+        &mut self,
+        d: usize,
+        now: u64,
+        o: DevOut,
+        lent: Option<&mut (dyn Driver + '_)>,
+    ) -> Result<()> {
+        self.stats.ticks += 1;
+        // Packets are put together only for the trace and the wire log.
+        let keep = self.opts.trace || self.wire_log.is_some();
+        let Net {
+            devs,
+            links,
+            trace,
+            opts,
+            stats,
+            wake,
+            ..
+        } = self;
+        let dev = &mut devs[d];
+        dev.ticks += 1;
+        dev.dout = o;
+        let next = dev.dev.cycle();
+        let mut moved = match (lent, dev.driven.as_deref_mut()) {
+            (Some(drv), _) => drv.observe(now, &o, &dev.pout, next)?,
+            (None, Some(drv)) => drv.observe(now, &o, &dev.pout, next)?,
+            (None, None) => return Ok(()),
+        };
+        let mut log = Vec::new();
+        for p in 0..dev.pin.len() {
+            let (pi, po) = (&dev.pin[p], &dev.pout[p]);
+            if pi.rx_tvalid {
+                moved = true;
+                let b = Beat {
+                    data: pi.rx_tdata,
+                    keep: pi.rx_tkeep,
+                    last: pi.rx_tlast,
+                };
+                let done = if keep {
+                    dev.drv_rx[p].beat(now, &b)
+                } else {
+                    None
+                };
+                if let Some((first, bytes)) = done {
+                    if dev.drv_link_rx[p].is_none() && opts.trace {
+                        trace.push(TraceEntry {
+                            cycle: first,
+                            dir: format!("tb>{}", dev.name),
+                            bytes: bytes.clone(),
+                        });
+                    }
+                    log.push((p as u8 + 1, Direction::Inbound, first, bytes));
+                }
+            }
+            if !(po.tx_tvalid && pi.tx_tready) {
+                continue;
+            }
+            moved = true;
+            let b = Beat {
+                data: po.tx_tdata,
+                keep: po.tx_tkeep,
+                last: po.tx_tlast,
+            };
+            if let Some((l, dir)) = dev.port_links[p] {
+                let link = &mut links[l];
+                if link.carrying(now) {
+                    let due = now + link.latency;
+                    link.pipe[dir].push_back((due, b));
+                    link.in_packet[dir] = !b.last;
+                    stats.beats += 1;
+                    wake.push(Reverse((due, link.ends[1 - dir].0)));
+                } else {
+                    stats.beats_lost += 1;
+                }
+            }
+            if keep {
+                if let Some((first, bytes)) = dev.drv_tx[p].beat(now, &b) {
+                    log.push((p as u8 + 1, Direction::Outbound, first, bytes));
+                }
+            }
+        }
+        self.moved |= moved;
+        // Packets out are traced as "name>peer" ("name>tb" with no link).
+        for (p, dir, first, bytes) in log {
+            if dir == Direction::Outbound && self.opts.trace {
+                let peer = self.devs[d].port_links[usize::from(p) - 1]
+                    .map(|(l, k)| self.devs[self.links[l].ends[1 - k].0].name.as_str())
+                    .unwrap_or("tb");
+                self.trace.push(TraceEntry {
+                    cycle: first,
+                    dir: format!("{}>{peer}", self.devs[d].name),
+                    bytes: bytes.clone(),
+                });
+            }
+            self.log_packet(d, p, dir, first, &bytes);
+        }
+        self.activate(d);
         Ok(())
     }
 
@@ -1644,7 +2092,7 @@ impl<S: NodeAgent> Net<S> {
         if edge {
             dev.trap_pending = None;
             let tid = TRAP_TID_BASE | dev.traps_sent;
-            if let Some(m) = dev.sma.trap128(tid) {
+            if let Some(m) = dev.agent().trap128(tid) {
                 dev.trap_pending = Some((m, 0, now));
             }
         }
@@ -1670,7 +2118,7 @@ impl<S: NodeAgent> Net<S> {
             dev.mkey_violations += 1;
             let port = if dev.is_switch { 0 } else { meta.port };
             let tid = TRAP_TID_BASE | dev.traps_sent;
-            if let Some(t) = dev.sma.trap256(&m, port, tid) {
+            if let Some(t) = dev.agent().trap256(&m, port, tid) {
                 dev.trap_pending = Some((t, port, now));
                 self.activate(d);
             }
@@ -1724,7 +2172,7 @@ impl<S: NodeAgent> Net<S> {
             meta.port
         };
         let resp = self.devs[d]
-            .sma
+            .agent_mut()
             .handle_smp(&m, arrival, meta.mkey_mask, &mut view);
         let reads = resp
             .as_ref()
@@ -1745,7 +2193,7 @@ impl<S: NodeAgent> Net<S> {
                     let dir = usize::from(self.links[l].ends[0] != (d, port));
                     let (od, op) = self.links[l].ends[1 - dir];
                     self.devs[od]
-                        .sma
+                        .agent_mut()
                         .set_link_active(op, width, speed, speed_ext);
                 }
             }
@@ -1783,6 +2231,12 @@ impl<S: NodeAgent> Net<S> {
         self.wire_log = Some(log);
     }
 
+    /// [`Net::log_wire`] with every interface name starting with `prefix`.
+    pub fn log_wire_as(&mut self, log: TraceFile, prefix: &str) {
+        self.wire_log = Some(log);
+        self.log_prefix = prefix.to_string();
+    }
+
     /// The wire log, once the run is over.
     pub fn take_wire_log(&mut self) -> Option<TraceFile> {
         self.wire_log.take()
@@ -1795,7 +2249,7 @@ impl<S: NodeAgent> Net<S> {
         if self.wire_log_err.is_some() {
             return;
         }
-        let name = port_name(&self.devs[d].name, p);
+        let name = port_name(&format!("{}{}", self.log_prefix, self.devs[d].name), p);
         if let Err(e) = log.packet(&name, dir, cycle, bytes) {
             self.wire_log_err = Some(e);
         }

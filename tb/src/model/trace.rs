@@ -6,10 +6,18 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use crate::model::fabric::TraceEntry;
 use crate::model::stream::{Beat, PacketAssembler};
 use crate::proto::decode::decode_line;
 use crate::proto::pcap::{self, Direction, LinkType, PcapRecord, TraceFile};
+
+/// One packet on a wire, for traces: the cycle of its first beat, which
+/// direction it travelled, and its bytes (LRH..VCRC).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceEntry {
+    pub cycle: u64,
+    pub dir: String,
+    pub bytes: Vec<u8>,
+}
 
 /// The text form of a trace: one decoded line per packet, in cycle order.
 pub fn text(trace: &[TraceEntry]) -> String {

@@ -111,7 +111,7 @@ pub fn run(cycles: u64) -> Result<String> {
             .with_context(|| format!("back_to_back at {w}"))?;
         r.measure();
         let dropped = r.counters(scenario::CA)?.get("vl15_dropped");
-        let port = &r.fab.nodes[scenario::CA].port;
+        let port = &r.port(scenario::CA);
         let gaps: u64 = port.wire_tx.packets.iter().map(|p| p.gaps).sum();
         let smps = port.wire_tx.packets.len();
         writeln!(

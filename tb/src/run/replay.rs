@@ -7,10 +7,11 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use crate::agents::sm::Fabric;
+use crate::agents::node_sma::Net;
+use crate::agents::sm::{Bench, PortSm};
 use crate::agents::sma::{Sma, SmaConfig};
 use crate::check::scenario::{MAX_CYCLES, QUIET};
-use crate::model::device::CaPort;
+use crate::model::device::CaPortModel;
 use crate::model::regmap::reg;
 use crate::proto::pcap::{self, LinkType, PcapRecord};
 
@@ -53,40 +54,47 @@ pub fn replay(input: &Path, output: &Path, o: &Options) -> Result<String> {
     }
     let mut cfg = SmaConfig::vector_v2_ca();
     cfg.latency = o.sma_latency;
-    let mut sma = Sma::new(cfg);
-    let mut port = CaPort::new(o.width)?;
+    let mut net = Net::bench();
+    let ca =
+        net.add_port::<Sma, PortSm>("ca", CaPortModel::Top, o.width, Some(Sma::new(cfg)), None)?;
     let waves = match &o.wave {
         Some(dir) => {
             let mut w = crate::model::trace::Waves::new(dir)?;
-            w.open("ca", port.dut())?;
+            w.open("ca", net.dut_mut(ca))?;
             Some(w)
         }
         None => None,
     };
+    let Some(Bench {
+        port,
+        sma: Some(sma),
+        ..
+    }) = net.driver_mut::<Bench>(ca)
+    else {
+        anyhow::bail!("the replay's port has no SMA");
+    };
     let port_num = port.port_num();
-    sma.assign(&mut port, port_num, o.lid, o.lmc, 0)
+    sma.assign(port, port_num, o.lid, o.lmc, 0)
         .map_err(|e| InputError(format!("--lid {:#x} --lmc {}: {e}", o.lid, o.lmc)))?;
     if let Some(d) = o.depth {
         port.write_reg(reg::RX_DEPTH, d);
     }
-    let mut fab = Fabric::new();
-    let ca = fab.add_node("ca", port, Some(sma), None);
     if let Some((path, lt)) = &o.pcap {
-        fab.log_wire(pcap::TraceFile::create(path, *lt)?, "");
+        net.log_wire(pcap::TraceFile::create(path, *lt)?);
     }
     // Let the register writes land before the first packet arrives.
-    fab.run(8)?;
+    net.run(8)?;
     let mut skipped = 0;
     for r in &cap.records {
         if r.data.is_empty() {
             skipped += 1;
             continue;
         }
-        fab.nodes[ca].port.wire_rx.push(&r.data, ());
+        port_of(&mut net, ca)?.wire_rx.push(&r.data, ());
     }
-    let start = fab.cycle();
-    let cycles = fab.run_until_idle(QUIET, MAX_CYCLES.max(cap.records.len() as u64 * 400))?;
-    let sent: Vec<PcapRecord> = fab
+    let start = net.cycle;
+    let cycles = net.run_until_quiet(QUIET, MAX_CYCLES.max(cap.records.len() as u64 * 400))?;
+    let sent: Vec<PcapRecord> = net
         .trace
         .iter()
         .filter(|t| t.dir == "ca>tb")
@@ -97,10 +105,10 @@ pub fn replay(input: &Path, output: &Path, o: &Options) -> Result<String> {
         })
         .collect();
     pcap::write_pcap(output, o.linktype, &sent)?;
-    let drx = &fab.nodes[ca].port.drx.packets;
+    let drx = &port_of(&mut net, ca)?.drx.packets;
     let data_rx = drx.iter().filter(|p| !p.bad).count();
     let data_bad = drx.len() - data_rx;
-    let counters = fab.counters(ca)?;
+    let counters = net.port_counters(ca)?;
 
     let mut s = String::new();
     writeln!(
@@ -120,11 +128,17 @@ pub fn replay(input: &Path, output: &Path, o: &Options) -> Result<String> {
     for (name, v) in &counters.0 {
         writeln!(s, "  {name:<16} {v}")?;
     }
-    if let Some(log) = fab.take_wire_log() {
+    if let Some(log) = net.take_wire_log() {
         writeln!(s, "{}", log.summary())?;
     }
     if let Some(w) = waves {
         writeln!(s, "{}", w.summary())?;
     }
     Ok(s)
+}
+
+/// The replay's CA port.
+fn port_of(net: &mut Net, ca: usize) -> Result<&mut crate::model::device::CaPort> {
+    net.ca_port_mut(ca)
+        .ok_or_else(|| anyhow::anyhow!("the replay's device is not a CA port"))
 }

@@ -6,8 +6,10 @@ use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use anyhow::{bail, Context, Result};
 use vl15_bindings::dev::{Dev, DevIn, DevKind, DevOut, PortIn, PortOut};
 
+use crate::agents::node_sma::Net;
 use crate::model::device::SmiMeta;
 use crate::model::dut::Dut;
+use crate::model::net::Driver as NetDriver;
 use crate::model::regmap::swreg;
 use crate::model::stream::{beat_bytes, to_beats, Beat, Gate, Pattern, Rng, Sink, Source};
 use crate::model::trace::PortLog;
@@ -128,11 +130,17 @@ pub struct Tally {
     pub wire_out: BTreeMap<u8, u64>,
 }
 
-/// The Verilated switch (8 to 64 ports) under the scoreboard.
+/// The Verilated switch (8 to 64 ports) under the scoreboard: a net of
+/// one device, the switch, whose every port and host interface this bench
+/// drives (it lends itself to the net as the switch's driver each cycle).
 pub struct Bench {
     /// The switch's model (`ib_switch_top`'s tiles) behind the interface
-    /// every Verilated top has.
-    dev: Box<dyn Dut>,
+    /// every Verilated top has, as the one device of a net.
+    net: Net,
+    /// The model's data path width, and its cycle count (the cycle being
+    /// simulated while the net steps, the next one between steps).
+    w: u32,
+    clock: u64,
     radix: Radix,
     pin: Vec<PortIn>,
     pout: Vec<PortOut>,
@@ -199,8 +207,15 @@ impl Bench {
         }
         dev.reset(4)?;
         let n = usize::from(radix.nports());
+        let mut net = Net::bench();
+        // The scoreboard sees every packet; a soak keeps no trace.
+        net.opts.trace = false;
+        net.add_lent("switch", dev);
+        let clock = net.cycle;
         let mut b = Bench {
-            dev,
+            net,
+            w,
+            clock,
             radix,
             pin: vec![PortIn::default(); n],
             pout: vec![PortOut::default(); n],
@@ -277,7 +292,7 @@ impl Bench {
 
     /// The switch's model (to open its waveform dump).
     pub fn dut(&mut self) -> &mut dyn Dut {
-        self.dev.as_mut()
+        self.net.dut_mut(0)
     }
 
     /// The switch's radix.
@@ -286,15 +301,13 @@ impl Bench {
     }
 
     pub fn cycle_count(&self) -> u64 {
-        self.dev.cycle()
+        self.clock
     }
 
     fn mismatch(&mut self, s: String) {
         self.tally.mismatches += 1;
         if self.tally.log.len() < LOG_MAX {
-            self.tally
-                .log
-                .push(format!("cycle {}: {s}", self.dev.cycle()));
+            self.tally.log.push(format!("cycle {}: {s}", self.clock));
         }
     }
 
@@ -406,7 +419,7 @@ impl Bench {
         }
         let d = &mut self.drv[usize::from(g.port) - 1];
         d.q.push_back(Inj {
-            beats: to_beats(&g.bytes, beat_bytes(self.dev.data_w())),
+            beats: to_beats(&g.bytes, beat_bytes(self.w)),
             bytes: g.bytes,
             class: g.class,
             expect: g.expect,
@@ -645,7 +658,18 @@ impl Bench {
 
     /// One clock cycle of the switch with every driver and sink.
     pub fn cycle(&mut self) -> Result<()> {
-        let now = self.dev.cycle();
+        let now = self.clock;
+        // The bench is the switch's driver: it lends itself to the net,
+        // which it owns, for the cycle.
+        let mut net = std::mem::take(&mut self.net);
+        let r = net.step_lending(0, self);
+        self.net = net;
+        r.with_context(|| format!("cycle {now} of the switch bench (an RTL assertion?)"))
+    }
+
+    /// The inputs of this cycle: the wires in (predicting every packet as
+    /// it starts), the host side, the register bus.
+    fn inputs(&mut self) -> DevIn {
         // Everything that held a slot has left once the switch is idle and
         // nothing is arriving.
         if self.dout.idle && self.drv.iter().all(|d| d.pos == 0) {
@@ -766,10 +790,11 @@ impl Bench {
         } else if let Some(a) = self.reg_r {
             din.reg_addr = a;
         }
-        let o = self
-            .dev
-            .step(&din, &self.pin, &mut self.pout)
-            .with_context(|| format!("switch at cycle {now} (an RTL assertion?)"))?;
+        din
+    }
+
+    /// The outputs of cycle `now`, checked against the predictions.
+    fn outputs(&mut self, now: u64, o: DevOut) -> Result<()> {
         self.dout = o;
         self.log_cycle(now)?;
         if self.reg_r.take().is_some() {
@@ -796,7 +821,7 @@ impl Bench {
                 self.observe(Dest::Wire(i as u8 + 1), r.bytes, None, false);
             }
         }
-        let full_keep = crate::model::stream::full_keep(self.dev.data_w());
+        let full_keep = crate::model::stream::full_keep(self.w);
         let full = |data: [u64; 2], last: bool| Beat {
             data,
             keep: full_keep,
@@ -843,9 +868,9 @@ impl Bench {
 
     /// Run until every queued packet has entered the switch.
     pub fn run_inputs(&mut self, max_cycles: u64) -> Result<()> {
-        let start = self.dev.cycle();
+        let start = self.clock;
         while self.busy_inputs() {
-            if self.dev.cycle() - start > max_cycles {
+            if self.clock - start > max_cycles {
                 bail!("inputs not taken within {max_cycles} cycles");
             }
             self.cycle()?;
@@ -859,11 +884,11 @@ impl Bench {
     /// mismatches.
     pub fn drain(&mut self, bound: u64) -> Result<u64> {
         self.run_inputs(10_000_000)?;
-        let start = self.dev.cycle();
+        let start = self.clock;
         let mut idle_run = 0u64;
         loop {
             self.cycle()?;
-            let t = self.dev.cycle() - start;
+            let t = self.clock - start;
             let quiet = self.dout.idle
                 && self.sma_tx.idle()
                 && !self.tx.iter().any(Sink::in_packet)
@@ -996,7 +1021,7 @@ impl Bench {
     pub fn link_down_mid_packet(&mut self, rng: &mut Rng) -> Result<()> {
         let g = self.gen_class(rng, FaultClass::LinkDown);
         let p = g.port;
-        let beats = g.bytes.len().div_ceil(beat_bytes(self.dev.data_w()));
+        let beats = g.bytes.len().div_ceil(beat_bytes(self.w));
         let cut = range(rng, 1, beats as u64 - 1) as usize;
         let g = GenPacket {
             host: None,
@@ -1153,8 +1178,9 @@ impl Bench {
             p.rx_tvalid = false;
             p.rx_tlast = false;
         });
-        self.dev.reset(range(rng, 1, 8) as u32)?;
-        let w = self.dev.data_w();
+        self.net.reset_driven(0, range(rng, 1, 8) as u32)?;
+        self.clock = self.net.cycle;
+        let w = self.w;
         // Fresh host side: what was half received is gone with the wire.
         let pats: Vec<Pattern> = self.tx.iter().map(|_| Pattern::Always).collect();
         self.tx = pats.into_iter().map(Sink::new).collect();
@@ -1188,5 +1214,32 @@ impl Bench {
         self.check_port_states();
         self.check_counters()?;
         self.program()
+    }
+}
+
+impl NetDriver for Bench {
+    fn drive(&mut self, now: u64, _link_rx: &[Option<Beat>], d: &mut DevIn, pin: &mut [PortIn]) {
+        self.clock = now;
+        *d = self.inputs();
+        pin.copy_from_slice(&self.pin);
+    }
+
+    fn observe(&mut self, now: u64, o: &DevOut, pout: &[PortOut], next: u64) -> Result<bool> {
+        self.clock = next;
+        self.pout.copy_from_slice(pout);
+        self.outputs(now, *o)?;
+        Ok(!o.idle)
+    }
+
+    fn busy(&self) -> bool {
+        self.drv.iter().any(|d| !d.q.is_empty())
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
     }
 }
