@@ -20,7 +20,7 @@ VERILATOR := $(CURDIR)/sim/verilator
 VERILATED_MK_VARS := CFG_CXXFLAGS_STD=-std=c++20 CFG_CXXFLAGS_PCH_I=-include CFG_LDLIBS_THREADS=-pthread
 export VL15_VERILATOR := $(VERILATOR)
 
-.PHONY: all deps sim test lint lint-rtl lint-yosys lint-rust unit wave bench soak fuzz fuzz-afl synth formal formal-mutants board-sim completions man install-extras clean help
+.PHONY: all deps sim test lint lint-rtl lint-yosys lint-rust unit wave bench soak fuzz fuzz-afl synth formal formal-mutants board-sim completions man install-extras coverage clean help
 
 all: sim
 
@@ -35,6 +35,7 @@ help:
 	@echo "make fuzz   every fuzz target and the vl15 serve storm, FUZZ_SECONDS each (default 45: 5.25 min)"
 	@echo "make fuzz-afl  AFL++ (cargo-afl, stable Rust) on the packet/pcap/topology parsers, AFL_SECONDS"
 	@echo "make synth  yosys + nextpnr (yowasp, pinned in .venv): iCEBreaker + ULX3S bitstreams, CA port out of context"
+	@echo "make coverage  the regression on coverage builds of the RTL: build/coverage/summary.json, cover_points.txt, html/ (lcov's genhtml)"
 	@echo "make formal bounded proofs of the VL15 buffer (yosys-smtbmc + boolector, pinned in .venv), then its mutants must fail"
 	@echo "make completions man  bash/zsh/fish completions and the man pages (vl15(1), one per verb) into build/; make install-extras PREFIX=DIR installs them"
 
@@ -104,6 +105,15 @@ lint-rust:
 
 unit: deps
 	VERILATED_MK_VARS="$(VERILATED_MK_VARS)" bash sim/unit/run.sh
+
+# Coverage builds live apart (build/coverage/unit, build/coverage/target), so
+# make test's builds and speed are unchanged. genhtml is Debian's lcov.
+coverage: deps
+	@command -v genhtml >/dev/null || { \
+	  echo "coverage: installing lcov (genhtml)"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends lcov; }
+	VERILATED_MK_VARS="$(VERILATED_MK_VARS)" bash sim/coverage/run.sh
 
 wave: deps
 	mkdir -p build/wave

@@ -641,6 +641,23 @@ module gsi_rx_check
   assign ev_gmp_o       = ev_gmp;
 
   // ---------------------------------------------------------------------------
+  // Cover points: each GSI check discards a data-VL packet (ibspec §6), and a
+  // GMP for QP1 is accepted
+  // ---------------------------------------------------------------------------
+`ifndef SYNTHESIS
+  // every cover point below samples at the clock edge, not in reset
+  default clocking cov_clk @(posedge clk_i); endclocking
+  default disable iff (!rst_ni);
+  GSI_link_drop: cover property (out_valid_q && out_last_q && out_reason == GsiLinkDrop);
+  GSI_icrc:      cover property (ev_icrc);
+  GSI_bad_hdr:   cover property (ev_hdr);
+  GSI_pkey:      cover property (ev_pkey);
+  GSI_qkey:      cover property (ev_qkey);
+  GSI_gmp_ok:    cover property (ev_gmp);
+  GSI_data_ok:   cover property (ev_good_q && out_reason == GsiOk && !out_qp1_q);
+`endif
+
+  // ---------------------------------------------------------------------------
   // Assertions
   // ---------------------------------------------------------------------------
 `ifndef SYNTHESIS

@@ -321,6 +321,24 @@ package ib_pkg;
 
   localparam logic [31:0] RegIdValue = 32'h564C_3135;
 
+  // The directed-route receive rule that decided an SMP (ibspec §5, the
+  // C14-… IDs of the engines' comments), for the rules' cover points
+  // (docs/coverage.md): C14-6, C14-9:1..5 (D = 0), C14-13:1..5 (D = 1).
+  typedef enum logic [3:0] {
+    DrRuleNone    = 4'd0,
+    DrRuleC14_6   = 4'd1,
+    DrRuleC14_9_1 = 4'd2,
+    DrRuleC14_9_2 = 4'd3,
+    DrRuleC14_9_3 = 4'd4,
+    DrRuleC14_9_4 = 4'd5,
+    DrRuleC14_9_5 = 4'd6,
+    DrRuleC14_13_1 = 4'd7,
+    DrRuleC14_13_2 = 4'd8,
+    DrRuleC14_13_3 = 4'd9,
+    DrRuleC14_13_4 = 4'd10,
+    DrRuleC14_13_5 = 4'd11
+  } dr_rule_e;
+
   // Why gsi_rx_check discarded a data-VL packet (its out_reason_o / the
   // tops' drx_reason_o, valid with tlast): the host builds Trap 257/258
   // from a P_Key/Q_Key discard.

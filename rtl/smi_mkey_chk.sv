@@ -255,6 +255,47 @@ module smi_mkey_chk
   assign viols_o     = viols_q;
   assign lease_run_o = run_q;
 
+  // ---------------------------------------------------------------------------
+  // Cover points: each M_KeyProtectBits level with each checked method,
+  // matching key or not (IBA 14.2.4: a Get with a wrong key is answered at
+  // levels 0 and 1, a violation at 2 and 3; a Set or TrapRepress with a
+  // wrong key is a violation at every level)
+  // ---------------------------------------------------------------------------
+`ifndef SYNTHESIS
+  // every cover point below samples at the clock edge, not in reset
+  default clocking cov_clk @(posedge clk_i); endclocking
+  default disable iff (!rst_ni);
+  logic cov_hs, cov_get, cov_set, cov_tr;  // a checked SMP's verdict, by method
+  assign cov_hs  = last_hs;
+  assign cov_get = method_q == MethodGet;
+  assign cov_set = method_q == MethodSet;
+  assign cov_tr  = method_q == MethodTrapRepress;
+  MKEY_P0_get_ok:            cover property (cov_hs && prot_q == 2'd0 && cov_get && key_ok);
+  MKEY_P0_get_bad_key:       cover property (cov_hs && prot_q == 2'd0 && cov_get && !key_ok && !viol);
+  MKEY_P0_set_ok:            cover property (cov_hs && prot_q == 2'd0 && cov_set && key_ok);
+  MKEY_P0_set_viol:          cover property (cov_hs && prot_q == 2'd0 && cov_set && viol);
+  MKEY_P0_trap_repress_ok:   cover property (cov_hs && prot_q == 2'd0 && cov_tr && key_ok);
+  MKEY_P0_trap_repress_viol: cover property (cov_hs && prot_q == 2'd0 && cov_tr && viol);
+  MKEY_P1_get_ok:            cover property (cov_hs && prot_q == 2'd1 && cov_get && key_ok);
+  MKEY_P1_get_bad_key:       cover property (cov_hs && prot_q == 2'd1 && cov_get && !key_ok && !viol);
+  MKEY_P1_set_ok:            cover property (cov_hs && prot_q == 2'd1 && cov_set && key_ok);
+  MKEY_P1_set_viol:          cover property (cov_hs && prot_q == 2'd1 && cov_set && viol);
+  MKEY_P1_trap_repress_ok:   cover property (cov_hs && prot_q == 2'd1 && cov_tr && key_ok);
+  MKEY_P1_trap_repress_viol: cover property (cov_hs && prot_q == 2'd1 && cov_tr && viol);
+  MKEY_P2_get_ok:            cover property (cov_hs && prot_q == 2'd2 && cov_get && key_ok);
+  MKEY_P2_get_viol:          cover property (cov_hs && prot_q == 2'd2 && cov_get && viol);
+  MKEY_P2_set_ok:            cover property (cov_hs && prot_q == 2'd2 && cov_set && key_ok);
+  MKEY_P2_set_viol:          cover property (cov_hs && prot_q == 2'd2 && cov_set && viol);
+  MKEY_P2_trap_repress_ok:   cover property (cov_hs && prot_q == 2'd2 && cov_tr && key_ok);
+  MKEY_P2_trap_repress_viol: cover property (cov_hs && prot_q == 2'd2 && cov_tr && viol);
+  MKEY_P3_get_ok:            cover property (cov_hs && prot_q == 2'd3 && cov_get && key_ok);
+  MKEY_P3_get_viol:          cover property (cov_hs && prot_q == 2'd3 && cov_get && viol);
+  MKEY_P3_set_ok:            cover property (cov_hs && prot_q == 2'd3 && cov_set && key_ok);
+  MKEY_P3_set_viol:          cover property (cov_hs && prot_q == 2'd3 && cov_set && viol);
+  MKEY_P3_trap_repress_ok:   cover property (cov_hs && prot_q == 2'd3 && cov_tr && key_ok);
+  MKEY_P3_trap_repress_viol: cover property (cov_hs && prot_q == 2'd3 && cov_tr && viol);
+`endif
+
 `ifndef SYNTHESIS
   always_ff @(posedge clk_i) begin
     if (rst_ni) begin

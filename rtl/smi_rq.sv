@@ -55,6 +55,7 @@ module smi_rq
   logic                 is_dr;       // class 0x81, registered
   logic                 dlid_mine;   // the DLID is one of the port's LIDs
   logic                 err_dr_cur;  // at tlast: DR rules say discard
+  logic                 dr_judged;   // at tlast: the DR rules decide this SMP
 
   // registered checks (below)
   typedef struct packed {
@@ -62,6 +63,7 @@ module smi_rq
     logic [7:0] hp_new;
     logic       rp_we;
     logic [5:0] rp_idx;
+    dr_rule_e   rule;    // which rule decided (cover points only)
   } dr_rx_t;
 
   typedef struct packed {
@@ -103,7 +105,8 @@ module smi_rq
     .ev_icrc_err_o,
     .ev_bad_hdr_o,
     .ev_lid_err_o,
-    .ev_dr_discard_o
+    .ev_dr_discard_o,
+    .dr_judged_o    (dr_judged)
   );
 
   // A CA keeps DrSLID/DrDLID as compare flags and ReturnPath[hop_cnt] as a
@@ -133,19 +136,23 @@ module smi_rq
                                         logic rp_is_port);
     dr_rx_t r;
     logic [8:0] hc1;
-    r   = '{discard: 1'b0, hp_new: hp, rp_we: 1'b0, rp_idx: hp[5:0]};
+    r   = '{discard: 1'b0, hp_new: hp, rp_we: 1'b0, rp_idx: hp[5:0], rule: DrRuleNone};
     hc1 = {1'b0, hc} + 9'd1;
     if (32'(hc) >= MaxPathHops) begin
       r.discard = 1'b1;                     // C14-6
+      r.rule    = DrRuleC14_6;
     end else if (!dir) begin
       if (hc != 8'd0 && hp == 8'd0) begin
         r.discard = 1'b1;                   // C14-9:1 sender should have incremented
+        r.rule    = DrRuleC14_9_1;
       end else if (hp != 8'd0 && hp < hc) begin
         r.discard = 1'b1;                   // C14-9:2 intermediate hop: switch only
+        r.rule    = DrRuleC14_9_2;
       end else if (hp == hc) begin
         // C14-9:3 end of the DR segment: RP[hp] := P; accept iff DrDLID
         // permissive; disposition SEND (DrDLID permissive): send rules hp++,
         // then hp = hc+1 -> local SMA.
+        r.rule = DrRuleC14_9_3;
         if (!dr_dlid_perm) begin
           r.discard = 1'b1;
         end else begin
@@ -155,8 +162,10 @@ module smi_rq
       end else if ({1'b0, hp} == hc1) begin
         // C14-9:4 accept; disposition SEND, send rules keep hp, local SMA.
         r.hp_new = hp;
+        r.rule   = DrRuleC14_9_4;
       end else begin
         r.discard = 1'b1;                   // C14-9:5
+        r.rule    = DrRuleC14_9_5;
       end
     end else begin
       if (hc != 8'd0 && {1'b0, hp} == hc1) begin
@@ -164,13 +173,16 @@ module smi_rq
         // hc >= 2 -> FORWARD (discard on a CA); hc = 1 -> DrSLID != 0xFFFF ?
         // SEND (send rules hp 1 -> 0 need DrSLID permissive: discard) : LOCAL.
         r.hp_new = hc;
+        r.rule   = DrRuleC14_13_1;
         if (!rp_is_port || hc >= 8'd2 || !dr_slid_perm) begin
           r.discard = 1'b1;
         end
       end else if (hp >= 8'd2 && hp <= hc) begin
         r.discard = 1'b1;                   // C14-13:2 switch only
+        r.rule    = DrRuleC14_13_2;
       end else if (hp == 8'd1) begin
         // C14-13:3 DrSLID permissive: hp-- and to the SM (disposition LOCAL)
+        r.rule = DrRuleC14_13_3;
         if (dr_slid_perm) begin
           r.hp_new = 8'd0;
         end else begin
@@ -178,8 +190,10 @@ module smi_rq
         end
       end else if (hp == 8'd0) begin
         r.hp_new = 8'd0;                    // C14-13:4 to the SM
+        r.rule   = DrRuleC14_13_4;
       end else begin
         r.discard = 1'b1;                   // C14-13:5
+        r.rule    = DrRuleC14_13_5;
       end
     end
     return r;
@@ -221,5 +235,27 @@ module smi_rq
   end
 
   assign err_dr_cur = f_q.rp_port ? chk_q.dr_discard_rp_ok : chk_q.dr_discard_rp_bad;
+
+  // ---------------------------------------------------------------------------
+  // Cover points: every directed-route receive rule of a CA decides an SMP
+  // ---------------------------------------------------------------------------
+`ifndef SYNTHESIS
+  // every cover point below samples at the clock edge, not in reset
+  default clocking cov_clk @(posedge clk_i); endclocking
+  default disable iff (!rst_ni);
+  dr_rule_e dr_rule;
+  assign dr_rule = chk_q.dr.rule;
+  C14_6_rx:    cover property (dr_judged && dr_rule == DrRuleC14_6);
+  C14_9_1_rx:  cover property (dr_judged && dr_rule == DrRuleC14_9_1);
+  C14_9_2_rx:  cover property (dr_judged && dr_rule == DrRuleC14_9_2);
+  C14_9_3_rx:  cover property (dr_judged && dr_rule == DrRuleC14_9_3);
+  C14_9_4_rx:  cover property (dr_judged && dr_rule == DrRuleC14_9_4);
+  C14_9_5_rx:  cover property (dr_judged && dr_rule == DrRuleC14_9_5);
+  C14_13_1_rx: cover property (dr_judged && dr_rule == DrRuleC14_13_1);
+  C14_13_2_rx: cover property (dr_judged && dr_rule == DrRuleC14_13_2);
+  C14_13_3_rx: cover property (dr_judged && dr_rule == DrRuleC14_13_3);
+  C14_13_4_rx: cover property (dr_judged && dr_rule == DrRuleC14_13_4);
+  C14_13_5_rx: cover property (dr_judged && dr_rule == DrRuleC14_13_5);
+`endif
 
 endmodule

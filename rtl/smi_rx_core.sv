@@ -50,7 +50,10 @@ module smi_rx_core
   output logic                 ev_icrc_err_o,
   output logic                 ev_bad_hdr_o,
   output logic                 ev_lid_err_o,
-  output logic                 ev_dr_discard_o
+  output logic                 ev_dr_discard_o,
+  // at tlast: the directed-route rules decide this SMP (it passed every
+  // earlier check): for the engines' rule cover points
+  output logic                 dr_judged_o
 );
 
   // ---------------------------------------------------------------------------
@@ -162,6 +165,9 @@ module smi_rx_core
   assign ev_dr_discard_o = good_link && !err_down && !err_icrc && !chk_q.err_hdr &&
                            !chk_q.err_lid && err_dr;
 
+  assign dr_judged_o = good_link && !err_down && !err_icrc && !chk_q.err_hdr &&
+                       !chk_q.err_lid && chk_q.is_dr_class;
+
   assign wr_end_o = last;
   assign wr_ok_o  = good_link &&
                     !(err_down || err_icrc || chk_q.err_hdr || chk_q.err_lid || err_dr);
@@ -182,6 +188,27 @@ module smi_rx_core
       wr_meta_o.rp_val  = port_num_i;
     end
   end
+
+  // ---------------------------------------------------------------------------
+  // Cover points: each SMI receive check discards a packet (ibspec §6, in
+  // their order of precedence), and an SMP of each class and destination
+  // is accepted
+  // ---------------------------------------------------------------------------
+`ifndef SYNTHESIS
+  // every cover point below samples at the clock edge, not in reset
+  default clocking cov_clk @(posedge clk_i); endclocking
+  default disable iff (!rst_ni);
+  SMI_RX_port_down:  cover property (ev_port_down_o);
+  SMI_RX_icrc:       cover property (ev_icrc_err_o);
+  SMI_RX_bad_hdr:    cover property (ev_bad_hdr_o);
+  SMI_RX_lid:        cover property (ev_lid_err_o);
+  SMI_RX_dr:         cover property (ev_dr_discard_o);
+  SMI_RX_link_bad:   cover property (last && vl15_tuser_i);
+  SMI_RX_lid_to_sma: cover property (wr_ok_o && !chk_q.is_dr_class && !chk_q.to_sm);
+  SMI_RX_lid_to_sm:  cover property (wr_ok_o && !chk_q.is_dr_class && chk_q.to_sm);
+  SMI_RX_dr_to_sma:  cover property (wr_ok_o && chk_q.is_dr_class && !chk_q.to_sm);
+  SMI_RX_dr_to_sm:   cover property (wr_ok_o && chk_q.is_dr_class && chk_q.to_sm);
+`endif
 
   // ---------------------------------------------------------------------------
   // Assertions

@@ -276,6 +276,19 @@ module smi_tx_ctrl
   // ---------------------------------------------------------------------------
   // Assertions
   // ---------------------------------------------------------------------------
+  // ---------------------------------------------------------------------------
+  // Cover points: the send engine commits an SMP, the DR send rules discard
+  // one, and a DR SMP for the local node is not sent
+  // ---------------------------------------------------------------------------
+`ifndef SYNTHESIS
+  // every cover point below samples at the clock edge, not in reset
+  default clocking cov_clk @(posedge clk_i); endclocking
+  default disable iff (!rst_ni);
+  SMI_TX_sent:       cover property (ev_pkt_o);
+  SMI_TX_dr_discard: cover property (ev_dr_discard_o);
+  SMI_TX_local:      cover property (ev_local_o);
+`endif
+
 `ifndef SYNTHESIS
   always_ff @(posedge clk_i) begin
     if (rst_ni && take_o) begin

@@ -37,12 +37,12 @@ module smi_tx_fields
   localparam int unsigned Lag      = (DataB == 1) ? 1 : 0;
   localparam int unsigned HdrBeats = MadOffset / DataB;
 
-  // Returns {hit, byte} of MAD byte m in beat k.
-  function automatic logic [8:0] pick(logic [KW-1:0] k, logic [DataW-1:0] data,
+  // Returns {hit, byte} of MAD byte m in beat `beat`.
+  function automatic logic [8:0] pick(logic [KW-1:0] beat, logic [DataW-1:0] data,
                                       int unsigned m);
     int unsigned lane;
     lane = m % DataB;
-    return {32'(k) == HdrBeats + m / DataB - Lag, data[8*lane +: 8]};
+    return {32'(beat) == HdrBeats + m / DataB - Lag, data[8*lane +: 8]};
   endfunction
 
   smi_tx_mad_t   f_q;

@@ -93,4 +93,29 @@ module sw_port_regs
   logic unused;
   assign unused = ^{reg_wdata_i[31:SwNumCtrs]};
 
+  // ---------------------------------------------------------------------------
+  // Cover points: every counter of an external port counts
+  // ---------------------------------------------------------------------------
+`ifndef SYNTHESIS
+  // every cover point below samples at the clock edge, not in reset
+  default clocking cov_clk @(posedge clk_i); endclocking
+  default disable iff (!rst_ni);
+  SW_CTR_rx_pkts:        cover property (ev_i[SwCtrRxPkts] != '0);
+  SW_CTR_rx_vcrc_err:    cover property (ev_i[SwCtrRxVcrcErr] != '0);
+  SW_CTR_rx_len_err:     cover property (ev_i[SwCtrRxLenErr] != '0);
+  SW_CTR_rx_lver_err:    cover property (ev_i[SwCtrRxLverErr] != '0);
+  SW_CTR_rx_lnh_err:     cover property (ev_i[SwCtrRxLnhErr] != '0);
+  SW_CTR_vl15_dropped:   cover property (ev_i[SwCtrVl15Dropped] != '0);
+  SW_CTR_data_dropped:   cover property (ev_i[SwCtrDataDropped] != '0);
+  SW_CTR_link_down_drop: cover property (ev_i[SwCtrLinkDownDrop] != '0);
+  SW_CTR_no_route:       cover property (ev_i[SwCtrNoRoute] != '0);
+  SW_CTR_loop_drop:      cover property (ev_i[SwCtrLoopDrop] != '0);
+  SW_CTR_state_drop:     cover property (ev_i[SwCtrStateDrop] != '0);
+  SW_CTR_fwd_pkts:       cover property (ev_i[SwCtrFwdPkts] != '0);
+  SW_CTR_tx_vl15_pkts:   cover property (ev_i[SwCtrTxVl15Pkts] != '0);
+  SW_CTR_tx_data_pkts:   cover property (ev_i[SwCtrTxDataPkts] != '0);
+  SW_CTR_rx_words:       cover property (ev_i[SwCtrRxWords] != '0);
+  SW_CTR_tx_words:       cover property (ev_i[SwCtrTxWords] != '0);
+`endif
+
 endmodule

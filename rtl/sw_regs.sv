@@ -181,4 +181,39 @@ module sw_regs
   logic unused;
   assign unused = ^{ps_off[15:8], sel_off[15:8], gctr_off[15:4]};
 
+  // ---------------------------------------------------------------------------
+  // Cover points: every counter of port 0 counts
+  // ---------------------------------------------------------------------------
+`ifndef SYNTHESIS
+  // every cover point below samples at the clock edge, not in reset
+  default clocking cov_clk @(posedge clk_i); endclocking
+  default disable iff (!rst_ni);
+  SW0_CTR_to_sma:        cover property (ev_i[SwCtr0ToSma] != '0);
+  SW0_CTR_to_sm:         cover property (ev_i[SwCtr0ToSm] != '0);
+  SW0_CTR_icrc_err:      cover property (ev_i[SwCtr0IcrcErr] != '0);
+  SW0_CTR_bad_hdr:       cover property (ev_i[SwCtr0BadHdr] != '0);
+  SW0_CTR_lid_err:       cover property (ev_i[SwCtr0LidErr] != '0);
+  SW0_CTR_dr_discard:    cover property (ev_i[SwCtr0DrDiscard] != '0);
+  SW0_CTR_dr_forwarded:  cover property (ev_i[SwCtr0DrForwarded] != '0);
+  SW0_CTR_port_down:     cover property (ev_i[SwCtr0PortDown] != '0);
+  SW0_CTR_vl15_dropped:  cover property (ev_i[SwCtr0Vl15Dropped] != '0);
+  SW0_CTR_sq_pkts:       cover property (ev_i[SwCtr0SqPkts] != '0);
+  SW0_CTR_sq_dr_discard: cover property (ev_i[SwCtr0SqDrDiscard] != '0);
+  SW0_CTR_sq_local:      cover property (ev_i[SwCtr0SqLocal] != '0);
+  SW0_CTR_no_route:      cover property (ev_i[SwCtr0NoRoute] != '0);
+  SW0_CTR_loop_drop:     cover property (ev_i[SwCtr0LoopDrop] != '0);
+  SW0_CTR_state_drop:    cover property (ev_i[SwCtr0StateDrop] != '0);
+  SW0_CTR_mkey_viol:     cover property (ev_i[SwCtr0MkeyViol] != '0);
+  SW0G_CTR_rx_pkts:      cover property (gev_i[SwCtr0gRxPkts] != '0);
+  SW0G_CTR_icrc_err:     cover property (gev_i[SwCtr0gIcrcErr] != '0);
+  SW0G_CTR_bad_hdr:      cover property (gev_i[SwCtr0gBadHdr] != '0);
+  SW0G_CTR_gmps:         cover property (gev_i[SwCtr0gGmps] != '0);
+  SW0G_CTR_tx_pkts:      cover property (gev_i[SwCtr0gTxPkts] != '0);
+  SW0G_CTR_tx_drop:      cover property (gev_i[SwCtr0gTxDrop] != '0);
+  SW0G_CTR_rx_words:     cover property (gev_i[SwCtr0gRxWords] != '0);
+  SW0G_CTR_tx_words:     cover property (gev_i[SwCtr0gTxWords] != '0);
+  SW0G_CTR_pkey_viol:    cover property (gev_i[SwCtr0gPkeyViol] != '0);
+  SW0G_CTR_qkey_viol:    cover property (gev_i[SwCtr0gQkeyViol] != '0);
+`endif
+
 endmodule

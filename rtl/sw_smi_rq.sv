@@ -58,6 +58,7 @@ module sw_smi_rq
     logic [7:0] hp_new;
     logic       rp_we;
     logic [5:0] rp_idx;
+    dr_rule_e   rule;    // which rule decided (cover points only)
   } dr_rx_t;
 
   // ---------------------------------------------------------------------------
@@ -69,6 +70,7 @@ module sw_smi_rq
   logic                 is_dr;      // class 0x81, registered
   smi_rx_meta_t         meta_base;  // the meta a CA's would be
   dr_rx_t               dr;         // DR rules, at tlast (below)
+  logic                 dr_judged;  // at tlast: the DR rules decide this SMP
 
   smi_rx_core #(.DataW(DataW)) u_core (
     .clk_i,
@@ -100,7 +102,8 @@ module sw_smi_rq
     .ev_icrc_err_o,
     .ev_bad_hdr_o,
     .ev_lid_err_o,
-    .ev_dr_discard_o
+    .ev_dr_discard_o,
+    .dr_judged_o    (dr_judged)
   );
 
   // The DR rules compare the ReturnPath[hop_cnt] byte with port_num_i at
@@ -167,18 +170,21 @@ module sw_smi_rq
     dr_rx_t r;
     logic [8:0] hc1;
     r   = '{discard: 1'b0, fwd: 1'b0, fwd_lft: 1'b0, hp_new: hp, rp_we: 1'b0,
-            rp_idx: hp[5:0]};
+            rp_idx: hp[5:0], rule: DrRuleNone};
     hc1 = {1'b0, hc} + 9'd1;
     if (32'(hc) >= MaxPathHops) begin
       r.discard = 1'b1;                     // C14-6
+      r.rule    = DrRuleC14_6;
     end else if (!dir) begin
       if (hc != 8'd0 && hp == 8'd0) begin
+        r.rule    = DrRuleC14_9_1;
         // C14-9:1 discard, unless this switch starts the DR part after a
         // LID-routed head: send rule C14-9:1 (hp := 1), out IP[1]
         r.discard = !lid_routed;
         r.fwd     = lid_routed;
       end else if (hp < hc) begin
         // C14-9:2 intermediate hop: RP[hp] := P, accept iff IP[hp+1] <= N; FORWARD
+        r.rule    = DrRuleC14_9_2;
         r.rp_we   = 1'b1;
         r.discard = (path_nx > n);
         r.fwd     = 1'b1;
@@ -186,6 +192,7 @@ module sw_smi_rq
         // C14-9:3 RP[hp] := P (hc != 0), accept (switch). DrDLID permissive:
         // SEND (hp := hc+1, local SMA); else LOCAL = the LID-routed tail:
         // send rule hp := hc+1, out by the LFT to DrDLID
+        r.rule  = DrRuleC14_9_3;
         r.rp_we = (hc != 8'd0);
         if (dr_dlid_perm) begin
           r.hp_new = hp + 8'd1;
@@ -195,11 +202,14 @@ module sw_smi_rq
         end
       end else if ({1'b0, hp} == hc1) begin
         r.hp_new = hp;                      // C14-9:4 accept, SEND to the SMA
+        r.rule   = DrRuleC14_9_4;
       end else begin
         r.discard = 1'b1;                   // C14-9:5
+        r.rule    = DrRuleC14_9_5;
       end
     end else begin
       if (hc != 8'd0 && {1'b0, hp} == hc1) begin
+        r.rule = DrRuleC14_13_1;
         if (lid_routed) begin
           // the return enters the DR part from the tail: send rule C14-13:1
           // (hp := hc) in the send engine, out RP[hc]
@@ -218,7 +228,9 @@ module sw_smi_rq
       end else if (hp >= 8'd2 && hp <= hc) begin
         r.discard = (path_nx > n);          // C14-13:2 accept iff RP[hp-1] <= N
         r.fwd     = 1'b1;
+        r.rule    = DrRuleC14_13_2;
       end else if (hp == 8'd1) begin
+        r.rule = DrRuleC14_13_3;
         if (dr_slid_perm) begin
           r.hp_new = 8'd0;                  // C14-13:3 hp := 0, LOCAL (SM)
         end else begin
@@ -227,8 +239,10 @@ module sw_smi_rq
         end
       end else if (hp == 8'd0) begin
         r.hp_new = 8'd0;                    // C14-13:4 to the SM
+        r.rule   = DrRuleC14_13_4;
       end else begin
         r.discard = 1'b1;                   // C14-13:5
+        r.rule    = DrRuleC14_13_5;
       end
     end
     return r;
@@ -253,5 +267,25 @@ module sw_smi_rq
                          : (port_lid_i == 16'd0) ? PermissiveLid : port_lid_i;
     end
   end
+
+  // ---------------------------------------------------------------------------
+  // Cover points: every directed-route receive rule of a switch decides an SMP
+  // ---------------------------------------------------------------------------
+`ifndef SYNTHESIS
+  // every cover point below samples at the clock edge, not in reset
+  default clocking cov_clk @(posedge clk_i); endclocking
+  default disable iff (!rst_ni);
+  C14_6_sw_rx:    cover property (dr_judged && dr.rule == DrRuleC14_6);
+  C14_9_1_sw_rx:  cover property (dr_judged && dr.rule == DrRuleC14_9_1);
+  C14_9_2_sw_rx:  cover property (dr_judged && dr.rule == DrRuleC14_9_2);
+  C14_9_3_sw_rx:  cover property (dr_judged && dr.rule == DrRuleC14_9_3);
+  C14_9_4_sw_rx:  cover property (dr_judged && dr.rule == DrRuleC14_9_4);
+  C14_9_5_sw_rx:  cover property (dr_judged && dr.rule == DrRuleC14_9_5);
+  C14_13_1_sw_rx: cover property (dr_judged && dr.rule == DrRuleC14_13_1);
+  C14_13_2_sw_rx: cover property (dr_judged && dr.rule == DrRuleC14_13_2);
+  C14_13_3_sw_rx: cover property (dr_judged && dr.rule == DrRuleC14_13_3);
+  C14_13_4_sw_rx: cover property (dr_judged && dr.rule == DrRuleC14_13_4);
+  C14_13_5_sw_rx: cover property (dr_judged && dr.rule == DrRuleC14_13_5);
+`endif
 
 endmodule

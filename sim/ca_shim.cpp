@@ -189,6 +189,17 @@ class CaModelImpl final : public CaModel {
     }
   }
 
+  bool coverage_write(rust::Str path) override {
+#if VM_COVERAGE
+    enter();
+    ctx_->coveragep()->write(std::string(path).c_str());
+    return true;
+#else
+    (void)path;
+    return false;
+#endif
+  }
+
   uint32_t data_w() const override { return W; }
 
  private:

@@ -49,6 +49,9 @@ class CaModel {
   virtual void trace_open(rust::Str path) = 0;
   // Flush and close the FST dump, if any.
   virtual void trace_close() = 0;
+  // A coverage build: write the model's coverage counts so far to `path`
+  // and return true. Otherwise return false and write nothing.
+  virtual bool coverage_write(rust::Str path) = 0;
   virtual uint32_t data_w() const = 0;
 };
 

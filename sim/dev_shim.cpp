@@ -219,6 +219,7 @@ class CaMpModel final : public DevModel {
   uint32_t data_w() const override { return W; }
   void trace_open(rust::Str path) override { host_.trace_open(std::string(path)); }
   void trace_close() override { host_.trace_close(); }
+  bool coverage_write(rust::Str path) override { return host_.coverage_write(std::string(path)); }
 
  private:
   void idle_inputs(M& m) {
@@ -342,6 +343,7 @@ class SwitchModel final : public DevModel {
   uint32_t data_w() const override { return W; }
   void trace_open(rust::Str path) override { host_.trace_open(std::string(path)); }
   void trace_close() override { host_.trace_close(); }
+  bool coverage_write(rust::Str path) override { return host_.coverage_write(std::string(path)); }
 
  private:
   void idle_inputs(Top& m) {

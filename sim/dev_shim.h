@@ -33,6 +33,9 @@ class DevModel {
   virtual uint32_t data_w() const = 0;
   virtual void trace_open(rust::Str path) = 0;
   virtual void trace_close() = 0;
+  // A coverage build: write the model's coverage counts so far to `path`
+  // and return true. Otherwise return false and write nothing.
+  virtual bool coverage_write(rust::Str path) = 0;
 };
 
 // nports external ports at DataW data_w (64 or 128).

@@ -64,6 +64,19 @@ class ModelHost {
     Verilated::threadContextp(nullptr);
   }
 
+  // A coverage build: write the context's coverage counts (every model in
+  // it) to `path`; false in a build without coverage.
+  bool coverage_write(const std::string& path) {
+#if VM_COVERAGE
+    enter();
+    ctx_->coveragep()->write(path.c_str());
+    return true;
+#else
+    (void)path;
+    return false;
+#endif
+  }
+
   ModelHost(const ModelHost&) = delete;
   ModelHost& operator=(const ModelHost&) = delete;
 

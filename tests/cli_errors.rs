@@ -68,6 +68,10 @@ fn write_inputs(dir: &Path) -> String {
     w("cut.pcap", &pcap[..end1 + 16 + 10]);
     w("good.pcap", &pcap);
     w("bad.pcap", b"this is not a pcap file at all");
+    // Coverage: a directory with no coverage file, and one with a bad one.
+    std::fs::create_dir_all(dir.join("covempty")).unwrap();
+    std::fs::create_dir_all(dir.join("covbad")).unwrap();
+    w("covbad/x.dat", b"hello\n");
     w("bad.toml", b"topology = \"net.2sw2path4hca\"\nbogus = 1\n");
     w(
         "dup.toml",
@@ -310,6 +314,28 @@ fn table(cut: &str) -> Vec<Case> {
             2,
             line("vl15: fat tree: switch port count must be even and 2..=64, got 7"),
         ),
+        case(
+            &["coverage", "nosuchdir"],
+            2,
+            line("vl15: nosuchdir: not a directory"),
+        ),
+        case(
+            &["coverage", "covempty"],
+            2,
+            line("vl15: no coverage files (*.dat) in the directories given"),
+        ),
+        case(
+            &["coverage", "covbad"],
+            2,
+            line(
+                "vl15: covbad/x.dat:1: not a Verilator coverage file (no \"# SystemC::Coverage-\" header)",
+            ),
+        ),
+        case(
+            &["coverage", "--min-line", "120", "covbad"],
+            2,
+            Want::Prefix("vl15: invalid value '120' for '--min-line <PCT>'"),
+        ),
         // A run that fails its check: status 1, and no error line.
     ]
 }
@@ -381,6 +407,100 @@ fn a_failed_check_exits_1() {
         o.stderr.is_empty(),
         "{}",
         String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// `vl15 coverage` on coverage files: the reports are written, and the
+/// run fails (status 1) below a threshold or when a baseline cover point is
+/// not hit, naming which.
+#[test]
+fn coverage_reports_and_fails_below_its_thresholds() {
+    let dir = tempfile::tempdir().unwrap();
+    let dat = dir.path().join("dat");
+    std::fs::create_dir_all(&dat).unwrap();
+    let k = |kv: &[(&str, &str)]| -> String {
+        kv.iter().map(|(a, b)| format!("\x01{a}\x02{b}")).collect()
+    };
+    let root = dir.path().display().to_string();
+    let f = format!("{root}/rtl/m.sv");
+    let text = format!(
+        "# SystemC::Coverage-3\nC '{}' 3\nC '{}' 0\nC '{}' 0\n",
+        k(&[
+            ("f", &f),
+            ("l", "3"),
+            ("n", "1"),
+            ("t", "line"),
+            ("page", "v_line/m"),
+            ("o", "block"),
+            ("h", "TOP.m")
+        ]),
+        k(&[
+            ("f", &f),
+            ("l", "4"),
+            ("n", "1"),
+            ("t", "line"),
+            ("page", "v_line/m"),
+            ("o", "block"),
+            ("h", "TOP.m")
+        ]),
+        k(&[
+            ("f", &f),
+            ("l", "9"),
+            ("n", "1"),
+            ("t", "user"),
+            ("page", "v_user/m"),
+            ("o", "RULE_X"),
+            ("h", "TOP.m.RULE_X")
+        ]),
+    );
+    std::fs::write(dat.join("run.dat"), text).unwrap();
+    std::fs::write(dir.path().join("baseline"), "m RULE_X\n").unwrap();
+    let out = dir.path().join("out");
+    let o = vl15()
+        .args(["coverage", "--min-line", "60", "--baseline"])
+        .arg(dir.path().join("baseline"))
+        .arg("--out")
+        .arg(&out)
+        .arg("--root")
+        .arg(dir.path())
+        .arg(&dat)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("FAIL: line coverage 50.00 % is below 60 %"),
+        "{text}"
+    );
+    assert!(
+        text.contains("FAIL: cover point RULE_X (m) was hit before and is not now"),
+        "{text}"
+    );
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(j["m"]["line"], serde_json::json!(50.0));
+    assert_eq!(
+        j["total"]["rules"],
+        serde_json::json!({"hit": 0, "total": 1})
+    );
+    let info = std::fs::read_to_string(out.join("coverage.info")).unwrap();
+    assert!(info.contains("SF:rtl/m.sv\nDA:3,3\nDA:4,0\n"), "{info}");
+    let unc = std::fs::read_to_string(out.join("uncovered.txt")).unwrap();
+    assert!(unc.contains("rtl/m.sv:4 line block (m)"), "{unc}");
+    // At thresholds it meets, with no baseline, it passes.
+    let o = vl15()
+        .args(["coverage", "--min-line", "50", "--out"])
+        .arg(&out)
+        .arg("--root")
+        .arg(dir.path())
+        .arg(&dat)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
     );
 }
 

@@ -188,6 +188,7 @@ mod ffi {
         fn data_w(self: &DevModel) -> u32;
         fn trace_open(self: Pin<&mut DevModel>, path: &str) -> Result<()>;
         fn trace_close(self: Pin<&mut DevModel>);
+        fn coverage_write(self: Pin<&mut DevModel>, path: &str) -> Result<bool>;
     }
 }
 
@@ -301,5 +302,23 @@ impl Dev {
 
     pub fn trace_close(&mut self) {
         self.model.pin_mut().trace_close();
+    }
+
+    /// In a coverage build (`VL15_COVERAGE=1` when the crate was built),
+    /// write the model's coverage counts so far to `path` and return true;
+    /// otherwise false.
+    pub fn coverage_write(&mut self, path: &Path) -> Result<bool> {
+        let s = path
+            .to_str()
+            .ok_or_else(|| Error::Path(path.to_path_buf()))?;
+        Ok(self.model.pin_mut().coverage_write(s)?)
+    }
+}
+
+impl Drop for Dev {
+    /// A coverage build adds the model's counts to the run's
+    /// (`VL15_COVERAGE_DIR`).
+    fn drop(&mut self) {
+        crate::coverage_on_drop(|p| self.coverage_write(p));
     }
 }

@@ -25,11 +25,16 @@
 //!   n-th (n ≥ 1, counting from 0) `<path>.<n>`. The dump has one sample per
 //!   half cycle with a 10 ns clock: cycle c is low at 10c ns and high at
 //!   10c + 5 ns. Tracing slows the simulation by ~50×.
+//! - Coverage: a build with `VL15_COVERAGE=1` in the environment counts
+//!   Verilator's line, branch, expression, toggle, FSM and `cover property`
+//!   points; with `VL15_COVERAGE_DIR` set, every model adds its counts to
+//!   its thread's when it is dropped, and each thread (a test, a verb)
+//!   writes one file there when it ends (`make coverage`, docs/coverage.md).
 //! - Initial values: the model is built with `--x-initial unique`, so
 //!   registers start random (reproducibly: seed `VL15_SEED`, default 1) until
 //!   [`Ca::reset`].
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 pub mod dev;
@@ -165,6 +170,7 @@ mod ffi {
         fn cycle(self: &CaModel) -> u64;
         fn trace_open(self: Pin<&mut CaModel>, path: &str) -> Result<()>;
         fn trace_close(self: Pin<&mut CaModel>);
+        fn coverage_write(self: Pin<&mut CaModel>, path: &str) -> Result<bool>;
         fn data_w(self: &CaModel) -> u32;
     }
 }
@@ -220,6 +226,139 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Instances created so far with `VL15_TRACE` set (for unique dump names).
 pub(crate) static ENV_TRACES: AtomicUsize = AtomicUsize::new(0);
+
+/// Coverage files and scratch files made so far by this process (for
+/// unique names).
+static COVERAGE_FILES: AtomicUsize = AtomicUsize::new(0);
+
+/// The coverage counts of the models a thread dropped, summed per point
+/// (its `C '<keys>'` text), in first-seen order; written to `path` when the
+/// thread ends. Summing per point keeps one file per run (a test, a verb),
+/// whatever the number of devices it built.
+#[derive(Default)]
+struct CoverageAcc {
+    path: Option<PathBuf>,
+    index: std::collections::HashMap<String, usize>,
+    points: Vec<(String, u64)>,
+}
+
+impl CoverageAcc {
+    /// Add the points of one coverage file's text.
+    fn add(&mut self, text: &str) {
+        for l in text.lines().filter(|l| l.starts_with("C '")) {
+            let Some((key, n)) = l.rsplit_once(' ') else {
+                continue;
+            };
+            let n: u64 = n.parse().unwrap_or(0);
+            match self.index.get(key) {
+                Some(&i) => self.points[i].1 = self.points[i].1.saturating_add(n),
+                None => {
+                    self.index.insert(key.to_string(), self.points.len());
+                    self.points.push((key.to_string(), n));
+                }
+            }
+        }
+    }
+
+    fn write(&self) -> std::io::Result<()> {
+        let Some(p) = &self.path else {
+            return Ok(());
+        };
+        let mut s = String::from("# SystemC::Coverage-3\n");
+        for (k, n) in &self.points {
+            s.push_str(k);
+            s.push(' ');
+            s.push_str(&n.to_string());
+            s.push('\n');
+        }
+        std::fs::write(p, s)
+    }
+}
+
+impl Drop for CoverageAcc {
+    fn drop(&mut self) {
+        if let Err(e) = self.write() {
+            eprintln!("vl15: writing coverage: {e}");
+        }
+    }
+}
+
+thread_local! {
+    static COVERAGE: std::cell::RefCell<CoverageAcc> =
+        std::cell::RefCell::new(CoverageAcc::default());
+}
+
+/// The run a coverage file belongs to: the thread's name (under `cargo
+/// test`, the test's) or else the program's, with `$VL15_COVERAGE_RUN.`
+/// before it when that is set.
+fn coverage_run() -> String {
+    let thread = std::thread::current();
+    let name = match thread.name() {
+        Some(n) if n != "main" => n.to_string(),
+        _ => std::env::current_exe()
+            .ok()
+            .and_then(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+            .unwrap_or_else(|| "run".to_string()),
+    };
+    let clean: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    match std::env::var("VL15_COVERAGE_RUN") {
+        Ok(r) if !r.is_empty() => format!("{r}.{clean}"),
+        _ => clean,
+    }
+}
+
+/// A model of a coverage build is being dropped: have it write its counts
+/// (`write`, to a scratch file) and add them to the thread's sum, which is
+/// written to `$VL15_COVERAGE_DIR/<run>.<pid>.<n>.dat` when the thread
+/// ends. Nothing when `VL15_COVERAGE_DIR` is unset or empty, or the build
+/// has no coverage (`write` returns false).
+pub(crate) fn coverage_on_drop(write: impl FnOnce(&Path) -> Result<bool>) {
+    let Some(dir) = std::env::var_os("VL15_COVERAGE_DIR").filter(|d| !d.is_empty()) else {
+        return;
+    };
+    let dir = PathBuf::from(dir);
+    let n = COVERAGE_FILES.fetch_add(1, Ordering::Relaxed);
+    let pid = std::process::id();
+    let scratch = dir.join(format!(".scratch.{pid}.{n}.dat"));
+    let res = write(&scratch)
+        .map_err(|e| e.to_string())
+        .and_then(|written| {
+            if !written {
+                return Ok(());
+            }
+            let text = std::fs::read_to_string(&scratch).map_err(|e| e.to_string());
+            let _ = std::fs::remove_file(&scratch);
+            let text = text?;
+            COVERAGE.with(|c| {
+                let mut c = c.borrow_mut();
+                if c.path.is_none() {
+                    c.path = Some(dir.join(format!("{}.{pid}.{n}.dat", coverage_run())));
+                }
+                c.add(&text);
+            });
+            Ok(())
+        });
+    if let Err(e) = res {
+        eprintln!("vl15: coverage of a model into {}: {e}", dir.display());
+    }
+}
+
+impl Drop for Ca {
+    /// A coverage build adds the model's counts to the run's
+    /// ([`coverage_on_drop`]).
+    fn drop(&mut self) {
+        coverage_on_drop(|p| self.coverage_write(p));
+    }
+}
 
 /// One `ib_ca_top` simulation.
 pub struct Ca {
@@ -302,6 +441,16 @@ impl Ca {
     /// Flush and close the FST dump, if one is open.
     pub fn trace_close(&mut self) {
         self.model.pin_mut().trace_close();
+    }
+
+    /// In a coverage build (`VL15_COVERAGE=1` when the crate was built),
+    /// write the model's coverage counts so far to `path` and return true;
+    /// otherwise false.
+    pub fn coverage_write(&mut self, path: &Path) -> Result<bool> {
+        let s = path
+            .to_str()
+            .ok_or_else(|| Error::Path(path.to_path_buf()))?;
+        Ok(self.model.pin_mut().coverage_write(s)?)
     }
 }
 

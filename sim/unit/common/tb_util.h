@@ -11,6 +11,11 @@
 #include <vector>
 
 #include "verilated.h"
+#if VM_COVERAGE
+#include <unistd.h>
+
+#include "verilated_cov.h"
+#endif
 
 #ifndef DATAW
 #error "DATAW must be defined (-CFLAGS -DDATAW=..)"
@@ -26,6 +31,24 @@ static const bool g_one_thread = [] {
   Verilated::threadContextp()->threads(1);
   return true;
 }();
+
+// A coverage build (sim/unit/run.sh with UNIT_COVERAGE=1, which sets
+// VL15_COVERAGE_DIR and VL15_COVERAGE_RUN): every model's counts go to
+// $VL15_COVERAGE_DIR/$VL15_COVERAGE_RUN.<pid>.dat. Verilator reads the
+// counters from the models, so a harness calls this before it deletes
+// them; the first call writes, later ones do nothing.
+static void tb_coverage_write() {
+#if VM_COVERAGE
+  static bool done = false;
+  const char* dir = std::getenv("VL15_COVERAGE_DIR");
+  if (done || !dir || !*dir) return;
+  done = true;
+  const char* run = std::getenv("VL15_COVERAGE_RUN");
+  const std::string path = std::string(dir) + "/" + (run && *run ? run : "unit") + "." +
+                           std::to_string(static_cast<long>(getpid())) + ".dat";
+  Verilated::threadContextp()->coveragep()->write(path.c_str());
+#endif
+}
 
 using Bytes = std::vector<uint8_t>;
 

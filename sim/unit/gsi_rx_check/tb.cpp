@@ -487,6 +487,7 @@ int main(int argc, char** argv) {
   top->final();
   int rc = finish("gsi_rx_check");
   std::fflush(stdout);
+  tb_coverage_write();
   top.reset();
   return rc;
 }

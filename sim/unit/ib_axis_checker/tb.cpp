@@ -133,6 +133,7 @@ int main(int argc, char** argv) {
           c.expect_fail ? "fire" : "silent");
   }
   top->final();
+  tb_coverage_write();
   top.reset();  // before static destruction (Verilator context)
   return finish("ib_axis_checker");
 }

@@ -419,6 +419,7 @@ int main(int argc, char** argv) {
   top->final();
   int rc = finish("ib_ca_board");
   std::fflush(stdout);
+  tb_coverage_write();
   top.reset();
   return rc;
 }

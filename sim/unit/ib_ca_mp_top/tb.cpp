@@ -875,6 +875,7 @@ int main(int argc, char** argv) {
   top->final();
   int rc = finish("ib_ca_mp_top");
   std::fflush(stdout);
+  tb_coverage_write();
   top.reset();
   return rc;
 }

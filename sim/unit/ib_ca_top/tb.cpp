@@ -1435,6 +1435,7 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
   // Destroy the model before static destruction: the Verilator context may be
   // gone by then and ~VerilatedScope would block on its mutex.
+  tb_coverage_write();
   top.reset();
   return rc;
 }

@@ -274,6 +274,7 @@ int main(int argc, char** argv) {
   CHECK(expq.empty(), "%zu packets never came out", expq.size());
   CHECK(pkts_seen > 500, "only %d packets checked", pkts_seen);
   top->final();
+  tb_coverage_write();
   top.reset();  // before static destruction (Verilator context)
   return finish("ib_link_rx");
 }

@@ -210,6 +210,7 @@ int main(int argc, char** argv) {
   CHECK(ev15 == n15 && evdat == ndat, "event counts %d/%d vs packets %d/%d", ev15, evdat, n15, ndat);
   CHECK(n15 > 20 && ndat > 100, "too few packets (%d VL15, %d data)", n15, ndat);
   top->final();
+  tb_coverage_write();
   top.reset();  // before static destruction (Verilator context)
   return finish("ib_link_tx");
 }

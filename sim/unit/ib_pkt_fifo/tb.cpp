@@ -275,6 +275,7 @@ int main(int argc, char** argv) {
         "weak coverage: %d commits, %d full drops, %d aborts, %d overflows", n_commit, n_drop_full, n_abort, n_ovf);
   std::printf("  %d commits, %d full drops, %d aborts, %d overflows\n", n_commit, n_drop_full, n_abort, n_ovf);
   top->final();
+  tb_coverage_write();
   top.reset();  // before static destruction (Verilator context)
   return finish("ib_pkt_fifo");
 }

@@ -389,6 +389,7 @@ int main(int argc, char** argv) {
   CHECK(rd(RegPortState) == 2, "reset with link up: PortState %u", rd(RegPortState));
 
   top->final();
+  tb_coverage_write();
   top.reset();  // before static destruction (Verilator context)
   return finish("ib_port_regs");
 }

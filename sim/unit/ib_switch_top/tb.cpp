@@ -1499,6 +1499,7 @@ int main(int argc, char** argv) {
     if (!std::strcmp(only, "gmp_drops")) test_gmp_drops();
     if (!std::strcmp(only, "clear_sel")) test_ctr_clear_sel();
     top->final();
+    tb_coverage_write();
     std::fflush(nullptr);
     std::_Exit(finish("ib_switch_top (one test)"));
   }
@@ -1516,6 +1517,7 @@ int main(int argc, char** argv) {
   test_ctr_clear_sel();
   test_stress();
   top->final();
+  tb_coverage_write();
   char name[64];
   std::snprintf(name, sizeof name, "ib_switch_top NumPorts=%d", N);
   int rc = finish(name);

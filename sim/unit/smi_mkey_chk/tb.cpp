@@ -339,6 +339,7 @@ int main(int argc, char** argv) {
   check_regs("random");
 
   top->final();
+  tb_coverage_write();
   top.reset();  // before static destruction (Verilator context)
   return finish("smi_mkey_chk");
 }

@@ -10,6 +10,7 @@ use vl15::proto::pcap::LinkType;
 
 pub mod bench;
 pub mod completions;
+pub mod coverage;
 pub mod decode;
 pub mod discover;
 pub mod fattree;
