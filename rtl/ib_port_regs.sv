@@ -238,6 +238,7 @@ module ib_port_regs
       re_addr_q <= reg_addr_i;
     end
   end
+
   // ---------------------------------------------------------------------------
   // Cover points: every counter counts
   // ---------------------------------------------------------------------------
@@ -245,33 +246,37 @@ module ib_port_regs
   // every cover point below samples at the clock edge, not in reset
   default clocking cov_clk @(posedge clk_i); endclocking
   default disable iff (!rst_ni);
-  CTR_rx_pkts:        cover property (ev_i[CtrRxPkts] || ev2_i[CtrRxPkts]);
-  CTR_rx_vcrc_err:    cover property (ev_i[CtrRxVcrcErr] || ev2_i[CtrRxVcrcErr]);
-  CTR_rx_lver_err:    cover property (ev_i[CtrRxLverErr] || ev2_i[CtrRxLverErr]);
-  CTR_rx_lnh_err:     cover property (ev_i[CtrRxLnhErr] || ev2_i[CtrRxLnhErr]);
-  CTR_rx_len_err:     cover property (ev_i[CtrRxLenErr] || ev2_i[CtrRxLenErr]);
-  CTR_rx_data_pkts:   cover property (ev_i[CtrRxDataPkts] || ev2_i[CtrRxDataPkts]);
-  CTR_vl15_dropped:   cover property (ev_i[CtrVl15Dropped] || ev2_i[CtrVl15Dropped]);
-  CTR_smi_icrc_err:   cover property (ev_i[CtrSmiIcrcErr] || ev2_i[CtrSmiIcrcErr]);
-  CTR_smi_bad_hdr:    cover property (ev_i[CtrSmiBadHdr] || ev2_i[CtrSmiBadHdr]);
-  CTR_smi_lid_err:    cover property (ev_i[CtrSmiLidErr] || ev2_i[CtrSmiLidErr]);
-  CTR_smi_dr_discard: cover property (ev_i[CtrSmiDrDiscard] || ev2_i[CtrSmiDrDiscard]);
-  CTR_smi_port_down:  cover property (ev_i[CtrSmiPortDown] || ev2_i[CtrSmiPortDown]);
-  CTR_smi_to_sma:     cover property (ev_i[CtrSmiToSma] || ev2_i[CtrSmiToSma]);
-  CTR_smi_to_sm:      cover property (ev_i[CtrSmiToSm] || ev2_i[CtrSmiToSm]);
-  CTR_sq_dr_discard:  cover property (ev_i[CtrSqDrDiscard] || ev2_i[CtrSqDrDiscard]);
-  CTR_sq_local:       cover property (ev_i[CtrSqLocal] || ev2_i[CtrSqLocal]);
-  CTR_sq_pkts:        cover property (ev_i[CtrSqPkts] || ev2_i[CtrSqPkts]);
-  CTR_tx_vl15_pkts:   cover property (ev_i[CtrTxVl15Pkts] || ev2_i[CtrTxVl15Pkts]);
-  CTR_tx_data_pkts:   cover property (ev_i[CtrTxDataPkts] || ev2_i[CtrTxDataPkts]);
-  CTR_data_icrc_err:  cover property (ev_i[CtrDataIcrcErr] || ev2_i[CtrDataIcrcErr]);
-  CTR_gsi_bad_hdr:    cover property (ev_i[CtrGsiBadHdr] || ev2_i[CtrGsiBadHdr]);
-  CTR_gsi_gmps:       cover property (ev_i[CtrGsiGmps] || ev2_i[CtrGsiGmps]);
-  CTR_rx_words:       cover property (ev_i[CtrRxWords] || ev2_i[CtrRxWords]);
-  CTR_tx_words:       cover property (ev_i[CtrTxWords] || ev2_i[CtrTxWords]);
-  CTR_mkey_viol:      cover property (ev_i[CtrMkeyViol] || ev2_i[CtrMkeyViol]);
-  CTR_pkey_viol:      cover property (ev_i[CtrPkeyViol] || ev2_i[CtrPkeyViol]);
-  CTR_qkey_viol:      cover property (ev_i[CtrQkeyViol] || ev2_i[CtrQkeyViol]);
+  logic [NumCtrs-1:0] cov_inc;  // counter c counts in this cycle (an event or words)
+  for (genvar c = 0; c < NumCtrs; c++) begin : gen_cov_inc
+    assign cov_inc[c] = ev_i[c] || ev2_i[c] || add_i[c] != '0;
+  end
+  CTR_rx_pkts:        cover property (cov_inc[CtrRxPkts]);
+  CTR_rx_vcrc_err:    cover property (cov_inc[CtrRxVcrcErr]);
+  CTR_rx_lver_err:    cover property (cov_inc[CtrRxLverErr]);
+  CTR_rx_lnh_err:     cover property (cov_inc[CtrRxLnhErr]);
+  CTR_rx_len_err:     cover property (cov_inc[CtrRxLenErr]);
+  CTR_rx_data_pkts:   cover property (cov_inc[CtrRxDataPkts]);
+  CTR_vl15_dropped:   cover property (cov_inc[CtrVl15Dropped]);
+  CTR_smi_icrc_err:   cover property (cov_inc[CtrSmiIcrcErr]);
+  CTR_smi_bad_hdr:    cover property (cov_inc[CtrSmiBadHdr]);
+  CTR_smi_lid_err:    cover property (cov_inc[CtrSmiLidErr]);
+  CTR_smi_dr_discard: cover property (cov_inc[CtrSmiDrDiscard]);
+  CTR_smi_port_down:  cover property (cov_inc[CtrSmiPortDown]);
+  CTR_smi_to_sma:     cover property (cov_inc[CtrSmiToSma]);
+  CTR_smi_to_sm:      cover property (cov_inc[CtrSmiToSm]);
+  CTR_sq_dr_discard:  cover property (cov_inc[CtrSqDrDiscard]);
+  CTR_sq_local:       cover property (cov_inc[CtrSqLocal]);
+  CTR_sq_pkts:        cover property (cov_inc[CtrSqPkts]);
+  CTR_tx_vl15_pkts:   cover property (cov_inc[CtrTxVl15Pkts]);
+  CTR_tx_data_pkts:   cover property (cov_inc[CtrTxDataPkts]);
+  CTR_data_icrc_err:  cover property (cov_inc[CtrDataIcrcErr]);
+  CTR_gsi_bad_hdr:    cover property (cov_inc[CtrGsiBadHdr]);
+  CTR_gsi_gmps:       cover property (cov_inc[CtrGsiGmps]);
+  CTR_rx_words:       cover property (cov_inc[CtrRxWords]);
+  CTR_tx_words:       cover property (cov_inc[CtrTxWords]);
+  CTR_mkey_viol:      cover property (cov_inc[CtrMkeyViol]);
+  CTR_pkey_viol:      cover property (cov_inc[CtrPkeyViol]);
+  CTR_qkey_viol:      cover property (cov_inc[CtrQkeyViol]);
 `endif
 
 `ifndef SYNTHESIS

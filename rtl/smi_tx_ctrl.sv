@@ -276,6 +276,7 @@ module smi_tx_ctrl
   // ---------------------------------------------------------------------------
   // Assertions
   // ---------------------------------------------------------------------------
+
   // ---------------------------------------------------------------------------
   // Cover points: the send engine commits an SMP, the DR send rules discard
   // one, and a DR SMP for the local node is not sent

@@ -25,7 +25,7 @@ set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
-out=${COVERAGE_OUT:-build/coverage}
+out=$(realpath -m "${COVERAGE_OUT:-build/coverage}")
 packets=${COVERAGE_SOAK_PACKETS:-20000}
 skip=" ${COVERAGE_SKIP:-} "
 dat=$out/dat
@@ -42,7 +42,7 @@ if ! skipped unit; then
     bash sim/unit/run.sh
 fi
 
-export VL15_COVERAGE=1 CARGO_TARGET_DIR="$root/$out/target"
+export VL15_COVERAGE=1 CARGO_TARGET_DIR="$out/target"
 phase "building vl15 with coverage models"
 cargo build --release -q -p vl15 --bin vl15
 vl15=$CARGO_TARGET_DIR/release/vl15
@@ -76,7 +76,7 @@ fi
 if ! skipped cargo; then
   phase "cargo tests"
   mkdir -p "$dat/5-cargo"
-  VL15_COVERAGE_DIR="$root/$dat/5-cargo" cargo test --release -q --workspace >"$out/cargo-test.log" 2>&1 ||
+  VL15_COVERAGE_DIR="$dat/5-cargo" cargo test --release -q --workspace >"$out/cargo-test.log" 2>&1 ||
     { tail -n 40 "$out/cargo-test.log"; echo "coverage: the cargo tests failed (log: $out/cargo-test.log)"; exit 1; }
 fi
 
