@@ -257,6 +257,15 @@ pub struct Merged {
 }
 
 impl Merged {
+    /// Merge one point's tally: counts add up, the earlier first run stays.
+    fn absorb(&mut self, key: Key, t: Tally) {
+        let e = self.points.entry(key).or_default();
+        e.count = e.count.saturating_add(t.count);
+        if e.first.is_none() {
+            e.first = t.first;
+        }
+    }
+
     /// Merge the points of one file, which names its run as `run`.
     pub fn add(&mut self, run: &str, points: Vec<Point>) {
         for p in points {
@@ -268,43 +277,38 @@ impl Merged {
                 what: p.what,
                 module: p.module,
             };
-            let t = self.points.entry(key).or_default();
-            t.count = t.count.saturating_add(p.count);
-            if p.count > 0 && t.first.is_none() {
-                t.first = Some(run.to_string());
-            }
+            let first = (p.count > 0).then(|| run.to_string());
+            self.absorb(
+                key,
+                Tally {
+                    count: p.count,
+                    first,
+                },
+            );
         }
     }
 
-    /// Read and merge `files` in order; a file's run is its path below
-    /// `base` without the extension.
-    pub fn read(files: &[PathBuf], base: &Path) -> Result<Merged> {
-        let mut m = Merged::default();
-        for f in files {
-            let text =
-                std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
-            let points = parse(&text, f)?;
-            let run = f.strip_prefix(base).unwrap_or(f).with_extension("");
-            m.add(&run.display().to_string(), points);
-            m.files.push(f.clone());
-        }
-        Ok(m)
+    /// Read and merge one coverage file; its run is its path below `base`
+    /// without the extension. Files are merged in the order they are read.
+    pub fn read_file(&mut self, f: &Path, base: &Path) -> Result<()> {
+        let text =
+            std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
+        let points = parse(&text, f)?;
+        let run = f.strip_prefix(base).unwrap_or(f).with_extension("");
+        self.add(&run.display().to_string(), points);
+        self.files.push(f.to_path_buf());
+        Ok(())
     }
 
     /// Rewrite every source path to be relative to `root` (the models are
     /// built from absolute paths).
     pub fn relative_to(&mut self, root: &Path) {
         let root = format!("{}/", root.display());
-        let points = std::mem::take(&mut self.points);
-        for (mut k, t) in points {
+        for (mut k, t) in std::mem::take(&mut self.points) {
             if let Some(r) = k.file.strip_prefix(&root) {
                 k.file = r.to_string();
             }
-            let e = self.points.entry(k).or_default();
-            e.count = e.count.saturating_add(t.count);
-            if e.first.is_none() {
-                e.first = t.first;
-            }
+            self.absorb(k, t);
         }
     }
 

@@ -65,15 +65,7 @@ impl Args {
         }
         let mut m = Merged::default();
         for (base, f) in &files {
-            let one = Merged::read(std::slice::from_ref(f), base)?;
-            for (k, t) in one.points {
-                let e = m.points.entry(k).or_default();
-                e.count = e.count.saturating_add(t.count);
-                if e.first.is_none() {
-                    e.first = t.first;
-                }
-            }
-            m.files.push(f.clone());
+            m.read_file(f, base)?;
         }
         let root = std::fs::canonicalize(&self.root)
             .with_context(|| format!("--root {}", self.root.display()))?;
