@@ -301,6 +301,29 @@ module ib_link_tx
   assign ev_data_pkt_o = out_valid_q & tx_tready_i & out_last_q & ~out_vl15_q;
 
 `ifndef SYNTHESIS
+  // the FSM's states and arcs (docs/coverage.md: FSM coverage); StIdle to
+  // StExtra is a one-beat packet whose VCRC does not fit its beat
+  default clocking cov_clk @(posedge clk_i); endclocking
+  default disable iff (!rst_ni);
+  FSM_S_StIdle:          cover property (state_q == StIdle);
+  FSM_S_StPkt:           cover property (state_q == StPkt);
+  FSM_S_StExtra:         cover property (state_q == StExtra);
+  FSM_A_StIdle_StPkt:    cover property (state_q == StIdle  && state_d == StPkt);
+  FSM_A_StIdle_StExtra:  cover property (state_q == StIdle  && state_d == StExtra);
+  FSM_A_StPkt_StIdle:    cover property (state_q == StPkt   && state_d == StIdle);
+  FSM_A_StPkt_StExtra:   cover property (state_q == StPkt   && state_d == StExtra);
+  FSM_A_StExtra_StIdle:  cover property (state_q == StExtra && state_d == StIdle);
+
+  // every change of state is one of the arcs above
+  always_ff @(posedge clk_i) begin
+    if (rst_ni && state_d != state_q) begin
+      assert ((state_q == StIdle && state_d inside {StPkt, StExtra}) ||
+              (state_q == StPkt  && state_d inside {StIdle, StExtra}) ||
+              (state_q == StExtra && state_d == StIdle))
+        else $error("%m: FSM arc %0d -> %0d is not in the arc list", state_q, state_d);
+    end
+  end
+
   always_ff @(posedge clk_i) begin
     if (rst_ni && Vl15FullBeats && vl15_tvalid_i && vl15_tready_o && vl15_tlast_i) begin
       assert (vl15_tkeep_i == '1)

@@ -277,6 +277,26 @@ module ib_port_regs
   CTR_mkey_viol:      cover property (cov_inc[CtrMkeyViol]);
   CTR_pkey_viol:      cover property (cov_inc[CtrPkeyViol]);
   CTR_qkey_viol:      cover property (cov_inc[CtrQkeyViol]);
+
+  // PortState: its states and the arcs a port takes (docs/coverage.md, FSM
+  // coverage): link up, Set Armed, Set Active, link down or Set Down. The
+  // register takes what its SMA writes; the SMA decides which Sets are legal.
+  logic [3:0] cov_ps_q;   // PortState a cycle ago
+  logic       cov_ps_vld_q;
+  always_ff @(posedge clk_i) begin
+    cov_ps_q     <= state_q;
+    cov_ps_vld_q <= rst_ni;
+  end
+  FSM_S_Down:           cover property (state_q == PortStateDown);
+  FSM_S_Init:           cover property (state_q == PortStateInit);
+  FSM_S_Armed:          cover property (state_q == PortStateArmed);
+  FSM_S_Active:         cover property (state_q == PortStateActive);
+  FSM_A_Down_Init:      cover property (cov_ps_vld_q && cov_ps_q == PortStateDown && state_q == PortStateInit);
+  FSM_A_Init_Armed:     cover property (cov_ps_vld_q && cov_ps_q == PortStateInit && state_q == PortStateArmed);
+  FSM_A_Armed_Active:   cover property (cov_ps_vld_q && cov_ps_q == PortStateArmed && state_q == PortStateActive);
+  FSM_A_Init_Down:      cover property (cov_ps_vld_q && cov_ps_q == PortStateInit && state_q == PortStateDown);
+  FSM_A_Armed_Down:     cover property (cov_ps_vld_q && cov_ps_q == PortStateArmed && state_q == PortStateDown);
+  FSM_A_Active_Down:    cover property (cov_ps_vld_q && cov_ps_q == PortStateActive && state_q == PortStateDown);
 `endif
 
 `ifndef SYNTHESIS

@@ -288,6 +288,27 @@ module smi_tx_ctrl
   SMI_TX_sent:       cover property (ev_pkt_o);
   SMI_TX_dr_discard: cover property (ev_dr_discard_o);
   SMI_TX_local:      cover property (ev_local_o);
+  // the FSM's states and arcs (docs/coverage.md: FSM coverage); TxIdle to
+  // TxMad only with a one-beat header (DataW 128), TxIdle to TxHdr otherwise
+  FSM_S_TxIdle:        cover property (state_q == TxIdle);
+  FSM_S_TxHdr:         cover property (state_q == TxHdr);
+  FSM_S_TxMad:         cover property (state_q == TxMad);
+  FSM_S_TxTail:        cover property (state_q == TxTail);
+  FSM_A_TxIdle_TxHdr:  cover property (state_q == TxIdle && state_d == TxHdr);
+  FSM_A_TxIdle_TxMad:  cover property (state_q == TxIdle && state_d == TxMad);
+  FSM_A_TxHdr_TxMad:   cover property (state_q == TxHdr  && state_d == TxMad);
+  FSM_A_TxMad_TxTail:  cover property (state_q == TxMad  && state_d == TxTail);
+  FSM_A_TxTail_TxIdle: cover property (state_q == TxTail && state_d == TxIdle);
+  // every change of state is one of the arcs above
+  always_ff @(posedge clk_i) begin
+    if (rst_ni && state_d != state_q) begin
+      assert ((state_q == TxIdle && state_d inside {TxHdr, TxMad}) ||
+              (state_q == TxHdr  && state_d == TxMad) ||
+              (state_q == TxMad  && state_d == TxTail) ||
+              (state_q == TxTail && state_d == TxIdle))
+        else $error("%m: send FSM arc %0d -> %0d is not in the arc list", state_q, state_d);
+    end
+  end
 `endif
 
 `ifndef SYNTHESIS

@@ -116,6 +116,20 @@ module sw_port_regs
   SW_CTR_tx_data_pkts:   cover property (ev_i[SwCtrTxDataPkts] != '0);
   SW_CTR_rx_words:       cover property (ev_i[SwCtrRxWords] != '0);
   SW_CTR_tx_words:       cover property (ev_i[SwCtrTxWords] != '0);
+
+  // PortState: its states and the arcs a port takes (docs/coverage.md, FSM
+  // coverage): link up, Set Armed, Set Active, link down or Set Down. The
+  // register takes what its SMA writes; the SMA decides which Sets are legal.
+  FSM_S_Down:           cover property (state_q == PortStateDown);
+  FSM_S_Init:           cover property (state_q == PortStateInit);
+  FSM_S_Armed:          cover property (state_q == PortStateArmed);
+  FSM_S_Active:         cover property (state_q == PortStateActive);
+  FSM_A_Down_Init:      cover property (state_q == PortStateDown && state_d == PortStateInit);
+  FSM_A_Init_Armed:     cover property (state_q == PortStateInit && state_d == PortStateArmed);
+  FSM_A_Armed_Active:   cover property (state_q == PortStateArmed && state_d == PortStateActive);
+  FSM_A_Init_Down:      cover property (state_q == PortStateInit && state_d == PortStateDown);
+  FSM_A_Armed_Down:     cover property (state_q == PortStateArmed && state_d == PortStateDown);
+  FSM_A_Active_Down:    cover property (state_q == PortStateActive && state_d == PortStateDown);
 `endif
 
 endmodule

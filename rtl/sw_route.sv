@@ -180,4 +180,38 @@ module sw_route
   assign lft_lid_o = dlid;
   assign dest_o    = dest_q;
 
+`ifndef SYNTHESIS
+  // the FSM's states and arcs (docs/coverage.md: FSM coverage)
+  default clocking cov_clk @(posedge clk_i); endclocking
+  default disable iff (!rst_ni);
+  FSM_S_StIdle:          cover property (state_q == StIdle);
+  FSM_S_StLookup:        cover property (state_q == StLookup);
+  FSM_S_StRsp:           cover property (state_q == StRsp);
+  FSM_S_StCheck:         cover property (state_q == StCheck);
+  FSM_S_StReq:           cover property (state_q == StReq);
+  FSM_S_StDrain:         cover property (state_q == StDrain);
+  FSM_A_StIdle_StLookup: cover property (state_q == StIdle   && state_d == StLookup);
+  FSM_A_StIdle_StCheck:  cover property (state_q == StIdle   && state_d == StCheck);
+  FSM_A_StIdle_StDrain:  cover property (state_q == StIdle   && state_d == StDrain);
+  FSM_A_StLookup_StRsp:  cover property (state_q == StLookup && state_d == StRsp);
+  FSM_A_StRsp_StCheck:   cover property (state_q == StRsp    && state_d == StCheck);
+  FSM_A_StRsp_StDrain:   cover property (state_q == StRsp    && state_d == StDrain);
+  FSM_A_StCheck_StReq:   cover property (state_q == StCheck  && state_d == StReq);
+  FSM_A_StCheck_StDrain: cover property (state_q == StCheck  && state_d == StDrain);
+  FSM_A_StReq_StIdle:    cover property (state_q == StReq    && state_d == StIdle);
+  FSM_A_StDrain_StIdle:  cover property (state_q == StDrain  && state_d == StIdle);
+
+  // every change of state is one of the arcs above
+  always_ff @(posedge clk_i) begin
+    if (rst_ni && state_d != state_q) begin
+      assert ((state_q == StIdle   && state_d inside {StLookup, StCheck, StDrain}) ||
+              (state_q == StLookup && state_d == StRsp) ||
+              (state_q == StRsp    && state_d inside {StCheck, StDrain}) ||
+              (state_q == StCheck  && state_d inside {StReq, StDrain}) ||
+              (state_q inside {StReq, StDrain} && state_d == StIdle))
+        else $error("%m: route FSM arc %0d -> %0d is not in the arc list", state_q, state_d);
+    end
+  end
+`endif
+
 endmodule

@@ -71,6 +71,13 @@ pub struct Point {
     pub count: u64,
 }
 
+/// The name prefix of a cover property that marks an FSM state. Verilator
+/// 5.048's own FSM coverage (`--coverage-fsm`) stops with an internal error
+/// on this RTL, so each FSM lists its states and arcs as cover properties.
+pub const FSM_STATE: &str = "FSM_S_";
+/// The name prefix of a cover property that marks an FSM arc.
+pub const FSM_ARC: &str = "FSM_A_";
+
 /// Split one `C '<keys>' <count>` line.
 fn parse_line(l: &str) -> Result<Option<Point>, String> {
     let l = l.trim_end_matches(['\r', '\n']);
@@ -93,10 +100,19 @@ fn parse_line(l: &str) -> Result<Option<Point>, String> {
         kv.insert(k, v);
     }
     let get = |k: &str| kv.get(k).copied().unwrap_or("");
-    let Some(kind) = Kind::parse(get("t")) else {
+    let Some(mut kind) = Kind::parse(get("t")) else {
         // A point of a type this report does not count (none today).
         return Ok(None);
     };
+    // The FSMs' own cover points (`FSM_S_<state>`, `FSM_A_<from>_<to>`)
+    // count as FSM states and arcs, not as rules.
+    if kind == Kind::User {
+        if get("o").starts_with(FSM_STATE) {
+            kind = Kind::FsmState;
+        } else if get("o").starts_with(FSM_ARC) {
+            kind = Kind::FsmArc;
+        }
+    }
     let num = |k: &str| -> Result<u32, String> {
         let v = get(k);
         if v.is_empty() {
@@ -323,10 +339,12 @@ impl Merged {
         m
     }
 
-    /// The SV cover points: (module, name, hits, first run), by name.
+    /// The SV cover points, rules' and FSMs': (module, name, hits, first
+    /// run), by name.
     pub fn cover_points(&self) -> Vec<(String, String, u64, Option<String>)> {
         let mut by: BTreeMap<(String, String), (u64, Option<String>)> = BTreeMap::new();
-        for (k, t) in self.points.iter().filter(|(k, _)| k.kind == Kind::User) {
+        let cover = |k: &Kind| matches!(k, Kind::User | Kind::FsmState | Kind::FsmArc);
+        for (k, t) in self.points.iter().filter(|(k, _)| cover(&k.kind)) {
             let e = by.entry((k.what.clone(), k.module.clone())).or_default();
             e.0 = e.0.saturating_add(t.count);
             if e.1.is_none() {
@@ -601,5 +619,35 @@ mod tests {
         );
         assert!(j["total"]["fsm_states"].is_null());
         assert!(table(&s, &t).contains("total"));
+    }
+
+    #[test]
+    fn fsm_cover_properties_count_as_states_and_arcs() {
+        let user = |name: &str, n: u64| {
+            format!(
+                "C '\x01f\x02rtl/f.sv\x01l\x029\x01t\x02user\x01page\x02v_user/f\x01o\x02{name}\x01h\x02TOP.f' {n}\n"
+            )
+        };
+        let text = format!(
+            "# SystemC::Coverage-3\n{}{}{}{}",
+            user("FSM_S_StIdle", 5),
+            user("FSM_S_StPkt", 0),
+            user("FSM_A_StIdle_StPkt", 0),
+            user("C14_6_rx", 2)
+        );
+        let p = parse(&text, Path::new("f.dat")).unwrap();
+        let kinds: Vec<Kind> = p.iter().map(|p| p.kind).collect();
+        assert_eq!(
+            kinds,
+            [Kind::FsmState, Kind::FsmState, Kind::FsmArc, Kind::User]
+        );
+        let mut m = Merged::default();
+        m.add("r", p);
+        let s = &m.summary(|_| true)["f"];
+        assert_eq!(s.fsm_states, Frac { hit: 1, total: 2 });
+        assert_eq!(s.fsm_arcs, Frac { hit: 0, total: 1 });
+        assert_eq!(s.rules, Frac { hit: 1, total: 1 });
+        // every cover property is listed, the FSMs' too
+        assert_eq!(m.cover_points().len(), 4);
     }
 }
