@@ -502,6 +502,74 @@ fn coverage_reports_and_fails_below_its_thresholds() {
         "{}",
         String::from_utf8_lossy(&o.stdout)
     );
+
+    // Waivers: line 4 and RULE_X, each with its reason. They leave the
+    // percentages and are listed apart; the baseline still wants RULE_X hit.
+    let rtl = dir.path().join("rtl");
+    std::fs::create_dir_all(&rtl).unwrap();
+    let src: String = (1..=9).map(|i| format!("  stmt{i};\n")).collect();
+    std::fs::write(rtl.join("m.sv"), src).unwrap();
+    let waivers = dir.path().join("waivers");
+    std::fs::write(
+        &waivers,
+        "# reasons\nrtl/m.sv:4 | stmt4; | no test drives stmt4\ncover m RULE_X | unreachable here\nrtl/m.sv:8 | stmt8; | nothing there\n",
+    )
+    .unwrap();
+    let run = |extra: &[&str]| {
+        vl15()
+            .args(["coverage", "--min-line", "100", "--out"])
+            .arg(&out)
+            .arg("--root")
+            .arg(dir.path())
+            .args(extra)
+            .arg(&dat)
+            .output()
+            .unwrap()
+    };
+    let o = run(&["--waivers", waivers.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("waived (not in the percentages above): 1 line, 0 branch, 0 FSM and 1 rule points; without waivers line 50.0 %"),
+        "{text}"
+    );
+    assert!(
+        text.contains("waived:  RULE_X (m): unreachable here"),
+        "{text}"
+    );
+    assert!(text.contains(":4 waives nothing"), "{text}");
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(j["m"]["line"], serde_json::json!(100.0));
+    assert_eq!(j["total"]["waived"]["line"], serde_json::json!(1));
+    assert_eq!(j["total"]["waived"]["rules"], serde_json::json!(1));
+    let unc = std::fs::read_to_string(out.join("uncovered.txt")).unwrap();
+    let (open, waived) = unc.split_once("# waived").unwrap();
+    assert!(!open.contains("rtl/m.sv:4"), "{unc}");
+    assert!(
+        waived.contains("rtl/m.sv:4 line block (m): no test drives stmt4 ("),
+        "{unc}"
+    );
+    let info = std::fs::read_to_string(out.join("coverage.info")).unwrap();
+    assert!(!info.contains("DA:4,"), "{info}");
+    let o = run(&[
+        "--waivers",
+        waivers.to_str().unwrap(),
+        "--baseline",
+        dir.path().join("baseline").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    // A waiver whose line no longer reads its text stops the report.
+    std::fs::write(&waivers, "rtl/m.sv:5 | stmt4; | moved\n").unwrap();
+    let o = run(&["--waivers", waivers.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(
+            ":1: rtl/m.sv:5 reads \"stmt5;\", not \"stmt4;\": the file changed, move the waiver"
+        ),
+        "{err}"
+    );
 }
 
 const VERBS: [&str; 10] = [

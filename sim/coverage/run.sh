@@ -20,7 +20,9 @@
 #      to leave out, words of: unit regress scenarios soak cargo),
 #      COVERAGE_MIN_LINE, COVERAGE_MIN_BRANCH (fail below these percentages;
 #      default none), COVERAGE_BASELINE (cover points that must stay hit;
-#      default sim/coverage/baseline when it exists).
+#      default sim/coverage/baseline when it exists), COVERAGE_WAIVERS
+#      (the lines and cover points no test reaches, with reasons; default
+#      sim/coverage/waivers).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -86,6 +88,8 @@ args=(--out "$out")
 [ -n "${COVERAGE_MIN_BRANCH:-}" ] && args+=(--min-branch "$COVERAGE_MIN_BRANCH")
 baseline=${COVERAGE_BASELINE:-sim/coverage/baseline}
 [ -f "$baseline" ] && args+=(--baseline "$baseline")
+waivers=${COVERAGE_WAIVERS:-sim/coverage/waivers}
+[ -f "$waivers" ] && args+=(--waivers "$waivers")
 rc=0
 "$vl15" coverage "${args[@]}" "$dat" || rc=$?
 rm -rf "$out/html"

@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
+use crate::check::waivers::Waivers;
 use crate::proto::InputError;
 
 /// What a coverage point measures (`t=`).
@@ -206,6 +207,8 @@ pub struct Key {
 pub struct Tally {
     pub count: u64,
     pub first: Option<String>,
+    /// The waiver (its index) that waives this point, when no run hit it.
+    pub waived: Option<usize>,
 }
 
 /// Hit and total of one metric.
@@ -213,15 +216,24 @@ pub struct Tally {
 pub struct Frac {
     pub hit: u64,
     pub total: u64,
+    /// Of the points not hit, those a waiver explains: they leave the
+    /// percentage's denominator.
+    pub waived: u64,
 }
 
 impl Frac {
-    fn add(&mut self, hit: bool) {
+    fn add(&mut self, hit: bool, waived: bool) {
         self.total += 1;
         self.hit += u64::from(hit);
+        self.waived += u64::from(!hit && waived);
     }
-    /// Percent, or None with nothing to count.
+    /// Percent of the points not waived, or None with nothing to count.
     pub fn pct(&self) -> Option<f64> {
+        let n = self.total - self.waived;
+        (n > 0).then(|| 100.0 * self.hit as f64 / n as f64)
+    }
+    /// Percent of every point, waived or not.
+    pub fn raw_pct(&self) -> Option<f64> {
         (self.total > 0).then(|| 100.0 * self.hit as f64 / self.total as f64)
     }
 }
@@ -240,14 +252,14 @@ pub struct Summary {
 }
 
 impl Summary {
-    fn add(&mut self, kind: Kind, hit: bool) {
+    fn add(&mut self, kind: Kind, hit: bool, waived: bool) {
         match kind {
-            Kind::Line => self.line.add(hit),
-            Kind::Branch | Kind::Expr => self.branch.add(hit),
-            Kind::Toggle => self.toggle.add(hit),
-            Kind::FsmState => self.fsm_states.add(hit),
-            Kind::FsmArc => self.fsm_arcs.add(hit),
-            Kind::User => self.rules.add(hit),
+            Kind::Line => self.line.add(hit, waived),
+            Kind::Branch | Kind::Expr => self.branch.add(hit, waived),
+            Kind::Toggle => self.toggle.add(hit, waived),
+            Kind::FsmState => self.fsm_states.add(hit, waived),
+            Kind::FsmArc => self.fsm_arcs.add(hit, waived),
+            Kind::User => self.rules.add(hit, waived),
         }
     }
 
@@ -260,6 +272,13 @@ impl Summary {
             "fsm_states": p(&self.fsm_states),
             "fsm_arcs": p(&self.fsm_arcs),
             "rules": { "hit": self.rules.hit, "total": self.rules.total },
+            "waived": {
+                "line": self.line.waived,
+                "branch": self.branch.waived,
+                "fsm_states": self.fsm_states.waived,
+                "fsm_arcs": self.fsm_arcs.waived,
+                "rules": self.rules.waived,
+            },
         })
     }
 }
@@ -280,6 +299,7 @@ impl Merged {
         if e.first.is_none() {
             e.first = t.first;
         }
+        e.waived = e.waived.or(t.waived);
     }
 
     /// Merge the points of one file, which names its run as `run`.
@@ -299,6 +319,7 @@ impl Merged {
                 Tally {
                     count: p.count,
                     first,
+                    waived: None,
                 },
             );
         }
@@ -328,13 +349,31 @@ impl Merged {
         }
     }
 
+    /// Mark every point no run hit that one of `w` explains (toggles are
+    /// never waived); returns how many points each waiver waives.
+    pub fn waive(&mut self, w: &Waivers) -> Vec<u64> {
+        let mut n = vec![0; w.0.len()];
+        for (k, t) in self.points.iter_mut() {
+            t.waived = None;
+            if t.count > 0 || k.kind == Kind::Toggle {
+                continue;
+            }
+            let cover = matches!(k.kind, Kind::User | Kind::FsmState | Kind::FsmArc);
+            if let Some(i) = w.find(&k.file, k.line, &k.module, &k.what, cover) {
+                t.waived = Some(i);
+                n[i] += 1;
+            }
+        }
+        n
+    }
+
     /// Totals per module, for the points whose file `keep` accepts.
     pub fn summary(&self, keep: impl Fn(&str) -> bool) -> BTreeMap<String, Summary> {
         let mut m: BTreeMap<String, Summary> = BTreeMap::new();
         for (k, t) in self.points.iter().filter(|(k, _)| keep(&k.file)) {
             m.entry(k.module.clone())
                 .or_default()
-                .add(k.kind, t.count > 0);
+                .add(k.kind, t.count > 0, t.waived.is_some());
         }
         m
     }
@@ -357,13 +396,14 @@ impl Merged {
     }
 
     /// The lcov trace of the line and branch points of the files `keep`
-    /// accepts: per line the hits of its blocks, per branch arm or
+    /// accepts, without the waived ones: per line the hits of its blocks, per branch arm or
     /// condition term its hits.
     pub fn lcov(&self, keep: impl Fn(&str) -> bool) -> String {
         // file → line → (block hits, [arm hits])
         type Lines = BTreeMap<u32, (Option<u64>, Vec<u64>)>;
         let mut files: BTreeMap<&str, Lines> = BTreeMap::new();
-        for (k, t) in self.points.iter().filter(|(k, _)| keep(&k.file)) {
+        let keep = |(k, t): &(&Key, &Tally)| keep(&k.file) && t.waived.is_none();
+        for (k, t) in self.points.iter().filter(keep) {
             let l = files.entry(&k.file).or_default().entry(k.line).or_default();
             match k.kind {
                 Kind::Line => l.0 = Some(l.0.unwrap_or(0).saturating_add(t.count)),
@@ -418,6 +458,7 @@ pub fn total(modules: &BTreeMap<String, Summary>) -> Summary {
         ] {
             a.hit += b.hit;
             a.total += b.total;
+            a.waived += b.waived;
         }
     }
     t
@@ -449,6 +490,22 @@ pub fn table(modules: &BTreeMap<String, Summary>, total: &Summary) -> String {
         row(&mut s, name, m);
     }
     row(&mut s, "total", total);
+    let (l, b) = (&total.line, &total.branch);
+    if l.waived + b.waived + total.rules.waived + total.fsm_states.waived + total.fsm_arcs.waived
+        > 0
+    {
+        let raw = |f: &Frac| f.raw_pct().map_or("-".to_string(), |p| format!("{p:.1}"));
+        let _ = writeln!(
+            s,
+            "waived (not in the percentages above): {} line, {} branch, {} FSM and {} rule points; without waivers line {} %, branch {} %",
+            l.waived,
+            b.waived,
+            total.fsm_states.waived + total.fsm_arcs.waived,
+            total.rules.waived,
+            raw(l),
+            raw(b)
+        );
+    }
     s
 }
 
@@ -578,9 +635,30 @@ mod tests {
         let t = &s["t"];
         // line 1/1, branch arms 2/2 (the if arm hit only by the third run),
         // toggle 1/1, the cover point 1/1.
-        assert_eq!(t.line, Frac { hit: 1, total: 1 });
-        assert_eq!(t.branch, Frac { hit: 2, total: 2 });
-        assert_eq!(t.rules, Frac { hit: 1, total: 1 });
+        assert_eq!(
+            t.line,
+            Frac {
+                hit: 1,
+                total: 1,
+                waived: 0
+            }
+        );
+        assert_eq!(
+            t.branch,
+            Frac {
+                hit: 2,
+                total: 2,
+                waived: 0
+            }
+        );
+        assert_eq!(
+            t.rules,
+            Frac {
+                hit: 1,
+                total: 1,
+                waived: 0
+            }
+        );
         let cp = m.cover_points();
         assert_eq!(cp.len(), 1);
         assert_eq!(cp[0].1, "C14_9_3");
@@ -644,9 +722,30 @@ mod tests {
         let mut m = Merged::default();
         m.add("r", p);
         let s = &m.summary(|_| true)["f"];
-        assert_eq!(s.fsm_states, Frac { hit: 1, total: 2 });
-        assert_eq!(s.fsm_arcs, Frac { hit: 0, total: 1 });
-        assert_eq!(s.rules, Frac { hit: 1, total: 1 });
+        assert_eq!(
+            s.fsm_states,
+            Frac {
+                hit: 1,
+                total: 2,
+                waived: 0
+            }
+        );
+        assert_eq!(
+            s.fsm_arcs,
+            Frac {
+                hit: 0,
+                total: 1,
+                waived: 0
+            }
+        );
+        assert_eq!(
+            s.rules,
+            Frac {
+                hit: 1,
+                total: 1,
+                waived: 0
+            }
+        );
         // every cover property is listed, the FSMs' too
         assert_eq!(m.cover_points().len(), 4);
     }

@@ -12,3 +12,4 @@ pub mod hostile;
 pub mod refmodel;
 pub mod scenario;
 pub mod scoreboard;
+pub mod waivers;

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use clap::Args as ClapArgs;
 use vl15::check::coverage::{self, Merged};
+use vl15::check::waivers::Waivers;
 use vl15::proto::InputError;
 
 /// The FPGA board wrappers: counted apart from the RTL's totals (their
@@ -39,6 +40,13 @@ pub struct Args {
     /// Write the cover points hit in this run to FILE, in --baseline's form
     #[arg(long, value_name = "FILE")]
     write_baseline: Option<PathBuf>,
+    /// The lines and cover points no test reaches, each with its reason
+    /// (`<file>:<line>[-<line>] | <text of the line> | <reason>` or
+    /// `cover <module> <name> | <reason>`): they leave the percentages and
+    /// are listed apart. A waiver whose line no longer reads its text is an
+    /// error
+    #[arg(long, value_name = "FILE")]
+    waivers: Option<PathBuf>,
 }
 
 fn parse_pct(s: &str) -> Result<f64, String> {
@@ -70,6 +78,15 @@ impl Args {
         let root = std::fs::canonicalize(&self.root)
             .with_context(|| format!("--root {}", self.root.display()))?;
         m.relative_to(&root);
+        let waivers = match &self.waivers {
+            Some(p) => {
+                let w = Waivers::read(p)?;
+                w.check_sources(&root)?;
+                w
+            }
+            None => Waivers::default(),
+        };
+        let waived_by = m.waive(&waivers);
         let rtl = |f: &str| f.starts_with("rtl/") && !f.starts_with(BOARD);
         let board = |f: &str| f.starts_with(BOARD);
         let modules = m.summary(rtl);
@@ -90,16 +107,19 @@ impl Args {
             &m.lcov(|f| f.starts_with("rtl/")),
         )?;
         let cps = m.cover_points();
-        let mut text = String::from("# cover point, module, hits, the run that hit it first\n");
+        let mut text = String::from(
+            "# cover point, module, hits, the run that hit it first (or the waiver)\n",
+        );
         for (module, name, n, first) in &cps {
-            let _ = writeln!(
-                text,
-                "{name} {module} {n} {}",
-                first.as_deref().unwrap_or("-")
-            );
+            let by = match (first, waivers.find("", 0, module, name, true)) {
+                (Some(f), _) => f.clone(),
+                (None, Some(i)) => format!("waived: {}", waivers.0[i].reason),
+                (None, None) => "-".to_string(),
+            };
+            let _ = writeln!(text, "{name} {module} {n} {by}");
         }
         write(&self.out.join("cover_points.txt"), &text)?;
-        write(&self.out.join("uncovered.txt"), &uncovered(&m))?;
+        write(&self.out.join("uncovered.txt"), &uncovered(&m, &waivers))?;
 
         outln!(
             "coverage: {} files from {} directories",
@@ -113,7 +133,15 @@ impl Args {
         let hit: Vec<_> = cps.iter().filter(|c| c.2 > 0).collect();
         outln!("cover points: {} of {} hit", hit.len(), cps.len());
         for (module, name, _, _) in cps.iter().filter(|c| c.2 == 0) {
-            outln!("  not hit: {name} ({module})");
+            match waivers.find("", 0, module, name, true) {
+                Some(i) => outln!("  waived:  {name} ({module}): {}", waivers.0[i].reason),
+                None => outln!("  not hit: {name} ({module})"),
+            }
+        }
+        for (w, n) in waivers.0.iter().zip(&waived_by) {
+            if *n == 0 {
+                outln!("note: the waiver at {} waives nothing: its points were reached (or it names none)", w.at);
+            }
         }
         outln!("reports: {}", self.out.display());
 
@@ -183,10 +211,13 @@ fn read_baseline(p: &Path) -> Result<BTreeSet<(String, String)>> {
     Ok(v)
 }
 
-/// Every line and branch point of the RTL no run reached, by file and line.
-fn uncovered(m: &Merged) -> String {
+/// Every line, branch and cover point of the RTL no run reached, by file
+/// and line: first those without a waiver, then the waived ones with their
+/// reasons.
+fn uncovered(m: &Merged, w: &Waivers) -> String {
     let mut s =
-        String::from("# file:line kind what (module): line and branch points no run reached\n");
+        String::from("# file:line kind what (module): points of rtl/ no run reached, no waiver\n");
+    let mut waived = String::from("\n# waived: file:line kind what (module): reason (waiver)\n");
     for (k, t) in &m.points {
         if t.count > 0 || !k.file.starts_with("rtl/") {
             continue;
@@ -200,7 +231,19 @@ fn uncovered(m: &Merged) -> String {
             coverage::Kind::User => "cover",
             coverage::Kind::Toggle => continue,
         };
-        let _ = writeln!(s, "{}:{} {kind} {} ({})", k.file, k.line, k.what, k.module);
+        match t.waived {
+            None => {
+                let _ = writeln!(s, "{}:{} {kind} {} ({})", k.file, k.line, k.what, k.module);
+            }
+            Some(i) => {
+                let _ = writeln!(
+                    waived,
+                    "{}:{} {kind} {} ({}): {} ({})",
+                    k.file, k.line, k.what, k.module, w.0[i].reason, w.0[i].at
+                );
+            }
+        }
     }
+    s.push_str(&waived);
     s
 }
