@@ -249,13 +249,17 @@ impl CoverageAcc {
             let Some((key, n)) = l.rsplit_once(' ') else {
                 continue;
             };
-            let n: u64 = n.parse().unwrap_or(0);
-            match self.index.get(key) {
-                Some(&i) => self.points[i].1 = self.points[i].1.saturating_add(n),
-                None => {
-                    self.index.insert(key.to_string(), self.points.len());
-                    self.points.push((key.to_string(), n));
-                }
+            self.add_point(key, n.parse().unwrap_or(0));
+        }
+    }
+
+    /// Add `n` to one point (its `C '<keys>'` text).
+    fn add_point(&mut self, key: &str, n: u64) {
+        match self.index.get(key) {
+            Some(&i) => self.points[i].1 = self.points[i].1.saturating_add(n),
+            None => {
+                self.index.insert(key.to_string(), self.points.len());
+                self.points.push((key.to_string(), n));
             }
         }
     }
@@ -316,16 +320,41 @@ fn coverage_run() -> String {
     }
 }
 
+/// Add `n` to one point the host counts itself (the test bench's own
+/// functional coverage): `key` is the point's `C '<keys>'` text, in the
+/// form Verilator writes. It goes into the thread's coverage file with the
+/// models' points. Nothing when `VL15_COVERAGE_DIR` is unset or empty.
+pub fn coverage_add_host(key: &str, n: u64) {
+    let Some(dir) = coverage_dir() else {
+        return;
+    };
+    COVERAGE.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.path.is_none() {
+            let n = COVERAGE_FILES.fetch_add(1, Ordering::Relaxed);
+            let pid = std::process::id();
+            c.path = Some(dir.join(format!("{}.{pid}.{n}.dat", coverage_run())));
+        }
+        c.add_point(key, n);
+    });
+}
+
+/// `$VL15_COVERAGE_DIR`, when set and not empty.
+fn coverage_dir() -> Option<PathBuf> {
+    std::env::var_os("VL15_COVERAGE_DIR")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+}
+
 /// A model of a coverage build is being dropped: have it write its counts
 /// (`write`, to a scratch file) and add them to the thread's sum, which is
 /// written to `$VL15_COVERAGE_DIR/<run>.<pid>.<n>.dat` when the thread
 /// ends. Nothing when `VL15_COVERAGE_DIR` is unset or empty, or the build
 /// has no coverage (`write` returns false).
 pub(crate) fn coverage_on_drop(write: impl FnOnce(&Path) -> Result<bool>) {
-    let Some(dir) = std::env::var_os("VL15_COVERAGE_DIR").filter(|d| !d.is_empty()) else {
+    let Some(dir) = coverage_dir() else {
         return;
     };
-    let dir = PathBuf::from(dir);
     let n = COVERAGE_FILES.fetch_add(1, Ordering::Relaxed);
     let pid = std::process::id();
     let scratch = dir.join(format!(".scratch.{pid}.{n}.dat"));

@@ -25,6 +25,7 @@ use std::collections::VecDeque;
 use anyhow::{bail, Result};
 
 use crate::agents::node_sma::{NodeIdentity, NodeSma};
+use crate::model::cells::{self, Outcome};
 use crate::model::device::{CaPort, HostAgent, PortRegisters, SmiMeta};
 use crate::model::node_hw::{ca_port_writes, HwWrite, NodeHw};
 use crate::model::regmap::reg;
@@ -309,13 +310,23 @@ impl Sma {
         if meta.mkey_viol {
             self.mkey_violations += 1;
             let tid = TRAP_TID_BASE | (self.trap_count + 1);
-            if let Some(t) = self.agent.trap256(req, meta.port, tid) {
+            let trap = self.agent.trap256(req, meta.port, tid);
+            cells::record(
+                req,
+                if trap.is_some() {
+                    Outcome::Trap
+                } else {
+                    Outcome::Dropped
+                },
+            );
+            if let Some(t) = trap {
                 self.trap_count += 1;
                 self.trap_pending = Some((t, 0));
             }
             return None;
         }
         if mad::method(req) == METHOD_TRAP_REPRESS {
+            cells::record(req, Outcome::Dropped);
             let tid = mad::tid(req);
             self.repressed.push(tid);
             if self
@@ -331,8 +342,18 @@ impl Sma {
             regs: port,
             state_written: &mut self.state_written,
         };
-        self.agent
-            .handle_smp(req, meta.port, meta.mkey_mask, &mut hw)
+        let resp = self
+            .agent
+            .handle_smp(req, meta.port, meta.mkey_mask, &mut hw);
+        cells::record(
+            req,
+            if resp.is_some() {
+                Outcome::Answered
+            } else {
+                Outcome::Dropped
+            },
+        );
+        resp
     }
 }
 

@@ -4,13 +4,15 @@
 //! port (`device`), the one scheduler: a net of RTL devices joined by
 //! links, built from a topology file or device by device, scheduled by
 //! events (`net`), a CA port on a bench as a device of a net (`bench`),
-//! and packet traces (`trace`).
+//! packet traces (`trace`), and the SMA's method × attribute × routing ×
+//! outcome cells of a coverage run (`cells`).
 //!
 //! The net runs agents it does not name: `node_hw::NodeAgent` on a
 //! topology node's management side, and, on a bench port's host side, any
 //! `device::HostAgent`. The agents are one layer up.
 
 pub mod bench;
+pub mod cells;
 pub mod device;
 pub mod dut;
 pub mod net;

@@ -19,6 +19,7 @@
 //! its packets are traced as `name>peer` (or `name>tb` with no link) and
 //! `tb>name` for what the driver itself put on the wire.
 
+use crate::model::cells::{self, Outcome};
 use std::any::Any;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -2118,13 +2119,23 @@ impl<S: NodeAgent> Net<S> {
             dev.mkey_violations += 1;
             let port = if dev.is_switch { 0 } else { meta.port };
             let tid = TRAP_TID_BASE | dev.traps_sent;
-            if let Some(t) = dev.agent().trap256(&m, port, tid) {
+            let trap = dev.agent().trap256(&m, port, tid);
+            cells::record(
+                &m,
+                if trap.is_some() {
+                    Outcome::Trap
+                } else {
+                    Outcome::Dropped
+                },
+            );
+            if let Some(t) = trap {
                 dev.trap_pending = Some((t, port, now));
                 self.activate(d);
             }
             return Ok(());
         }
         if mad::method(&m) == crate::proto::packet::consts::METHOD_TRAP_REPRESS {
+            cells::record(&m, Outcome::Dropped);
             // The SM saw the trap: stop repeating it (TID and attribute match).
             let dev = &mut self.devs[d];
             if dev.trap_pending.as_ref().is_some_and(|(t, _, _)| {
@@ -2174,6 +2185,14 @@ impl<S: NodeAgent> Net<S> {
         let resp = self.devs[d]
             .agent_mut()
             .handle_smp(&m, arrival, meta.mkey_mask, &mut view);
+        cells::record(
+            &m,
+            if resp.is_some() {
+                Outcome::Answered
+            } else {
+                Outcome::Dropped
+            },
+        );
         let reads = resp
             .as_ref()
             .map(|r| self.devs[d].key_violation_reads(&m, r, arrival))
