@@ -86,7 +86,14 @@ fn multiport_ca_port_number_reaches_the_sma() {
         4,
     )
     .expect("configure");
-    let mut g = Gen::new(78, GenCfg { lid: LID, lmc: LMC });
+    let mut g = Gen::new(
+        78,
+        GenCfg {
+            lid: LID,
+            lmc: LMC,
+            port: 1,
+        },
+    );
     b.inject(&g.good_packet(faults::Good::LidGet).to_bytes(), "good");
     for _ in 0..400 {
         b.step().unwrap();
@@ -142,7 +149,18 @@ fn cfg() -> PortConfig {
 fn bench(width: u32) -> (CaBench, Gen, Rng) {
     let mut b = CaBench::new(width).expect("bench");
     b.configure(cfg(), 4).expect("configure");
-    (b, Gen::new(77, GenCfg { lid: LID, lmc: LMC }), Rng::new(5))
+    (
+        b,
+        Gen::new(
+            77,
+            GenCfg {
+                lid: LID,
+                lmc: LMC,
+                port: 1,
+            },
+        ),
+        Rng::new(5),
+    )
 }
 
 /// Answer every request the SMA got, step, until drained; then the counters.
@@ -229,7 +247,10 @@ fn rx_class(class: FaultClass) {
             assert_eq!(c.get(Ctr::TxVl15Pkts), 2 * n);
             assert_eq!(b.sb.stats.to_sma, u64::from(2 * n));
             let data = bad[0] >> 4 != VL15
-                && matches!(ctr, Ctr::GsiBadHdr | Ctr::PkeyViol | Ctr::QkeyViol);
+                && matches!(
+                    ctr,
+                    Ctr::GsiBadHdr | Ctr::PkeyViol | Ctr::QkeyViol | Ctr::DataIcrcErr
+                );
             assert_eq!(b.sb.stats.to_drx, u64::from(if data { n } else { 0 }));
         }
     }
@@ -256,6 +277,7 @@ rx_tests! {
     class_qp0_on_data_vl => Qp0OnDataVl,
     class_qp1_bad_pkey => Qp1BadPkey,
     class_qp1_bad_qkey => Qp1BadQkey,
+    class_qp1_bad_icrc => Qp1BadIcrc,
     class_base_version => BaseVersion,
     class_class_not_smp => ClassNotSmp,
     class_dlid_not_ours => DlidNotOurs,

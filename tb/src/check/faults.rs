@@ -58,6 +58,7 @@ pub enum FaultClass {
     Qp0OnDataVl,
     Qp1BadPkey,
     Qp1BadQkey,
+    Qp1BadIcrc,
     BaseVersion,
     ClassNotSmp,
     DlidNotOurs,
@@ -74,7 +75,7 @@ pub enum FaultClass {
 }
 
 impl FaultClass {
-    pub const ALL: [FaultClass; 27] = [
+    pub const ALL: [FaultClass; 28] = [
         FaultClass::BadVcrc,
         FaultClass::BadIcrc,
         FaultClass::LVer,
@@ -89,6 +90,7 @@ impl FaultClass {
         FaultClass::Qp0OnDataVl,
         FaultClass::Qp1BadPkey,
         FaultClass::Qp1BadQkey,
+        FaultClass::Qp1BadIcrc,
         FaultClass::BaseVersion,
         FaultClass::ClassNotSmp,
         FaultClass::DlidNotOurs,
@@ -120,6 +122,7 @@ impl FaultClass {
             FaultClass::Qp0OnDataVl => "qp0_on_data_vl",
             FaultClass::Qp1BadPkey => "qp1_bad_pkey",
             FaultClass::Qp1BadQkey => "qp1_bad_qkey",
+            FaultClass::Qp1BadIcrc => "qp1_bad_icrc",
             FaultClass::BaseVersion => "base_version",
             FaultClass::ClassNotSmp => "class_not_smp",
             FaultClass::DlidNotOurs => "dlid_not_ours",
@@ -154,6 +157,7 @@ impl FaultClass {
             Qp0OnDataVl => "a QP0 packet on a data VL",
             Qp1BadPkey => "a QP1 GMP whose P_Key matches no table entry",
             Qp1BadQkey => "a QP1 GMP whose Q_Key is not 0x80010000",
+            Qp1BadIcrc => "a QP1 GMP whose ICRC does not match",
             BaseVersion => "an SMP whose MAD BaseVersion is not 1",
             ClassNotSmp => "a VL15 MAD of a class other than 0x01 and 0x81",
             DlidNotOurs => "a LID-routed SMP to a LID the port does not own",
@@ -214,6 +218,8 @@ impl FaultClass {
             // entry of the port's table, its Q_Key must be 0x80010000
             Qp1BadPkey => Expect::Rx(Ctr::PkeyViol),
             Qp1BadQkey => Expect::Rx(Ctr::QkeyViol),
+            // ibspec §3.1: the ICRC is checked end to end, data VLs too
+            Qp1BadIcrc => Expect::Rx(Ctr::DataIcrcErr),
             // ibspec §1 (LMC), §2 ([qib_ud] permissive DLID only for class 0x81)
             DlidNotOurs | PermissiveDlidLidRouted => Expect::Rx(Ctr::SmiLidErr),
             // ibspec §5: C14-6 and the receive rules
@@ -244,6 +250,9 @@ impl FaultClass {
 pub struct GenCfg {
     pub lid: u16,
     pub lmc: u8,
+    /// The port the packets arrive on (a returning DR SMP names it in its
+    /// ReturnPath).
+    pub port: u8,
 }
 
 /// A good packet kind.
@@ -251,9 +260,15 @@ pub struct GenCfg {
 pub enum Good {
     /// LID-routed SubnGet to one of the port's LIDs → SMA.
     LidGet,
-    /// Directed-route SubnGet at the end of its path (hp = hc) → SMA.
+    /// Directed-route SubnGet at the end of its path (hp = hc, C14-9:3) →
+    /// SMA.
     DrGet,
-    /// A returning DR GetResp (hp 1, D) → SM.
+    /// Directed-route SubnGet one past the end of its path (hp = hc + 1,
+    /// C14-9:4) → SMA; ReturnPath[hc] names this port, so that its
+    /// response leaves by it.
+    DrGetPast,
+    /// A returning DR GetResp → SM: hp 1 (C14-13:3), hp 0 (C14-13:4), or
+    /// hc 1, hp 2 and ReturnPath[1] this port (C14-13:1).
     DrResp,
     /// LID-routed GetResp, Trap or SMInfo Get → SM.
     LidToSm,
@@ -363,16 +378,30 @@ impl Gen {
                 let (d, s) = (self.our_lid(), self.other_lid());
                 Self::wire(VL15, sl, d, s, QP0, m)
             }
-            Good::DrGet => {
+            Good::DrGet | Good::DrGetPast => {
                 let hc = 1 + self.below(63) as u8;
-                let m = self.dr_mad(hc);
+                let mut m = self.dr_mad(hc);
+                if kind == Good::DrGetPast {
+                    m[mad::off::HOP_PTR] = hc + 1;
+                    m[mad::off::RETURN_PATH + usize::from(hc)] = self.cfg.port;
+                }
                 Self::wire(VL15, sl, PERMISSIVE_LID, PERMISSIVE_LID, QP0, m)
             }
             Good::DrResp => {
                 let hc = 1 + self.below(63) as u8;
                 let mut m = self.dr_mad(hc);
-                m[mad::off::HOP_PTR] = 1;
-                m[mad::off::RETURN_PATH + 1] = 1 + self.below(36) as u8;
+                match self.below(4) {
+                    0 => m[mad::off::HOP_PTR] = 0,
+                    1 => {
+                        m = self.dr_mad(1);
+                        m[mad::off::HOP_PTR] = 2;
+                        m[mad::off::RETURN_PATH + 1] = self.cfg.port;
+                    }
+                    _ => {
+                        m[mad::off::HOP_PTR] = 1;
+                        m[mad::off::RETURN_PATH + 1] = 1 + self.below(36) as u8;
+                    }
+                }
                 mad::make_response(&mut m, 0);
                 Self::wire(VL15, sl, PERMISSIVE_LID, PERMISSIVE_LID, QP0, m)
             }
@@ -408,7 +437,8 @@ impl Gen {
     pub fn good(&mut self) -> (Good, Vec<u8>) {
         let kind = match self.below(20) {
             0..=5 => Good::LidGet,
-            6..=11 => Good::DrGet,
+            6..=10 => Good::DrGet,
+            11 => Good::DrGetPast,
             12..=13 => Good::DrResp,
             14..=15 => Good::LidToSm,
             16..=18 => Good::Gmp,
@@ -480,6 +510,12 @@ impl Gen {
                 p.deth = Deth::new(QP1_Q_KEY, QP1);
             }
             Qp0OnDataVl => p.lrh.vl = self.below(15) as u8,
+            Qp1BadIcrc => {
+                let mut q = self.good_packet(Good::Gmp);
+                q.icrc ^= u32::from(flip) << (8 * self.below(4));
+                q.vcrc = q.computed_vcrc();
+                return q.to_bytes();
+            }
             Qp1BadPkey => {
                 // the default table holds only 0xFFFF: any other partition
                 // number misses, whatever the membership bit
@@ -540,6 +576,20 @@ impl Gen {
                 } else {
                     hc.wrapping_add(1)
                 };
+                p = q;
+            }
+            HopPtrInconsistent if self.below(4) == 0 => {
+                // returning (D = 1): C14-13:1 past a CA (hc >= 2), C14-13:2
+                // an intermediate hop, C14-13:5 past the end
+                let mut q = self.good_packet(Good::DrGet);
+                let hc = 2 + self.below(62) as u8;
+                q.mad[mad::off::HOP_CNT] = hc;
+                q.mad[mad::off::HOP_PTR] = match self.below(3) {
+                    0 => hc + 1,
+                    1 => 2 + self.below(u64::from(hc) - 1) as u8,
+                    _ => hc + 2 + self.below(60) as u8,
+                };
+                mad::make_response(&mut q.mad, 0);
                 p = q;
             }
             HopPtrInconsistent => {
@@ -764,6 +814,7 @@ pub fn soak_logged(
         GenCfg {
             lid: 0x0040,
             lmc: 2,
+            port: b.port().port_num(),
         },
     );
     let mut rng = Rng::new(o.seed ^ 0x5EED);

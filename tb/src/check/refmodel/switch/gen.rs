@@ -596,7 +596,14 @@ pub fn gen_packet(rng: &mut Rng, r: Radix, class: FaultClass, tid: u64) -> GenPa
         F::GoodDrToSma | F::BadIcrcSmi | F::Opcode | F::BadSmpHdr => {
             let p = vl15_in(rng);
             let hc = range(rng, 1, 6) as u8;
-            let m = dr_mad(rng, false, hc, hc, METHOD_GET, tid);
+            // at the end of its path (C14-9:3), now and then one past it
+            // (C14-9:4)
+            let past = class == F::GoodDrToSma && rng.next_u64() % 4 == 0;
+            let mut m = dr_mad(rng, false, hc, hc + u8::from(past), METHOD_GET, tid);
+            if past {
+                // the response leaves by the arrival port (send rule C14-13:1)
+                m[mad::off::RETURN_PATH + usize::from(hc)] = p;
+            }
             let mut v = smp_wire(PERMISSIVE_LID, PERMISSIVE_LID, &m, rng);
             let expect = match class {
                 F::BadIcrcSmi => {
@@ -681,7 +688,9 @@ pub fn gen_packet(rng: &mut Rng, r: Radix, class: FaultClass, tid: u64) -> GenPa
         F::GoodDrToSm => {
             let p = vl15_in(rng);
             let hc = range(rng, 1, 6) as u8;
-            let m = dr_mad(rng, true, hc, 1, METHOD_GET_RESP, tid);
+            // hp 1 (C14-13:3), now and then already 0 (C14-13:4)
+            let hp = u8::from(rng.next_u64() % 4 != 0);
+            let m = dr_mad(rng, true, hc, hp, METHOD_GET_RESP, tid);
             (
                 p,
                 smp_wire(PERMISSIVE_LID, PERMISSIVE_LID, &m, rng),
