@@ -325,25 +325,30 @@ fn coverage_run() -> String {
 /// form Verilator writes. It goes into the thread's coverage file with the
 /// models' points. Nothing when `VL15_COVERAGE_DIR` is unset or empty.
 pub fn coverage_add_host(key: &str, n: u64) {
-    let Some(dir) = coverage_dir() else {
-        return;
-    };
     COVERAGE.with(|c| {
         let mut c = c.borrow_mut();
         if c.path.is_none() {
-            let n = COVERAGE_FILES.fetch_add(1, Ordering::Relaxed);
+            let Some(dir) = coverage_dir() else {
+                return;
+            };
+            let file = COVERAGE_FILES.fetch_add(1, Ordering::Relaxed);
             let pid = std::process::id();
-            c.path = Some(dir.join(format!("{}.{pid}.{n}.dat", coverage_run())));
+            c.path = Some(dir.join(format!("{}.{pid}.{file}.dat", coverage_run())));
         }
         c.add_point(key, n);
     });
 }
 
-/// `$VL15_COVERAGE_DIR`, when set and not empty.
+/// `$VL15_COVERAGE_DIR`, when set and not empty; made when it does not
+/// exist yet.
 fn coverage_dir() -> Option<PathBuf> {
-    std::env::var_os("VL15_COVERAGE_DIR")
+    let dir = std::env::var_os("VL15_COVERAGE_DIR")
         .filter(|d| !d.is_empty())
-        .map(PathBuf::from)
+        .map(PathBuf::from)?;
+    if let Err(e) = std::fs::create_dir_all(&dir) {
+        eprintln!("vl15: coverage directory {}: {e}", dir.display());
+    }
+    Some(dir)
 }
 
 /// A model of a coverage build is being dropped: have it write its counts

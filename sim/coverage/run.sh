@@ -51,6 +51,7 @@ vl15=$CARGO_TARGET_DIR/release/vl15
 
 if ! skipped regress; then
   phase "vl15 regress"
+  mkdir -p "$dat/2-regress"
   VL15_COVERAGE_DIR="$dat/2-regress" VL15_COVERAGE_RUN=regress \
     "$vl15" regress --width all >/dev/null
   VL15_COVERAGE_DIR="$dat/2-regress" VL15_COVERAGE_RUN=regress-ca-mp \
@@ -59,6 +60,7 @@ fi
 
 if ! skipped scenarios; then
   phase "scenario files"
+  mkdir -p "$dat/3-scenarios"
   for s in tests/scenarios/*.toml; do
     VL15_COVERAGE_DIR="$dat/3-scenarios" VL15_COVERAGE_RUN="sim-$(basename "$s" .toml)" \
       "$vl15" sim --scenario "$s" >/dev/null
