@@ -165,7 +165,7 @@ impl FaultClass {
             HopCount64 => "a directed-route SMP with hop count 64 or more",
             HopPtrInconsistent => "a directed-route SMP whose hop pointer breaks the receive rules",
             SmDrDiscard => "the SM sends a DR SMP whose path does not start at this port",
-            SmLocal => "the SM sends a DR SMP with hop count 0 (processed locally)",
+            SmLocal => "the SM sends a DR SMP that ends at this node: hop count 0, or its path done (processed locally)",
             PortDown => "SMPs while the port is Down",
             Vl15Overflow => "SMPs faster than the SMA drains the VL15 buffer",
             TxBackpressureStorm => "long backpressure on the wire transmit side",
@@ -612,7 +612,7 @@ impl Gen {
     /// A good SM request for the send engine: DR out of port 1 (1..4 hops).
     pub fn sm_request(&mut self) -> (Mad, AddressHandle) {
         let hc = 1 + self.below(4) as usize;
-        let mut path = vec![1u8];
+        let mut path = vec![self.cfg.port];
         for _ in 1..hc {
             path.push(1 + self.below(36) as u8);
         }
@@ -639,10 +639,69 @@ impl Gen {
         let tid = self.tid();
         let m = match c {
             FaultClass::SmDrDiscard => {
-                let p = 2 + self.below(254) as u8; // IP[1] is not this port (1)
-                mad::dr_request(METHOD_GET, ATTR_NODE_INFO, 0, tid, &[p])
+                // a DR SMP each send rule discards (ibspec §5, a CA)
+                let hc = 2 + self.below(5) as u8;
+                let path: Vec<u8> = (0..hc).map(|_| 1 + self.below(36) as u8).collect();
+                let mut m = mad::dr_request(METHOD_GET, ATTR_NODE_INFO, 0, tid, &path);
+                let other = loop {
+                    let q = 1 + self.below(255) as u8;
+                    if q != self.cfg.port {
+                        break q;
+                    }
+                };
+                let lid = self.other_lid().to_be_bytes();
+                let k = self.below(8);
+                if k >= 4 {
+                    m[mad::off::STATUS] |= 0x80; // returning (D = 1)
+                }
+                let past = hc + 2 + self.below(50) as u8;
+                match k {
+                    // C14-9:1, the path does not start at this port
+                    0 => m[mad::off::INITIAL_PATH + 1] = other,
+                    // C14-9:2, an intermediate hop: a switch's
+                    1 => m[mad::off::HOP_PTR] = 1 + self.below(u64::from(hc) - 1) as u8,
+                    // C14-9:3, the end of the DR part with a LID-routed tail
+                    2 => {
+                        m[mad::off::HOP_PTR] = hc;
+                        m[mad::off::DR_DLID..mad::off::DR_DLID + 2].copy_from_slice(&lid);
+                    }
+                    // C14-9:5 and C14-13:5, past the end
+                    3 | 6 => m[mad::off::HOP_PTR] = past,
+                    // C14-13:2, an intermediate hop back
+                    4 => m[mad::off::HOP_PTR] = 2 + self.below(u64::from(hc) - 1) as u8,
+                    // C14-13:3, into a LID-routed head
+                    5 => {
+                        m[mad::off::HOP_PTR] = 1;
+                        m[mad::off::DR_SLID..mad::off::DR_SLID + 2].copy_from_slice(&lid);
+                    }
+                    // C14-13:1, the response does not leave by this port
+                    _ => {
+                        m[mad::off::HOP_PTR] = hc + 1;
+                        m[mad::off::RETURN_PATH + usize::from(hc)] = other;
+                    }
+                }
+                m
             }
-            _ => mad::dr_request(METHOD_GET, ATTR_NODE_INFO, 0, tid, &[]),
+            _ => {
+                // SmLocal: hop count 0, or an SMP the send rules leave at this
+                // node (ibspec §5, the originator's local check): outbound
+                // with hp = hc (C14-9:3) or hc + 1 (C14-9:4), returning with
+                // hp 1 (C14-13:3) or 0 (C14-13:4)
+                let k = self.below(5);
+                let hc = if k == 0 { 0 } else { 1 + self.below(6) as u8 };
+                let path: Vec<u8> = (0..hc).map(|_| 1 + self.below(36) as u8).collect();
+                let mut m = mad::dr_request(METHOD_GET, ATTR_NODE_INFO, 0, tid, &path);
+                match k {
+                    0 => {}
+                    1 => m[mad::off::HOP_PTR] = hc,
+                    2 => m[mad::off::HOP_PTR] = hc + 1,
+                    _ => {
+                        m[mad::off::STATUS] |= 0x80;
+                        m[mad::off::HOP_PTR] = u8::from(k == 3);
+                    }
+                }
+                m
+            }
         };
         (m, AddressHandle::directed())
     }

@@ -732,6 +732,7 @@ impl CaModel {
         let mut ctr = CtrDelta::default();
         if mad[1] == CLASS_SUBN_DR {
             let d = mad[4] & 0x80 != 0;
+            let hc = mad[7];
             match dr_send(&mad, self.cfg.port_num) {
                 None => {
                     ctr.add(Ctr::SqDrDiscard, 1);
@@ -740,7 +741,11 @@ impl CaModel {
                         ctr,
                     };
                 }
-                Some(_) if mad[7] == 0 && !d => {
+                // ibspec §5, the originator: after the send rules,
+                // smi_check_local_smp (D = 0, hp = hc + 1) or
+                // smi_check_local_returning_smp (D = 1, hp = 0) hands the SMP
+                // to the local node (hop count 0 among them)
+                Some(hp) if (!d && u16::from(hp) == u16::from(hc) + 1) || (d && hp == 0) => {
                     ctr.add(Ctr::SqLocal, 1);
                     return TxPrediction {
                         out: TxOut::Local,
