@@ -1074,7 +1074,35 @@ fn gen_host(rng: &mut Rng, r: Radix, class: FaultClass, tid: u64) -> GenPacket {
             dlid: PERMISSIVE_LID,
             sl,
         };
-        match rng.next_u64() % 7 {
+        match rng.next_u64() % 11 {
+            7 | 8 => {
+                // Past the end of the path, outbound or returning (C14-9:5,
+                // C14-13:5).
+                let hc = range(rng, 1, 8) as u8;
+                let mut m = dr(hc, 1, rng);
+                m[mad::off::HOP_PTR] = hc + range(rng, 2, 40) as u8;
+                if rng.chance(50) {
+                    m[mad::off::STATUS] |= 0x80;
+                }
+                (m, h, e0(ctr::P0_SQ_DR_DISCARD))
+            }
+            9 | 10 => {
+                // The send rules leave it at the switch: outbound at hp = hc
+                // or hc + 1, returning at hp 1 or 0 (ibspec §5, the
+                // originator's local check).
+                let hc = range(rng, 1, 8) as u8;
+                let mut m = dr(hc, 1, rng);
+                let k = rng.next_u64() % 4;
+                m[mad::off::HOP_PTR] = match k {
+                    0 => hc,
+                    1 => hc + 1,
+                    _ => {
+                        m[mad::off::STATUS] |= 0x80;
+                        u8::from(k == 2)
+                    }
+                };
+                (m, h, e0(ctr::P0_SQ_LOCAL))
+            }
             0 => (
                 dr(range(rng, 1, 8) as u8, pick(rng, &[0, r.down_port()]), rng),
                 h,
