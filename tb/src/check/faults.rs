@@ -1068,6 +1068,10 @@ pub fn fault(
         }
         PortDown => {
             settle_rx(b)?;
+            if g.below(2) == 0 {
+                // from Armed now and then (the PortState arc Armed to Down)
+                b.set_port_state(PORT_STATE_ARMED)?;
+            }
             b.set_port_state(PORT_STATE_DOWN)?;
             for _ in 0..1 + g.below(3) {
                 let (_, bytes) = g.good();

@@ -1043,6 +1043,29 @@ impl Bench {
             self.cycle()?;
         }
         self.check_port_states();
+        // back to Active the spec's way, through Armed; the link falls once
+        // more while Armed (PortState Armed to Down, then Init again)
+        self.write_reg(swreg::PORT_STATE + u16::from(p), u32::from(ps::ARMED))?;
+        self.cycle()?;
+        self.model.s.state[usize::from(p)] = ps::ARMED;
+        self.check_port_states();
+        {
+            self.link_up[i] = false;
+            self.model.s.state[usize::from(p)] = ps::DOWN;
+            for _ in 0..range(rng, 2, 10) {
+                self.cycle()?;
+            }
+            self.check_port_states();
+            self.link_up[i] = true;
+            self.model.s.state[usize::from(p)] = ps::INIT;
+            for _ in 0..4 {
+                self.cycle()?;
+            }
+            self.check_port_states();
+            self.write_reg(swreg::PORT_STATE + u16::from(p), u32::from(ps::ARMED))?;
+            self.cycle()?;
+            self.model.s.state[usize::from(p)] = ps::ARMED;
+        }
         self.write_reg(swreg::PORT_STATE + u16::from(p), u32::from(ps::ACTIVE))?;
         self.cycle()?;
         self.model.s.state[usize::from(p)] = ps::ACTIVE;
@@ -1118,6 +1141,10 @@ impl Bench {
         for _ in 0..4 {
             self.cycle()?;
         }
+        self.write_reg(swreg::PORT_STATE + u16::from(q), u32::from(ps::ARMED))?;
+        self.cycle()?;
+        self.model.s.state[usize::from(q)] = ps::ARMED;
+        self.check_port_states();
         self.write_reg(swreg::PORT_STATE + u16::from(q), u32::from(ps::ACTIVE))?;
         self.cycle()?;
         self.model.s.state[usize::from(q)] = ps::ACTIVE;
