@@ -396,7 +396,9 @@ fn soak_switch_at_a_port_count() {
         .args([
             "soak", "--device", "switch", "--ports", "36", "--width", "128",
         ])
-        .args(["--packets", "400", "--checkpoint", "100", "--seed", "3"])
+        // seed 1 reaches all 36 ports in 400 packets (port 36 is the one
+        // written Down: few packets go in on it)
+        .args(["--packets", "400", "--checkpoint", "100", "--seed", "1"])
         .output()
         .unwrap();
     let out = String::from_utf8_lossy(&o.stdout);
@@ -406,7 +408,7 @@ fn soak_switch_at_a_port_count() {
         String::from_utf8_lossy(&o.stderr)
     );
     assert!(
-        out.contains("switch soak 36 ports DATA_W 128 seed 3"),
+        out.contains("switch soak 36 ports DATA_W 128 seed 1"),
         "{out}"
     );
     assert!(out.contains(" 0 mismatches"), "{out}");
