@@ -1017,6 +1017,26 @@ impl Bench {
     /// Directed: the link of an input falls in the middle of a packet; the
     /// packet is dropped whole (LinkDownDrop), PortState goes Down, then
     /// Init when the link returns (the SMA would then make it Active again:
+    /// Port `p`'s link falls (`up` false: PortState Down) or rises (Init),
+    /// then `cycles` cycles run and the port states are checked.
+    fn link_edge(&mut self, p: u8, up: bool, cycles: u64) -> Result<()> {
+        self.link_up[usize::from(p) - 1] = up;
+        self.model.s.state[usize::from(p)] = if up { ps::INIT } else { ps::DOWN };
+        for _ in 0..cycles {
+            self.cycle()?;
+        }
+        self.check_port_states();
+        Ok(())
+    }
+
+    /// Write port `p`'s PortState and run the cycle that takes it.
+    fn write_state(&mut self, p: u8, st: u8) -> Result<()> {
+        self.write_reg(swreg::PORT_STATE + u16::from(p), u32::from(st))?;
+        self.cycle()?;
+        self.model.s.state[usize::from(p)] = st;
+        Ok(())
+    }
+
     /// the bench writes it).
     pub fn link_down_mid_packet(&mut self, rng: &mut Rng) -> Result<()> {
         let g = self.gen_class(rng, FaultClass::LinkDown);
@@ -1030,45 +1050,16 @@ impl Bench {
         };
         self.push_inj(g, false, Some(cut));
         self.run_inputs(100_000)?;
-        let i = usize::from(p) - 1;
-        self.link_up[i] = false;
-        self.model.s.state[usize::from(p)] = ps::DOWN;
-        for _ in 0..range(rng, 2, 40) {
-            self.cycle()?;
-        }
-        self.check_port_states();
-        self.link_up[i] = true;
-        self.model.s.state[usize::from(p)] = ps::INIT;
-        for _ in 0..4 {
-            self.cycle()?;
-        }
-        self.check_port_states();
+        self.link_edge(p, false, range(rng, 2, 40))?;
+        self.link_edge(p, true, 4)?;
         // back to Active the spec's way, through Armed; the link falls once
         // more while Armed (PortState Armed to Down, then Init again)
-        self.write_reg(swreg::PORT_STATE + u16::from(p), u32::from(ps::ARMED))?;
-        self.cycle()?;
-        self.model.s.state[usize::from(p)] = ps::ARMED;
+        self.write_state(p, ps::ARMED)?;
         self.check_port_states();
-        {
-            self.link_up[i] = false;
-            self.model.s.state[usize::from(p)] = ps::DOWN;
-            for _ in 0..range(rng, 2, 10) {
-                self.cycle()?;
-            }
-            self.check_port_states();
-            self.link_up[i] = true;
-            self.model.s.state[usize::from(p)] = ps::INIT;
-            for _ in 0..4 {
-                self.cycle()?;
-            }
-            self.check_port_states();
-            self.write_reg(swreg::PORT_STATE + u16::from(p), u32::from(ps::ARMED))?;
-            self.cycle()?;
-            self.model.s.state[usize::from(p)] = ps::ARMED;
-        }
-        self.write_reg(swreg::PORT_STATE + u16::from(p), u32::from(ps::ACTIVE))?;
-        self.cycle()?;
-        self.model.s.state[usize::from(p)] = ps::ACTIVE;
+        self.link_edge(p, false, range(rng, 2, 10))?;
+        self.link_edge(p, true, 4)?;
+        self.write_state(p, ps::ARMED)?;
+        self.write_state(p, ps::ACTIVE)?;
         self.check_port_states();
         Ok(())
     }
