@@ -38,7 +38,7 @@ use vl15::agents::ibsim::{
     MAX_CLIENTS, SIM_CTL_BYTES, SIM_REQUEST_BYTES,
 };
 use vl15::agents::node_sma::Net;
-use vl15::agents::serve::{Background, Prober, ServeOptions};
+use vl15::agents::serve::{Background, ConsoleLink, Prober, ServeOptions};
 use vl15::proto::mad;
 use vl15::proto::packet::consts::{
     ATTR_NODE_INFO, ATTR_PORT_INFO, METHOD_GET, METHOD_GET_RESP, PERMISSIVE_LID,
@@ -52,6 +52,8 @@ struct Served {
     sockname: String,
     /// Reads the fabric in the server's thread (RTL registers).
     probe: Prober,
+    /// ibsim's console on the server.
+    console: ConsoleLink,
     server: Option<Background>,
 }
 
@@ -62,6 +64,7 @@ impl Served {
         Served {
             sockname: server.sockname.clone(),
             probe: server.prober.clone(),
+            console: server.console.clone(),
             server: Some(server),
         }
     }
@@ -1144,4 +1147,201 @@ fn a_client_on_a_switch_runs_opensm_and_the_diags_as_on_ibsim() {
     // perfquery of Hca3 from the switch: ibsim's field names, Hca3's RTL
     // counters.
     perfquery_of_hca3_is_its_rtl_counters(&ibsim, &ours, at);
+}
+
+// ---------------------------------------------------------------------------
+// ibsim's console
+
+/// Lines of the OpenSM log in `dir` that contain `what`.
+fn log_count(dir: &Path, what: &str) -> usize {
+    std::fs::read_to_string(dir.join("osm.log"))
+        .map(|t| t.matches(what).count())
+        .unwrap_or(0)
+}
+
+/// Wait (up to 20 s) until the OpenSM log in `dir` has more than `n`
+/// lines with `what`.
+fn wait_log(dir: &Path, what: &str, n: usize) {
+    for _ in 0..400 {
+        if log_count(dir, what) > n {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!(
+        "the OpenSM log in {} did not get another {what:?} within 20 s",
+        dir.display()
+    );
+}
+
+/// The LFTs OpenSM wrote into both switches, as ibroute prints them.
+fn routes(sockname: &str) -> String {
+    ["2", "3"]
+        .iter()
+        .map(|lid| diag(sockname, "Hca2", "ibroute", &[lid]))
+        .collect()
+}
+
+#[test]
+fn console_cable_changes_under_a_running_opensm_give_what_they_give_on_ibsim() {
+    let path = topo(FILE);
+    let mut ibsim = IbsimServer::start_with_console(&path).unwrap();
+    let ours = Served::start(&path);
+    let (d1, d2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let _sm_ibsim = opensm_daemon(ibsim.sockname(), "Hca1", d1.path(), &[]);
+    let _sm_ours = opensm_daemon(&ours.sockname, "Hca1", d2.path(), &[]);
+    let view = |sockname: &str| {
+        let c = umad2sim_command(sockname, &sbin("ibnetdiscover"), Some("Hca2")).unwrap();
+        (ibnetdiscover(c), routes(sockname))
+    };
+    let before = view(&ours.sockname);
+    assert_eq!(before, view(ibsim.sockname()), "after SUBNET UP");
+    // Switch1[3] <-> Switch2[3] is one of the two switch-to-switch cables:
+    // the routes move to the other one, and come back with it.
+    for (step, line) in ["Unlink \"Switch1\"[3]", "ReLink \"Switch1\"[3]"]
+        .iter()
+        .enumerate()
+    {
+        let (n1, n2) = (
+            log_count(d1.path(), "SUBNET UP"),
+            log_count(d2.path(), "SUBNET UP"),
+        );
+        let traps = log_count(d2.path(), "num:128 (Link state change)");
+        // (ibsim's console also carries its stderr: its own warnings.)
+        ibsim.console(line).unwrap();
+        assert_eq!(
+            ours.console.run(line),
+            Some((String::new(), false)),
+            "{line}"
+        );
+        // OpenSM gets Trap 128 from the RTL switch and sweeps again.
+        wait_log(d2.path(), "num:128 (Link state change)", traps);
+        wait_log(d2.path(), "SUBNET UP", n2);
+        wait_log(d1.path(), "SUBNET UP", n1);
+        let now = view(&ours.sockname);
+        assert_eq!(now, view(ibsim.sockname()), "after {line}");
+        if step == 0 {
+            assert_ne!(now.1, before.1, "the routes did not change: {}", now.1);
+            assert_eq!(now.0.links.len() + 1, before.0.links.len());
+        } else {
+            assert_eq!(now, before, "ReLink did not bring the old routes back");
+        }
+    }
+}
+
+/// `tool args` at `node` of server `sockname` under `timeout 20`: whether
+/// it succeeded, and its stdout and stderr.
+fn diag_status(sockname: &str, node: &str, tool: &str, args: &[&str]) -> (bool, String) {
+    let mut c = umad2sim_command(sockname, Path::new("/usr/bin/timeout"), Some(node)).unwrap();
+    c.arg("20").arg(sbin(tool)).args(args);
+    let scratch = tempfile::tempdir().unwrap();
+    let out = c.current_dir(scratch.path()).output().unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.success(), text)
+}
+
+/// Register `addr` of `node` in the served fabric.
+fn served_reg(s: &Served, node: &str, addr: u16) -> u32 {
+    let node = node.to_string();
+    s.probe
+        .run(move |net| {
+            let d = net.dev_index(&node).unwrap();
+            net.read_reg(d, addr).unwrap()
+        })
+        .unwrap()
+}
+
+#[test]
+fn console_error_corrupts_packets_on_the_cable_and_the_far_end_counts_them() {
+    use vl15::model::regmap::swreg::{self, ctr as c};
+    let ctr = swreg::ctr;
+    let ours = Served::start(&topo(FILE));
+    let dir = tempfile::tempdir().unwrap();
+    let _sm = opensm_daemon(&ours.sockname, "Hca1", dir.path(), &[]);
+    let sw1 = served_lid(&ours, "Switch1").to_string();
+    let run = |line: &str| ours.console.run(line).unwrap().0;
+    let rcv_errors = || {
+        let t = diag(&ours.sockname, "Hca1", "perfquery", &[&sw1, "3"]);
+        field(&perf_fields(&t), "PortRcvErrors")
+    };
+    // DR from Hca1: Switch1, out of its port 3, to Switch2; the answer comes
+    // back into Switch1 port 3.
+    let through = || {
+        diag_status(
+            &ours.sockname,
+            "Hca1",
+            "smpquery",
+            &["-D", "nodeinfo", "0,1,3"],
+        )
+    };
+    assert!(through().0, "{}", through().1);
+    let e0 = rcv_errors();
+    let out = run("Error \"Switch1\"[3] 100");
+    assert!(
+        out.starts_with("# error rate 100% of the packets into \"Switch1\"[3]: bad VCRC (seed=0x"),
+        "{out}"
+    );
+    let (ok, text) = through();
+    assert!(
+        !ok,
+        "smpquery through a port that corrupts every packet: {text}"
+    );
+    let vcrc = served_reg(&ours, "Switch1", ctr(3, c::RX_VCRC_ERR));
+    assert!(vcrc > 0, "Switch1 port 3 RxVcrcErr {vcrc}");
+    let e1 = rcv_errors();
+    assert!(e1 > e0, "PortRcvErrors {e0} -> {e1}");
+    // A given seed is printed back; Dump shows the fault and what it did.
+    let out = run("Error \"Switch1\"[3] 100 truncate seed=0x2a");
+    assert!(out.ends_with(": truncated (seed=0x2a)\n"), "{out}");
+    assert!(!through().0);
+    assert!(served_reg(&ours, "Switch1", ctr(3, c::RX_LEN_ERR)) > 0);
+    let dump = run("Dump \"Switch1\"");
+    assert!(
+        dump.lines()
+            .any(|l| l.starts_with("200000\t[3]\t\"Switch2\"[3]")
+                && l.contains("# err_rate 100\t# err_class truncate\t# err_seed 0x2a")),
+        "{dump}"
+    );
+    // A bad ICRC passes the switch's external port (no ICRC check there)
+    // and is dropped by the SMI of the switch it is for (port 0's
+    // PortRcvErrors), at Switch2 on the way in.
+    run("Error \"Switch1\"[3] 0");
+    let icrc0 = served_reg(&ours, "Switch2", ctr(0, c::P0_ICRC_ERR));
+    let out = run("Error \"Switch2\"[3] 100 icrc");
+    assert!(out.contains(": bad ICRC (seed=0x"), "{out}");
+    assert!(!through().0);
+    assert!(served_reg(&ours, "Switch2", ctr(0, c::P0_ICRC_ERR)) > icrc0);
+    assert_eq!(
+        served_reg(&ours, "Switch2", ctr(3, c::RX_VCRC_ERR)),
+        0,
+        "a bad ICRC is no link error"
+    );
+    // Rate 0: it recovers.
+    assert_eq!(
+        run("Error \"Switch2\"[3] 0"),
+        "# error rate 0 at \"Switch2\"[3]: no faults\n"
+    );
+    let (ok, text) = through();
+    assert!(ok, "{text}");
+    // Bad input: one line each, and the server goes on.
+    for (line, want) in [
+        (
+            "Error \"Nope\"[1] 5",
+            "# nodeid \"Nope\" (Nope) not found\n",
+        ),
+        (
+            "Error \"Switch1\"[3] 101",
+            "# error rate must be in [0..100] range (101)\n",
+        ),
+        (
+            "Error \"Switch1\"[9] 5",
+            "# bad port number 9 at nodeid \"Switch1\"\n",
+        ),
+        ("Error \"Switch1\"[3]", "# error rate is missing\n"),
+        ("Frob", "command 'Frob' unknown - skipped\n"),
+    ] {
+        assert_eq!(run(line), want, "{line}");
+    }
+    assert!(through().0);
 }

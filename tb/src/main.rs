@@ -83,8 +83,16 @@ enum Cmd {
     /// SIM_HOST unset: the file's first node. QP1 GMPs cross the RTL on a
     /// data VL: PerfMgt (perfquery) is answered by each CA's and switch's
     /// PMA from its RTL counters, SA and other classes by the destination
-    /// node's SM client (saquery against a running OpenSM). Runs until
-    /// killed.
+    /// node's SM client (saquery against a running OpenSM).
+    ///
+    /// ibsim's console: commands on standard input (and from --script and
+    /// `!FILE`) change the fabric under the clients between two simulated
+    /// cycles: Dump, Route (from the RTL registers), Link, Unlink, ReLink,
+    /// Clear (the cable's link_up_i: PortState, Trap 128), Guid, Baselid,
+    /// PerformanceSet (the RTL counters), Error (a share of the packets into
+    /// a port corrupted on its cable: bad VCRC, bad ICRC or truncated, with
+    /// the seed printed), Verbose, Wait, Attached, X, Help, Quit. `Help`
+    /// lists them. Runs until killed or until Quit.
     Serve(cmd::serve::Args),
     /// Bring a fabric of RTL switches and CAs up with the built-in SM.
     ///

@@ -483,6 +483,177 @@ pub fn switch_reset(net: &mut Net, d: usize, p: u8, select: u16) {
     }
 }
 
+/// PortCounters fields by name (ibsim's `PerformanceSet` spelling, any
+/// case) and their CounterSelect bits; every other field has no RTL
+/// counter behind it and reads 0.
+const FIELD_NAMES: [(&str, u16); 7] = [
+    ("PortRcvErrors", 0x0008),
+    ("PortRcvSwitchRelayErrors", SEL_RCV_SW_RELAY),
+    ("VL15Dropped", 0x0800),
+    ("PortXmitData", 0x1000),
+    ("PortRcvData", 0x2000),
+    ("PortXmitPkts", 0x4000),
+    ("PortRcvPkts", 0x8000),
+];
+
+/// The fields of ibsim's PerformanceSet that vl15's PMA reports as 0 (no
+/// RTL counter), by attribute.
+const UNMODELLED: [(&str, &[&str]); 2] = [
+    (
+        "PortCounters",
+        &[
+            "SymbolErrorCounter",
+            "LinkErrorRecoveryCounter",
+            "LinkDownedCounter",
+            "PortRcvRemotePhysicalErrors",
+            "PortXmitDiscards",
+            "PortXmitConstraintErrors",
+            "PortRcvConstraintErrors",
+            "LocalLinkIntegrityErrors",
+            "ExcessiveBufferOverrunErrors",
+            "PortXmitWait",
+        ],
+    ),
+    (
+        "PortCountersExtended",
+        &[
+            "PortUnicastXmitPkts",
+            "PortUnicastRcvPkts",
+            "PortMultiCastXmitPkts",
+            "PortMultiCastRcvPkts",
+        ],
+    ),
+];
+
+/// ibsim's other PerformanceSet attributes: none has RTL counters.
+const UNMODELLED_ATTRS: [&str; 8] = [
+    "PortRcvErrorDetails",
+    "PortXmitDiscardDetails",
+    "PortOpRcvCounters",
+    "PortFlowCtlCounters",
+    "PortVLOpPackets",
+    "PortVLOpData",
+    "PortVLXmitFlowCtlUpdateErrors",
+    "PortVLXmitWaitCounters",
+];
+
+/// The RTL counters (register address, weight) behind the PortCounters
+/// field with CounterSelect bit `bit` of device `d` port `p`, each with
+/// whether another field counts it too.
+fn field_sources(net: &Net, d: usize, p: u8, bit: u16) -> Vec<(u16, u64, bool)> {
+    use crate::model::regmap::swreg as s;
+    if net.devs[d].is_switch {
+        let fields = switch_fields(p == 0);
+        let addr = |src: &SwSrc| match *src {
+            SwSrc::Ext(c) => (s::ctr(p, c), 1),
+            SwSrc::Smi(c, w) => (s::ctr(0, c), w),
+            SwSrc::Gmp(c) => (s::ctr0g(c), 1),
+        };
+        let Some((_, srcs)) = fields.iter().find(|(b, _)| *b == bit) else {
+            return Vec::new();
+        };
+        srcs.iter()
+            .map(|src| {
+                let (a, w) = addr(src);
+                let shared = fields
+                    .iter()
+                    .filter(|(b, _)| *b != bit)
+                    .any(|(_, o)| o.iter().any(|x| addr(x).0 == a));
+                (a, w, shared)
+            })
+            .collect()
+    } else {
+        FIELDS
+            .iter()
+            .find(|(b, _)| *b == bit)
+            .map(|(_, names)| {
+                names
+                    .iter()
+                    .filter_map(|n| counter_index(n))
+                    .map(|i| (mpreg::port(p, reg::CTR_BASE + i), 1, false))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+/// ibsim's console `PerformanceSet "node"[p] attr.field=value` on the RTL:
+/// the field's RTL counters are written (their simulation-only write
+/// path, docs/arch.md) so that the PMA reports `value`. A field that is a
+/// sum of counters gets `value` in its first counter and 0 in the others,
+/// but for counters it shares with another field (switch port 0's SMI
+/// packet counters, which also give its data words): those keep their
+/// value and the first counter gets the rest. The error is the line to
+/// print.
+pub fn set_counter(
+    net: &mut Net,
+    d: usize,
+    p: u8,
+    attr: &str,
+    field: &str,
+    value: u64,
+) -> std::result::Result<(), String> {
+    let ext = if attr.eq_ignore_ascii_case("PortCounters") {
+        false
+    } else if attr.eq_ignore_ascii_case("PortCountersExtended") {
+        true
+    } else if UNMODELLED_ATTRS
+        .iter()
+        .any(|a| a.eq_ignore_ascii_case(attr))
+    {
+        return Err(format!(
+            "attribute {attr} has no counters in the RTL (vl15's PMA answers 0)"
+        ));
+    } else {
+        return Err(format!("attribute {attr} not found"));
+    };
+    let known = FIELD_NAMES
+        .iter()
+        .filter(|(_, b)| !ext || [0x1000, 0x2000, 0x4000, 0x8000].contains(b))
+        .find(|(n, _)| n.eq_ignore_ascii_case(field));
+    let Some(&(_, bit)) = known else {
+        let unmodelled = UNMODELLED
+            .iter()
+            .filter(|(a, _)| a.eq_ignore_ascii_case(attr))
+            .any(|(_, fs)| fs.iter().any(|f| f.eq_ignore_ascii_case(field)));
+        return Err(if unmodelled {
+            format!("{attr}.{field} has no RTL counter (vl15's PMA answers 0)")
+        } else {
+            format!("field {field} cannot be found in attribute {attr}")
+        });
+    };
+    let srcs = field_sources(net, d, p, bit);
+    let Some(&(target, _, _)) = srcs.iter().find(|(_, w, shared)| *w == 1 && !shared) else {
+        return Err(format!(
+            "{attr}.{field} has no RTL counter at \"{}\"[{p}] (vl15's PMA answers 0)",
+            net.devs[d].name
+        ));
+    };
+    let mut kept = 0u64;
+    for &(a, w, shared) in &srcs {
+        if shared {
+            let v = net.read_reg(d, a).map_err(|e| format!("{e:#}"))?;
+            kept += w * u64::from(v);
+        }
+    }
+    let rest = value.checked_sub(kept).ok_or_else(|| {
+        format!(
+            "{attr}.{field} of \"{}\"[{p}] can't go below {kept}: that much comes from counters it shares with other fields",
+            net.devs[d].name
+        )
+    })?;
+    let rest = u32::try_from(rest)
+        .map_err(|_| format!("value {value} is over the RTL counter's 32 bits"))?;
+    for &(a, _, shared) in &srcs {
+        if a == target {
+            net.write_reg(d, a, rest);
+        } else if !shared {
+            net.write_reg(d, a, 0);
+        }
+    }
+    Ok(())
+}
+
 /// Field-wise sum of two PortCounters (AllPortSelect; the encoder
 /// saturates each field at its width).
 impl std::ops::Add for PortCounters {

@@ -11,6 +11,7 @@
 //! - the ibsim protocol, as its client (`ibsim`) and as the server OpenSM
 //!   connects to (`serve`).
 
+pub mod console;
 pub mod discover;
 pub mod gmp;
 pub mod ibsim;

@@ -335,6 +335,9 @@ pub struct NodeIdentity {
     pub lft_depth: u16,
     /// `links[p - 1]` = port p.
     pub links: Vec<PortLink>,
+    /// CA port GUIDs set apart from the NodeGUID (`port_guids[p - 1]`, the
+    /// console's `Guid`); empty: NodeGUID + p.
+    pub port_guids: Vec<u64>,
     pub ibsim: IbsimVersion,
     /// NodeInfo.PartitionCap; also the size of each P_Key table the SMA
     /// keeps for a CA port or switch port 0.
@@ -358,6 +361,7 @@ impl NodeIdentity {
             enhanced_port0: None,
             lft_depth,
             links: vec![PortLink::default(); usize::from(nports)],
+            port_guids: Vec::new(),
             ibsim: IbsimVersion::default(),
             partition_cap: SWITCH_PARTITION_CAP,
             revision: IBSIM_REVISION,
@@ -438,6 +442,7 @@ impl NodeIdentity {
             enhanced_port0: node.port0.and_then(|p| p.enhanced),
             lft_depth,
             links,
+            port_guids: Vec::new(),
             ibsim: IbsimVersion::default(),
             partition_cap: if node.kind == NodeKind::Switch {
                 SWITCH_PARTITION_CAP
@@ -477,10 +482,13 @@ impl NodeIdentity {
     }
 
     /// PortGUID of port `p`: a switch's is its NodeGUID, a CA port's
-    /// NodeGUID + p (ibsim `init_ports`).
+    /// NodeGUID + p (ibsim `init_ports`) unless set apart
+    /// ([`NodeIdentity::port_guids`]).
     pub fn port_guid(&self, p: u8) -> u64 {
         if self.is_switch() {
             self.node_guid
+        } else if let Some(&g) = self.port_guids.get(usize::from(p).wrapping_sub(1)) {
+            g
         } else {
             self.node_guid.wrapping_add(u64::from(p))
         }
@@ -698,6 +706,68 @@ impl NodeSma {
         } else {
             1..=self.id.nports
         }
+    }
+
+    /// Active width and speeds of `port` as PortInfo reports them.
+    pub fn port_link(&self, port: u8) -> Option<PortLink> {
+        self.ports.get(usize::from(port)).map(|p| p.link)
+    }
+
+    /// NodeInfo.NodeGUID becomes `guid` (ibsim's console `Guid "node"`);
+    /// a CA's port GUIDs keep their values, as in ibsim.
+    pub fn set_node_guid(&mut self, guid: u64) {
+        if !self.id.is_switch() && self.id.port_guids.is_empty() {
+            self.id.port_guids = (1..=self.id.nports).map(|p| self.id.port_guid(p)).collect();
+        }
+        self.id.node_guid = guid;
+    }
+
+    /// CA port `port`'s PortGUID becomes `guid` (`Guid "node"[port]`);
+    /// false for a switch or a port the node does not have.
+    pub fn set_port_guid(&mut self, port: u8, guid: u64) -> bool {
+        if self.id.is_switch() || port == 0 || port > self.id.nports {
+            return false;
+        }
+        if self.id.port_guids.is_empty() {
+            self.id.port_guids = (1..=self.id.nports).map(|p| self.id.port_guid(p)).collect();
+        }
+        self.id.port_guids[usize::from(port) - 1] = guid;
+        true
+    }
+
+    /// Base LID (and LMC, if given) of a CA port or switch port 0 become
+    /// `lid`/`lmc`, outside any SMP (ibsim's console `Baselid`); the
+    /// hardware writes that carry it out. None for a port without a LID.
+    pub fn set_port_lid(&mut self, port: u8, lid: u16, lmc: Option<u8>) -> Option<Vec<HwWrite>> {
+        if !self.lid_ports().contains(&port) {
+            return None;
+        }
+        let ps = &mut self.ports[usize::from(port)];
+        ps.lid = lid;
+        let mut w = vec![HwWrite::PortLid { port, lid }];
+        if let Some(lmc) = lmc {
+            ps.lmc = lmc & 7;
+            w.push(HwWrite::PortLmc { port, lmc: lmc & 7 });
+        }
+        Some(w)
+    }
+
+    /// LID, LMC and MasterSMLID of `port` back to 0 (ibsim `reset_port`,
+    /// the console's `Clear`); the hardware writes. None for a switch's
+    /// external port (its state is the link's).
+    pub fn reset_port_lids(&mut self, port: u8) -> Option<Vec<HwWrite>> {
+        if !self.lid_ports().contains(&port) {
+            return None;
+        }
+        let ps = &mut self.ports[usize::from(port)];
+        ps.lid = 0;
+        ps.lmc = 0;
+        ps.master_sm_lid = 0;
+        Some(vec![
+            HwWrite::PortLid { port, lid: 0 },
+            HwWrite::PortLmc { port, lmc: 0 },
+            HwWrite::MasterSmLid { port, lid: 0 },
+        ])
     }
 
     /// The LFT as the SMA holds it (entry = egress port, 0xFF = none).

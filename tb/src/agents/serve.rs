@@ -61,6 +61,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
 
+use crate::agents::console::{self, ConsoleState, Done, Frontend};
 use crate::agents::gmp::{received_mad_len, rmpp_send_header, GmpDest, GmpRecv, Gsi};
 use crate::agents::ibsim::{
     abstract_addr, ctl, SimCtl, SimRequest, MAX_CLIENTS, SIM_STATUS_ETIMEDOUT,
@@ -129,6 +130,8 @@ pub struct ServeStats {
 struct Client {
     /// The client's id (its pid in the socket names).
     id: u32,
+    /// The QP it says it serves (`sim_client_info.qp`).
+    qp: u32,
     dev: usize,
     node: String,
     issm: bool,
@@ -144,6 +147,22 @@ enum Msg {
     Ctl(Vec<u8>, SocketAddr),
     Data(usize, Vec<u8>),
     Probe(Box<dyn FnOnce(&mut Net) + Send>),
+    /// A console line and where its text (and whether to quit) goes.
+    Console(String, mpsc::Sender<(String, bool)>),
+}
+
+/// Runs console lines in a running server, between two turns.
+#[derive(Clone)]
+pub struct ConsoleLink(mpsc::Sender<Msg>);
+
+impl ConsoleLink {
+    /// Run `line` ([`crate::agents::console::execute`]); its text and
+    /// whether it ends the server. None when the server is gone.
+    pub fn run(&self, line: &str) -> Option<(String, bool)> {
+        let (tx, rx) = mpsc::channel();
+        self.0.send(Msg::Console(line.to_string(), tx)).ok()?;
+        rx.recv().ok()
+    }
 }
 
 /// Runs closures on a running server's fabric, in the server's thread,
@@ -186,6 +205,8 @@ pub struct Server {
     stop: Arc<AtomicBool>,
     readers: Vec<JoinHandle<()>>,
     log: Log,
+    /// ibsim's console ([`ConsoleLink`]).
+    pub console: ConsoleState,
 }
 
 /// At most this many log lines a second; the rest are counted and their
@@ -283,12 +304,18 @@ impl Server {
             stop,
             readers,
             log: Log::new(log_max),
+            console: ConsoleState::new(0),
         })
     }
 
     /// A handle that runs closures on this server's fabric.
     pub fn prober(&self) -> Prober {
         Prober(self.tx.clone())
+    }
+
+    /// A handle that runs console lines in this server.
+    pub fn console_link(&self) -> ConsoleLink {
+        ConsoleLink(self.tx.clone())
     }
 
     /// A flag that ends [`Server::run`] when set.
@@ -366,6 +393,48 @@ impl Server {
                 f(&mut self.net);
                 Ok(())
             }
+            Msg::Console(line, reply) => {
+                let r = self.console_line(&line);
+                let _ = reply.send(r);
+                Ok(())
+            }
+        }
+    }
+
+    /// One console line: its text and whether it ends the server.
+    pub fn console_line(&mut self, line: &str) -> (String, bool) {
+        match console::execute(&mut self.net, &mut self.console, line) {
+            Done::Text(t) => (t, false),
+            Done::Quit(t) => {
+                self.stop.store(true, Ordering::Relaxed);
+                (t, true)
+            }
+            Done::ListClients => {
+                let mut out = String::new();
+                for i in 0..self.clients.len() {
+                    let Some(c) = &self.clients[i] else {
+                        continue;
+                    };
+                    let (id, dev, qp, issm, node) = (c.id, c.dev, c.qp, c.issm, c.node.clone());
+                    let port = u8::from(!self.net.devs[dev].is_switch);
+                    let guid = self.net.devs[dev].agent().identity().port_guid(port);
+                    let lid = self.net.devs[dev].agent().port_lid(port).unwrap_or(0);
+                    out += &console::client_line(i, id, &node, guid, lid, qp, issm);
+                }
+                (out, false)
+            }
+            Done::Disconnect(n) => {
+                let i = usize::try_from(n)
+                    .ok()
+                    .filter(|&i| self.clients.get(i).is_some_and(Option::is_some));
+                match i {
+                    Some(i) => {
+                        self.disconnect(i, "disconnected from the console");
+                        (String::new(), false)
+                    }
+                    None => (format!("disconnect client: bad clientid {n}\n"), false),
+                }
+            }
         }
     }
 
@@ -399,11 +468,12 @@ impl Server {
     fn connect(&mut self, c: &mut SimCtl) -> Result<()> {
         let d = &c.data;
         let id = u32::from_ne_bytes([d[0], d[1], d[2], d[3]]);
+        let qp = u32::from_ne_bytes([d[4], d[5], d[6], d[7]]);
         let issm = u32::from_ne_bytes([d[8], d[9], d[10], d[11]]) != 0;
         let raw = &d[12..12 + NODEID_BYTES];
         let end = raw.iter().position(|&x| x == 0).unwrap_or(NODEID_BYTES);
         let want = String::from_utf8_lossy(&raw[..end]).into_owned();
-        let r = self.connect_node(id, &want, issm);
+        let r = self.connect_node(id, qp, &want, issm);
         match r {
             Ok((i, node)) => {
                 self.stats.connects += 1;
@@ -425,7 +495,13 @@ impl Server {
         }
     }
 
-    fn connect_node(&mut self, id: u32, want: &str, issm: bool) -> Result<(usize, String)> {
+    fn connect_node(
+        &mut self,
+        id: u32,
+        qp: u32,
+        want: &str,
+        issm: bool,
+    ) -> Result<(usize, String)> {
         if self.clients.iter().all(Option::is_some) {
             self.reclaim_gone();
         }
@@ -471,6 +547,7 @@ impl Server {
         }
         self.clients[slot] = Some(Client {
             id,
+            qp,
             dev,
             node: node.clone(),
             issm: false,
@@ -1088,6 +1165,8 @@ pub struct Background {
     pub sockname: String,
     /// Reads the fabric in the server's thread.
     pub prober: Prober,
+    /// Runs console lines in the server's thread.
+    pub console: ConsoleLink,
     /// The server thread's kernel id (for a profiler), if readable.
     pub tid: Option<u32>,
     stop: Arc<AtomicBool>,
@@ -1127,7 +1206,12 @@ impl Background {
                     bail!("{msg}");
                 }
             };
-            let _ = tx.send(Ok((s.stop_flag(), s.prober(), thread_id())));
+            let _ = tx.send(Ok((
+                s.stop_flag(),
+                s.prober(),
+                s.console_link(),
+                thread_id(),
+            )));
             s.run()?;
             Ok(Finished {
                 stats: s.stats,
@@ -1136,12 +1220,13 @@ impl Background {
                 cpu_s: thread_cpu_s(),
             })
         });
-        let (stop, prober, tid) = rx
+        let (stop, prober, console, tid) = rx
             .recv()
             .map_err(|_| anyhow!("the server thread ended before binding"))??;
         Ok(Background {
             sockname,
             prober,
+            console,
             tid,
             stop,
             thread: Some(thread),
@@ -1166,13 +1251,27 @@ impl Drop for Background {
     }
 }
 
+/// Where `vl15 serve` reads ibsim's console language.
+#[derive(Debug, Clone, Default)]
+pub struct ConsoleOptions {
+    /// Run this file's commands first (as `!file`).
+    pub script: Option<std::path::PathBuf>,
+    /// Then read standard input (when it is not a terminal this process
+    /// does not own: a background job).
+    pub stdin: bool,
+    /// Seeds of `Error` without `seed=` derive from this one.
+    pub seed: u64,
+}
+
 /// `vl15 serve`: load `topology`, build the RTL fabric, bind the sockets
-/// (`sockname`, else $IBSIM_SOCKNAME, else "sim") and serve until killed.
+/// (`sockname`, else $IBSIM_SOCKNAME, else "sim") and serve until killed or
+/// until the console's `Quit`.
 pub fn serve_file(
     topology: &std::path::Path,
     sockname: Option<String>,
     net_opts: crate::model::net::NetOptions,
     timeout_cycles: u64,
+    console: ConsoleOptions,
 ) -> Result<()> {
     let topo = crate::proto::topology::Topology::load(topology)?;
     let pcap = net_opts.pcap.clone();
@@ -1185,6 +1284,7 @@ pub fn serve_file(
         opts.sockname = s;
     }
     let mut server = Server::bind(net, opts)?;
+    server.console = ConsoleState::new(console.seed);
     if let Some(w) = &server.net.waves {
         // FST files are complete once the server stops cleanly.
         eprintln!("vl15 serve: {}", w.summary());
@@ -1204,12 +1304,46 @@ pub fn serve_file(
             crate::proto::pcap::read_hint(&path, lt)
         );
     }
+    let stdin = console.stdin && stdin_is_ours();
+    if console.stdin && !stdin {
+        eprintln!(
+            "vl15 serve: standard input is a terminal this background job does not own: no console on it (use --script FILE)"
+        );
+    }
+    if stdin || console.script.is_some() {
+        let link = server.console_link();
+        let script = console.script.clone();
+        std::thread::Builder::new()
+            .name("console".into())
+            .spawn(move || {
+                let mut f = Frontend::new(move |l: &str| link.run(l), std::io::stdout());
+                if let Some(path) = script {
+                    if f.run_file(&path, 0) == console::Flow::Quit || !stdin {
+                        return;
+                    }
+                }
+                f.run(std::io::stdin().lock());
+            })
+            .context("starting the console thread")?;
+    }
     server.run()
 }
 
-/// How to run a client against `@sockname`: the environment with the
-/// preload library's full path as found on this machine (ld.so does not
-/// search the umad2sim directory for a bare `libumad2sim.so`), or how to
+/// Whether reading standard input is safe: not a terminal, or a terminal
+/// whose foreground process group is ours (a background job that reads
+/// its terminal is stopped by SIGTTIN).
+fn stdin_is_ours() -> bool {
+    use std::io::IsTerminal;
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        return true;
+    }
+    match nix::unistd::tcgetpgrp(std::os::fd::AsRawFd::as_raw_fd(&stdin)) {
+        Ok(fg) => fg == nix::unistd::getpgrp(),
+        Err(_) => false,
+    }
+}
+
 /// install it.
 pub fn client_hint(sockname: &str) -> String {
     match crate::agents::ibsim::umad2sim_path() {

@@ -4,7 +4,7 @@
 //! port (`device`), the one scheduler: a net of RTL devices joined by
 //! links, built from a topology file or device by device, scheduled by
 //! events (`net`), a CA port on a bench as a device of a net (`bench`),
-//! packet traces (`trace`), and the SMA's method × attribute × routing ×
+//! packet traces (`trace`), faults on cables (`wirefault`), and the SMA's method × attribute × routing ×
 //! outcome cells of a coverage run (`cells`).
 //!
 //! The net runs agents it does not name: `node_hw::NodeAgent` on a
@@ -20,3 +20,4 @@ pub mod node_hw;
 pub mod regmap;
 pub mod stream;
 pub mod trace;
+pub mod wirefault;

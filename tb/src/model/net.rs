@@ -36,6 +36,7 @@ use crate::model::node_hw::{HwWrite, KeyViolation, NodeAgent, NodeHw};
 use crate::model::regmap::{mpreg, swreg};
 use crate::model::stream::{Beat, PacketAssembler, Pattern, Sink, Source};
 use crate::model::trace::{TraceEntry, Waves};
+use crate::model::wirefault::{FaultSpec, WireFault};
 use crate::proto::mad::{self, Mad};
 use crate::proto::packet::consts::CLASS_SUBN_LID;
 use crate::proto::packet::smp::be16;
@@ -174,6 +175,8 @@ pub struct Link {
     label: [String; 2],
     /// Wire log: the packet arriving in each direction.
     arriving: [PacketAssembler; 2],
+    /// Faults on the packets of each direction (the console's `Error`).
+    fault: [Option<Box<WireFault>>; 2],
 }
 
 impl Link {
@@ -190,7 +193,27 @@ impl Link {
             sent: Default::default(),
             label: [label(0, 1), label(1, 0)],
             arriving: Default::default(),
+            fault: [None, None],
         }
+    }
+
+    /// Beat `b`, sent at cycle `now` by `ends[dir]`, onto the cable: the
+    /// beat it carries and the cycle it arrives, unless a wire fault
+    /// swallowed it (the rest of a truncated packet).
+    fn send(&mut self, dir: usize, now: u64, b: Beat) -> Option<u64> {
+        self.in_packet[dir] = !b.last;
+        let b = match self.fault[dir].as_mut() {
+            Some(f) => f.beat(b)?,
+            None => b,
+        };
+        let due = now + self.latency;
+        self.pipe[dir].push_back((due, b));
+        Some(due)
+    }
+
+    /// The fault on the packets arriving at `ends[1 - dir]`, if any.
+    pub fn fault(&self, dir: usize) -> Option<&WireFault> {
+        self.fault.get(dir).and_then(|f| f.as_deref())
     }
 
     fn carrying(&self, now: u64) -> bool {
@@ -1344,6 +1367,51 @@ impl<S: NodeAgent> Net<S> {
             .map(|(l, _)| l)
     }
 
+    /// Corrupt the packets arriving at device `d` port `p` from now on as
+    /// `spec` says (None: stop). Errors when the port has no cable.
+    pub fn set_wire_fault(&mut self, d: usize, p: u8, spec: Option<FaultSpec>) -> Result<()> {
+        let (l, k) = self.devs[d]
+            .port_links
+            .get(usize::from(p).wrapping_sub(1))
+            .copied()
+            .flatten()
+            .ok_or_else(|| anyhow!("{}: port {p} has no cable", self.devs[d].name))?;
+        self.links[l].fault[1 - k] = spec.map(|s| Box::new(WireFault::new(s)));
+        Ok(())
+    }
+
+    /// The fault on the packets arriving at device `d` port `p`, if any.
+    pub fn wire_fault(&self, d: usize, p: u8) -> Option<&WireFault> {
+        let (l, k) = self.devs[d]
+            .port_links
+            .get(usize::from(p).wrapping_sub(1))
+            .copied()
+            .flatten()?;
+        self.links[l].fault(1 - k)
+    }
+
+    /// The end at the other side of device `d` port `p`'s cable (whether
+    /// the cable is up or not).
+    pub fn peer(&self, d: usize, p: u8) -> Option<End> {
+        let (l, k) = self.devs[d]
+            .port_links
+            .get(usize::from(p).wrapping_sub(1))
+            .copied()
+            .flatten()?;
+        Some(self.links[l].ends[1 - k])
+    }
+
+    /// Carry out register writes an agent asks for outside an SMP (the
+    /// console's Baselid and Clear), as after an SMP.
+    pub fn apply_hw_writes(&mut self, d: usize, writes: &[HwWrite]) {
+        let mut regs = Vec::new();
+        for w in writes {
+            self.devs[d].hw_writes(w, &mut regs);
+        }
+        self.devs[d].regs.extend(regs);
+        self.activate(d);
+    }
+
     /// Read register `addr` of device `d` (one fabric cycle).
     pub fn read_reg(&mut self, d: usize, addr: u16) -> Result<u32> {
         while !self.devs[d].regs.is_empty() {
@@ -1903,9 +1971,7 @@ impl<S: NodeAgent> Net<S> {
                 keep: po.tx_tkeep,
                 last: po.tx_tlast,
             };
-            let due = now + link.latency;
-            link.pipe[dir].push_back((due, b));
-            link.in_packet[dir] = !b.last;
+            let due = link.send(dir, now, b);
             self.stats.beats += 1;
             self.moved = true;
             let other = link.ends[1 - dir].0;
@@ -1921,7 +1987,9 @@ impl<S: NodeAgent> Net<S> {
                     self.log_packet(d, p as u8 + 1, Direction::Outbound, first, &bytes);
                 }
             }
-            self.wake.push(Reverse((due, other)));
+            if let Some(due) = due {
+                self.wake.push(Reverse((due, other)));
+            }
         }
         if rewake {
             self.activate(d);
@@ -2030,11 +2098,10 @@ impl<S: NodeAgent> Net<S> {
             if let Some((l, dir)) = dev.port_links[p] {
                 let link = &mut links[l];
                 if link.carrying(now) {
-                    let due = now + link.latency;
-                    link.pipe[dir].push_back((due, b));
-                    link.in_packet[dir] = !b.last;
+                    if let Some(due) = link.send(dir, now, b) {
+                        wake.push(Reverse((due, link.ends[1 - dir].0)));
+                    }
                     stats.beats += 1;
-                    wake.push(Reverse((due, link.ends[1 - dir].0)));
                 } else {
                     stats.beats_lost += 1;
                 }
