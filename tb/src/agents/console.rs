@@ -718,7 +718,8 @@ fn route_walk(net: &mut Net, from: u16, to: u16) -> anyhow::Result<Result<String
             outp = e;
             if e == 0 {
                 if (d, 0) == dst {
-                    out += &format!("To node \"{}\" port 0 lid {to}\n", net.devs[d].name);
+                    // ibsim names the port the packet came in on here.
+                    out += &format!("To node \"{}\" port {p} lid {to}\n", net.devs[d].name);
                     return Ok(Ok(out));
                 }
                 return Ok(Err(bad()));
