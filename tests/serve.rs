@@ -1388,3 +1388,229 @@ fn console_error_corrupts_packets_on_the_cable_and_the_far_end_counts_them() {
     }
     assert!(through().0);
 }
+
+#[test]
+fn console_lid_guid_and_link_commands_and_bad_input_print_what_ibsim_prints() {
+    let path = topo(FILE);
+    let mut ibsim = IbsimServer::start_with_console(&path).unwrap();
+    let ours = Served::start(&path);
+    // Without an SM: LIDs 0, ports Init. Each line, then a Dump of what it
+    // changed; errors are one line each, as ibsim words them.
+    let normal = |t: String| -> Vec<String> {
+        t.lines()
+            .filter(|l| !l.starts_with("# Net status - ") && !l.starts_with("ibwarn: "))
+            .map(|l| match l.split_once("linearcap ") {
+                Some((a, b)) => format!("{a}linearcap N {}", b.split_once(' ').map_or("", |x| x.1)),
+                None => l.trim_end().to_string(),
+            })
+            .collect()
+    };
+    for line in [
+        "Baselid \"Hca1\"[1] 9",
+        "Dump \"Hca1\"",
+        "Baselid \"Hca1\"[1] 12 2",
+        "Baselid \"Switch1\"[0] 30",
+        "Dump \"Switch1\"",
+        "Guid \"Hca2\" 0x5555",
+        "Dump \"Hca2\"",
+        // (ibsim's Route knows only LIDs an SM gave: not these.)
+        "Route 1 2",
+        "Link \"Hca1\"[2] \"Hca2\"[2]",
+        "Dump \"Hca2\"",
+        "Unlink \"Hca1\"[2]",
+        "Dump \"Hca1\"",
+        "Clear \"Hca3\"[1]",
+        "Dump \"Hca3\"",
+        "Unlink \"Switch2\"",
+        "Dump",
+        "ReLink \"Switch2\"",
+        "Dump",
+        // Bad input.
+        "Baselid \"Hca1\"[1]",
+        "Baselid \"Hca1\"[3] 5",
+        "Baselid \"Nope\"[1] 5",
+        "Unlink \"Hca1\"[7]",
+        "ReLink \"Hca3\"[2]",
+        "Link \"Hca1\"[1] \"Hca2\"[2]",
+        "Dump \"Nope\"",
+        "Route 1",
+        "Route 0 5",
+        "X 5",
+        "Verbose",
+        "Error \"Hca1\"[1] 200",
+        "Error \"Nope\" 1",
+        "PerformanceSet \"Hca1\" PortCounters.PortRcvErrors=1",
+        "PerformanceSet \"Hca1\"[1] PortCounters.PortRcvErrors",
+        "PerformanceSet \"Hca1\"[1] Nope.PortRcvErrors=1",
+        "PerformanceSet \"Hca1\"[1] PortCounters.Nope=1",
+        "PerformanceSet \"Hca1\"[1] PortCounters.PortRcvErrors=x",
+        "frobnicate \"Hca1\"",
+        "# a comment",
+    ] {
+        let want = normal(ibsim.console(line).unwrap());
+        let got = normal(ours.console.run(line).unwrap().0);
+        assert_eq!(got, want, "{line}");
+    }
+    // ibsim names a CA's port 2 "port 1" here (it counts from 0 after
+    // its check); vl15 names the port given.
+    assert_eq!(
+        ours.console.run("Unlink \"Hca1\"[2]").unwrap().0,
+        "# port 2 at nodeid \"Hca1\" is not linked\n"
+    );
+    // ibsim: `# nodeid "(null)" ((null)) not found`.
+    assert_eq!(
+        ours.console.run("Link \"Hca1\"[1]").unwrap().0,
+        "# link: no remote \"nodeid\"[port] in \"Link \"Hca1\"[1]\"\n"
+    );
+}
+
+#[test]
+fn the_cli_console_runs_a_script_then_stdin_and_wait_does_not_stop_the_fabric() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::sync::{Arc, Mutex};
+    let sockname = unique_sockname();
+    let dir = tempfile::tempdir().unwrap();
+    let inner = dir.path().join("inner");
+    std::fs::write(&inner, "Dump \"Switch1\"\n").unwrap();
+    let script = dir.path().join("script");
+    std::fs::write(
+        &script,
+        format!(
+            "# from the script\nUnlink \"Switch1\"[3]\n!{}\n",
+            inner.display()
+        ),
+    )
+    .unwrap();
+    let mut child = Child(
+        Command::new(env!("CARGO_BIN_EXE_vl15"))
+            .args(["serve", "--topology"])
+            .arg(topo(FILE))
+            .args(["--sockname", &sockname, "--seed", "7", "--script"])
+            .arg(&script)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("starting vl15 serve"),
+    );
+    let out = Arc::new(Mutex::new(String::new()));
+    let reader = {
+        let out = out.clone();
+        let stdout = child.0.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let mut o = out.lock().unwrap();
+                o.push_str(&line);
+                o.push('\n');
+            }
+        })
+    };
+    let seen = |what: &str| out.lock().unwrap().contains(what);
+    let wait_for = |what: &str| {
+        for _ in 0..200 {
+            if seen(what) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("vl15 serve did not print {what:?}: {}", out.lock().unwrap());
+    };
+    // The script ran: its comment, the Dump of its !file with port 3 down.
+    wait_for("#  dumped 1 nodes");
+    let text = out.lock().unwrap().clone();
+    assert!(text.contains("# from the script"), "{text}");
+    assert!(
+        text.contains("200000\t[3]\t\t\t  4x  2.5G Down/Polling"),
+        "{text}"
+    );
+    let mut stdin = child.0.stdin.take().unwrap();
+    // Wait holds the prompt, not the fabric: ibnetdiscover is answered
+    // (without the unplugged cable) before the Dump after the Wait runs.
+    writeln!(stdin, "Wait 3\nDump \"Hca1\"").unwrap();
+    let t0 = std::time::Instant::now();
+    let exe = ibnetdiscover_path().unwrap_or_else(|e| panic!("{e:#}"));
+    let f = parse(&run_tool(
+        umad2sim_command(&sockname, &exe, Some("Hca2")).unwrap(),
+    ));
+    assert_eq!((f.nodes.len(), f.links.len()), (6, 5));
+    assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
+    assert!(
+        !seen("\"Hca1\"\tnodeguid"),
+        "the Dump ran before Wait ended"
+    );
+    wait_for("\"Hca1\"\tnodeguid");
+    assert!(t0.elapsed() >= Duration::from_secs(3));
+    // --seed makes Error's seeds repeatable; the same line gives the same seed.
+    writeln!(stdin, "Error \"Hca2\"[1] 50 0x15 icrc\nHelp\nQuit").unwrap();
+    let mut status = None;
+    for _ in 0..200 {
+        status = child.0.try_wait().unwrap();
+        if status.is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(status.is_some_and(|s| s.success()), "Quit: {status:?}");
+    reader.join().unwrap();
+    let text = out.lock().unwrap().clone();
+    // (Each answer follows ibsim's prompt, "sim> ".)
+    let seeds: Vec<&str> = text
+        .lines()
+        .map(|l| l.trim_start_matches("sim> "))
+        .filter(|l| l.starts_with("# error rate 50% of the packets into \"Hca2\"[1] with attribute 21: bad ICRC (seed=0x"))
+        .collect();
+    assert_eq!(seeds.len(), 1, "{text}");
+    assert!(text.ends_with("Exiting network simulator.\n"), "{text}");
+    // Help lists every command of ibsim's own help (Error's lines extended).
+    let mut c = Command::new(sbin("ibsim"));
+    c.arg("-s")
+        .arg(topo(FILE))
+        .stdin(std::process::Stdio::piped());
+    c.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    let mut ib = c.spawn().unwrap();
+    ib.stdin.take().unwrap().write_all(b"help\nquit\n").unwrap();
+    let ib = ib.wait_with_output().unwrap();
+    let ib = String::from_utf8_lossy(&ib.stdout);
+    let help: Vec<&str> = ib
+        .lines()
+        .skip_while(|l| !l.ends_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with('\t'))
+        .filter(|l| !l.starts_with("\tError"))
+        .collect();
+    assert!(help.len() > 20, "{ib}");
+    for l in help {
+        assert!(
+            text.lines().any(|t| t == l),
+            "ibsim's help line {l:?} is missing"
+        );
+    }
+    let seed = seeds[0].to_string();
+    let again = vl15_console_once(&["Error \"Hca2\"[1] 50 0x15 icrc", "Quit"]);
+    assert!(again.contains(&seed), "{again}\nwant {seed}");
+}
+
+/// The stdout of `vl15 serve --seed 7` on the usual file given `lines` on
+/// its standard input.
+fn vl15_console_once(lines: &[&str]) -> String {
+    use std::io::Write;
+    let mut c = Command::new(env!("CARGO_BIN_EXE_vl15"))
+        .args(["serve", "--topology"])
+        .arg(topo(FILE))
+        .args(["--sockname", &unique_sockname(), "--seed", "7"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = c.stdin.take().unwrap();
+    for l in lines {
+        writeln!(stdin, "{l}").unwrap();
+    }
+    drop(stdin);
+    let out = c.wait_with_output().unwrap();
+    assert!(out.status.success());
+    String::from_utf8(out.stdout).unwrap()
+}

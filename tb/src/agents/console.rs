@@ -279,7 +279,8 @@ fn cables(net: &mut Net, st: &ConsoleState, word: &str, line: &str) -> Result<St
                 format!("# nodeid \"{}\": bad port {v}", a.id)
             })?;
             let remote = format!("x {}", a.rest);
-            let b = node_arg(&remote, what)?;
+            let b = node_arg(&remote, what)
+                .map_err(|_| format!("# link: no remote \"nodeid\"[port] in \"{line}\""))?;
             let e = find_node(net, &b.id)?;
             let Some(qt) = b.port else {
                 return Err("# no remote port".into());

@@ -976,7 +976,8 @@ pub fn gen_console(rng: &mut Rng) -> Vec<u8> {
     }
     for _ in 0..rng.below(4) {
         s.push(' ');
-        s.push_str(*rng.pick(TAILS));
+        let tail: &&str = rng.pick(TAILS);
+        s.push_str(tail);
     }
     s.into_bytes()
 }
