@@ -3,7 +3,8 @@
 // smi_rx_dispatch -> SMA RX / SM RX; data VLs: ib_link_rx -> gsi_rx_check
 // (ICRC, QP0/QP1 GMP checks, QP1 P_Key/Q_Key) -> data RX; SMA/SM/trap TX -> smi_sq -> VL15 TX
 // ib_pkt_fifo -> ib_link_tx -> wire TX (data VLs pass beside it); the port
-// registers and event counters in ib_port_regs; ib_axis_checker on every
+// registers and event counters in ib_port_regs (test-only: in simulation a
+// register write presets a counter, see ib_port_regs); ib_axis_checker on every
 // stream (simulation only). The physical link (link_up_i) drives PortState
 // (Down when it falls, Init when it rises) and gates the wire TX at packet
 // boundaries: while the link is down every packet that has not started on
@@ -807,8 +808,10 @@ module ib_ca_top
   // withdraws the event of its own cycle, so the count is as if the event
   // had counted at once and the clear won over it, as ib_port_regs does for
   // its inputs; a register read sees an event from the cycle after it, and
-  // idle_o stays low while one is pending.
-  logic [NumCtrs-1:0] ctr_clr;  // counters cleared by this cycle's register write
+  // idle_o stays low while one is pending. The test-only counter write of
+  // simulation builds (ib_port_regs, CtrRam = 0) withdraws its counter's
+  // event the same way, so the counter holds exactly the value written.
+  logic [NumCtrs-1:0] ctr_clr;  // counters cleared or written by this cycle's register write
 
   always_comb begin
     ctr_clr = '0;
@@ -817,6 +820,11 @@ module ib_ca_top
     end else if (reg_we_i && reg_addr_i == RegCtrClearSel) begin
       ctr_clr = reg_wdata_i[NumCtrs-1:0];
     end
+`ifndef SYNTHESIS
+    if (!CtrRam && reg_we_i && reg_addr_i >= RegCtrBase && 32'(reg_addr_i) < RegCtrEnd) begin
+      ctr_clr[5'(reg_addr_i - RegCtrBase)] = 1'b1;
+    end
+`endif
   end
 
   always_ff @(posedge clk_i) begin

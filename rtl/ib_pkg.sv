@@ -312,7 +312,7 @@ package ib_pkg;
     CtrPkeyViol     = 5'd25,  // QP1 packet whose P_Key matches no P_Key table entry
     CtrQkeyViol     = 5'd26   // QP1 packet whose Q_Key is not 0x80010000
   } ctr_e;
-  localparam logic [7:0] RegCtrBase = 8'h10;  // counter i at RegCtrBase + i, RO
+  localparam logic [7:0] RegCtrBase = 8'h10;  // counter i at RegCtrBase + i, RO; writable in simulation (test-only, CtrRam = 0)
   // The counters must fit below the board's registers (0xC0..0xFF, ib_ca_board)
   // and a RegCtrClearSel word must name every one of them.
   localparam int unsigned RegCtrEnd = 32'(RegCtrBase) + NumCtrs;  // first address after them
@@ -506,6 +506,7 @@ package ib_pkg;
   localparam logic [15:0] SwRegPkeyData    = 16'h0022;  // RW [15:0] entry SwRegPkeyIdx
   localparam int unsigned SwPkeyEntries    = 8;         // switch NodeInfo.PartitionCap (ibsim: 8)
   localparam logic [15:0] SwRegPortState   = 16'h0100;  // + p
+  // Counters (SwRegCtrBase, SwRegCtr0GBase windows): RO; writable in simulation (test-only)
   localparam logic [15:0] SwRegCtrBase     = 16'h0200;  // + 16p + c
   localparam logic [15:0] SwRegCtr0GBase   = 16'h0700;  // + c: port-0 GMP counter bank (after 65 ports of counters)
   localparam logic [15:0] SwRegCtrClrSel   = 16'h0800;  // + p: clear the counters of port p named by a bitmask

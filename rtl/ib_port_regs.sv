@@ -24,6 +24,15 @@
 //   counter had in a cycle inside the request. Other registers answer in the
 //   request's second cycle (the P_Key RAM's read latency). ctr_busy_o = an
 //   increment may not be in the RAM yet (ib_ca_top keeps idle_o low then).
+//
+// Test-only: in simulation (SYNTHESIS not defined) the flip-flop counters
+// (CtrRam = 0) are also writable, so that a testbench can preset them (an
+// ibsim PerformanceSet): a register write of V to RegCtrBase + i sets
+// counter i to V. A clear in the same cycle wins over the write, and the
+// write wins over an event of the same cycle (the counter holds exactly V
+// after the edge). Synthesis sees read-only counters (the write enables are
+// constant 0 and the path optimizes away); the block-RAM counters (CtrRam =
+// 1, ib_ctr_ram) are read-only in every build.
 module ib_port_regs
   import ib_pkg::*;
 #(
@@ -135,7 +144,7 @@ module ib_port_regs
           RegMasterSmSl:  sm_sl_q    <= reg_wdata_i[3:0];
           RegPortState:   state_q    <= reg_wdata_i[3:0];
           RegRxDepth:     rx_depth_q <= rx_depth_wr;
-          default: ;  // read-only, counter clear or unmapped
+          default: ;  // read-only, counters (below), counter clear or unmapped
         endcase
       end
       // hardware transitions of the physical link win over a write
@@ -173,12 +182,23 @@ module ib_port_regs
   end
 
   if (!CtrRam) begin : gen_ctr_ff
-    logic [31:0] ctr_q [NumCtrs];
-    // Counters: a clear wins over an event in the same cycle.
+    logic [31:0]        ctr_q [NumCtrs];
+    logic [NumCtrs-1:0] ctr_we;  // test-only: counter i takes reg_wdata_i (header)
+`ifndef SYNTHESIS
+    for (genvar i = 0; i < NumCtrs; i++) begin : gen_ctr_we
+      assign ctr_we[i] = reg_we_i && is_ctr && ctr_off == 8'(i);
+    end
+`else
+    assign ctr_we = '0;  // synthesis: read-only counters
+`endif
+    // Counters: a clear wins over a write, a write over an event in the
+    // same cycle.
     for (genvar i = 0; i < NumCtrs; i++) begin : gen_ctr
       always_ff @(posedge clk_i) begin
         if (!rst_ni || wr_clear || wr_clear_sel[i]) begin
           ctr_q[i] <= '0;
+        end else if (ctr_we[i]) begin
+          ctr_q[i] <= reg_wdata_i;
         end else if (ev_i[i] || ev2_i[i] || add_i[i] != '0) begin
           ctr_q[i] <= ctr_q[i] + 32'(ev_i[i]) + 32'(ev2_i[i]) + 32'(add_i[i]);
         end

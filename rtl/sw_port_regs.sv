@@ -11,6 +11,18 @@
 // SwitchInfo.PortStateChange). A port above the runtime port count n_i
 // reads as Down. Reads are combinational; rdata_o is 0 for an address that
 // is not this port's.
+//
+// wake_o: a register write this port takes (PortState, CTR_CLEAR_SEL[p],
+// CTR_CLEAR, a counter in simulation) is on the bus; the tile's clock gate
+// opens for it.
+//
+// Test-only: in simulation (SYNTHESIS not defined) the counters are also
+// writable, so that a testbench can preset them (an ibsim PerformanceSet): a
+// register write of V to counter c's address (SwRegCtrBase + 16p + c) sets
+// it to V. A clear in the same cycle wins over the write, and the write wins
+// over an event of the same cycle (the counter holds exactly V after the
+// edge). Synthesis sees read-only counters (the write enables are constant 0
+// and the path optimizes away).
 module sw_port_regs
   import ib_pkg::*;
 (
@@ -47,7 +59,16 @@ module sw_port_regs
   assign ctr_hit  = reg_addr_i[15:4] == ctr_page;
   assign clr_hit  = reg_addr_i == clr_addr;
   assign wr_clear = reg_we_i && reg_addr_i == SwRegCtrClear;
-  assign wake_o   = reg_we_i && (ps_hit || clr_hit || wr_clear);
+
+  logic [SwNumCtrs-1:0] ctr_we;  // test-only: counter c takes reg_wdata_i (header)
+`ifndef SYNTHESIS
+  for (genvar c = 0; c < SwNumCtrs; c++) begin : gen_ctr_we
+    assign ctr_we[c] = reg_we_i && ctr_hit && reg_addr_i[3:0] == 4'(c);
+  end
+`else
+  assign ctr_we = '0;  // synthesis: read-only counters
+`endif
+  assign wake_o = (reg_we_i && (ps_hit || clr_hit || wr_clear)) || (|ctr_we);
 
   always_comb begin
     state_d = state_q;
@@ -72,10 +93,13 @@ module sw_port_regs
     end
   end
 
+  // a clear wins over a write, a write over an event in the same cycle
   for (genvar c = 0; c < SwNumCtrs; c++) begin : gen_ctr
     always_ff @(posedge clk_i) begin
       if (!rst_ni || wr_clear || (reg_we_i && clr_hit && reg_wdata_i[c])) begin
         ctr_q[c] <= '0;
+      end else if (ctr_we[c]) begin
+        ctr_q[c] <= reg_wdata_i;
       end else if (ev_i[c] != '0) begin
         ctr_q[c] <= ctr_q[c] + 32'(ev_i[c]);
       end

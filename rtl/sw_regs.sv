@@ -12,6 +12,15 @@
 // (CTR_CLEAR). Reads are combinational. Port 0 is Active and ignores
 // writes; every change of an external port's state (state_chg_i) sets
 // PortStateChange.
+//
+// Test-only: in simulation (SYNTHESIS not defined) port 0's counters are
+// also writable, so that a testbench can preset them (an ibsim
+// PerformanceSet): a register write of V to SwRegCtrBase + c (its SMI
+// counters) or SwRegCtr0GBase + c (its GMP bank) sets that counter to V. A
+// clear in the same cycle wins over the write, and the write wins over an
+// event of the same cycle (the counter holds exactly V after the edge).
+// Synthesis sees read-only counters (the write enables are constant 0 and
+// the path optimizes away).
 module sw_regs
   import ib_pkg::*;
 #(
@@ -68,6 +77,18 @@ module sw_regs
   logic [SwNumCtrs-1:0] clr_sel, gclr_sel;
   assign clr_sel  = (reg_we_i && reg_addr_i == SwRegCtrClrSel) ? reg_wdata_i[SwNumCtrs-1:0] : '0;
   assign gclr_sel = (reg_we_i && reg_addr_i == SwRegCtrClrSel) ? reg_wdata_i[16 +: SwNumCtrs] : '0;
+
+  // Test-only: counter c of port 0 / of its GMP bank takes reg_wdata_i (header)
+  logic [SwNumCtrs-1:0] ctr_we, gctr_we;
+`ifndef SYNTHESIS
+  for (genvar c = 0; c < SwNumCtrs; c++) begin : gen_ctr_we
+    assign ctr_we[c]  = reg_we_i && reg_addr_i == SwRegCtrBase + 16'(c);
+    assign gctr_we[c] = reg_we_i && reg_addr_i == SwRegCtr0GBase + 16'(c);
+  end
+`else
+  assign ctr_we  = '0;  // synthesis: read-only counters
+  assign gctr_we = '0;
+`endif
 
   // LFT window
   logic [15:0] lft_off;
@@ -126,10 +147,13 @@ module sw_regs
     end
   end
 
+  // a clear wins over a write, a write over an event in the same cycle
   for (genvar c = 0; c < SwNumCtrs; c++) begin : gen_ctr
     always_ff @(posedge clk_i) begin
       if (!rst_ni || wr_clear || clr_sel[c]) begin
         ctr_q[c] <= '0;
+      end else if (ctr_we[c]) begin
+        ctr_q[c] <= reg_wdata_i;
       end else if (ev_i[c] != '0) begin
         ctr_q[c] <= ctr_q[c] + 32'(ev_i[c]);
       end
@@ -137,6 +161,8 @@ module sw_regs
     always_ff @(posedge clk_i) begin
       if (!rst_ni || wr_clear || gclr_sel[c]) begin
         gctr_q[c] <= '0;
+      end else if (gctr_we[c]) begin
+        gctr_q[c] <= reg_wdata_i;
       end else if (gev_i[c] != '0) begin
         gctr_q[c] <= gctr_q[c] + 32'(gev_i[c]);
       end

@@ -395,7 +395,10 @@ class SwTiles {
 
   // The register bus reaches the tile port 0 names (all of them for
   // CTR_CLEAR); a tile that held it last cycle sees it idle again, as every
-  // tile but the addressed one does on ib_switch_top's shared bus.
+  // tile but the addressed one does on ib_switch_top's shared bus. A tile
+  // the bus reaches is marked, so it is evaluated and clocked in this cycle:
+  // a write to an idle tile (its PortState, a clear, in simulation a
+  // counter) lands, as the tile's clock gate opens for it (wake_o).
   void route_reg_bus() {
     MgmtM& m = *mgmt_;
     const unsigned tgt = m.reg_port_o;

@@ -22,6 +22,10 @@
 // ready, and the SMA's requests behind it still arrive; a post of n lets
 // exactly n through; both VL15Dropped sources firing at any relative time
 // count every drop once.
+// The test-only counter write of simulation builds (ib_port_regs, ib_ca_top's
+// event stage): a write of V to a counter presets it; an event in the cycle
+// before the write is overwritten, one in the write's own cycle loses to it
+// (withdrawn, as by a clear), one after it counts on from V.
 #include <deque>
 #include <memory>
 
@@ -1428,6 +1432,67 @@ int main(int argc, char** argv) {
                 "violations, 3 link errors on drx; then the P_Key table: 14 packets (3 pass, 8 P_Key, 3 Q_Key); "
                 "%lu RX words, %lu TX words (%d VL15 + %zu data packets)\n",
                 DATAW, words, tx_words, n_vl15, data_wire.size());
+  }
+
+  // ---- Phase 8: the test-only counter write (simulation builds) -----------
+  // A write of V to RegCtrBase + i sets counter i to V, the others unchanged.
+  // Events reach the counters through a register; the write withdraws its
+  // counter's event of the same cycle, so the count is as if every event
+  // had counted at once and the write had won over an event of its cycle:
+  // V1's RxPkts event one cycle before the write is overwritten (V), in the
+  // write's cycle it loses (V), one cycle after it counts on (V + 1). The
+  // event's cycle is found from ctr_ev_o (the events as the counters take
+  // them) relative to V1's last beat on the wire. V1 goes in without gaps
+  // (its last beat in a known cycle) and no edges are skipped, so that
+  // cycles count edges.
+  {
+    reset();
+    gate_idle = false;
+    rx_gap = 0;
+    const int64_t beats = int64_t((V1.size() + kDataB - 1) / kDataB);
+    std::fill(std::begin(c), std::end(c), 0u);
+    reg_write(kRegCtrBase + CtrSmiToSma, 0x12345678u);
+    c[CtrSmiToSma] = 0x12345678u;
+    expect_ctrs(c, "counter write");
+    // V1 alone: the cycle of its RxPkts event after its last wire beat
+    int64_t start = int64_t(cycle);
+    rx_q.push_back(V1);
+    int64_t ev_cycle = -1;
+    for (int i = 0; i < 5000 * kTimeScale && ev_cycle < 0; i++) {
+      tick();
+      if (top->ctr_ev_o >> CtrRxPkts & 1) ev_cycle = int64_t(cycle) - 1;
+    }
+    const int64_t d = ev_cycle - int64_t(rx_last_cycle);
+    CHECK(ev_cycle >= 0 && int64_t(rx_last_cycle) == start + beats - 1 && d >= 0,
+          "V1: last beat at cycle %lu (from %ld, %ld beats), RxPkts event at %ld", rx_last_cycle, start, beats,
+          ev_cycle);
+    settle();
+    sma_out.clear();
+    c[CtrRxPkts]++, c[CtrSmiToSma]++;  // counted on from the written value
+    expect_ctrs(c, "events after a counter write");
+    for (int k : {-1, 0, 1}) {  // the write in the event's cycle + k
+      const uint32_t v = 0xC0000000u | uint32_t(k + 1) << 12;
+      start = int64_t(cycle);
+      rx_q.push_back(V1);
+      const int64_t w = start + beats - 1 + d + k;
+      while (int64_t(cycle) < w) tick();
+      reg_write(kRegCtrBase + CtrRxPkts, v);
+      CHECK(int64_t(rx_last_cycle) == start + beats - 1, "V1's last beat at cycle %lu, expected %ld", rx_last_cycle,
+            start + beats - 1);
+      if (k == 0) {
+        CHECK(!(top->ctr_ev_o >> CtrRxPkts & 1), "the RxPkts event of the write's cycle was not withdrawn");
+      }
+      settle();
+      sma_out.clear();
+      c[CtrRxPkts] = k < 0 ? v + 1 : v;
+      c[CtrSmiToSma]++;
+      char what[64];
+      std::snprintf(what, sizeof what, "counter write in the RxPkts event's cycle %+d", k);
+      expect_ctrs(c, what);
+    }
+    gate_idle = true;
+    rx_gap = 30;
+    std::printf("ib_ca_top DataW=%d: counter write: V1's RxPkts event %ld cycles after its last beat\n", DATAW, d);
   }
 
   top->final();

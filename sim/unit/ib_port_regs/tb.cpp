@@ -3,8 +3,11 @@
 // of ev_i, +1 per pulse of ev2_i, +2 when both fire in one cycle, + add_i
 // every cycle (the word counters, up to 2047 = the largest PktLen),
 // independent, cleared all by RegCtrClear, counter i by a
-// RegCtrClearSel write with bit i set, a clear beating a same-cycle event)
-// against the map in ib_pkg; PortState
+// RegCtrClearSel write with bit i set, a clear beating a same-cycle event;
+// in simulation a write of V to counter i's address sets it to V (the
+// test-only preset of the flip-flop counters: the others unchanged, events
+// count on from V, the write beating a same-cycle event, reset beating the
+// write; the block-RAM counters ignore it) against the map in ib_pkg; PortState
 // against link_up_i (reset value, falling -> Down, rising -> Init, a link
 // edge beats a same-cycle write; docs/arch.md ib_port_regs).
 #include <memory>
@@ -189,6 +192,66 @@ int main(int argc, char** argv) {
   wr(RegCtrClear, 0);
   for (int i = 0; i < kNumCtrs; i++) CHECK(rd(RegCtrBase + i) == 0, "counter %d not cleared", i);
   CHECK(rd(RegPortLid) == 0x1234, "clear touched a config register");
+
+  // Test-only counter write (simulation builds; ib_port_regs header): with
+  // flip-flop counters a write of V to RegCtrBase + i sets counter i to V,
+  // all 32 bits, and no other counter; later events count on from V (and
+  // wrap); a write wins over every event of its own cycle. The block-RAM
+  // counters (CtrRam = 1) are read-only: a write changes nothing.
+  {
+    const bool writable = !CTR_RAM;
+    uint32_t want[kNumCtrs] = {};  // every counter is 0 after the clear above
+    auto expect_all = [&](const char* what) {
+      for (int i = 0; i < kNumCtrs; i++)
+        CHECK(rd(RegCtrBase + i) == want[i], "counter write, %s: counter %d = %08x, expected %08x", what, i,
+              rd(RegCtrBase + i), want[i]);
+    };
+    auto val = [](int i) { return 0x9E3779B9u * uint32_t(i + 1) ^ 0x80000001u; };  // distinct, both ends set
+    for (int i = 0; i < kNumCtrs; i++) {
+      wr(RegCtrBase + i, val(i));
+      if (writable) want[i] = val(i);
+      expect_all("one counter written");
+    }
+    // later events count on from V: ev_i, ev2_i and add_i on every counter
+    for (int i = 0; i < kNumCtrs; i++) {
+      uint32_t a = has_add(i) ? 100u + uint32_t(i) : 0u;
+      set_add(i, a);
+      want[i] += 1 + has_ev2(i) + a;
+    }
+    top->ev_i = (1u << kNumCtrs) - 1;
+    top->ev2_i = ev2_mask();
+    tick();
+    expect_all("events after the write");
+    // wrap: V = 0xFFFFFFFF, then one event
+    wr(RegCtrBase + 3, 0xFFFFFFFFu);
+    if (writable) want[3] = 0xFFFFFFFFu;
+    top->ev_i = 1u << 3;
+    tick();
+    want[3] += 1;
+    expect_all("wrap after the write");
+    // a write wins over every event of its cycle: counter k holds exactly V
+    // after the edge, every other counter counts its events
+    for (int k : {0, kVl15Dropped, kRxWords, kTxWords, kNumCtrs - 1}) {
+      const uint32_t v = 0xA5000000u | uint32_t(k) << 8;
+      for (int i = 0; i < kNumCtrs; i++) {
+        uint32_t a = has_add(i) ? 2047u : 0u;
+        set_add(i, a);
+        want[i] = (i == k && writable) ? v : want[i] + 1 + has_ev2(i) + a;
+      }
+      top->ev_i = (1u << kNumCtrs) - 1;
+      top->ev2_i = ev2_mask();
+      wr(RegCtrBase + k, v);
+      expect_all("write beside events of the same cycle");
+    }
+    // an address past the last counter is no counter: nothing changes
+    wr(RegCtrBase + kNumCtrs, 0x12345678u);
+    CHECK(rd(RegCtrBase + kNumCtrs) == 0, "address after the counters reads %08x", rd(RegCtrBase + kNumCtrs));
+    expect_all("write after the last counter");
+    CHECK(rd(RegPortLid) == 0x1234, "a counter write touched a config register");
+    wr(RegCtrClear, 0);
+    for (uint32_t& w : want) w = 0;
+    expect_all("RegCtrClear after counter writes");
+  }
 
   // add_i: amounts, alone and with both event inputs, on every counter at
   // once; the harness keeps the expected values (mod 2^32).
@@ -387,6 +450,16 @@ int main(int argc, char** argv) {
   for (int i = 0; i < 2; i++) tick();
   top->rst_ni = 1;
   CHECK(rd(RegPortState) == 2, "reset with link up: PortState %u", rd(RegPortState));
+
+  // Reset, the one clear that can share a cycle with a counter write (the
+  // clear registers are other addresses of the same bus), wins over it.
+  wr(RegCtrBase + 5, 0x00C0FFEEu);
+  CHECK(rd(RegCtrBase + 5) == (CTR_RAM ? 0u : 0x00C0FFEEu), "counter 5 after its write: %08x", rd(RegCtrBase + 5));
+  top->rst_ni = 0;
+  tick();
+  wr(RegCtrBase + 5, 0x0BADF00Du);  // in the last reset cycle
+  top->rst_ni = 1;
+  CHECK(rd(RegCtrBase + 5) == 0, "a counter write in a reset cycle: counter 5 = %08x", rd(RegCtrBase + 5));
 
   top->final();
   tb_coverage_write();

@@ -11,7 +11,10 @@
 // head/tail rows; link_up_i falling mid-packet; a random stress mix; the
 // port-0 GMP path (gmp_rx from every port interleaved with VL15 and
 // forwarded data, gmp_tx out by the LFT with backpressure, its drops), the
-// word counters against the sum of PktLen, and the selective counter clear.
+// word counters against the sum of PktLen, and the selective counter clear;
+// the test-only counter write of simulation builds (an external port's
+// counters, also in a clock-gated idle tile; port 0's SMI counters and its
+// GMP bank).
 #include <algorithm>
 #include <deque>
 #include <map>
@@ -1487,6 +1490,137 @@ static void test_ctr_clear_sel() {
   for (int k = 0; k < 16; k++) CHECK(gctr(k) == 0, "CTR_CLEAR: GMP bank counter %d", k);
 }
 
+// Test-only counter write (simulation builds, docs/fabric.md register map):
+// a write of V to a counter's address sets that counter to V, all 32 bits,
+// and no other; events count on from V (and wrap); a write wins over the
+// events of its own cycle. External port counters (in the port's tile, which
+// runs on a gated clock: a write to an idle tile must open its gate), port
+// 0's SMI counters and its GMP bank. Reads of written values are held for a
+// cycle so that the tile composition (sim/unit/sw_mgmt_tile) compares its
+// read data too.
+static uint32_t reg_read_held(uint16_t a) {
+  uint32_t v = reg_read(a);
+  run(1);
+  return v;
+}
+// Writes counter `addr` in every cycle, a new value each time, until the
+// switch is idle with its sources drained: in every cycle the counter reads
+// the value written in the cycle before, whatever its events did in that
+// cycle. Returns the last value written.
+static uint32_t hold_ctr_write(uint16_t addr, uint32_t base, const char* what) {
+  uint32_t last = 0;
+  int idle_run = 0, bad = 0;
+  top->reg_we_i = 0;
+  top->reg_addr_i = addr;
+  top->eval();
+  for (int k = 0; k < 400000 && (!quiet() || idle_run < 40); k++) {
+    // the read after the edge: the counter as the write of cycle k - 1 left it
+    if (k > 0 && top->reg_rdata_o != last && bad++ < 5) {
+      CHECK(false, "%s: cycle %d of the write: counter %04x = %08x, written %08x", what, k, addr,
+            unsigned(top->reg_rdata_o), last);
+    }
+    last = base + 0x100u * uint32_t(k);
+    top->reg_we_i = 1;
+    top->reg_wdata_i = last;
+    tick();
+    idle_run = top->idle_o ? idle_run + 1 : 0;
+  }
+  top->reg_we_i = 0;
+  CHECK(idle_run >= 40, "%s: switch not idle", what);
+  return last;
+}
+static void test_ctr_write() {
+  reset();
+  configure();
+  settle("ctr write: configured");
+  static uint32_t want[N + 1][16];
+  uint32_t gwant[16] = {};  // every counter is 0 after configure's CTR_CLEAR
+  for (auto& w : want) std::fill(std::begin(w), std::end(w), 0u);
+  auto expect_all = [&](const char* what) {
+    for (int p = 0; p <= N; p++)
+      for (int k = 0; k < 16; k++)
+        CHECK(ctr(p, k) == want[p][k], "%s: port %d counter %d = %08x, expected %08x", what, p, k, ctr(p, k),
+              want[p][k]);
+    for (int k = 0; k < 16; k++)
+      CHECK(gctr(k) == gwant[k], "%s: GMP bank counter %d = %08x, expected %08x", what, k, gctr(k), gwant[k]);
+  };
+  expect_all("ctr write: before");
+  auto val = [](int p, int k) { return 0x80000001u ^ (0x9E3779B9u * uint32_t(16 * p + k + 1)); };
+  // a clock-gated idle tile: every counter of port g, one write each
+  const int g = N;
+  for (int k = 0; k < 16; k++) {
+    reg_write(kRegCtrBase + 16 * g + k, val(g, k));
+    want[g][k] = val(g, k);
+    CHECK(reg_read_held(kRegCtrBase + 16 * g + k) == val(g, k), "idle tile %d: counter %d not written", g, k);
+  }
+  expect_all("ctr write: idle tile");
+  // external port a: its counters written, then a data packet a -> b counts
+  // on from the written values (RxPkts from 0xFFFFFFFF: it wraps to 0)
+  const int a = 1, b = 2;
+  for (int k = 0; k < 16; k++) {
+    uint32_t v = k == RxPkts ? 0xFFFFFFFFu : val(a, k);
+    reg_write(kRegCtrBase + 16 * a + k, v);
+    want[a][k] = v;
+    CHECK(reg_read_held(kRegCtrBase + 16 * a + k) == v, "port %d: counter %d not written", a, k);
+  }
+  expect_all("ctr write: port a");
+  Bytes d = data_pkt(0, host_lid(b), host_lid(a), 64, 0x5151);
+  rxp[a].q.push_back(with_vcrc(d));
+  settle("ctr write: data a -> b");
+  CHECK(txp[b].out.size() == 1 && txp[b].out[0] == d, "ctr write: data packet not forwarded to port %d", b);
+  want[a][RxPkts] += 1, want[a][FwdPkts] += 1, want[a][RxWords] += pktlen(d);
+  want[b][TxDataPkts] += 1, want[b][TxWords] += pktlen(d);
+  expect_all("ctr write: events after the write");
+  // port 0's SMI counters; then a short VL15 packet to the SMI (BadHdr)
+  for (int k = 0; k < 16; k++) {
+    reg_write(kRegCtrBase + k, val(0, k));
+    want[0][k] = val(0, k);
+    CHECK(reg_read_held(kRegCtrBase + k) == val(0, k), "port 0: counter %d not written", k);
+  }
+  expect_all("ctr write: port 0");
+  Bytes bad = build_pkt(15, 0, 0xFFFF, 1, 16, Bytes(44, 0x5A), true);
+  rxp[a].q.push_back(with_vcrc(bad));
+  settle("ctr write: bad SMP");
+  want[0][BadHdr] += 1;
+  want[a][RxPkts] += 1, want[a][FwdPkts] += 1, want[a][RxWords] += pktlen(bad);
+  expect_all("ctr write: port 0 event after the write");
+  // port 0's GMP bank; then a GMP for the switch LID from port a
+  for (int k = 0; k < 16; k++) {
+    reg_write(kRegCtr0GBase + k, val(N + 1, k));
+    gwant[k] = val(N + 1, k);
+    CHECK(reg_read_held(kRegCtr0GBase + k) == val(N + 1, k), "GMP bank: counter %d not written", k);
+  }
+  expect_all("ctr write: GMP bank");
+  Bytes gmp = gmp_pkt(1, kSwLid, host_lid(a), 0x5252);
+  rxp[a].q.push_back(with_vcrc(gmp));
+  settle("ctr write: GMP");
+  CHECK(gmp_out.size() == 1 && gmp_out[0].b == gmp && !gmp_out[0].tuser, "ctr write: GMP not delivered");
+  gwant[GRxPkts] += 1, gwant[GGmps] += 1, gwant[GRxWords] += pktlen(gmp);
+  want[a][RxPkts] += 1, want[a][FwdPkts] += 1, want[a][RxWords] += pktlen(gmp);
+  expect_all("ctr write: GMP bank events after the write");
+  // a write in every cycle while events arrive: the write wins each time
+  clear_outputs();
+  rxp[a].q.push_back(with_vcrc(d));
+  want[a][RxWords] = hold_ctr_write(kRegCtrBase + 16 * a + RxWords, 0x40000000u, "port a RxWords held");
+  want[a][RxPkts] += 1, want[a][FwdPkts] += 1;
+  want[b][TxDataPkts] += 1, want[b][TxWords] += pktlen(d);
+  CHECK(txp[b].out.size() == 1, "ctr write held: data packet not forwarded");
+  rxp[a].q.push_back(with_vcrc(gmp));
+  gwant[GRxWords] = hold_ctr_write(kRegCtr0GBase + GRxWords, 0x50000000u, "GMP bank RxWords held");
+  gwant[GRxPkts] += 1, gwant[GGmps] += 1;
+  want[a][RxPkts] += 1, want[a][FwdPkts] += 1, want[a][RxWords] += pktlen(gmp);
+  CHECK(gmp_out.size() == 1, "ctr write held: GMP not delivered");
+  expect_all("ctr write: held writes");
+  // the clears still clear written counters
+  reg_write(kRegCtrClrSel + g, 0xFFFF);
+  std::fill(std::begin(want[g]), std::end(want[g]), 0u);
+  expect_all("ctr write: CTR_CLEAR_SEL");
+  reg_write(kRegCtrClear, 1);
+  for (auto& w : want) std::fill(std::begin(w), std::end(w), 0u);
+  std::fill(std::begin(gwant), std::end(gwant), 0u);
+  expect_all("ctr write: CTR_CLEAR");
+}
+
 int main(int argc, char** argv) {
   Verilated::commandArgs(argc, argv);
   Verilated::randReset(2);
@@ -1498,6 +1632,7 @@ int main(int argc, char** argv) {
     if (!std::strcmp(only, "gmp_tx")) test_gmp_tx();
     if (!std::strcmp(only, "gmp_drops")) test_gmp_drops();
     if (!std::strcmp(only, "clear_sel")) test_ctr_clear_sel();
+    if (!std::strcmp(only, "ctr_write")) test_ctr_write();
     top->final();
     tb_coverage_write();
     std::fflush(nullptr);
@@ -1515,6 +1650,7 @@ int main(int argc, char** argv) {
   test_gmp_tx();
   test_gmp_drops();
   test_ctr_clear_sel();
+  test_ctr_write();
   test_stress();
   top->final();
   tb_coverage_write();

@@ -18,6 +18,8 @@ pub mod reg {
     pub const CTR_CLEAR_SEL: u8 = 0x0E;
     /// Write-only: any write clears every counter.
     pub const CTR_CLEAR: u8 = 0x0F;
+    /// Counter i at `CTR_BASE + i`: read-only; writable in simulation
+    /// (test-only, flip-flop counters): a write of V sets counter i to V.
     pub const CTR_BASE: u8 = 0x10;
     pub const ID_VALUE: u32 = 0x564C_3135;
     /// P_Key table (gsi_rx_check): size (RO), entry index, entry data (a
@@ -120,8 +122,11 @@ pub mod swreg {
     pub const LFT_DEPTH: u16 = 0x000A;
     pub const CTR_CLEAR: u16 = 0x000F;
     pub const PORT_STATE: u16 = 0x0100;
+    /// Counter c of port p at `CTR_BASE + 16p + c`: read-only; writable in
+    /// simulation (test-only): a write of V sets the counter to V.
     pub const CTR_BASE: u16 = 0x0200;
-    /// Port 0's GMP counter bank: counter c at `CTR0G_BASE + c`.
+    /// Port 0's GMP counter bank: counter c at `CTR0G_BASE + c`; read-only,
+    /// writable in simulation as `CTR_BASE`'s.
     pub const CTR0G_BASE: u16 = 0x0700;
     /// `CTR_CLEAR_SEL + p` (w): clears counter c of port p for every set
     /// bit c of `[15:0]`; for p = 0, bits `[31:16]` name the GMP bank.
