@@ -1614,3 +1614,65 @@ fn vl15_console_once(lines: &[&str]) -> String {
     assert!(out.status.success());
     String::from_utf8(out.stdout).unwrap()
 }
+
+#[test]
+fn console_performance_set_writes_the_rtl_counters_that_perfquery_reads() {
+    let ours = Served::start(&topo(FILE));
+    let dir = tempfile::tempdir().unwrap();
+    let _sm = opensm_daemon(&ours.sockname, "Hca1", dir.path(), &[]);
+    let run = |line: &str| ours.console.run(line).unwrap().0;
+    let perf = |node: &str, port: &str| {
+        let lid = served_lid(&ours, node).to_string();
+        perf_fields(&diag(&ours.sockname, "Hca1", "perfquery", &[&lid, port]))
+    };
+    for (node, port, field_name, value) in [
+        ("Hca3", "1", "PortRcvErrors", 1234),
+        ("Hca3", "1", "VL15Dropped", 7),
+        ("Switch1", "3", "PortRcvErrors", 77),
+        ("Switch1", "3", "PortRcvSwitchRelayErrors", 5),
+        ("Switch1", "0", "PortRcvErrors", 9),
+    ] {
+        let line = format!("PerformanceSet \"{node}\"[{port}] PortCounters.{field_name}={value}");
+        assert_eq!(
+            run(&line),
+            format!("{node}[{port}] PortCounters.{field_name} has been set to {value}\n")
+        );
+        assert_eq!(field(&perf(node, port), field_name), value, "{line}");
+    }
+    // Packet counters: the value plus the few packets the port sent and
+    // received since (perfquery's requests and the answers before the
+    // last; OpenSM's sweeps).
+    run("PerformanceSet \"Hca3\"[1] PortCounters.PortXmitPkts=100");
+    run("PerformanceSet \"Hca3\"[1] PortCountersExtended.PortRcvPkts=200");
+    let f = perf("Hca3", "1");
+    let (tx, rx) = (field(&f, "PortXmitPkts"), field(&f, "PortRcvPkts"));
+    assert!(
+        (100..105).contains(&tx) && (201..205).contains(&rx),
+        "{tx} {rx}"
+    );
+    // What the RTL cannot hold, or has no counter for: one line each.
+    for (line, want) in [
+        (
+            "PerformanceSet \"Hca3\"[1] PortCountersExtended.PortXmitData=0x100000000",
+            "# value 4294967296 is over the RTL counter's 32 bits\n",
+        ),
+        (
+            "PerformanceSet \"Hca3\"[1] PortCounters.SymbolErrorCounter=1",
+            "# PortCounters.SymbolErrorCounter has no RTL counter (vl15's PMA answers 0)\n",
+        ),
+        (
+            "PerformanceSet \"Hca3\"[1] PortCounters.PortRcvSwitchRelayErrors=1",
+            "# PortCounters.PortRcvSwitchRelayErrors has no RTL counter at \"Hca3\"[1] (vl15's PMA answers 0)\n",
+        ),
+        (
+            "PerformanceSet \"Hca3\"[1] PortVLOpData.PortVLOpData3=1",
+            "# attribute PortVLOpData has no counters in the RTL (vl15's PMA answers 0)\n",
+        ),
+        (
+            "PerformanceSet \"Hca3\"[0] PortCounters.PortRcvErrors=1",
+            "# bad port number 0 at nodeid \"Hca3\"\n",
+        ),
+    ] {
+        assert_eq!(run(line), want, "{line}");
+    }
+}
