@@ -1270,6 +1270,27 @@ fn console_cable_changes_under_a_running_opensm_give_what_they_give_on_ibsim() {
             None => assert_ne!(now.0, before.0, "{line} changed nothing"),
         }
     }
+    // Attached lists OpenSM's client as ibsim does (but for its pid); X
+    // disconnects it.
+    let pids = |t: &str| -> Vec<String> {
+        t.lines()
+            .filter(|l| l.starts_with("Client "))
+            .map(|l| {
+                let (a, b) = l.split_once(": pid ").unwrap();
+                let rest = b.split_once(' ').map_or("", |x| x.1);
+                format!("{a}: pid N {rest}")
+            })
+            .collect()
+    };
+    let ours_attached = ours.console.run("Attached").unwrap().0;
+    let want = pids(&ibsim.console("Attached").unwrap());
+    assert_eq!(pids(&ours_attached), want, "{ours_attached}");
+    assert!(
+        ours_attached.contains("connected at \"Hca1\" port 0x100001, lid 1, qp 0 SM"),
+        "{ours_attached}"
+    );
+    assert_eq!(ours.console.run("X 0").unwrap().0, "");
+    assert!(pids(&ours.console.run("Attached").unwrap().0).len() < want.len());
 }
 
 /// `tool args` at `node` of server `sockname` under `timeout 20`: whether

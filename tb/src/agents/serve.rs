@@ -36,6 +36,9 @@
 //!   (ETIMEDOUT), as ibsim returns what it cannot deliver.
 //! * The fabric is clocked only while a client's request is in flight or a
 //!   device has work; otherwise the server blocks on its sockets.
+//! * ibsim's console ([`crate::agents::console`]): lines from a
+//!   [`ConsoleLink`] run in the server's thread between two turns; `Attached`
+//!   and `X` on the client table here.
 //!
 //! A client on a switch sends its GMPs on the switch's `gmp_tx` and gets
 //! them from its `gmp_rx` (port 0's GMP path).
