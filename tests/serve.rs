@@ -1381,6 +1381,24 @@ fn console_error_corrupts_packets_on_the_cable_and_the_far_end_counts_them() {
         0,
         "a bad ICRC is no link error"
     );
+    // With an attribute, only MADs of it: NodeInfo (17) answers are cut,
+    // PortInfo answers pass.
+    run("Error \"Switch2\"[3] 0");
+    let out = run("Error \"Switch1\"[3] 100 17 seed=1");
+    assert!(
+        out.contains(" with attribute 17: bad VCRC (seed=0x1)"),
+        "{out}"
+    );
+    assert!(!through().0);
+    let pi = diag_status(
+        &ours.sockname,
+        "Hca1",
+        "smpquery",
+        &["-D", "portinfo", "0,1,3", "3"],
+    );
+    assert!(pi.0, "{}", pi.1);
+    run("Error \"Switch1\"[3] 0");
+    run("Error \"Switch2\"[3] 100 icrc");
     // Rate 0: it recovers.
     assert_eq!(
         run("Error \"Switch2\"[3] 0"),
