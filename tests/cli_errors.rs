@@ -687,6 +687,7 @@ fn serve_hint_gives_a_preload_path_that_loads() {
         .args(["serve", "--topology"])
         .arg(repo("tests/topologies/net.2sw2path4hca"))
         .args(["--sockname", &sock])
+        .stdin(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .stdout(std::process::Stdio::null())
         .spawn()
