@@ -1028,6 +1028,9 @@ fn checkpoint(b: &mut CaBench, rng: &mut Rng, rep: &mut SoakReport) -> Result<()
     rep.max_drain = rep.max_drain.max(d);
     b.check_counters()?;
     b.ok()?;
+    // the next checkpoint checks the counters counted on from a preset
+    b.preset_counters(b.cycle())?;
+    b.check_counters()?;
     Ok(())
 }
 

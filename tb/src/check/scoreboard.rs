@@ -415,6 +415,12 @@ impl Scoreboard {
                     }
                 }
             }
+            // The simulation-only counter write: the counter holds v.
+            a if a >= reg::CTR_BASE && usize::from(a - reg::CTR_BASE) < NUM_CTRS => {
+                let k = usize::from(a - reg::CTR_BASE);
+                self.expected.0[k] = v;
+                self.amb_counts[k] = 0;
+            }
             _ => {}
         }
     }
@@ -1293,6 +1299,20 @@ impl CaBench {
             d.0[c as usize] = self.step_read(reg::CTR_BASE + c as u8)?;
         }
         Ok(d)
+    }
+
+    /// Preset every counter to a value of its own through the simulation-
+    /// only counter write (docs/arch.md), as the console's PerformanceSet
+    /// does; the model takes the writes as they reach the RTL and counts on
+    /// from them. Call it with the port drained. `salt` picks the values
+    /// (a generator of their own: the caller's draws are not touched).
+    pub fn preset_counters(&mut self, salt: u64) -> Result<()> {
+        let mut rng = crate::model::stream::Rng::new(0xC0DE ^ salt);
+        for c in Ctr::ALL {
+            let v = (rng.next_u64() as u32) >> 1;
+            self.port_mut().write_reg(reg::CTR_BASE + c as u8, v);
+        }
+        self.flush_writes()
     }
 
     /// Read the counters and compare them with the model's.

@@ -955,6 +955,27 @@ impl Bench {
         Ok(())
     }
 
+    /// Preset every counter to a value of its own through the simulation-
+    /// only counter write (docs/fabric.md register map), as the console's
+    /// PerformanceSet does; the model counts on from it, so the next
+    /// [`SwitchBench::check_counters`] checks the write and the count after
+    /// it. Call it drained. The values come from a generator of their own:
+    /// the soak's draws are not touched.
+    pub fn preset_counters(&mut self) -> Result<()> {
+        let mut rng = crate::model::stream::Rng::new(0xC0DE ^ self.tally.counters_checked);
+        let mut banks: Vec<Bank> = (1..=self.radix.nports()).map(Bank::Ext).collect();
+        banks.push(Bank::Port0);
+        banks.push(Bank::Gmp);
+        for b in banks {
+            for c in 0..b.counters() {
+                let v = (rng.next_u64() as u32) >> 1;
+                self.write_reg(b.addr(c), v)?;
+                self.ctr_exp.insert((b, c), v);
+            }
+        }
+        Ok(())
+    }
+
     /// Directed: stall output q, send more VL15 packets to it from one input
     /// than the input has slots: the first `VL15_DEPTH` wait and are
     /// delivered, the rest are dropped (Vl15Dropped).

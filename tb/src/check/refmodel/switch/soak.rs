@@ -256,6 +256,7 @@ pub fn soak_logged(
                 }
             }
             b.check_counters()?;
+            b.preset_counters()?;
         }
         phase += 1;
     }
