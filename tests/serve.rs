@@ -702,9 +702,14 @@ fn opensm_until(sockname: &str, sm: &str, dir: &Path, args: &[&str], what: &str)
 /// An infiniband-diags `tool` at `node` of server `sockname`, under
 /// `timeout 20` (a lost MAD must fail the test, not hang it); its stdout.
 fn diag(sockname: &str, node: &str, tool: &str, args: &[&str]) -> String {
+    run_tool(diag_command(sockname, node, tool, args))
+}
+
+/// `timeout 20 <tool> args` at `node` of server `sockname`.
+fn diag_command(sockname: &str, node: &str, tool: &str, args: &[&str]) -> Command {
     let mut c = umad2sim_command(sockname, Path::new("/usr/bin/timeout"), Some(node)).unwrap();
     c.arg("20").arg(sbin(tool)).args(args);
-    run_tool(c)
+    c
 }
 
 #[test]
@@ -1174,6 +1179,28 @@ fn wait_log(dir: &Path, what: &str, n: usize) {
     );
 }
 
+/// Console text as compared with ibsim's: without the time line and
+/// ibsim's warnings (its console also carries its stderr), LinearFDBCap as
+/// N (ibsim's 30720, the RTL's LFT depth), and PortStateChange as N when
+/// `any_portchange`.
+fn console_lines(t: &str, any_portchange: bool) -> Vec<String> {
+    t.lines()
+        .filter(|l| !l.starts_with("# Net status - ") && !l.starts_with("ibwarn: "))
+        .map(|l| match l.split_once("linearcap ") {
+            Some((a, b)) => {
+                let rest = b.split_once(' ').map_or("", |x| x.1);
+                match rest.split_once(" portchange") {
+                    Some((top, _)) if any_portchange => {
+                        format!("{a}linearcap N {top} portchange N")
+                    }
+                    _ => format!("{a}linearcap N {rest}"),
+                }
+            }
+            None => l.to_string(),
+        })
+        .collect()
+}
+
 /// The LFTs OpenSM wrote into both switches, as ibroute prints them.
 fn routes(sockname: &str) -> String {
     ["2", "3"]
@@ -1200,22 +1227,8 @@ fn console_cable_changes_under_a_running_opensm_give_what_they_give_on_ibsim() {
     // for the time, LinearFDBCap (ibsim's 30720, the RTL's depth) and
     // PortStateChange: the RTL sets it on every change of a port's state
     // (ibspec §8), so also when OpenSM makes ports Armed and Active; ibsim
-    // only when a link comes or goes. (ibsim's console also carries its
-    // stderr: its warnings.)
-    let normal = |t: String| -> String {
-        t.lines()
-            .filter(|l| !l.starts_with("# Net status - ") && !l.starts_with("ibwarn: "))
-            .map(|l| match l.split_once("linearcap ") {
-                Some((a, b)) => {
-                    let fdb = b.split_once(" FDBtop ").map_or("", |x| x.1);
-                    let top = fdb.split_once(" portchange").map_or(fdb, |x| x.0);
-                    format!("{a}linearcap N FDBtop {top} portchange N")
-                }
-                None => l.to_string(),
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
+    // only when a link comes or goes.
+    let normal = |t: String| console_lines(&t, true).join("\n");
     let compare_console = |ibsim: &mut IbsimServer, what: &str| {
         for line in [
             "Dump",
@@ -1296,10 +1309,11 @@ fn console_cable_changes_under_a_running_opensm_give_what_they_give_on_ibsim() {
 /// `tool args` at `node` of server `sockname` under `timeout 20`: whether
 /// it succeeded, and its stdout and stderr.
 fn diag_status(sockname: &str, node: &str, tool: &str, args: &[&str]) -> (bool, String) {
-    let mut c = umad2sim_command(sockname, Path::new("/usr/bin/timeout"), Some(node)).unwrap();
-    c.arg("20").arg(sbin(tool)).args(args);
     let scratch = tempfile::tempdir().unwrap();
-    let out = c.current_dir(scratch.path()).output().unwrap();
+    let out = diag_command(sockname, node, tool, args)
+        .current_dir(scratch.path())
+        .output()
+        .unwrap();
     let text =
         String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     (out.status.success(), text)
@@ -1436,12 +1450,9 @@ fn console_lid_guid_and_link_commands_and_bad_input_print_what_ibsim_prints() {
     // Without an SM: LIDs 0, ports Init. Each line, then a Dump of what it
     // changed; errors are one line each, as ibsim words them.
     let normal = |t: String| -> Vec<String> {
-        t.lines()
-            .filter(|l| !l.starts_with("# Net status - ") && !l.starts_with("ibwarn: "))
-            .map(|l| match l.split_once("linearcap ") {
-                Some((a, b)) => format!("{a}linearcap N {}", b.split_once(' ').map_or("", |x| x.1)),
-                None => l.trim_end().to_string(),
-            })
+        console_lines(&t, false)
+            .iter()
+            .map(|l| l.trim_end().to_string())
             .collect()
     };
     for line in [

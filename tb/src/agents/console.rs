@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use crate::agents::gmp;
 use crate::agents::node_sma::Net;
-use crate::model::net::End;
+use crate::model::net::{quoted_id, End};
 use crate::model::regmap::{mpreg, reg, swreg};
 use crate::model::wirefault::{FaultClass, FaultSpec};
 
@@ -215,15 +215,13 @@ struct NodeArg<'a> {
 
 fn node_arg<'a>(line: &'a str, what: &str) -> Result<NodeArg<'a>, String> {
     let (_, args) = line.split_at(line.find(char::is_whitespace).unwrap_or(line.len()));
-    let args = args.trim_start();
-    let body = args
-        .strip_prefix('"')
-        .ok_or_else(|| format!("# {what}: bad parameter in \"{line}\""))?;
-    let end = body
-        .find('"')
-        .ok_or_else(|| format!("# {what}: bad parameter in \"{line}\""))?;
-    let id = body[..end].to_string();
-    let after = &body[end + 1..];
+    node_arg_in(args).ok_or_else(|| format!("# {what}: bad parameter in \"{line}\""))
+}
+
+/// `"nodeid"[port] rest` at the start of `args` (blanks first allowed).
+fn node_arg_in(args: &str) -> Option<NodeArg<'_>> {
+    let (id, after) = quoted_id(args.trim_start()).ok()?;
+    let id = id.to_string();
     let (port, rest) = match after.strip_prefix('[') {
         Some(b) => match b.find(']') {
             Some(c) => (Some(&b[..c]), &b[c + 1..]),
@@ -231,7 +229,7 @@ fn node_arg<'a>(line: &'a str, what: &str) -> Result<NodeArg<'a>, String> {
         },
         None => (None, after),
     };
-    Ok(NodeArg { id, port, rest })
+    Some(NodeArg { id, port, rest })
 }
 
 fn find_node(net: &Net, id: &str) -> Result<usize, String> {
@@ -263,12 +261,7 @@ fn linked(net: &Net, d: usize, p: u8) -> bool {
 }
 
 fn cables(net: &mut Net, st: &ConsoleState, word: &str, line: &str) -> Result<String, String> {
-    let what = match word {
-        "link" => "link",
-        "unlink" => "unlink",
-        _ => "relink",
-    };
-    let a = node_arg(line, what)?;
+    let a = node_arg(line, word)?;
     let d = find_node(net, &a.id)?;
     let canon = match word {
         "link" => {
@@ -278,9 +271,8 @@ fn cables(net: &mut Net, st: &ConsoleState, word: &str, line: &str) -> Result<St
             let p = port_in(net, d, pt, 1, |v| {
                 format!("# nodeid \"{}\": bad port {v}", a.id)
             })?;
-            let remote = format!("x {}", a.rest);
-            let b = node_arg(&remote, what)
-                .map_err(|_| format!("# link: no remote \"nodeid\"[port] in \"{line}\""))?;
+            let b = node_arg_in(a.rest)
+                .ok_or_else(|| format!("# link: no remote \"nodeid\"[port] in \"{line}\""))?;
             let e = find_node(net, &b.id)?;
             let Some(qt) = b.port else {
                 return Err("# no remote port".into());
@@ -296,7 +288,7 @@ fn cables(net: &mut Net, st: &ConsoleState, word: &str, line: &str) -> Result<St
         _ => match a.port {
             Some(pt) => {
                 let p = port_in(net, d, pt, 1, |v| {
-                    format!("# can't {what} port {v} at nodeid \"{}\"", a.id)
+                    format!("# can't {word} port {v} at nodeid \"{}\"", a.id)
                 })?;
                 let up = linked(net, d, p);
                 if word == "unlink" && !up {
@@ -590,13 +582,18 @@ fn dump_node(net: &mut Net, d: usize, out: &mut String) -> anyhow::Result<()> {
             "#\tlinearcap {} FDBtop {top} portchange {change}\n",
             id.lft_depth
         );
-        // ibsim's rows: 16 entries, the last one up to FDBtop inclusive.
+        // ibsim's rows: 16 entries, the last one up to FDBtop inclusive;
+        // each LFT word (4 entries) read once.
+        let words = if top == 0 { 0 } else { top / 4 + 1 };
+        let lft = (0..words)
+            .map(|w| net.read_reg(d, swreg::LFT_BASE + w as u16))
+            .collect::<anyhow::Result<Vec<u32>>>()?;
         let mut i = 0;
         while i < top {
             let end = if i + 16 >= top { top + 1 } else { i + 16 };
             *out += &format!("#\tForwarding table {i}-{}:", end - 1);
             for j in i..end {
-                let e = lft_entry(net, d, j as u16)?;
+                let e = (lft[j / 4] >> (8 * (j % 4))) as u8;
                 *out += &format!(" [{j}]{e:X}");
             }
             out.push('\n');
@@ -652,8 +649,10 @@ fn dump_node(net: &mut Net, d: usize, out: &mut String) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The LID port (device, port) whose LID range holds `lid`.
-fn find_lid(net: &mut Net, lid: u16) -> anyhow::Result<Option<End>> {
+/// For each of `lids`, the LID port (device, port) whose LID range holds
+/// it: one pass over the RTL registers.
+fn find_lids<const N: usize>(net: &mut Net, lids: [u16; N]) -> anyhow::Result<[Option<End>; N]> {
+    let mut found = [None; N];
     for d in 0..net.devs.len() {
         let ports: Vec<u8> = if net.devs[d].is_switch {
             vec![0]
@@ -662,12 +661,15 @@ fn find_lid(net: &mut Net, lid: u16) -> anyhow::Result<Option<End>> {
         };
         for p in ports {
             let r = lid_regs(net, d, p)?;
-            if r.lid != 0 && lid >= r.lid && u32::from(lid) < u32::from(r.lid) + (1 << r.lmc) {
-                return Ok(Some((d, p)));
+            let top = u32::from(r.lid) + (1 << r.lmc);
+            for (f, &lid) in found.iter_mut().zip(&lids) {
+                if f.is_none() && r.lid != 0 && lid >= r.lid && u32::from(lid) < top {
+                    *f = Some((d, p));
+                }
             }
         }
     }
-    Ok(None)
+    Ok(found)
 }
 
 fn route(net: &mut Net, line: &str) -> Result<String, String> {
@@ -684,7 +686,7 @@ fn route(net: &mut Net, line: &str) -> Result<String, String> {
 }
 
 fn route_walk(net: &mut Net, from: u16, to: u16) -> anyhow::Result<Result<String, String>> {
-    let (Some(src), Some(dst)) = (find_lid(net, from)?, find_lid(net, to)?) else {
+    let [Some(src), Some(dst)] = find_lids(net, [from, to])? else {
         return Ok(Err(
             "to/from lid unconfigured. Usage: route from-lid to-lid".into(),
         ));

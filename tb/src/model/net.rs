@@ -1326,12 +1326,7 @@ impl<S: NodeAgent> Net<S> {
         if bytes.is_empty() {
             bail!("inject: empty packet");
         }
-        let (l, dir) = self.devs[d]
-            .port_links
-            .get(usize::from(p).wrapping_sub(1))
-            .copied()
-            .flatten()
-            .ok_or_else(|| anyhow!("{}: port {p} has no cable", self.devs[d].name))?;
+        let (l, dir) = self.cable_of(d, p)?;
         let now = self.cycle;
         let link = &mut self.links[l];
         let pipe = &mut link.pipe[1 - dir];
@@ -1357,47 +1352,45 @@ impl<S: NodeAgent> Net<S> {
         Ok(())
     }
 
-    /// Index of the link at device `d` port `p`.
-    pub fn link_at(&self, d: usize, p: u8) -> Option<usize> {
+    /// The cable at device `d` port `p` and the direction the port sends
+    /// on.
+    fn port_link(&self, d: usize, p: u8) -> Option<(usize, usize)> {
         self.devs[d]
             .port_links
             .get(usize::from(p).wrapping_sub(1))
             .copied()
             .flatten()
-            .map(|(l, _)| l)
+    }
+
+    /// [`Net::port_link`], or an error naming the port.
+    fn cable_of(&self, d: usize, p: u8) -> Result<(usize, usize)> {
+        self.port_link(d, p)
+            .ok_or_else(|| anyhow!("{}: port {p} has no cable", self.devs[d].name))
+    }
+
+    /// Index of the link at device `d` port `p`.
+    pub fn link_at(&self, d: usize, p: u8) -> Option<usize> {
+        self.port_link(d, p).map(|(l, _)| l)
     }
 
     /// Corrupt the packets arriving at device `d` port `p` from now on as
     /// `spec` says (None: stop). Errors when the port has no cable.
     pub fn set_wire_fault(&mut self, d: usize, p: u8, spec: Option<FaultSpec>) -> Result<()> {
-        let (l, k) = self.devs[d]
-            .port_links
-            .get(usize::from(p).wrapping_sub(1))
-            .copied()
-            .flatten()
-            .ok_or_else(|| anyhow!("{}: port {p} has no cable", self.devs[d].name))?;
+        let (l, k) = self.cable_of(d, p)?;
         self.links[l].fault[1 - k] = spec.map(|s| Box::new(WireFault::new(s)));
         Ok(())
     }
 
     /// The fault on the packets arriving at device `d` port `p`, if any.
     pub fn wire_fault(&self, d: usize, p: u8) -> Option<&WireFault> {
-        let (l, k) = self.devs[d]
-            .port_links
-            .get(usize::from(p).wrapping_sub(1))
-            .copied()
-            .flatten()?;
+        let (l, k) = self.port_link(d, p)?;
         self.links[l].fault(1 - k)
     }
 
     /// The end at the other side of device `d` port `p`'s cable (whether
     /// the cable is up or not).
     pub fn peer(&self, d: usize, p: u8) -> Option<End> {
-        let (l, k) = self.devs[d]
-            .port_links
-            .get(usize::from(p).wrapping_sub(1))
-            .copied()
-            .flatten()?;
+        let (l, k) = self.port_link(d, p)?;
         Some(self.links[l].ends[1 - k])
     }
 
@@ -2429,19 +2422,26 @@ impl<S: NodeAgent> Net<S> {
     }
 }
 
+/// A node id in double quotes at the start of `s` (ibsim's console
+/// spelling): the id and what follows the closing quote.
+pub fn quoted_id(s: &str) -> Result<(&str, &str)> {
+    let body = s
+        .strip_prefix('"')
+        .ok_or_else(|| anyhow!("expected a quoted node id at {s:?}"))?;
+    let end = body
+        .find('"')
+        .ok_or_else(|| anyhow!("unterminated node id at {s:?}"))?;
+    Ok((&body[..end], &body[end + 1..]))
+}
+
 /// `"id"[port] "id" ...` → (id, port).
 fn parse_console_args(s: &str) -> Result<Vec<(String, Option<u8>)>> {
     let mut out = Vec::new();
     let mut rest = s.trim_start();
     while !rest.is_empty() {
-        let body = rest
-            .strip_prefix('"')
-            .ok_or_else(|| anyhow!("expected a quoted node id at {rest:?}"))?;
-        let end = body
-            .find('"')
-            .ok_or_else(|| anyhow!("unterminated node id at {rest:?}"))?;
-        let id = body[..end].to_string();
-        rest = body[end + 1..].trim_start();
+        let (id, after) = quoted_id(rest)?;
+        let id = id.to_string();
+        rest = after.trim_start();
         let mut port = None;
         if let Some(b) = rest.strip_prefix('[') {
             let close = b
