@@ -2,13 +2,16 @@
 // (LID -> egress port, 0xFF = no route) kept as 32-bit words of 4 entries
 // (entry 4w in bits 7:0 of word w), written and read word-wise by the
 // register interface (combinational read), and one lookup port shared by
-// NumReq requesters: a round-robin arbiter grants one request per cycle, the
-// RAM is read synchronously (block-RAM style) and the entry comes back to the
-// granted requester in the next cycle (rsp_valid_o). A word never written
+// NumReq requesters: a round-robin arbiter grants one request per cycle
+// (sel_o), the caller returns that requester's LID on sel_lid_i (a mux on
+// its side: no copy of every requester's LID each cycle), the RAM is read
+// synchronously (block-RAM style) and the entry comes back to the granted
+// requester in the next cycle (rsp_valid_o). A word never written
 // since reset reads as 0xFFFFFFFF (a valid bit per word, no clearing pass).
 module sw_lft #(
   parameter int unsigned LftDepth = 4096,  // entries, a multiple of 64, <= 0xC000
-  parameter int unsigned NumReq   = 2      // lookup requesters
+  parameter int unsigned NumReq   = 2,     // lookup requesters
+  parameter int unsigned RW       = (NumReq > 1) ? $clog2(NumReq) : 1  // requester index width
 ) (
   input  logic               clk_i,
   input  logic               rst_ni,
@@ -20,7 +23,8 @@ module sw_lft #(
   output logic [31:0]        rdata_o,
   // lookups
   input  logic [NumReq-1:0]  req_i,
-  input  logic [15:0]        req_lid_i [NumReq],  // < LftDepth
+  output logic [RW-1:0]      sel_o,               // the requester granted (with gnt_o)
+  input  logic [15:0]        sel_lid_i,           // its LID, < LftDepth
   output logic [NumReq-1:0]  gnt_o,               // request taken this cycle
   output logic [NumReq-1:0]  rsp_valid_o,         // entry for this requester on rsp_entry_o
   output logic [7:0]         rsp_entry_o,
@@ -36,7 +40,6 @@ module sw_lft #(
 
   localparam int unsigned Words = LftDepth / 4;
   localparam int unsigned WW    = $clog2(Words);
-  localparam int unsigned RW    = (NumReq > 1) ? $clog2(NumReq) : 1;
 
   logic [31:0]      mem [Words];
   logic [Words-1:0] vld_q;
@@ -79,7 +82,8 @@ module sw_lft #(
   logic [1:0]    byte_q;
   logic [15:0]   lid;
 
-  assign lid = req_lid_i[sel];
+  assign sel_o = sel;
+  assign lid   = sel_lid_i;
 
   always_ff @(posedge clk_i) begin
     if (any) begin

@@ -184,6 +184,8 @@ module sw_mgmt_tile
   localparam int unsigned RxMetaW   = $bits(sw_rx_meta_t);
   localparam int unsigned RouteW    = $bits(sw_route_meta_t);
   localparam int unsigned NumReq    = 2 * NP;                   // LFT requesters: 2i VL15, 2i+1 data
+  localparam int unsigned LftRW     = $clog2(NumReq);           // LFT requester index
+  localparam int unsigned TileReqW  = $clog2(2 * MaxPorts);     // tiles' requester index
 
   // ---------------------------------------------------------------------------
   // The tile's clock: it runs while port 0 or the shared parts may change
@@ -263,14 +265,16 @@ module sw_mgmt_tile
   assign n_o              = num_ports;
 
   logic [NumReq-1:0] lft_req, lft_gnt, lft_rsp;
-  logic [15:0]       lft_lid [NumReq];
+  logic [15:0]       lft_lid0 [2];   // port 0's own requesters' LIDs
+  logic [LftRW-1:0]  lft_sel;
+  logic [15:0]       lft_sel_lid;
   logic [7:0]        lft_entry;
 
-  // requester 2i + k: input i's buffer k (0: VL15, 1: data); port 0's here
+  // requester 2i + k: input i's buffer k (0: VL15, 1: data); port 0's here.
+  // The LFT reads only the granted requester's LID.
   assign lft_req[NumReq-1:2] = tile_lft_req_i;
-  always_comb begin
-    for (int r = 2; r < NumReq; r++) lft_lid[r] = tile_lft_lid_i[r-2];
-  end
+  assign lft_sel_lid = (lft_sel < LftRW'(2)) ? lft_lid0[lft_sel[0]]
+                                             : tile_lft_lid_i[TileReqW'(lft_sel - LftRW'(2))];
   assign tile_lft_gnt_o = lft_gnt[NumReq-1:2];
   assign tile_lft_rsp_o = lft_rsp[NumReq-1:2];
   assign lft_entry_o    = lft_entry;
@@ -284,7 +288,8 @@ module sw_mgmt_tile
     .raddr_i    (lft_raddr),
     .rdata_o    (lft_rdata),
     .req_i      (lft_req),
-    .req_lid_i  (lft_lid),
+    .sel_o      (lft_sel),
+    .sel_lid_i  (lft_sel_lid),
     .gnt_o      (lft_gnt),
     .rsp_valid_o(lft_rsp),
     .rsp_entry_o(lft_entry),
@@ -317,7 +322,7 @@ module sw_mgmt_tile
     .linear_top_i (linear_top),
     .port_state_i (port_state),
     .lft_req_o    (lft_req[0]),
-    .lft_lid_o    (lft_lid[0]),
+    .lft_lid_o    (lft_lid0[0]),
     .lft_gnt_i    (lft_gnt[0]),
     .lft_rsp_i    (lft_rsp[0]),
     .lft_entry_i  (lft_entry),
@@ -345,7 +350,7 @@ module sw_mgmt_tile
     .linear_top_i (linear_top),
     .port_state_i (port_state),
     .lft_req_o    (lft_req[1]),
-    .lft_lid_o    (lft_lid[1]),
+    .lft_lid_o    (lft_lid0[1]),
     .lft_gnt_i    (lft_gnt[1]),
     .lft_rsp_i    (lft_rsp[1]),
     .lft_entry_i  (lft_entry),
@@ -357,14 +362,9 @@ module sw_mgmt_tile
     .ev_fwd_o     (r0_fwd[1])
   );
 
-  always_comb begin
-    v_reqv_o = '0;
-    d_reqv_o = '0;
-    for (int q = 0; q < NP; q++) begin
-      v_reqv_o[q] = v_req0 && 32'(v_dest_o) == q;
-      d_reqv_o[q] = d_req0 && 32'(d_dest_o) == q;
-    end
-  end
+  // one-hot requests (a dest beyond MaxPorts shifts the bit out: none)
+  assign v_reqv_o = NP'(v_req0) << v_dest_o;
+  assign d_reqv_o = NP'(d_req0) << d_dest_o;
 
   // Output 0: VL15 to the SMI receive, data to the GMP receive
   logic             ov_tready0, od_tready0;

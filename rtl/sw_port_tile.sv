@@ -336,15 +336,10 @@ module sw_port_tile
     .ev_fwd_o     (r_fwd[1])
   );
 
-  // one-hot requests (sw_route's dest is at most num_ports_i <= MaxPorts)
-  always_comb begin
-    v_reqv_o = '0;
-    d_reqv_o = '0;
-    for (int e = 0; e < NP; e++) begin
-      v_reqv_o[e] = v_req && 32'(v_dest_o) == e;
-      d_reqv_o[e] = d_req && 32'(d_dest_o) == e;
-    end
-  end
+  // one-hot requests (sw_route's dest is at most num_ports_i <= MaxPorts;
+  // a larger one would shift the bit out: no request)
+  assign v_reqv_o = NP'(v_req) << v_dest_o;
+  assign d_reqv_o = NP'(d_req) << d_dest_o;
 
   // Occupancy of a buffer: packets committed and not yet read out.
   logic [8:0] v_occ_q, d_occ_q;

@@ -3,10 +3,11 @@
 // requester after `last_i`, cyclically. Combinational; the caller keeps
 // `last_i` (the previous grant).
 //
-// Search from last_i + N down to last_i + 1 (mod N) and keep the last hit.
-// last_i < N, so one conditional subtraction is the modulo. The search runs
-// only when something requests: most arbiters are idle most of the time,
-// and a simulator then skips it.
+// The requesters above last_i, if any, else all of them; of those the
+// lowest: `x & -x` isolates it, and an OR over constant masks encodes it
+// (bit b of the index is set where the one-hot bit's index has bit b). No
+// loop over the requesters: a simulator evaluates a few word-wide
+// operations, however many requesters there are.
 module sw_rr_pick #(
   parameter int unsigned N = 2,                          // requesters 0..N-1
   parameter int unsigned W = (N > 1) ? $clog2(N) : 1     // index width
@@ -17,21 +18,29 @@ module sw_rr_pick #(
   output logic         any_o    // some requester
 );
 
-  logic [W:0] rr;  // candidate, before the modulo
-  always_comb begin
-    sel_o = last_i;
-    any_o = 1'b0;
-    rr    = '0;
-    if (|req_i) begin
-      for (int k = N; k >= 1; k--) begin
-        rr = (W+1)'(last_i) + (W+1)'(k);
-        if (rr >= (W+1)'(N)) rr = rr - (W+1)'(N);
-        if (req_i[W'(rr)]) begin
-          sel_o = W'(rr);
-          any_o = 1'b1;
-        end
-      end
-    end
+  typedef logic [N-1:0] vec_t;
+
+  // Bit b of every index 0..N-1, as a mask over the requesters.
+  function automatic vec_t index_bit(int unsigned b);
+    vec_t m = '0;
+    for (int unsigned i = 0; i < N; i++) m[i] = ((i >> b) & 1) == 1;
+    return m;
+  endfunction
+
+  vec_t above, pool, first;
+  logic [W-1:0] idx;
+
+  // Requesters last_i+1 .. N-1 (none when last_i is the top one).
+  assign above = ~((vec_t'(1) << ((W+1)'(last_i) + (W+1)'(1))) - vec_t'(1));
+  assign pool  = (|(req_i & above)) ? (req_i & above) : req_i;
+  assign first = pool & (~pool + vec_t'(1));
+
+  for (genvar b = 0; b < W; b++) begin : gen_enc
+    localparam vec_t IndexBit = index_bit(b);
+    assign idx[b] = |(first & IndexBit);
   end
+
+  assign any_o = |req_i;
+  assign sel_o = any_o ? idx : last_i;
 
 endmodule
