@@ -54,6 +54,9 @@ struct Spec {
     top: &'static str,
     flist: &'static str,
     params: Vec<(&'static str, u32)>,
+    /// Patched by `sim/ico_skip.sh`: its host (`sim/sw_tiles.h`) says when
+    /// an eval()'s inputs are those of the previous one.
+    ico_skip: bool,
 }
 
 fn specs() -> Vec<Spec> {
@@ -64,6 +67,7 @@ fn specs() -> Vec<Spec> {
             top: "ib_ca_top",
             flist: "ca_top.f",
             params: vec![("DataW", w)],
+            ico_skip: false,
         })
         .collect();
     // The fabric's models at DataW 64 and 128 (the fabric's width is chosen
@@ -76,12 +80,14 @@ fn specs() -> Vec<Spec> {
             top: "sw_mgmt_tile",
             flist: "sw_top.f",
             params: vec![("DataW", w), ("MaxPorts", 64), ("ClkGate", 0)],
+            ico_skip: true,
         });
         v.push(Spec {
             prefix: format!("Vswtile{w}"),
             top: "sw_port_tile",
             flist: "sw_top.f",
             params: vec![("DataW", w), ("MaxPorts", 64), ("ClkGate", 0)],
+            ico_skip: true,
         });
         for n in [1, 2] {
             v.push(Spec {
@@ -89,6 +95,7 @@ fn specs() -> Vec<Spec> {
                 top: "ib_ca_mp_top",
                 flist: "ca_mp_top.f",
                 params: vec![("DataW", w), ("NumPorts", n)],
+                ico_skip: false,
             });
         }
     }
@@ -96,6 +103,8 @@ fn specs() -> Vec<Spec> {
 }
 
 const FLISTS: [&str; 3] = ["ca_top.f", "sw_top.f", "ca_mp_top.f"];
+/// The ico patch of the switch's tiles (under `sim/`).
+const ICO_SKIP: &str = "ico_skip.sh";
 const SHIM_FILES: [&str; 6] = [
     "ca_shim.h",
     "ca_shim.cpp",
@@ -197,7 +206,11 @@ fn run() -> Res<()> {
     let coverage = env::var("VL15_COVERAGE").is_ok_and(|v| v == "1");
     println!("cargo:rerun-if-changed=src/lib.rs");
     println!("cargo:rerun-if-changed=src/dev.rs");
-    for f in SHIM_FILES.iter().chain(&FLISTS).chain(&["verilator.flags"]) {
+    for f in SHIM_FILES
+        .iter()
+        .chain(&FLISTS)
+        .chain(&["verilator.flags", ICO_SKIP])
+    {
         println!("cargo:rerun-if-changed={}", sim.join(f).display());
     }
     // Every RTL file (and the directory, so that a new file counts too).
@@ -435,6 +448,13 @@ fn verilate(cx: &Ctx, spec: Spec) -> Res<Model> {
         parts.push(f.display().to_string());
         parts.push(fs::read_to_string(f).map_err(|e| format!("reading {}: {e}", f.display()))?);
     }
+    let ico_skip = cx.root.join("sim").join(ICO_SKIP);
+    if spec.ico_skip {
+        parts.push(
+            fs::read_to_string(&ico_skip)
+                .map_err(|e| format!("reading {}: {e}", ico_skip.display()))?,
+        );
+    }
     let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
     let product = Product::new(&cx.out, &spec.prefix.to_lowercase(), hash_of(&refs));
     if product.fresh() {
@@ -470,6 +490,22 @@ fn verilate(cx: &Ctx, spec: Spec) -> Res<Model> {
             String::from_utf8_lossy(&o.stdout),
             String::from_utf8_lossy(&o.stderr)
         ));
+    }
+    if spec.ico_skip {
+        let o = Command::new("bash")
+            .arg(&ico_skip)
+            .arg(&product.tmp)
+            .arg(&pre)
+            .output()
+            .map_err(|e| format!("running {}: {e}", ico_skip.display()))?;
+        if !o.status.success() {
+            return Err(format!(
+                "{} failed for {pre}:\n{}{}",
+                ico_skip.display(),
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr)
+            ));
+        }
     }
     // The model's C++ files, from the classes list verilated.mk would use.
     let mk = product.tmp.join(format!("{pre}_classes.mk"));

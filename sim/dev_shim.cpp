@@ -30,6 +30,10 @@
 #include "Vswtile64.h"
 #include "sw_tiles.h"
 
+// sim/sw_tiles.h's flag for the tile models bindings/build.rs patches with
+// sim/ico_skip.sh.
+thread_local bool vl15_ico_unchanged = false;
+
 namespace vl15 {
 namespace {
 

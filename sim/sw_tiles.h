@@ -29,9 +29,26 @@
 
 #include "verilated.h"
 
+// Set by the host around an eval() of a switch tile model whose inputs it
+// did not write since that model's previous eval(): the model, patched by
+// sim/ico_skip.sh, then skips its input-combinational region, which would
+// compute what it already holds. Defined once per program (dev_shim.cpp,
+// the sw_mgmt_tile harness).
+extern thread_local bool vl15_ico_unchanged;
+
 namespace vl15 {
 
 namespace swt {
+// m.eval(); `same`: no input of m was written since its last eval().
+template <class M>
+inline void eval(M& m, bool same) {
+  struct Reset {
+    ~Reset() { vl15_ico_unchanged = false; }
+  } reset;
+  vl15_ico_unchanged = same;
+  m.eval();
+}
+
 template <class T>
 inline bool bit(const T& v, unsigned i) {
   if constexpr (std::is_integral_v<T>) {
@@ -157,6 +174,7 @@ class SwTiles {
   void set_reset(bool rst_n) {
     if (rst_n == static_cast<bool>(mgmt_->rst_ni)) return;
     mgmt_->rst_ni = rst_n;
+    m_in_dirty_ = true;
     for (unsigned p = 1; p <= n_; ++p) {
       tiles_[p]->rst_ni = rst_n;
       mark(p);
@@ -198,7 +216,7 @@ class SwTiles {
       bus_we_ = m.reg_we_i;
       bus_addr_ = m.reg_addr_i;
       bus_wdata_ = m.reg_wdata_i;
-      m.eval();
+      swt::eval(m, false);
       sync_states();
       route_reg_bus();
     }
@@ -227,7 +245,9 @@ class SwTiles {
     requests_of(0, *mgmt_, m_v_out_, m_d_out_);
     const unsigned tgt = m.reg_port_o;
     m.port_rdata_i = (tgt >= 1 && tgt <= n_) ? tiles_[tgt]->reg_rdata_o : 0;
-    m.eval();
+    // The host's inputs and the tiles' wires may all have changed.
+    swt::eval(m, false);
+    m_in_dirty_ = false;
     sync_states();
     // Back to the inputs: "granted beat taken", LFT grants and entries.
     xbar_selects();
@@ -247,10 +267,10 @@ class SwTiles {
       refresh_config(t, s);
       if (t.clk_i) {  // woken after the settle (a request, a grant): the low phase first
         t.clk_i = 0;
-        t.eval();
+        eval_model(t, s);
       }
       t.clk_i = 1;
-      t.eval();
+      eval_model(t, s);
       touch(p);
       s.en = t.clk_en_o;
       s.dirty = false;
@@ -261,7 +281,8 @@ class SwTiles {
     MgmtM& m = *mgmt_;
     if (m.clk_en_o) {
       m.clk_i = 1;
-      m.eval();
+      swt::eval(m, !m_in_dirty_);
+      m_in_dirty_ = false;
     }
     const std::size_t clocked = cand_.size();
     for (std::size_t k = 0; k < clocked; ++k) {
@@ -300,6 +321,7 @@ class SwTiles {
     int v_out = -1, d_out = -1;  // the output its VL15 / data head requests
     bool reg_bus = false; // it holds the register bus of a write or read
     bool listed = false;  // in cand_
+    bool in_dirty = true; // an input of its model was written since its last eval()
   };
 
   // Tile p was evaluated: its outputs may differ from the last read.
@@ -314,6 +336,7 @@ class SwTiles {
   void mark(unsigned p) {
     Tile& s = st_[p];
     s.dirty = true;
+    s.in_dirty = true;
     if (!s.listed) {
       s.listed = true;
       cand_.push_back(p);
@@ -334,20 +357,29 @@ class SwTiles {
     TileM& t = *tiles_[p];
     refresh_config(t, st_[p]);
     t.clk_i = 0;
-    t.eval();
+    eval_model(t, st_[p]);
     touch(p);
     after_tile(p);
+  }
+
+  void eval_model(TileM& t, Tile& s) {
+    swt::eval(t, !s.in_dirty);
+    s.in_dirty = false;
   }
 
   // Inputs that a tile reads only while it routes a packet (it is then
   // clocked): copied just before it is evaluated.
   void refresh_config(TileM& t, Tile& s) {
     const MgmtM& m = *mgmt_;
-    t.port0_lid_i = m.port0_lid_o;
-    t.linear_top_i = m.linear_top_o;
+    if (t.port0_lid_i != m.port0_lid_o || t.linear_top_i != m.linear_top_o) {
+      t.port0_lid_i = m.port0_lid_o;
+      t.linear_top_i = m.linear_top_o;
+      s.in_dirty = true;
+    }
     if (s.ps_ver != ps_ver_) {
       for (unsigned q = 0; q < kNp; ++q) t.port_state_i[q] = m.port_state_all_o[q];
       s.ps_ver = ps_ver_;
+      s.in_dirty = true;
     }
   }
 
@@ -486,7 +518,10 @@ class SwTiles {
     head_to(*mgmt_);
     for (const unsigned q : cand_) {  // a locked output is busy: a candidate
       TileM& o = *tiles_[q];
-      if (o.ov_locked_o || o.od_locked_o) head_to(o);
+      if (o.ov_locked_o || o.od_locked_o) {
+        head_to(o);
+        st_[q].in_dirty = true;
+      }
     }
   }
 
@@ -504,7 +539,10 @@ class SwTiles {
   }
 
   void xbar_selects() {
-    select_of(0, *mgmt_, m_v_out_, m_d_out_);
+    MgmtM& m = *mgmt_;
+    const bool mvs0 = m.v_sel_i, mds0 = m.d_sel_i;
+    select_of(0, m, m_v_out_, m_d_out_);
+    if (m.v_sel_i != mvs0 || m.d_sel_i != mds0) m_in_dirty_ = true;
     for (const unsigned p : cand_) {  // a requesting input is busy: a candidate
       Tile& s = st_[p];
       TileM& t = *tiles_[p];
@@ -512,6 +550,7 @@ class SwTiles {
       select_of(p, t, s.v_out, s.d_out);
       if (t.v_sel_i != vs0 || t.d_sel_i != ds0) {
         s.run = true;
+        s.in_dirty = true;
       }
     }
   }
@@ -530,8 +569,12 @@ class SwTiles {
         t.lft_gnt_i = g;
         t.lft_rsp_i = r;
         s.run = true;
+        s.in_dirty = true;
       }
-      if (r) t.lft_entry_i = m.lft_entry_o;
+      if (r && t.lft_entry_i != m.lft_entry_o) {
+        t.lft_entry_i = m.lft_entry_o;
+        s.in_dirty = true;
+      }
     }
   }
 
@@ -551,6 +594,8 @@ class SwTiles {
   uint8_t n_run_ = 0;
   uint32_t ps_ver_ = 1;
   bool state_changed_ = true;
+  // An input of port 0's model was written since its last eval().
+  bool m_in_dirty_ = true;
 };
 
 }  // namespace vl15

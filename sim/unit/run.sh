@@ -11,7 +11,10 @@
 #             default: one empty config. `--model "TOP FLAGS..."` in a line
 #             builds one more Verilated model (TOP at the same width, with
 #             FLAGS, the same files, prefix V<TOP>) and links it into the
-#             harness, which includes "V<TOP>.h"
+#             harness, which includes "V<TOP>.h". `--ico-skip`, as a word of
+#             the line or of a --model's FLAGS, patches that model with
+#             sim/ico_skip.sh, as bindings/build.rs does the fabric's tiles
+#             (the harness then defines `thread_local bool vl15_ico_unchanged`)
 #   widths    optional: the DataW list of this harness when UNIT_WIDTHS is not
 #             set (the CA port's modules and the board add 8); default "32 64 128"
 #   equiv     optional: lines of configuration indexes (from 0) whose runs
@@ -154,12 +157,14 @@ run_one() {
   mkdir -p "$out"
   mapfile -t files < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$dir/files" | sed "s|^[[:space:]]*|$root/|")
   # --model "TOP FLAGS...": extra models, built first into <out>/m_<TOP>
-  local words=() extra=() models=() i mcflags="" mlibs=""
+  local words=() extra=() models=() i mcflags="" mlibs="" ico_skip=0
   eval "words=($cfg)"
   for ((i = 0; i < ${#words[@]}; i++)); do
     if [ "${words[$i]}" = --model ]; then
       models+=("${words[$((i + 1))]}")
       i=$((i + 1))
+    elif [ "${words[$i]}" = --ico-skip ]; then
+      ico_skip=1
     else
       extra+=("${words[$i]}")
     fi
@@ -168,15 +173,19 @@ run_one() {
   {
     echo "=== $name $cfg"
     for spec in "${models[@]}"; do
-      local mw mtop mdir
+      local mw mtop mdir mflags=() m_ico=0 word
       read -r -a mw <<<"$spec"
       mtop=${mw[0]}
       mdir=$out/m_$mtop
+      for word in "${mw[@]:1}"; do
+        if [ "$word" = --ico-skip ]; then m_ico=1; else mflags+=("$word"); fi
+      done
       echo "=== model $spec"
       timeout "$build_timeout" "$verilator" --cc --assert -Wall "${cov_flags[@]}" \
         --x-assign unique --x-initial unique \
-        -I"$root/rtl" --top-module "$mtop" --prefix "V$mtop" -GDataW="$W" "${mw[@]:1}" \
+        -I"$root/rtl" --top-module "$mtop" --prefix "V$mtop" -GDataW="$W" "${mflags[@]}" \
         -CFLAGS "$common_cflags -DDATAW=$W" --Mdir "$mdir" "${files[@]}" &&
+        { [ $m_ico = 0 ] || bash "$root/sim/ico_skip.sh" "$mdir" "V$mtop"; } &&
         timeout "$build_timeout" make -s --no-print-directory -C "$mdir" -f "V$mtop.mk" "${mk_vars[@]}" \
           OPT_FAST="$opt" OPT_SLOW="$opt" VM_PARALLEL_BUILDS=0 "V${mtop}__ALL.a" || { rc=1; break; }
       mcflags+=" -I$mdir"
@@ -186,7 +195,8 @@ run_one() {
       --x-assign unique --x-initial unique \
       -I"$root/rtl" --top-module "$top" -GDataW="$W" "${extra[@]}" \
       -CFLAGS "$common_cflags -DDATAW=$W$mcflags" ${mlibs:+-LDFLAGS "$mlibs"} \
-      --Mdir "$out" -o "tb_$top" "${files[@]}" "$dir/tb.cpp"
+      --Mdir "$out" -o "tb_$top" "${files[@]}" "$dir/tb.cpp" &&
+      { [ $ico_skip = 0 ] || bash "$root/sim/ico_skip.sh" "$out" "V$top"; }
   } >"$log" 2>&1
   rc=$?
   if [ $rc -eq 0 ]; then

@@ -20,6 +20,9 @@
 #include "sw_tiles.h"
 #include "tb_util.h"
 
+// The tiles are patched by sim/ico_skip.sh (configs: --ico-skip).
+thread_local bool vl15_ico_unchanged = false;
+
 struct SwDual : Vib_switch_top {
   using Tiles = vl15::SwTiles<Vsw_mgmt_tile, Vsw_port_tile, DATAW>;
 
