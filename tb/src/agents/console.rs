@@ -602,6 +602,14 @@ fn dump_node(net: &mut Net, d: usize, out: &mut String) -> anyhow::Result<()> {
     }
     let first = u8::from(!sw);
     for p in first..=np {
+        // A CA port's LID registers first: those reads clock the fabric,
+        // so a cable change just made (Unlink, Clear) has reached the
+        // port's PortState before it is read.
+        let lids = if sw && p > 0 {
+            None
+        } else {
+            Some(lid_regs(net, d, p)?)
+        };
         let state = net.devs[d].port_state(p);
         let guid = id.port_guid(p);
         let peer = (p > 0).then(|| net.peer(d, p)).flatten();
@@ -636,14 +644,14 @@ fn dump_node(net: &mut Net, d: usize, out: &mut String) -> anyhow::Result<()> {
                 f.corrupted
             );
         }
-        if sw && p > 0 {
-            *out += &format!("\t {width} {speed} {st}/{phys}{comment}\n");
-        } else {
-            let r = lid_regs(net, d, p)?;
-            *out += &format!(
-                "\t lid {} lmc {} smlid {} {width} {speed} {st}/{phys}{comment}\n",
-                r.lid, r.lmc, r.sm_lid
-            );
+        match lids {
+            None => *out += &format!("\t {width} {speed} {st}/{phys}{comment}\n"),
+            Some(r) => {
+                *out += &format!(
+                    "\t lid {} lmc {} smlid {} {width} {speed} {st}/{phys}{comment}\n",
+                    r.lid, r.lmc, r.sm_lid
+                );
+            }
         }
     }
     Ok(())
@@ -904,6 +912,37 @@ mod tests {
         );
         assert!(node_arg("Unlink Switch1", "unlink").is_err());
         assert!(node_arg("Unlink \"Switch1", "unlink").is_err());
+    }
+
+    /// `Dump` right after a cable change, with no cycle in between, shows
+    /// the change: the CA port's register reads clock the fabric before
+    /// its PortState is read.
+    #[test]
+    fn dump_right_after_unlink_shows_the_port_down() {
+        let text = include_str!("../../../tests/topologies/net.2sw2path4hca");
+        let topo =
+            crate::proto::topology::Topology::parse(text, Path::new("net.2sw2path4hca")).unwrap();
+        let mut net = Net::new(topo, crate::model::net::NetOptions::default()).unwrap();
+        net.run_until_idle(100_000).unwrap();
+        let mut st = ConsoleState::new(1);
+        let mut run = |l: &str| match execute(&mut net, &mut st, l) {
+            Done::Text(t) => t,
+            _ => panic!("{l}: not text"),
+        };
+        let port1 = |t: &str| {
+            t.lines()
+                .find(|l| l.contains("\t[1]\t"))
+                .unwrap_or_else(|| panic!("no port 1 in {t}"))
+                .to_string()
+        };
+        let before = port1(&run("Dump \"Hca3\""));
+        assert!(
+            before.contains("\"Switch1\"[2]") && before.ends_with("Init/LinkUp"),
+            "{before}"
+        );
+        assert_eq!(run("Unlink \"Hca3\"[1]"), "");
+        let after = port1(&run("Dump \"Hca3\""));
+        assert!(after.ends_with("Down/Polling"), "{after}");
     }
 
     #[test]
