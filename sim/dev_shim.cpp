@@ -358,11 +358,17 @@ class SwitchModel final : public DevModel {
   }
 
   void apply(Top& m, const DevIn& i, const PortIn* p) {
+    using D = std::remove_cvref_t<decltype(std::declval<TileM&>().rx_tdata_i)>;
+    static const D none{};
     for (unsigned k = 0; k < n_; ++k) {
-      std::remove_cvref_t<decltype(std::declval<TileM&>().rx_tdata_i)> d{};
+      if (!p[k].rx_tvalid) {  // the beat is not read: no conversion
+        m.tiles.set_port(k + 1, none, 0, false, false, p[k].tx_tready, p[k].link_up);
+        continue;
+      }
+      D d{};
       put_beat(d, 0, W, p[k].rx_tdata);
-      m.tiles.set_port(k + 1, d, p[k].rx_tkeep & KeepMask, p[k].rx_tvalid, p[k].rx_tlast,
-                       p[k].tx_tready, p[k].link_up);
+      m.tiles.set_port(k + 1, d, p[k].rx_tkeep & KeepMask, true, p[k].rx_tlast, p[k].tx_tready,
+                       p[k].link_up);
     }
     apply_host<W, true>(m.tiles.mgmt(), i);
   }
@@ -379,8 +385,12 @@ class SwitchModel final : public DevModel {
       q.tx_tvalid = t.tx_tvalid_o;
       q.tx_tlast = t.tx_tlast_o;
     });
-    for (unsigned k = 0; k < n_; ++k) {
-      last_po_[k].port_state = static_cast<uint8_t>(get_bits(g.port_state_o, 4 * (k + 1), 4));
+    // PortStates change only with a tile's state (port 0's view of them).
+    if (m.tiles.states_version() != states_ver_) {
+      states_ver_ = m.tiles.states_version();
+      for (unsigned k = 0; k < n_; ++k) {
+        last_po_[k].port_state = static_cast<uint8_t>(get_bits(g.port_state_o, 4 * (k + 1), 4));
+      }
     }
     read_host<W, true>(g, o);
   }
@@ -404,6 +414,7 @@ class SwitchModel final : public DevModel {
   DevOut last_o_{};
   std::vector<PortOut> last_po_;
   uint16_t last_reg_addr_ = 0;
+  uint32_t states_ver_ = 0;  // SwTiles::states_version() at the last read
 };
 
 }  // namespace

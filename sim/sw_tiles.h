@@ -152,6 +152,9 @@ class SwTiles {
   const TileM& tile(unsigned p) const { return *tiles_[p]; }
   // The link of external port p as last set (set_port).
   bool link_up(unsigned p) const { return wire_[p].link_up; }
+  // Changes whenever port 0's view of the tiles' states may have changed
+  // (its port_state_o, port_state_all_o); starts at 1.
+  uint32_t states_version() const { return ps_ver_; }
   // Calls f(p) once for every tile evaluated since the last call (the
   // others' outputs are as they were then), and forgets them.
   template <class F>

@@ -1726,3 +1726,36 @@ fn console_performance_set_writes_the_rtl_counters_that_perfquery_reads() {
         assert_eq!(run(line), want, "{line}");
     }
 }
+
+/// ibportstate's `down` on a switch port: the SMA retrains the link (both
+/// ends Down for the retraining cycles), after which the cable carries
+/// again and both ends train to Init (docs/decisions.md: Down retrains to
+/// Init). The fabric looks at a port's link again when the retraining ends.
+#[test]
+fn ibportstate_down_retrains_the_link_and_both_ends_come_back_in_init() {
+    use vl15::model::regmap::swreg;
+    let ours = Served::start(&topo(FILE));
+    let state = |node: &str| served_reg(&ours, node, swreg::PORT_STATE + 3);
+    // No SM: every linked port is in Init.
+    assert_eq!((state("Switch1"), state("Switch2")), (2, 2));
+    let (ok, text) = diag_status(
+        &ours.sockname,
+        "Hca1",
+        "ibportstate",
+        &["-D", "0,1", "3", "down"],
+    );
+    assert!(ok, "{text}");
+    assert_eq!(
+        (state("Switch1"), state("Switch2")),
+        (2, 2),
+        "both ends back in Init after the retraining"
+    );
+    // The cable carries again: a directed route through it is answered.
+    let (ok, text) = diag_status(
+        &ours.sockname,
+        "Hca1",
+        "smpquery",
+        &["-D", "nodeinfo", "0,1,3"],
+    );
+    assert!(ok, "{text}");
+}

@@ -375,9 +375,33 @@ pub struct Device<S> {
     pub ticks: u64,
     /// Listed in [`Net::take_rx_pending`]'s list.
     rx_listed: bool,
+    /// The ports (index p−1, ascending) whose cable into the device holds
+    /// beats, or which took a beat in the last tick (`rx_tvalid` to clear):
+    /// the only ports a tick looks at between link changes, so an idle
+    /// port of a wide switch costs nothing.
+    inbound: Vec<u8>,
+    inbound_listed: Vec<bool>,
+    /// Look at every port in the next tick (a cable came, went or was
+    /// moved: `link_up`), and again at `scan_at` (a retraining link
+    /// carries again from then).
+    scan_ports: bool,
+    scan_at: Option<u64>,
+    /// The last tick looked at every port (its `link_up`s may differ).
+    scanned: bool,
 }
 
 impl<S> Device<S> {
+    /// A beat is on the cable into port index `p` (port p+1).
+    fn note_inbound(&mut self, p: usize) {
+        if let Some(listed) = self.inbound_listed.get_mut(p) {
+            if !*listed {
+                *listed = true;
+                let at = self.inbound.partition_point(|&q| usize::from(q) < p);
+                self.inbound.insert(at, p as u8);
+            }
+        }
+    }
+
     /// A device with `dev` as its model and an idle host side: node 0, a
     /// CA until the caller says otherwise.
     fn build(name: &str, dev: Box<dyn Dut>, nports: u8, w: u32, agent: Option<S>) -> Self {
@@ -416,6 +440,11 @@ impl<S> Device<S> {
             data_rx: (0..np).map(|_| Sink::new(Pattern::Always)).collect(),
             gmp_tx: Source::new(w, Pattern::Always),
             gmp_rx: Sink::new(Pattern::Always),
+            inbound: Vec::new(),
+            inbound_listed: vec![false; np],
+            scan_ports: true,
+            scan_at: None,
+            scanned: false,
             regs: VecDeque::new(),
             read: None,
             read_value: None,
@@ -905,6 +934,8 @@ impl<S: NodeAgent> Net<S> {
         self.links.push(Link::new([a, b], latency, names));
         self.devs[a.0].port_links[usize::from(a.1) - 1] = Some((l, 0));
         self.devs[b.0].port_links[usize::from(b.1) - 1] = Some((l, 1));
+        self.devs[a.0].scan_ports = true;
+        self.devs[b.0].scan_ports = true;
         Ok(l)
     }
 
@@ -1185,6 +1216,7 @@ impl<S: NodeAgent> Net<S> {
             self.drop_in_flight(l);
         }
         for (d, _) in ends {
+            self.devs[d].scan_ports = true;
             self.activate(d);
         }
     }
@@ -1240,6 +1272,8 @@ impl<S: NodeAgent> Net<S> {
                         self.links.push(Link::new([ea, eb], self.opts.link_latency, names));
                         self.devs[ea.0].port_links[usize::from(ea.1) - 1] = Some((l, 0));
                         self.devs[eb.0].port_links[usize::from(eb.1) - 1] = Some((l, 1));
+                        self.devs[ea.0].scan_ports = true;
+                        self.devs[eb.0].scan_ports = true;
                         self.activate(ea.0);
                         self.activate(eb.0);
                         changed.push(l);
@@ -1342,6 +1376,7 @@ impl<S: NodeAgent> Net<S> {
             // Each beat wakes the receiver, as beats sent by a device do.
             self.wake.push(Reverse((due, d)));
         }
+        self.devs[d].note_inbound(usize::from(p) - 1);
         if self.opts.trace {
             self.trace.push(TraceEntry {
                 cycle: first,
@@ -1638,30 +1673,69 @@ impl<S: NodeAgent> Net<S> {
             if lag > 0 {
                 dev.dev.skip(lag);
             }
-            // Links into the device.
-            for p in 0..dev.pin.len() {
+            // Links into the device: every port after a link change, else
+            // the ports with beats coming in (or one to clear), in port order.
+            let full = dev.scan_ports || dev.scan_at.is_some_and(|t| now >= t);
+            if full {
+                dev.scan_ports = false;
+                if dev.scan_at.is_some_and(|t| now >= t) {
+                    dev.scan_at = None;
+                }
+                dev.scanned = true;
+                dev.inbound.clear();
+                dev.inbound_listed.fill(false);
+            }
+            let mut k = 0;
+            loop {
+                let p = if full {
+                    if k == dev.pin.len() {
+                        break;
+                    }
+                    k
+                } else {
+                    match dev.inbound.get(k) {
+                        Some(&p) => usize::from(p),
+                        None => break,
+                    }
+                };
                 let pi = &mut dev.pin[p];
                 pi.rx_tvalid = false;
                 pi.rx_tlast = false;
                 pi.tx_tready = true;
-                let Some((l, dir)) = dev.port_links[p] else {
-                    pi.link_up = false;
-                    continue;
-                };
-                let link = &mut self.links[l];
-                pi.link_up = link.carrying(now);
-                let rx = &mut link.pipe[1 - dir];
-                if rx.front().is_some_and(|(due, _)| *due <= now) {
-                    let (_, b) = rx.pop_front().expect("checked");
-                    pi.rx_tdata = b.data;
-                    pi.rx_tkeep = b.keep;
-                    pi.rx_tvalid = true;
-                    pi.rx_tlast = b.last;
-                    if self.wire_log.is_some() {
-                        if let Some((first, bytes)) = link.arriving[1 - dir].beat(now, &b) {
-                            arrived.push((p as u8 + 1, first, bytes));
+                let mut more = false;
+                if let Some((l, dir)) = dev.port_links[p] {
+                    let link = &mut self.links[l];
+                    if full {
+                        pi.link_up = link.carrying(now);
+                    }
+                    let rx = &mut link.pipe[1 - dir];
+                    if rx.front().is_some_and(|(due, _)| *due <= now) {
+                        let (_, b) = rx.pop_front().expect("checked");
+                        pi.rx_tdata = b.data;
+                        pi.rx_tkeep = b.keep;
+                        pi.rx_tvalid = true;
+                        pi.rx_tlast = b.last;
+                        if self.wire_log.is_some() {
+                            if let Some((first, bytes)) = link.arriving[1 - dir].beat(now, &b) {
+                                arrived.push((p as u8 + 1, first, bytes));
+                            }
                         }
                     }
+                    more = pi.rx_tvalid || !rx.is_empty();
+                } else {
+                    pi.link_up = false;
+                }
+                if full {
+                    if more {
+                        dev.inbound.push(p as u8);
+                        dev.inbound_listed[p] = true;
+                    }
+                    k += 1;
+                } else if more {
+                    k += 1;
+                } else {
+                    dev.inbound.remove(k);
+                    dev.inbound_listed[p] = false;
                 }
             }
             // Host side: data VLs (CA), SMA, SM, registers.
@@ -1811,10 +1885,12 @@ impl<S: NodeAgent> Net<S> {
             // A link that came or went changes PortState at this clock
             // edge; the model shows it in the next cycle, so run that one.
             let mut link_changed = false;
-            for (p, pi) in dev.pin.iter().enumerate() {
-                if dev.last_link_up[p] != pi.link_up {
-                    dev.last_link_up[p] = pi.link_up;
-                    link_changed = true;
+            if std::mem::take(&mut dev.scanned) {
+                for (p, pi) in dev.pin.iter().enumerate() {
+                    if dev.last_link_up[p] != pi.link_up {
+                        dev.last_link_up[p] = pi.link_up;
+                        link_changed = true;
+                    }
                 }
             }
             if link_changed {
@@ -1967,7 +2043,7 @@ impl<S: NodeAgent> Net<S> {
             let due = link.send(dir, now, b);
             self.stats.beats += 1;
             self.moved = true;
-            let other = link.ends[1 - dir].0;
+            let (other, other_port) = link.ends[1 - dir];
             if self.opts.trace || self.wire_log.is_some() {
                 if let Some((first, bytes)) = link.sent[dir].beat(now, &b) {
                     if self.opts.trace {
@@ -1982,6 +2058,7 @@ impl<S: NodeAgent> Net<S> {
             }
             if let Some(due) = due {
                 self.wake.push(Reverse((due, other)));
+                self.devs[other].note_inbound(usize::from(other_port) - 1);
             }
         }
         if rewake {
@@ -2048,6 +2125,8 @@ impl<S: NodeAgent> Net<S> {
         dev.ticks += 1;
         dev.dout = o;
         let next = dev.dev.cycle();
+        // The ports that beats were sent to (their devices are borrowed).
+        let mut inbound: Vec<End> = Vec::new();
         let mut moved = match (lent, dev.driven.as_deref_mut()) {
             (Some(drv), _) => drv.observe(now, &o, &dev.pout, next)?,
             (None, Some(drv)) => drv.observe(now, &o, &dev.pout, next)?,
@@ -2093,6 +2172,7 @@ impl<S: NodeAgent> Net<S> {
                 if link.carrying(now) {
                     if let Some(due) = link.send(dir, now, b) {
                         wake.push(Reverse((due, link.ends[1 - dir].0)));
+                        inbound.push(link.ends[1 - dir]);
                     }
                     stats.beats += 1;
                 } else {
@@ -2106,6 +2186,9 @@ impl<S: NodeAgent> Net<S> {
             }
         }
         self.moved |= moved;
+        for (e, p) in inbound {
+            self.devs[e].note_inbound(usize::from(p) - 1);
+        }
         // Packets out are traced as "name>peer" ("name>tb" with no link).
         for (p, dir, first, bytes) in log {
             if dir == Direction::Outbound && self.opts.trace {
@@ -2283,6 +2366,9 @@ impl<S: NodeAgent> Net<S> {
                     self.drop_in_flight(l);
                     let ends = self.links[l].ends;
                     for (e, _) in ends {
+                        let dev = &mut self.devs[e];
+                        dev.scan_ports = true;
+                        dev.scan_at = Some(dev.scan_at.map_or(until, |t| t.max(until)));
                         self.activate(e);
                         self.wake.push(Reverse((until, e)));
                     }
