@@ -27,6 +27,14 @@ dir=$1 prefix=$2
 def="void ${prefix}___024root___eval(${prefix}___024root\\* vlSelf) {"
 first='vlSelfRef.__VicoFirstIteration = 1U;'
 
+# Only for a model clocked by clk_i itself: a clock that logic derives from
+# an input (a gated clock, ClkGate 1) is computed in the ico region, and
+# skipping it would lose that clock's edges.
+trig=$(grep -oh '__Vtrigprevexpr___TOP__[A-Za-z0-9_]*' "$dir/${prefix}___024root.h" | sort -u | tr '\n' ' ')
+if [ "$trig" != "__Vtrigprevexpr___TOP__clk_i__0 " ]; then
+  echo "ico_skip.sh: $prefix is triggered by [$trig], not by clk_i alone: a derived clock lives in the ico region" >&2
+  exit 1
+fi
 mapfile -t files < <(grep -l -- "$def" "$dir/${prefix}___024root__"*.cpp || true)
 if [ ${#files[@]} -ne 1 ]; then
   echo "ico_skip.sh: ${prefix}___024root___eval() is defined in ${#files[@]} files of $dir, not 1 (another Verilator version?)" >&2
