@@ -14,7 +14,9 @@
 #             harness, which includes "V<TOP>.h". `--ico-skip`, as a word of
 #             the line or of a --model's FLAGS, patches that model with
 #             sim/ico_skip.sh, as bindings/build.rs does the fabric's tiles
-#             (the harness then defines `thread_local bool vl15_ico_unchanged`)
+#             (the harness then defines `thread_local bool vl15_ico_unchanged`);
+#             not in a coverage build, as in build.rs (its counters give
+#             Verilator change triggers the script refuses)
 #   widths    optional: the DataW list of this harness when UNIT_WIDTHS is not
 #             set (the CA port's modules and the board add 8); default "32 64 128"
 #   equiv     optional: lines of configuration indexes (from 0) whose runs
@@ -164,7 +166,7 @@ run_one() {
       models+=("${words[$((i + 1))]}")
       i=$((i + 1))
     elif [ "${words[$i]}" = --ico-skip ]; then
-      ico_skip=1
+      [ ${#cov_flags[@]} -eq 0 ] && ico_skip=1
     else
       extra+=("${words[$i]}")
     fi
@@ -178,7 +180,11 @@ run_one() {
       mtop=${mw[0]}
       mdir=$out/m_$mtop
       for word in "${mw[@]:1}"; do
-        if [ "$word" = --ico-skip ]; then m_ico=1; else mflags+=("$word"); fi
+        if [ "$word" = --ico-skip ]; then
+          [ ${#cov_flags[@]} -eq 0 ] && m_ico=1
+        else
+          mflags+=("$word")
+        fi
       done
       echo "=== model $spec"
       timeout "$build_timeout" "$verilator" --cc --assert -Wall "${cov_flags[@]}" \
