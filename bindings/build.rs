@@ -483,33 +483,23 @@ fn verilate(cx: &Ctx, spec: Spec) -> Res<Model> {
         .arg(&product.tmp)
         .arg(format!("-I{}", cx.root.join("rtl").display()))
         .args(cx.rtl(spec.flist));
-    let o = cmd
-        .output()
-        .map_err(|e| format!("running {}: {e}: run `make deps`", cx.verilator))?;
-    if !o.status.success() {
-        return Err(format!(
-            "verilator failed for {pre} ({} {:?}):\n{}{}",
-            spec.top,
-            spec.params,
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        ));
-    }
+    run_checked(
+        &mut cmd,
+        (&cx.verilator, ": run `make deps`"),
+        &format!(
+            "verilator failed for {pre} ({} {:?})",
+            spec.top, spec.params
+        ),
+    )?;
     if patch {
-        let o = Command::new("bash")
-            .arg(&ico_skip)
-            .arg(&product.tmp)
-            .arg(&pre)
-            .output()
-            .map_err(|e| format!("running {}: {e}", ico_skip.display()))?;
-        if !o.status.success() {
-            return Err(format!(
-                "{} failed for {pre}:\n{}{}",
-                ico_skip.display(),
-                String::from_utf8_lossy(&o.stdout),
-                String::from_utf8_lossy(&o.stderr)
-            ));
-        }
+        run_checked(
+            Command::new("bash")
+                .arg(&ico_skip)
+                .arg(&product.tmp)
+                .arg(&pre),
+            (&ico_skip.display().to_string(), ""),
+            &format!("{} failed for {pre}", ico_skip.display()),
+        )?;
     }
     // The model's C++ files, from the classes list verilated.mk would use.
     let mk = product.tmp.join(format!("{pre}_classes.mk"));
@@ -773,6 +763,22 @@ fn list_file(p: &Path) -> Res<Vec<String>> {
         .map(|l| l.split('#').next().unwrap_or("").trim().to_string())
         .filter(|l| !l.is_empty())
         .collect())
+}
+
+/// Run `cmd`. If it cannot start: "running <name>: <why><hint>"; if it
+/// fails: `failed`, then everything it printed.
+fn run_checked(cmd: &mut Command, (name, hint): (&str, &str), failed: &str) -> Res<()> {
+    let o = cmd
+        .output()
+        .map_err(|e| format!("running {name}: {e}{hint}"))?;
+    if !o.status.success() {
+        return Err(format!(
+            "{failed}:\n{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        ));
+    }
+    Ok(())
 }
 
 fn tool_output(tool: &str, args: &[&str]) -> Res<String> {

@@ -219,7 +219,7 @@ class SwTiles {
       bus_we_ = m.reg_we_i;
       bus_addr_ = m.reg_addr_i;
       bus_wdata_ = m.reg_wdata_i;
-      swt::eval(m, false);
+      eval_mgmt(false);
       sync_states();
       route_reg_bus();
     }
@@ -249,8 +249,7 @@ class SwTiles {
     const unsigned tgt = m.reg_port_o;
     m.port_rdata_i = (tgt >= 1 && tgt <= n_) ? tiles_[tgt]->reg_rdata_o : 0;
     // The host's inputs and the tiles' wires may all have changed.
-    swt::eval(m, false);
-    m_in_dirty_ = false;
+    eval_mgmt(false);
     sync_states();
     // Back to the inputs: "granted beat taken", LFT grants and entries.
     xbar_selects();
@@ -284,8 +283,7 @@ class SwTiles {
     MgmtM& m = *mgmt_;
     if (m.clk_en_o) {
       m.clk_i = 1;
-      swt::eval(m, !m_in_dirty_);
-      m_in_dirty_ = false;
+      eval_mgmt(!m_in_dirty_);
     }
     const std::size_t clocked = cand_.size();
     for (std::size_t k = 0; k < clocked; ++k) {
@@ -368,6 +366,11 @@ class SwTiles {
   void eval_model(TileM& t, Tile& s) {
     swt::eval(t, !s.in_dirty);
     s.in_dirty = false;
+  }
+  // Port 0's eval(); `same`: none of its inputs was written since its last.
+  void eval_mgmt(bool same) {
+    swt::eval(*mgmt_, same);
+    m_in_dirty_ = false;
   }
 
   // Inputs that a tile reads only while it routes a packet (it is then

@@ -1216,9 +1216,15 @@ impl<S: NodeAgent> Net<S> {
             self.drop_in_flight(l);
         }
         for (d, _) in ends {
-            self.devs[d].scan_ports = true;
-            self.activate(d);
+            self.cable_changed(d);
         }
+    }
+
+    /// A cable of device `d` came, went, moved or retrains: its next tick
+    /// looks at every port's `link_up`.
+    fn cable_changed(&mut self, d: usize) {
+        self.devs[d].scan_ports = true;
+        self.activate(d);
     }
 
     /// A link stops carrying: the beats on the cable are lost.
@@ -1272,10 +1278,8 @@ impl<S: NodeAgent> Net<S> {
                         self.links.push(Link::new([ea, eb], self.opts.link_latency, names));
                         self.devs[ea.0].port_links[usize::from(ea.1) - 1] = Some((l, 0));
                         self.devs[eb.0].port_links[usize::from(eb.1) - 1] = Some((l, 1));
-                        self.devs[ea.0].scan_ports = true;
-                        self.devs[eb.0].scan_ports = true;
-                        self.activate(ea.0);
-                        self.activate(eb.0);
+                        self.cable_changed(ea.0);
+                        self.cable_changed(eb.0);
                         changed.push(l);
                     }
                     (x, y) => {
@@ -1675,29 +1679,21 @@ impl<S: NodeAgent> Net<S> {
             }
             // Links into the device: every port after a link change, else
             // the ports with beats coming in (or one to clear), in port order.
-            let full = dev.scan_ports || dev.scan_at.is_some_and(|t| now >= t);
+            let retrained = dev.scan_at.is_some_and(|t| now >= t);
+            let full = dev.scan_ports || retrained;
             if full {
                 dev.scan_ports = false;
-                if dev.scan_at.is_some_and(|t| now >= t) {
+                if retrained {
                     dev.scan_at = None;
                 }
                 dev.scanned = true;
                 dev.inbound.clear();
-                dev.inbound_listed.fill(false);
+                dev.inbound.extend(0..dev.pin.len() as u8);
+                dev.inbound_listed.fill(true);
             }
             let mut k = 0;
-            loop {
-                let p = if full {
-                    if k == dev.pin.len() {
-                        break;
-                    }
-                    k
-                } else {
-                    match dev.inbound.get(k) {
-                        Some(&p) => usize::from(p),
-                        None => break,
-                    }
-                };
+            while let Some(&q) = dev.inbound.get(k) {
+                let p = usize::from(q);
                 let pi = &mut dev.pin[p];
                 pi.rx_tvalid = false;
                 pi.rx_tlast = false;
@@ -1725,13 +1721,7 @@ impl<S: NodeAgent> Net<S> {
                 } else {
                     pi.link_up = false;
                 }
-                if full {
-                    if more {
-                        dev.inbound.push(p as u8);
-                        dev.inbound_listed[p] = true;
-                    }
-                    k += 1;
-                } else if more {
+                if more {
                     k += 1;
                 } else {
                     dev.inbound.remove(k);
@@ -2367,9 +2357,8 @@ impl<S: NodeAgent> Net<S> {
                     let ends = self.links[l].ends;
                     for (e, _) in ends {
                         let dev = &mut self.devs[e];
-                        dev.scan_ports = true;
                         dev.scan_at = Some(dev.scan_at.map_or(until, |t| t.max(until)));
-                        self.activate(e);
+                        self.cable_changed(e);
                         self.wake.push(Reverse((until, e)));
                     }
                 }
