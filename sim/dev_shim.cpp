@@ -9,6 +9,7 @@
 // sw_mgmt_tile's port_state_o has port 0 at [3:0] and port p at [4p +: 4].
 #include "dev_shim.h"
 
+#include <algorithm>
 #include <array>
 #include <memory>
 #include <stdexcept>
@@ -85,10 +86,16 @@ inline void put_mad(VlWide<K>& v, const Data& d) {
   if (K > 2) set_bits(v, 64, 64, d[1]);
 }
 
-inline void check_ports(std::size_t n, std::size_t in, std::size_t out) {
-  if (in != n || out != n) {
+inline void check_ports(std::size_t n, std::size_t in, rust::Slice<const uint8_t> changed) {
+  if (in != n) {
     throw std::invalid_argument("step: expected " + std::to_string(n) + " ports, got " +
-                                std::to_string(in) + " in / " + std::to_string(out) + " out");
+                                std::to_string(in));
+  }
+  for (const uint8_t k : changed) {
+    if (k >= n) {
+      throw std::invalid_argument("step: port index " + std::to_string(k) + " of " +
+                                  std::to_string(n) + " ports");
+    }
   }
 }
 
@@ -207,15 +214,16 @@ class CaMpModel final : public DevModel {
     host_.reset(cycles, [&](M& m) { idle_inputs(m); });
   }
 
+  // Every port is read and written in every step (N is 1 or 2).
   DevOut step(const DevIn& in, rust::Slice<const PortIn> ports_in,
-              rust::Slice<PortOut> ports_out) override {
-    check_ports(N, ports_in.size(), ports_out.size());
+              rust::Slice<const uint8_t> changed, bool) override {
+    check_ports(N, ports_in.size(), changed);
     const PortIn* pi = ports_in.data();
-    PortOut* po = ports_out.data();
     DevOut o{};
-    host_.step([&](M& m) { apply(m, in, pi); }, [&](const M& m) { read(m, o, po); });
+    host_.step([&](M& m) { apply(m, in, pi); }, [&](const M& m) { read(m, o, po_.data()); });
     return o;
   }
+  rust::Slice<const PortOut> ports_out() const override { return {po_.data(), N}; }
 
   void skip(uint64_t n) override { host_.skip(n); }
   uint64_t cycle() const override { return host_.cycle(); }
@@ -271,6 +279,7 @@ class CaMpModel final : public DevModel {
   }
 
   ModelHost<M> host_;
+  std::array<PortOut, N> po_{};
 };
 
 // The switch as ModelHost sees a model: clk_i and rst_ni, eval(), trace().
@@ -305,20 +314,22 @@ class SwitchModel final : public DevModel {
 
  public:
   explicit SwitchModel(unsigned nports)
-      : n_(nports), host_(nports), last_po_(nports) {
+      : n_(nports), host_(nports), last_po_(nports), listed_(nports, 0) {
     host_.settle([&](Top& m) { idle_inputs(m); });
   }
 
   void reset(uint32_t cycles) override {
     host_.reset(cycles, [&](Top& m) { idle_inputs(m); });
     settled_ = false;  // the next step evaluates
+    all_next_ = true;  // and reads every port (reset drove them idle)
   }
 
   DevOut step(const DevIn& in, rust::Slice<const PortIn> ports_in,
-              rust::Slice<PortOut> ports_out) override {
-    check_ports(n_, ports_in.size(), ports_out.size());
+              rust::Slice<const uint8_t> changed, bool all) override {
+    check_ports(n_, ports_in.size(), changed);
     const PortIn* pi = ports_in.data();
-    PortOut* po = ports_out.data();
+    select(changed, all || all_next_);
+    all_next_ = false;
     // ib_switch_top's idle contract: idle, and no input presented (no
     // valid, no register write, the register address and every link as
     // before): the switch does not change, so the cycle is only counted.
@@ -328,7 +339,6 @@ class SwitchModel final : public DevModel {
     const bool q = quiet(in, pi);
     if (q && settled_) {
       host_.skip(1);
-      for (unsigned k = 0; k < n_; ++k) po[k] = last_po_[k];
       return last_o_;
     }
     const bool was_idle = last_o_.idle;
@@ -337,8 +347,11 @@ class SwitchModel final : public DevModel {
     settled_ = q && was_idle && o.idle;
     last_o_ = o;
     last_reg_addr_ = in.reg_addr;
-    for (unsigned k = 0; k < n_; ++k) po[k] = last_po_[k];
     return o;
+  }
+
+  rust::Slice<const PortOut> ports_out() const override {
+    return {last_po_.data(), last_po_.size()};
   }
 
   void skip(uint64_t n) override { host_.skip(n); }
@@ -351,26 +364,60 @@ class SwitchModel final : public DevModel {
 
  private:
   void idle_inputs(Top& m) {
-    const DevIn zero{};
-    std::vector<PortIn> ports(n_);
-    for (auto& p : ports) p.link_up = true;
-    apply(m, zero, ports.data());
+    PortIn idle{};
+    idle.link_up = true;
+    for (unsigned k = 0; k < n_; ++k) apply_port(m, k, idle);
+    held_.clear();
+    apply_host<W, true>(m.tiles.mgmt(), DevIn{});
   }
 
-  void apply(Top& m, const DevIn& i, const PortIn* p) {
-    using D = std::remove_cvref_t<decltype(std::declval<TileM&>().rx_tdata_i)>;
-    static const D none{};
-    for (unsigned k = 0; k < n_; ++k) {
-      if (!p[k].rx_tvalid) {  // the beat is not read: no conversion
-        m.tiles.set_port(k + 1, none, 0, false, false, p[k].tx_tready, p[k].link_up);
-        continue;
+  // The ports this step reads, ascending, into sel_: those the caller
+  // says changed (every port when `all`), and those that presented a beat
+  // in the last step (a beat held is a beat presented again).
+  void select(rust::Slice<const uint8_t> changed, bool all) {
+    sel_.clear();
+    if (all) {
+      for (unsigned k = 0; k < n_; ++k) sel_.push_back(k);
+      held_.clear();
+      return;
+    }
+    for (const uint8_t k : changed) {
+      if (!listed_[k]) {
+        listed_[k] = 1;
+        sel_.push_back(k);
       }
-      D d{};
-      put_beat(d, 0, W, p[k].rx_tdata);
-      m.tiles.set_port(k + 1, d, p[k].rx_tkeep & KeepMask, true, p[k].rx_tlast, p[k].tx_tready,
-                       p[k].link_up);
+    }
+    for (const unsigned k : held_) {
+      if (!listed_[k]) {
+        listed_[k] = 1;
+        sel_.push_back(k);
+      }
+    }
+    held_.clear();
+    std::sort(sel_.begin(), sel_.end());
+    for (const unsigned k : sel_) listed_[k] = 0;
+  }
+
+  // Writes the selected ports' inputs (the idle inputs of the constructor
+  // and of reset write every port).
+  void apply(Top& m, const DevIn& i, const PortIn* p) {
+    for (const unsigned k : sel_) {
+      apply_port(m, k, p[k]);
+      if (p[k].rx_tvalid) held_.push_back(k);
     }
     apply_host<W, true>(m.tiles.mgmt(), i);
+  }
+
+  void apply_port(Top& m, unsigned k, const PortIn& p) {
+    using D = std::remove_cvref_t<decltype(std::declval<TileM&>().rx_tdata_i)>;
+    static const D none{};
+    if (!p.rx_tvalid) {  // the beat is not read: no conversion
+      m.tiles.set_port(k + 1, none, 0, false, false, p.tx_tready, p.link_up);
+      return;
+    }
+    D d{};
+    put_beat(d, 0, W, p.rx_tdata);
+    m.tiles.set_port(k + 1, d, p.rx_tkeep & KeepMask, true, p.rx_tlast, p.tx_tready, p.link_up);
   }
 
   // The outputs into last_po_ (a tile that was not evaluated since the
@@ -400,7 +447,7 @@ class SwitchModel final : public DevModel {
         in.reg_we || in.reg_addr != last_reg_addr_) {
       return false;
     }
-    for (unsigned k = 0; k < n_; ++k) {
+    for (const unsigned k : sel_) {
       if (pi[k].rx_tvalid || pi[k].link_up != host_.model().tiles.link_up(k + 1)) return false;
     }
     return true;
@@ -415,6 +462,12 @@ class SwitchModel final : public DevModel {
   std::vector<PortOut> last_po_;
   uint16_t last_reg_addr_ = 0;
   uint32_t states_ver_ = 0;  // SwTiles::states_version() at the last read
+  // The ports a step reads (select()), those that presented a beat in the
+  // last evaluated step, and a scratch mark per port for select().
+  std::vector<unsigned> sel_;
+  std::vector<unsigned> held_;
+  std::vector<uint8_t> listed_;
+  bool all_next_ = true;  // the first step reads every port
 };
 
 }  // namespace

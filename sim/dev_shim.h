@@ -23,9 +23,15 @@ class DevModel {
   virtual ~DevModel() = default;
   // rst_ni low for `cycles` cycles with every input idle (links up).
   virtual void reset(uint32_t cycles) = 0;
-  // One clock cycle; ports_in/ports_out hold external ports 1..N at 0..N-1.
+  // One clock cycle; ports_in holds external ports 1..N at 0..N-1. Unless
+  // `all`, only the ports listed in `changed` (indices, ascending) may have
+  // inputs other than in the previous step: the others are not read. The
+  // first step after construction or reset reads every port.
   virtual DevOut step(const DevIn& in, rust::Slice<const PortIn> ports_in,
-                      rust::Slice<PortOut> ports_out) = 0;
+                      rust::Slice<const uint8_t> changed, bool all) = 0;
+  // The external ports' outputs of the last step (port p at p-1), held by
+  // the model: valid until the next step or reset.
+  virtual rust::Slice<const PortOut> ports_out() const = 0;
   // Count n cycles without evaluating (the caller knows the model is idle).
   virtual void skip(uint64_t n) = 0;
   virtual uint64_t cycle() const = 0;

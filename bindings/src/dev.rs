@@ -180,8 +180,10 @@ mod ffi {
             self: Pin<&mut DevModel>,
             inp: &DevIn,
             ports_in: &[PortIn],
-            ports_out: &mut [PortOut],
+            changed: &[u8],
+            all: bool,
         ) -> Result<DevOut>;
+        fn ports_out(self: &DevModel) -> &[PortOut];
         fn skip(self: Pin<&mut DevModel>, n: u64);
         fn cycle(self: &DevModel) -> u64;
         fn num_ports(self: &DevModel) -> u32;
@@ -197,6 +199,18 @@ mod ffi {
 // calling thread's Verilator context at the instance before every
 // evaluation. Not Sync: every evaluating method takes `Pin<&mut _>`.
 unsafe impl Send for ffi::DevModel {}
+
+/// Which external ports' inputs may differ from the previous
+/// [`Dev::step`]'s (indices: port p at p−1, ascending). The first step
+/// after [`Dev::new`] or [`Dev::reset`] reads every port whatever it says.
+#[derive(Clone, Copy, Debug)]
+pub enum Changed<'a> {
+    /// Any port's.
+    All,
+    /// Only these ports'; every other port's `PortIn` is the one of the
+    /// previous step.
+    Ports(&'a [u8]),
+}
 
 /// One multiport-top simulation.
 pub struct Dev {
@@ -253,23 +267,40 @@ impl Dev {
         Ok(self.model.pin_mut().reset(cycles)?)
     }
 
-    /// One clock cycle: `ports_in`/`ports_out` must have [`Dev::num_ports`]
-    /// elements.
+    /// One clock cycle: `ports_in` has [`Dev::num_ports`] elements, and
+    /// `changed` says which of them may differ from the previous step's
+    /// (the model reads only those: a wide switch with few busy ports costs
+    /// what its busy ports cost). The ports' outputs are then in
+    /// [`Dev::ports_out`].
     pub fn step(
         &mut self,
         inp: &DevIn,
         ports_in: &[PortIn],
-        ports_out: &mut [PortOut],
+        changed: Changed<'_>,
     ) -> Result<DevOut> {
         let n = self.num_ports() as usize;
-        if ports_in.len() != n || ports_out.len() != n {
+        if ports_in.len() != n {
             return Err(Error::Ports {
                 want: n,
                 ins: ports_in.len(),
-                outs: ports_out.len(),
             });
         }
-        Ok(self.model.pin_mut().step(inp, ports_in, ports_out)?)
+        let (list, all): (&[u8], bool) = match changed {
+            Changed::All => (&[], true),
+            Changed::Ports(l) => {
+                if let Some(&k) = l.iter().find(|&&k| usize::from(k) >= n) {
+                    return Err(Error::PortIndex { index: k, ports: n });
+                }
+                (l, false)
+            }
+        };
+        Ok(self.model.pin_mut().step(inp, ports_in, list, all)?)
+    }
+
+    /// The external ports' outputs of the last [`Dev::step`] (port p at
+    /// p−1), held by the model.
+    pub fn ports_out(&self) -> &[PortOut] {
+        self.model.ports_out()
     }
 
     /// Count `n` cycles without evaluating. Only sound while the model is

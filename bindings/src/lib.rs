@@ -39,7 +39,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 pub mod dev;
 
-pub use dev::{Dev, DevIn, DevKind, DevOut, PortIn, PortOut, DEV_DATA_WIDTHS, MAX_SWITCH_PORTS};
+pub use dev::{
+    Changed, Dev, DevIn, DevKind, DevOut, PortIn, PortOut, DEV_DATA_WIDTHS, MAX_SWITCH_PORTS,
+};
 pub use ffi::{CaIn, CaOut};
 
 #[cxx::bridge(namespace = "vl15")]
@@ -208,12 +210,11 @@ pub enum Error {
     #[error("the C++ shim returned no model")]
     Null,
     /// A multiport step got the wrong number of port structs.
-    #[error("step: the model has {want} ports, got {ins} inputs and {outs} outputs")]
-    Ports {
-        want: usize,
-        ins: usize,
-        outs: usize,
-    },
+    #[error("step: the model has {want} ports, got {ins} inputs")]
+    Ports { want: usize, ins: usize },
+    /// A multiport step named a changed port the model does not have.
+    #[error("step: changed port index {index} of a {ports}-port model")]
+    PortIndex { index: u8, ports: usize },
 }
 
 impl From<cxx::Exception> for Error {

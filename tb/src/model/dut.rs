@@ -13,13 +13,17 @@
 //! has its own register map (`regmap::swreg`) and the GMP streams.
 
 use anyhow::{bail, Context, Result};
-use vl15_bindings::dev::{Dev, DevIn, DevKind, DevOut, PortIn, PortOut};
+use vl15_bindings::dev::{Changed, Dev, DevIn, DevKind, DevOut, PortIn, PortOut};
 use vl15_bindings::{Ca, CaIn};
 
 /// A Verilated top as the testbench clocks it.
 pub trait Dut: Send {
-    /// One clock cycle; `pin` and `pout` have [`Dut::num_ports`] elements.
-    fn step(&mut self, i: &DevIn, pin: &[PortIn], pout: &mut [PortOut]) -> Result<DevOut>;
+    /// One clock cycle; `pin` has [`Dut::num_ports`] elements, of which
+    /// only those `changed` names may differ from the previous step's. The
+    /// ports' outputs are then in [`Dut::ports_out`].
+    fn step(&mut self, i: &DevIn, pin: &[PortIn], changed: Changed<'_>) -> Result<DevOut>;
+    /// The ports' outputs of the last step ([`Dut::num_ports`] elements).
+    fn ports_out(&self) -> &[PortOut];
     /// Count `n` cycles without evaluating: only while the model is idle
     /// (`DevOut::idle`) and gets no input, when its state would not change.
     fn skip(&mut self, n: u64);
@@ -47,8 +51,11 @@ impl Dut for Dev {
     fn trace_close(&mut self) {
         Dev::trace_close(self);
     }
-    fn step(&mut self, i: &DevIn, pin: &[PortIn], pout: &mut [PortOut]) -> Result<DevOut> {
-        Ok(Dev::step(self, i, pin, pout)?)
+    fn step(&mut self, i: &DevIn, pin: &[PortIn], changed: Changed<'_>) -> Result<DevOut> {
+        Ok(Dev::step(self, i, pin, changed)?)
+    }
+    fn ports_out(&self) -> &[PortOut] {
+        Dev::ports_out(self)
     }
     fn skip(&mut self, n: u64) {
         Dev::skip(self, n);
@@ -87,13 +94,19 @@ pub struct CaTopDut {
     /// Cycles counted by [`Dut::skip`] (`Ca` counts only what it
     /// evaluates).
     skipped: u64,
+    /// The port's outputs of the last step.
+    pout: [PortOut; 1],
 }
 
 impl CaTopDut {
     /// A new `ib_ca_top` at `data_w`, not yet reset.
     pub fn new(data_w: u32) -> Result<Self> {
         let ca = Ca::new(data_w).with_context(|| format!("building ib_ca_top DataW={data_w}"))?;
-        Ok(CaTopDut { ca, skipped: 0 })
+        Ok(CaTopDut {
+            ca,
+            skipped: 0,
+            pout: [PortOut::default()],
+        })
     }
 }
 
@@ -113,8 +126,11 @@ impl Dut for CaTopDut {
     fn trace_close(&mut self) {
         self.ca.trace_close();
     }
-    fn step(&mut self, i: &DevIn, pin: &[PortIn], pout: &mut [PortOut]) -> Result<DevOut> {
-        let ([p], [po]) = (pin, pout) else {
+    fn ports_out(&self) -> &[PortOut] {
+        &self.pout
+    }
+    fn step(&mut self, i: &DevIn, pin: &[PortIn], _changed: Changed<'_>) -> Result<DevOut> {
+        let [p] = pin else {
             bail!("ib_ca_top has one port, not {}", pin.len());
         };
         for (what, valid, tag) in [
@@ -171,7 +187,7 @@ impl Dut for CaTopDut {
             link_up: p.link_up,
         };
         let o = self.ca.step(&c)?;
-        *po = PortOut {
+        self.pout[0] = PortOut {
             tx_tdata: o.tx_tdata,
             tx_tkeep: o.tx_tkeep,
             tx_tvalid: o.tx_tvalid,

@@ -27,7 +27,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use anyhow::{anyhow, bail, Context, Result};
 use rayon::prelude::*;
 use vl15_bindings::{
-    Dev, DevIn, DevKind, DevOut, PortIn, PortOut, DEV_DATA_WIDTHS, MAX_SWITCH_PORTS,
+    Changed, Dev, DevIn, DevKind, DevOut, PortIn, PortOut, DEV_DATA_WIDTHS, MAX_SWITCH_PORTS,
 };
 
 use crate::model::device::{sm_rx_meta, sma_rx_meta, AddressHandle, CaPort, RecvQueue, SmiMeta};
@@ -306,7 +306,10 @@ pub struct Device<S> {
     pub nports: u8,
     dev: Box<dyn Dut>,
     pin: Vec<PortIn>,
-    pout: Vec<PortOut>,
+    /// The ports whose `pin` this cycle wrote (in port order), or every
+    /// port: what the model reads at its next step.
+    pin_changed: Vec<u8>,
+    pin_all: bool,
     pub dout: DevOut,
     /// Per port 1..=model ports at index p−1: (link, direction it sends on).
     port_links: Vec<Option<(usize, usize)>>,
@@ -391,6 +394,20 @@ pub struct Device<S> {
 }
 
 impl<S> Device<S> {
+    /// One cycle of the model with `i` and the ports' inputs, telling it
+    /// which ports' inputs this cycle wrote.
+    fn step_model(&mut self, i: &DevIn) -> Result<DevOut> {
+        let changed = if self.pin_all {
+            Changed::All
+        } else {
+            Changed::Ports(&self.pin_changed)
+        };
+        let o = self.dev.step(i, &self.pin, changed);
+        self.pin_all = false;
+        self.pin_changed.clear();
+        o
+    }
+
     /// A beat is on the cable into port index `p` (port p+1).
     fn note_inbound(&mut self, p: usize) {
         if let Some(listed) = self.inbound_listed.get_mut(p) {
@@ -413,7 +430,8 @@ impl<S> Device<S> {
             nports,
             dev,
             pin: vec![PortIn::default(); np],
-            pout: vec![PortOut::default(); np],
+            pin_changed: Vec::new(),
+            pin_all: true,
             dout: DevOut::default(),
             port_links: vec![None; np],
             agent,
@@ -504,7 +522,8 @@ impl<S> Device<S> {
                 0
             };
         }
-        self.pout
+        self.dev
+            .ports_out()
             .get(usize::from(p) - 1)
             .map_or(0, |o| o.port_state)
     }
@@ -691,6 +710,8 @@ pub struct Net<S> {
     list_spare: Vec<usize>,
     prep_buf: Vec<Prep>,
     out_buf: Vec<Result<DevOut>>,
+    /// The ports of the device being clocked that put a beat out.
+    sending: Vec<(usize, PortOut)>,
 }
 
 impl<S: NodeAgent> Default for Net<S> {
@@ -801,6 +822,7 @@ impl<S: NodeAgent> Net<S> {
             list_spare: Vec::new(),
             prep_buf: Vec::new(),
             out_buf: Vec::new(),
+            sending: Vec::new(),
         };
         // Ports without a cable are down; every device runs once so that the
         // port states and the SMA's register images settle.
@@ -810,6 +832,7 @@ impl<S: NodeAgent> Net<S> {
                 net.devs[d].pin[p].link_up = up;
                 net.devs[d].pin[p].tx_tready = true;
             }
+            net.devs[d].pin_all = true;
             let mut regs = Vec::new();
             let init = net.devs[d].agent().init_writes();
             for w in &init {
@@ -880,6 +903,7 @@ impl<S: NodeAgent> Net<S> {
             list_spare: Vec::new(),
             prep_buf: Vec::new(),
             out_buf: Vec::new(),
+            sending: Vec::new(),
         }
     }
 
@@ -1623,8 +1647,7 @@ impl<S: NodeAgent> Net<S> {
     /// One cycle of the models of `list` with their inputs, in list order.
     fn eval(&mut self, list: &[usize], preps: &[Prep], now: u64, outs: &mut Vec<Result<DevOut>>) {
         let step = |dev: &mut Device<S>, i: &DevIn| {
-            dev.dev
-                .step(i, &dev.pin, &mut dev.pout)
+            dev.step_model(i)
                 .with_context(|| format!("{} at cycle {now}", dev.name))
         };
         let pool = match &self.pool {
@@ -1691,9 +1714,13 @@ impl<S: NodeAgent> Net<S> {
                 dev.inbound.extend(0..dev.pin.len() as u8);
                 dev.inbound_listed.fill(true);
             }
+            if full {
+                dev.pin_all = true;
+            }
             let mut k = 0;
             while let Some(&q) = dev.inbound.get(k) {
                 let p = usize::from(q);
+                dev.pin_changed.push(q);
                 let pi = &mut dev.pin[p];
                 pi.rx_tvalid = false;
                 pi.rx_tlast = false;
@@ -1730,6 +1757,7 @@ impl<S: NodeAgent> Net<S> {
             }
             // Host side: data VLs (CA), SMA, SM, registers.
             if !dev.is_switch {
+                dev.pin_all = true;
                 for p in 0..dev.pin.len() {
                     let pi = &mut dev.pin[p];
                     pi.dtx_tvalid = false;
@@ -1902,8 +1930,8 @@ impl<S: NodeAgent> Net<S> {
                 dev.gmp_rx
                     .observe(o.gmp_rx_tvalid, b, o.gmp_rx_tuser, now, || reason);
             } else {
-                for p in 0..dev.pout.len() {
-                    let po = dev.pout[p];
+                for p in 0..dev.pin.len() {
+                    let po = dev.dev.ports_out()[p];
                     dev.data_tx[p].taken(po.dtx_tready, now);
                     let b = Beat {
                         data: po.drx_tdata,
@@ -2012,11 +2040,12 @@ impl<S: NodeAgent> Net<S> {
             }
         }
         // Beats onto links.
-        for p in 0..self.devs[d].pout.len() {
-            let po = self.devs[d].pout[p];
-            if !po.tx_tvalid {
-                continue;
-            }
+        let mut sending = std::mem::take(&mut self.sending);
+        sending.extend(
+            (self.devs[d].dev.ports_out().iter().copied().enumerate())
+                .filter(|(_, po)| po.tx_tvalid),
+        );
+        for &(p, po) in &sending {
             let Some((l, dir)) = self.devs[d].port_links[p] else {
                 continue;
             };
@@ -2051,6 +2080,8 @@ impl<S: NodeAgent> Net<S> {
                 self.devs[other].note_inbound(usize::from(other_port) - 1);
             }
         }
+        sending.clear();
+        self.sending = sending;
         if rewake {
             self.activate(d);
         }
@@ -2077,6 +2108,7 @@ impl<S: NodeAgent> Net<S> {
         }
         let mut i = DevIn::default();
         let link_rx = &dev.drv_link_rx;
+        dev.pin_all = true;
         match (lent, dev.driven.as_deref_mut()) {
             (Some(drv), _) => drv.drive(now, link_rx, &mut i, &mut dev.pin),
             (None, Some(drv)) => drv.drive(now, link_rx, &mut i, &mut dev.pin),
@@ -2118,13 +2150,13 @@ impl<S: NodeAgent> Net<S> {
         // The ports that beats were sent to (their devices are borrowed).
         let mut inbound: Vec<End> = Vec::new();
         let mut moved = match (lent, dev.driven.as_deref_mut()) {
-            (Some(drv), _) => drv.observe(now, &o, &dev.pout, next)?,
-            (None, Some(drv)) => drv.observe(now, &o, &dev.pout, next)?,
+            (Some(drv), _) => drv.observe(now, &o, dev.dev.ports_out(), next)?,
+            (None, Some(drv)) => drv.observe(now, &o, dev.dev.ports_out(), next)?,
             (None, None) => return Ok(()),
         };
         let mut log = Vec::new();
         for p in 0..dev.pin.len() {
-            let (pi, po) = (&dev.pin[p], &dev.pout[p]);
+            let (pi, po) = (&dev.pin[p], &dev.dev.ports_out()[p]);
             if pi.rx_tvalid {
                 moved = true;
                 let b = Beat {
@@ -2200,19 +2232,18 @@ impl<S: NodeAgent> Net<S> {
     /// Whether a switch port went Down or came up from Down since the last
     /// tick (a link edge; SM-driven Init/Armed/Active steps are not).
     fn link_edge(dev: &mut Device<S>) -> bool {
-        let n = dev.pout.len();
+        let n = dev.pin.len();
         if dev.last_states.len() != n {
-            dev.last_states = dev.pout.iter().map(|o| o.port_state).collect();
+            dev.last_states = dev.dev.ports_out().iter().map(|o| o.port_state).collect();
             return false;
         }
         let mut edge = false;
-        for p in 0..n {
-            let s = dev.pout[p].port_state;
-            let was = dev.last_states[p];
-            if s != was && (s == 1 || was == 1) {
+        for (o, was) in dev.dev.ports_out().iter().zip(dev.last_states.iter_mut()) {
+            let s = o.port_state;
+            if s != *was && (s == 1 || *was == 1) {
                 edge = true;
             }
-            dev.last_states[p] = s;
+            *was = s;
         }
         edge
     }
@@ -2278,7 +2309,7 @@ impl<S: NodeAgent> Net<S> {
             }
             return Ok(());
         }
-        let np = self.devs[d].pout.len();
+        let np = self.devs[d].pin.len();
         let mut states = vec![0u8; np + 1];
         let mut link_up = vec![false; np + 1];
         let mut neighbour = vec![None; np + 1];
@@ -2297,7 +2328,7 @@ impl<S: NodeAgent> Net<S> {
             let o = &self.devs[d].dout;
             mkey[0] = Some((o.port0_mkey_prot, o.port0_mkey_viols));
         } else {
-            for (m, o) in mkey[1..].iter_mut().zip(&self.devs[d].pout) {
+            for (m, o) in mkey[1..].iter_mut().zip(self.devs[d].dev.ports_out()) {
                 *m = Some((o.mkey_prot, o.mkey_viols));
             }
         }
