@@ -24,7 +24,7 @@ class DevModel {
   // rst_ni low for `cycles` cycles with every input idle (links up).
   virtual void reset(uint32_t cycles) = 0;
   // One clock cycle; ports_in holds external ports 1..N at 0..N-1. Unless
-  // `all`, only the ports listed in `changed` (indices, ascending) may have
+  // `all`, only the ports listed in `changed` (indices, any order) may have
   // inputs other than in the previous step: the others are not read. The
   // first step after construction or reset reads every port.
   virtual DevOut step(const DevIn& in, rust::Slice<const PortIn> ports_in,

@@ -201,7 +201,7 @@ mod ffi {
 unsafe impl Send for ffi::DevModel {}
 
 /// Which external ports' inputs may differ from the previous
-/// [`Dev::step`]'s (indices: port p at p−1, ascending). The first step
+/// [`Dev::step`]'s (indices: port p at p−1, any order). The first step
 /// after [`Dev::new`] or [`Dev::reset`] reads every port whatever it says.
 #[derive(Clone, Copy, Debug)]
 pub enum Changed<'a> {

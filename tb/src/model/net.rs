@@ -832,7 +832,6 @@ impl<S: NodeAgent> Net<S> {
                 net.devs[d].pin[p].link_up = up;
                 net.devs[d].pin[p].tx_tready = true;
             }
-            net.devs[d].pin_all = true;
             let mut regs = Vec::new();
             let init = net.devs[d].agent().init_writes();
             for w in &init {
@@ -1930,8 +1929,7 @@ impl<S: NodeAgent> Net<S> {
                 dev.gmp_rx
                     .observe(o.gmp_rx_tvalid, b, o.gmp_rx_tuser, now, || reason);
             } else {
-                for p in 0..dev.pin.len() {
-                    let po = dev.dev.ports_out()[p];
+                for (p, po) in dev.dev.ports_out().iter().enumerate() {
                     dev.data_tx[p].taken(po.dtx_tready, now);
                     let b = Beat {
                         data: po.drx_tdata,
@@ -2155,8 +2153,7 @@ impl<S: NodeAgent> Net<S> {
             (None, None) => return Ok(()),
         };
         let mut log = Vec::new();
-        for p in 0..dev.pin.len() {
-            let (pi, po) = (&dev.pin[p], &dev.dev.ports_out()[p]);
+        for (p, (pi, po)) in dev.pin.iter().zip(dev.dev.ports_out()).enumerate() {
             if pi.rx_tvalid {
                 moved = true;
                 let b = Beat {
