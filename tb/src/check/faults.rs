@@ -789,6 +789,8 @@ pub struct SoakOpts {
     pub classes: Vec<FaultClass>,
     /// Shows packets handed in and mismatches (a hidden bar draws nothing).
     pub progress: Option<indicatif::ProgressBar>,
+    /// The port's model: the RTL, or the RTL and its twin in lockstep.
+    pub fidelity: crate::model::twin::Fidelity,
 }
 
 impl SoakOpts {
@@ -802,6 +804,7 @@ impl SoakOpts {
             checkpoint: 2000,
             classes: Vec::new(),
             progress: None,
+            fidelity: crate::model::twin::Fidelity::Rtl,
         }
     }
 }
@@ -860,7 +863,7 @@ pub fn soak_logged(
     waves: Option<&mut crate::model::trace::Waves>,
 ) -> Result<SoakReport> {
     let t0 = Instant::now();
-    let mut b = CaBench::on(o.model, o.width)?;
+    let mut b = CaBench::on_as(o.model, o.width, o.fidelity)?;
     if let Some(w) = waves {
         let name = format!("w{}.ca{}", o.width, b.port().port_num());
         w.open(&name, b.dut_mut())?;

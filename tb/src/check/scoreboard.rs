@@ -42,6 +42,7 @@ use crate::model::device::{AddressHandle, CaPort, CaPortModel, SmiMeta, Tap, TxP
 use crate::model::regmap::reg;
 use crate::model::stream::{beat_bytes, Received};
 use crate::model::trace::PortLog;
+use crate::model::twin::Fidelity;
 use crate::proto::mad::Mad;
 use crate::proto::packet::consts::*;
 use crate::proto::pcap::{port_name, TraceFile};
@@ -1074,10 +1075,16 @@ impl CaBench {
 
     /// The same on any CA port (e.g. one port of the multiport CA).
     pub fn on(model: CaPortModel, data_w: u32) -> Result<Self> {
+        CaBench::on_as(model, data_w, Fidelity::Rtl)
+    }
+
+    /// [`CaBench::on`] with the port's model chosen by `f`: the RTL, the
+    /// twin, or both in lockstep.
+    pub fn on_as(model: CaPortModel, data_w: u32, f: Fidelity) -> Result<Self> {
         let mut net = Net::bench();
         // The scoreboard sees every packet; a soak keeps no trace.
         net.opts.trace = false;
-        let d = net.add_port::<Sma, PortSm>("ca", model, data_w, None, None)?;
+        let d = net.add_port_as::<Sma, PortSm>("ca", model, data_w, f, None, None)?;
         let port = net
             .ca_port_mut(d)
             .ok_or_else(|| anyhow::anyhow!("the bench's port"))?;

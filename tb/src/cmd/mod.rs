@@ -139,6 +139,20 @@ pub struct FabricArgs {
     /// and demux)
     #[arg(long)]
     ca_top: bool,
+    /// The model every device runs as: rtl (the Verilated RTL), twin (its
+    /// Rust twin, cycle-exact against the RTL and far cheaper), or
+    /// lockstep (both, every output compared in every cycle: the run fails
+    /// at the first difference)
+    #[arg(long, default_value = "rtl", value_name = "rtl|twin|lockstep")]
+    fidelity: vl15::model::twin::Fidelity,
+    /// Devices that run as RTL whatever --fidelity says: node ids or
+    /// NodeDescriptions, comma-separated, `*` standing for any run of
+    /// characters ("sw-leaf-3,H-1*")
+    #[arg(long, value_name = "NODES", value_delimiter = ',')]
+    rtl: Vec<String>,
+    /// Devices that run as twins whatever --fidelity says (as --rtl)
+    #[arg(long, value_name = "NODES", value_delimiter = ',')]
+    twin: Vec<String>,
     #[command(flatten)]
     pub pcap: CaptureArgs,
 }
@@ -152,6 +166,11 @@ impl FabricArgs {
             ca_top: self.ca_top,
             pcap: self.pcap.target(),
             wave: self.pcap.wave.clone(),
+            fidelity: vl15::model::twin::FidelityChoice {
+                default: self.fidelity,
+                rtl: self.rtl.clone(),
+                twin: self.twin.clone(),
+            },
             ..Default::default()
         }
     }

@@ -56,8 +56,32 @@ pub struct Args {
     /// The multiport CA's port under test (default: each port in turn)
     #[arg(long, value_name = "P")]
     port: Option<u32>,
+    /// What the device's outputs are checked against besides the
+    /// reference model: nothing more (rtl), or its twin stepped beside
+    /// the RTL with the same inputs (twin), every output compared in every
+    /// cycle; the first cycle they differ in fails the soak
+    #[arg(long, value_enum, default_value = "rtl")]
+    against: Against,
     #[command(flatten)]
     pcap: super::CaptureArgs,
+}
+
+/// `--against`.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum Against {
+    /// The RTL against the reference model alone
+    Rtl,
+    /// The RTL and its twin in lockstep, as well
+    Twin,
+}
+
+impl Against {
+    fn fidelity(self) -> vl15::model::twin::Fidelity {
+        match self {
+            Against::Rtl => vl15::model::twin::Fidelity::Rtl,
+            Against::Twin => vl15::model::twin::Fidelity::Lockstep,
+        }
+    }
 }
 
 impl Args {
@@ -148,6 +172,7 @@ impl Args {
                 phase_packets: self.checkpoint.max(1),
                 fault_percent: self.fault_percent,
                 data_w: w,
+                fidelity: self.against.fidelity(),
                 progress: Some(super::progress(
                     Some(packets),
                     &format!("soak switch {nports} ports DATA_W {w}"),
@@ -233,6 +258,7 @@ impl Args {
         o.fault_percent = self.fault_percent;
         o.classes = classes.to_vec();
         o.checkpoint = self.checkpoint.max(1);
+        o.fidelity = self.against.fidelity();
         let bar = super::progress(Some(packets), &format!("soak {name} DATA_W {w}"));
         o.progress = Some(bar.clone());
         let r = faults::soak_logged(&o, log, waves);

@@ -16,6 +16,7 @@ use crate::model::net::{Driver, Net};
 use crate::model::node_hw::NodeAgent;
 use crate::model::regmap::reg;
 use crate::model::stream::Beat;
+use crate::model::twin::Fidelity;
 
 /// A checker of one port (the reference model's scoreboard,
 /// `crate::check::scoreboard`): it sees the port after every cycle, and
@@ -116,7 +117,24 @@ impl<S: NodeAgent> Net<S> {
         A: HostAgent + Send + 'static,
         D: HostAgent + Send + 'static,
     {
-        let (dut, port) = model.dut(data_w)?;
+        self.add_port_as(name, model, data_w, Fidelity::Rtl, sma, sm)
+    }
+
+    /// [`Net::add_port`] with the port's model chosen by `f`.
+    pub fn add_port_as<A, D>(
+        &mut self,
+        name: &str,
+        model: CaPortModel,
+        data_w: u32,
+        f: Fidelity,
+        sma: Option<A>,
+        sm: Option<D>,
+    ) -> Result<usize>
+    where
+        A: HostAgent + Send + 'static,
+        D: HostAgent + Send + 'static,
+    {
+        let (dut, port) = model.dut_as(data_w, f)?;
         let port = CaPort::on(dut.as_ref(), port)?;
         Ok(self.add_driven(name, dut, Box::new(PortBench::new(port, sma, sm))))
     }

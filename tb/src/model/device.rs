@@ -14,11 +14,12 @@
 use std::collections::VecDeque;
 
 use anyhow::{bail, Context, Result};
-use vl15_bindings::dev::{Dev, DevIn, DevOut, PortIn, PortOut};
+use vl15_bindings::dev::{DevIn, DevOut, PortIn, PortOut};
 
-use crate::model::dut::{ca_mp_kind, CaTopDut, Dut};
+use crate::model::dut::{ca_mp_kind, Dut};
 use crate::model::regmap::{mpreg, reg};
 use crate::model::stream::{Beat, Pattern, Received, Sink, Source};
+use crate::model::twin::{self, DeviceSpec, Fidelity};
 use crate::proto::mad::Mad;
 
 /// Sideband of the SMI receive interfaces (`sma_rx_*`, `sm_rx_*`) and of SMA
@@ -823,16 +824,24 @@ pub enum CaPortModel {
 impl CaPortModel {
     /// The model at `data_w`, reset, and the port a bench drives.
     pub fn dut(self, data_w: u32) -> Result<(Box<dyn Dut>, u8)> {
+        self.dut_as(data_w, Fidelity::Rtl)
+    }
+
+    /// [`CaPortModel::dut`] with the model chosen by `f`: the RTL, the
+    /// twin, or both in lockstep.
+    pub fn dut_as(self, data_w: u32, f: Fidelity) -> Result<(Box<dyn Dut>, u8)> {
         let (mut dut, port): (Box<dyn Dut>, u8) = match self {
-            CaPortModel::Top => (Box::new(CaTopDut::new(data_w)?), 1),
+            CaPortModel::Top => (twin::backend(f).build(DeviceSpec::CaTop { data_w })?, 1),
             CaPortModel::Mp { nports, port } => {
-                let Some(kind) = ca_mp_kind(nports) else {
+                if ca_mp_kind(nports).is_none() {
                     bail!("the multiport CA is built with 1 or 2 ports, not {nports}");
-                };
-                let dev = Dev::new(kind, u32::from(nports), data_w).with_context(|| {
-                    format!("building ib_ca_mp_top NumPorts={nports} DataW={data_w}")
-                })?;
-                (Box::new(dev), port)
+                }
+                let dev = twin::backend(f)
+                    .build(DeviceSpec::CaMp { nports, data_w })
+                    .with_context(|| {
+                        format!("building ib_ca_mp_top NumPorts={nports} DataW={data_w}")
+                    })?;
+                (dev, port)
             }
         };
         if port == 0 || u32::from(port) > dut.num_ports() {

@@ -27,15 +27,16 @@ use std::collections::{BinaryHeap, VecDeque};
 use anyhow::{anyhow, bail, Context, Result};
 use rayon::prelude::*;
 use vl15_bindings::{
-    Changed, Dev, DevIn, DevKind, DevOut, PortIn, PortOut, DEV_DATA_WIDTHS, MAX_SWITCH_PORTS,
+    Changed, DevIn, DevKind, DevOut, PortIn, PortOut, DEV_DATA_WIDTHS, MAX_SWITCH_PORTS,
 };
 
 use crate::model::device::{sm_rx_meta, sma_rx_meta, AddressHandle, CaPort, RecvQueue, SmiMeta};
-use crate::model::dut::{ca_mp_kind, CaTopDut, Dut};
+use crate::model::dut::{ca_mp_kind, Dut};
 use crate::model::node_hw::{HwWrite, KeyViolation, NodeAgent, NodeHw};
 use crate::model::regmap::{mpreg, swreg};
 use crate::model::stream::{Beat, PacketAssembler, Pattern, Sink, Source};
 use crate::model::trace::{TraceEntry, Waves};
+use crate::model::twin::{self, DeviceSpec, FidelityChoice};
 use crate::model::wirefault::{FaultSpec, WireFault};
 use crate::proto::mad::{self, Mad};
 use crate::proto::packet::consts::CLASS_SUBN_LID;
@@ -96,6 +97,8 @@ pub struct NetOptions {
     /// Dump every device's signals into an FST file in this directory,
     /// named after its node ([`crate::model::trace::Waves`]).
     pub wave: Option<std::path::PathBuf>,
+    /// Which devices run as RTL and which as twins.
+    pub fidelity: FidelityChoice,
 }
 
 impl Default for NetOptions {
@@ -111,6 +114,7 @@ impl Default for NetOptions {
             ca_top: false,
             pcap: None,
             wave: None,
+            fidelity: FidelityChoice::default(),
         }
     }
 }
@@ -756,20 +760,33 @@ impl<S: NodeAgent> Net<S> {
             Some(dir) => Some(Waves::new(dir)?),
             None => None,
         };
+        let names: Vec<(&str, &str)> = topo
+            .nodes
+            .iter()
+            .map(|n| (n.id.as_str(), n.description.as_str()))
+            .collect();
+        let fidelity = opts.fidelity.resolve(&names)?;
         let mut devs = Vec::with_capacity(topo.nodes.len());
         for (i, n) in topo.nodes.iter().enumerate() {
             let kind = dev_kind(&topo, n)?;
-            let mut dev: Box<dyn Dut> = match kind {
-                DevKind::CaMp1 if opts.ca_top => Box::new(
-                    CaTopDut::new(w).with_context(|| format!("building the RTL of {:?}", n.id))?,
-                ),
-                _ => Box::new(
-                    Dev::new(kind, u32::from(n.nports), w)
-                        .with_context(|| format!("building the RTL of {:?}", n.id))?,
-                ),
+            let spec = match kind {
+                DevKind::CaMp1 if opts.ca_top => DeviceSpec::CaTop { data_w: w },
+                DevKind::Switch => DeviceSpec::Switch {
+                    nports: n.nports,
+                    data_w: w,
+                },
+                _ => DeviceSpec::CaMp {
+                    nports: n.nports,
+                    data_w: w,
+                },
             };
+            let f = fidelity[i];
+            let mut dev = twin::backend(f)
+                .build(spec)
+                .with_context(|| format!("building the {} model of {:?}", f.name(), n.id))?;
             if let Some(w) = waves.as_mut() {
-                w.open(&n.id, dev.as_mut())?;
+                w.open(&n.id, dev.as_mut())
+                    .with_context(|| format!("--wave: device {:?}", n.id))?;
             }
             dev.reset(4)
                 .with_context(|| format!("reset of {:?}", n.id))?;

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
 use anyhow::{bail, Context, Result};
-use vl15_bindings::dev::{Dev, DevIn, DevKind, DevOut, PortIn, PortOut};
+use vl15_bindings::dev::{DevIn, DevOut, PortIn, PortOut};
 
 use crate::agents::node_sma::Net;
 use crate::model::device::SmiMeta;
@@ -13,6 +13,7 @@ use crate::model::net::Driver as NetDriver;
 use crate::model::regmap::swreg;
 use crate::model::stream::{beat_bytes, to_beats, Beat, Gate, Pattern, Rng, Sink, Source};
 use crate::model::trace::PortLog;
+use crate::model::twin::{self, DeviceSpec, Fidelity};
 use crate::proto::mad::{self, Mad};
 use crate::proto::pcap::{port_name, TraceFile};
 
@@ -193,11 +194,20 @@ impl Bench {
     /// 1..=N−2 Active, N−1 Init, N Down, the LFT of [`bench_lft`]) at
     /// DataW `w`. Another port count is an error.
     pub fn with_radix(seed: u64, w: u32, nports: u32) -> Result<Bench> {
+        Bench::with_fidelity(seed, w, nports, Fidelity::Rtl)
+    }
+
+    /// [`Bench::with_radix`] with the switch's model chosen by `f`: the
+    /// RTL, the twin, or both in lockstep (every output compared in every
+    /// cycle).
+    pub fn with_fidelity(seed: u64, w: u32, nports: u32, f: Fidelity) -> Result<Bench> {
         let radix = Radix::new(nports)?;
-        let mut dev: Box<dyn Dut> = Box::new(
-            Dev::new(DevKind::Switch, nports, w)
-                .with_context(|| format!("the {nports}-port switch model at DataW {w}"))?,
-        );
+        let mut dev: Box<dyn Dut> = twin::backend(f)
+            .build(DeviceSpec::Switch {
+                nports: radix.nports(),
+                data_w: w,
+            })
+            .with_context(|| format!("the {nports}-port switch model at DataW {w}"))?;
         if dev.num_ports() != nports || dev.data_w() != w {
             bail!(
                 "switch binding has {} ports at DataW {}",

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 
 use crate::model::stream::{Pattern, Rng};
+use crate::model::twin::Fidelity;
 use crate::proto::pcap::TraceFile;
 
 use super::*;
@@ -29,6 +30,8 @@ pub struct SoakOptions {
     pub nports: u32,
     /// Shows packets handed in and mismatches (a hidden bar draws nothing).
     pub progress: Option<indicatif::ProgressBar>,
+    /// The switch's model: the RTL, or the RTL and its twin in lockstep.
+    pub fidelity: Fidelity,
 }
 
 impl Default for SoakOptions {
@@ -41,6 +44,7 @@ impl Default for SoakOptions {
             data_w: 64,
             nports: u32::from(NPORTS),
             progress: None,
+            fidelity: Fidelity::Rtl,
         }
     }
 }
@@ -208,7 +212,7 @@ pub fn soak_logged(
     waves: Option<&mut crate::model::trace::Waves>,
 ) -> Result<SwitchSoakReport> {
     let t0 = Instant::now();
-    let mut b = Bench::with_radix(seed, opt.data_w, opt.nports)?;
+    let mut b = Bench::with_fidelity(seed, opt.data_w, opt.nports, opt.fidelity)?;
     if let Some(w) = waves {
         w.open(&format!("w{}.switch", opt.data_w), b.dut())?;
     }
