@@ -15,6 +15,13 @@
 //! links (leaf `l` uplink `u` = port k/2 + `u`, 0-based `u`, goes to spine
 //! `u` mod L/2 + 1, port (`u` div L/2)·L + `l`), so every switch port is still
 //! cabled. k = 36, L = 18: 18 + 9 switches and 324 CAs, 351 nodes.
+//!
+//! [`three_level`] builds the three-level tree of k-port switches (k pods;
+//! per pod k/2 edge and k/2 aggregation switches; (k/2)² core switches):
+//! k³/4 CAs and 5k²/4 switches; k = 36 gives 11,664 CAs and 1,620
+//! switches, 13,284 nodes. Ports: edge `p.e` port `h` (1..=k/2) ↔ CA
+//! `H-p-e-h` port 1; edge `p.e` port k/2 + `a` ↔ aggregation `p.a` port
+//! `e`; aggregation `p.a` port k/2 + `c` ↔ core `a.c` port `p`.
 
 use std::fmt::Write;
 
@@ -84,6 +91,62 @@ pub fn two_level_leaves(k: u8, leaves: u8) -> Result<String> {
     Ok(t)
 }
 
+/// Topology text of the three-level fat tree of `k`-port switches (k
+/// even, 2..=64).
+pub fn three_level(k: u8) -> Result<String> {
+    if k < 2 || k % 2 != 0 || u32::from(k) > vl15_bindings::MAX_SWITCH_PORTS {
+        bail!(
+            "fat tree: switch port count must be even and 2..={}, got {k}",
+            vl15_bindings::MAX_SWITCH_PORTS
+        );
+    }
+    let half = k / 2;
+    let k32 = u32::from(k);
+    let mut t = String::new();
+    let _ = writeln!(
+        t,
+        "# vl15 three-level fat tree of {k}-port switches: {k} pods, {} core switches, {} CAs",
+        u32::from(half) * u32::from(half),
+        k32 * k32 * k32 / 4
+    );
+    for a in 1..=half {
+        for c in 1..=half {
+            let _ = writeln!(t, "\nSwitch {k} \"core-{a}-{c}\"");
+            for p in 1..=k {
+                let _ = writeln!(t, "[{p}] \"agg-{p}-{a}\"[{}]", half + c);
+            }
+        }
+    }
+    for p in 1..=k {
+        for a in 1..=half {
+            let _ = writeln!(t, "\nSwitch {k} \"agg-{p}-{a}\"");
+            for e in 1..=half {
+                let _ = writeln!(t, "[{e}] \"edge-{p}-{e}\"[{}]", half + a);
+            }
+            for c in 1..=half {
+                let _ = writeln!(t, "[{}] \"core-{a}-{c}\"[{p}]", half + c);
+            }
+        }
+        for e in 1..=half {
+            let _ = writeln!(t, "\nSwitch {k} \"edge-{p}-{e}\"");
+            for h in 1..=half {
+                let _ = writeln!(t, "[{h}] \"H-{p}-{e}-{h}\"[1]");
+            }
+            for a in 1..=half {
+                let _ = writeln!(t, "[{}] \"agg-{p}-{a}\"[{e}]", half + a);
+            }
+        }
+    }
+    for p in 1..=k {
+        for e in 1..=half {
+            for h in 1..=half {
+                let _ = writeln!(t, "\nHca 1 \"H-{p}-{e}-{h}\"\n[1] \"edge-{p}-{e}\"[{h}]");
+            }
+        }
+    }
+    Ok(t)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -130,6 +193,35 @@ mod tests {
         for (k, l) in [(8, 3), (8, 6), (8, 0), (8, 16), (36, 12)] {
             let r = two_level_leaves(k, l);
             assert_eq!(r.is_ok(), l > 0 && l % 2 == 0 && k % l == 0, "{k} {l}");
+        }
+    }
+
+    #[test]
+    fn three_levels_of_k_ports_have_k3_over_4_cas_and_5k2_over_4_switches() {
+        for k in [2u8, 4, 8, 36] {
+            let text = three_level(k).unwrap();
+            // Topology::parse refuses a link declared differently at its ends.
+            let t = Topology::parse(&text, Path::new("fattree3")).unwrap();
+            let kind = |x| t.nodes.iter().filter(|n| n.kind == x).count();
+            let k = usize::from(k);
+            assert_eq!(kind(NodeKind::Ca), k * k * k / 4, "k {k}");
+            assert_eq!(kind(NodeKind::Switch), 5 * k * k / 4, "k {k}");
+            // Every switch port is cabled: k ports on each of 5k²/4 switches,
+            // plus one CA port each, every link counted at both ends.
+            assert_eq!(t.links.len(), (5 * k * k / 4 * k + k * k * k / 4) / 2);
+            for n in t.nodes.iter().filter(|n| n.kind == NodeKind::Switch) {
+                assert!(n.ports.iter().all(|p| p.remote.is_some()), "{}", n.id);
+            }
+        }
+        assert_eq!(
+            Topology::parse(&three_level(36).unwrap(), Path::new("f"))
+                .unwrap()
+                .nodes
+                .len(),
+            13_284
+        );
+        for k in [0, 1, 3, 66] {
+            assert!(three_level(k).is_err(), "{k}");
         }
     }
 
