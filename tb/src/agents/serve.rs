@@ -98,6 +98,10 @@ pub struct ServeOptions {
     /// At most this many log lines a second on stderr; the rest are
     /// counted (see [`LOG_LINES_PER_SECOND`], the default).
     pub log_lines_per_second: u32,
+    /// Which devices a server started by [`Background::start`] runs as
+    /// RTL and which as twins (`vl15 serve` takes it with its fabric's
+    /// other options).
+    pub fidelity: crate::model::twin::FidelityChoice,
 }
 
 impl Default for ServeOptions {
@@ -108,6 +112,7 @@ impl Default for ServeOptions {
             idle_wait: Duration::from_millis(100),
             batch: 256,
             log_lines_per_second: LOG_LINES_PER_SECOND,
+            fidelity: crate::model::twin::FidelityChoice::default(),
         }
     }
 }
@@ -1199,8 +1204,11 @@ impl Background {
         };
         let (tx, rx) = mpsc::channel();
         let thread = std::thread::spawn(move || -> Result<Finished> {
-            let bound = Net::new(topo, crate::model::net::NetOptions::default())
-                .and_then(|net| Server::bind(net, opts));
+            let net_opts = crate::model::net::NetOptions {
+                fidelity: opts.fidelity.clone(),
+                ..Default::default()
+            };
+            let bound = Net::new(topo, net_opts).and_then(|net| Server::bind(net, opts));
             let mut s = match bound {
                 Ok(s) => s,
                 Err(e) => {

@@ -17,10 +17,23 @@ pub struct Args {
     /// fat trees, minutes)
     #[arg(long)]
     skip_serve: bool,
-    /// Fat trees of the serve benchmark, as PORTSxLEAVES (36x18: 351
-    /// nodes, 36x36: 702 nodes, 64x64: 96 switches and 2,048 CAs)
+    /// Fat trees of the serve benchmark, as PORTSxLEAVES for two levels
+    /// (36x18: 351 nodes, 36x36: 702 nodes, 64x64: 96 switches and 2,048
+    /// CAs) or PORTSL3 for three (36L3: 13,284 nodes)
     #[arg(long, value_delimiter = ',', default_value = "36x18,36x36,64x64", value_parser = parse_tree)]
-    serve_trees: Vec<(u8, u8)>,
+    serve_trees: Vec<vl15::proto::fattree::Tree>,
+    /// The model the served fabric's devices run as (rtl, twin; as on
+    /// `vl15 serve`)
+    #[arg(long, default_value = "rtl", value_name = "rtl|twin|lockstep")]
+    fidelity: vl15::model::twin::Fidelity,
+    /// Devices of the served fabric that run as RTL whatever --fidelity
+    /// says (node ids or NodeDescriptions, `*` globs; as on `vl15 serve`)
+    #[arg(long, value_name = "NODES", value_delimiter = ',')]
+    rtl: Vec<String>,
+    /// Devices of the served fabric that run as twins whatever --fidelity
+    /// says
+    #[arg(long, value_name = "NODES", value_delimiter = ',')]
+    twin: Vec<String>,
 }
 
 impl Args {
@@ -51,7 +64,14 @@ impl Args {
         }
         if !self.skip_serve {
             let r = stage("opensm -o on vl15 serve and on ibsim", &|| {
-                vl15::run::netbench::serve_report(&self.serve_trees)
+                vl15::run::netbench::serve_report(
+                    &self.serve_trees,
+                    &vl15::model::twin::FidelityChoice {
+                        default: self.fidelity,
+                        rtl: self.rtl.clone(),
+                        twin: self.twin.clone(),
+                    },
+                )
             })?;
             out!("\n== opensm -o on vl15 serve vs ibsim ==\n{r}");
         }

@@ -57,12 +57,19 @@ pub fn default_threads() -> u16 {
 }
 
 /// A fat tree as PORTSxLEAVES, e.g. 36x18.
-pub fn parse_tree(s: &str) -> Result<(u8, u8), String> {
+pub fn parse_tree(s: &str) -> Result<vl15::proto::fattree::Tree, String> {
+    use vl15::proto::fattree::Tree;
+    let num = |v: &str| v.parse::<u8>().map_err(|e| format!("{s:?}: {v:?}: {e}"));
+    if let Some(k) = s.strip_suffix("L3") {
+        return Ok(Tree::Three { k: num(k)? });
+    }
     let (k, l) = s
         .split_once('x')
-        .ok_or_else(|| format!("{s:?}: want PORTSxLEAVES, e.g. 36x18"))?;
-    let num = |v: &str| v.parse::<u8>().map_err(|e| format!("{s:?}: {v:?}: {e}"));
-    Ok((num(k)?, num(l)?))
+        .ok_or_else(|| format!("{s:?}: want PORTSxLEAVES (36x18) or PORTSL3 (36L3)"))?;
+    Ok(Tree::Two {
+        k: num(k)?,
+        leaves: num(l)?,
+    })
 }
 
 /// A number in decimal or 0x hex (seeds are printed in hex).

@@ -27,6 +27,33 @@ use std::fmt::Write;
 
 use anyhow::{bail, Result};
 
+/// A fat tree by its shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tree {
+    /// [`two_level_leaves`].
+    Two { k: u8, leaves: u8 },
+    /// [`three_level`].
+    Three { k: u8 },
+}
+
+impl Tree {
+    /// Its topology text.
+    pub fn text(self) -> Result<String> {
+        match self {
+            Tree::Two { k, leaves } => two_level_leaves(k, leaves),
+            Tree::Three { k } => three_level(k),
+        }
+    }
+
+    /// How it is named on a command line: 36x18, 36L3.
+    pub fn name(self) -> String {
+        match self {
+            Tree::Two { k, leaves } => format!("{k}x{leaves}"),
+            Tree::Three { k } => format!("{k}L3"),
+        }
+    }
+}
+
 /// Topology text of the two-level fat tree of `k`-port switches (k even,
 /// 2..=64: the RTL switch has at most 64 ports).
 pub fn two_level(k: u8) -> Result<String> {

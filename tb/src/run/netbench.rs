@@ -14,6 +14,8 @@ use anyhow::{anyhow, ensure, Context, Result};
 use crate::agents::node_sma::Net;
 use crate::model::device::AddressHandle;
 use crate::model::net::NetOptions;
+use crate::model::twin::FidelityChoice;
+use crate::proto::fattree::Tree;
 use crate::proto::mad;
 use crate::proto::packet::attr::NodeInfo;
 use crate::proto::packet::consts::*;
@@ -421,6 +423,9 @@ pub struct ServeRun {
     pub to_rtl: u64,
     /// `perf` profile of the server thread during the run, if perf works.
     pub profile: Option<Profile>,
+    /// Resident set of this process (the server's thread is in it) with
+    /// the fabric up, after OpenSM's exit.
+    pub rss_kib: Option<u64>,
 }
 
 /// Where the server thread's samples fell.
@@ -431,6 +436,8 @@ pub struct Profile {
     /// models (`Vca*`), and the rest (testbench, runtime, kernel).
     pub switch_pct: f64,
     pub ca_pct: f64,
+    /// Share in the twins (`vl15::model::twin`).
+    pub twin_pct: f64,
     pub other_pct: f64,
     /// The hottest symbols, "pct symbol".
     pub top: Vec<(f64, String)>,
@@ -464,6 +471,8 @@ fn parse_perf_report(text: &str, samples: u64) -> Profile {
             p.switch_pct += pct;
         } else if sym.starts_with("Vca") {
             p.ca_pct += pct;
+        } else if sym.contains("model::twin") {
+            p.twin_pct += pct;
         } else {
             p.other_pct += pct;
         }
@@ -533,13 +542,22 @@ fn with_perf<T>(tid: Option<u32>, f: impl FnOnce() -> T) -> (T, Option<Profile>)
 /// `opensm -o` attached at `ca` bringing up `topology` served by `vl15
 /// serve` (in a thread of this process), with a perf profile of the server
 /// thread when `profile` and perf is usable.
-pub fn opensm_on_serve(topology: &Path, ca: &str, profile: bool) -> Result<ServeRun> {
+pub fn opensm_on_serve(
+    topology: &Path,
+    ca: &str,
+    profile: bool,
+    fidelity: &FidelityChoice,
+) -> Result<ServeRun> {
     let server = crate::agents::serve::Background::start(
         topology,
-        crate::agents::serve::ServeOptions::default(),
+        crate::agents::serve::ServeOptions {
+            fidelity: fidelity.clone(),
+            ..Default::default()
+        },
     )?;
     let tid = if profile { server.tid } else { None };
     let (wall, prof) = with_perf(tid, || opensm_once(&server.sockname, ca));
+    let rss_kib = rss_kib();
     let done = server.stop()?;
     Ok(ServeRun {
         wall_s: wall?,
@@ -548,19 +566,20 @@ pub fn opensm_on_serve(topology: &Path, ca: &str, profile: bool) -> Result<Serve
         evals: done.evals,
         to_rtl: done.stats.to_rtl,
         profile: prof,
+        rss_kib,
     })
 }
 
-/// `opensm -o` on two-level fat trees of `k`-port switches with `leaves`
-/// leaves, each `(k, leaves)` of `trees` (36×18: 351 nodes, 36×36: 702
-/// nodes, 64×64: 96 switches and 2,048 CAs), on the real ibsim and on
-/// `vl15 serve`, side by side, with the server's profile.
-pub fn serve_report(trees: &[(u8, u8)]) -> Result<String> {
+/// `opensm -o` on each fat tree of `trees` (36×18: 351 nodes, 36×36: 702
+/// nodes, 64×64: 96 switches and 2,048 CAs, 36L3: 13,284 nodes), on the
+/// real ibsim and on `vl15 serve` with its devices as `fidelity` says,
+/// side by side, with the server's profile and the process's peak RSS.
+pub fn serve_report(trees: &[Tree], fidelity: &FidelityChoice) -> Result<String> {
     let mut r = String::new();
-    for &(k, l) in trees {
-        let text = crate::proto::fattree::two_level_leaves(k, l)?;
+    for &tree in trees {
+        let text = tree.text()?;
         let dir = tempfile::tempdir()?;
-        let path = dir.path().join(format!("fattree{k}x{l}"));
+        let path = dir.path().join(format!("fattree{}", tree.name()));
         std::fs::write(&path, &text)?;
         let topo = Topology::parse(&text, &path)?;
         let ca = topo
@@ -573,19 +592,28 @@ pub fn serve_report(trees: &[(u8, u8)]) -> Result<String> {
         let nodes = topo.nodes.len();
         let ibsim = opensm_on_ibsim_sized(&path, &topo, &ca)
             .with_context(|| format!("opensm -o on ibsim, {nodes}-node fat tree"))?;
-        let ours = opensm_on_serve(&path, &ca, true)
+        let ours = opensm_on_serve(&path, &ca, true, fidelity)
             .with_context(|| format!("opensm -o on vl15 serve, {nodes}-node fat tree"))?;
+        let shape = match tree {
+            Tree::Two { k, leaves } => format!(
+                "{leaves} leaves, {} spine(s), {k}-port switches",
+                leaves / 2
+            ),
+            Tree::Three { k } => format!("three levels of {k}-port switches"),
+        };
         let _ = writeln!(
             r,
-            "opensm -o, {nodes}-node fat tree ({l} leaves, {} spine(s), {k}-port switches), OpenSM at {ca}:",
-            l / 2
+            "opensm -o, {nodes}-node fat tree ({shape}), OpenSM at {ca}, vl15 serve {}:",
+            fidelity.describe()
         );
         let _ = writeln!(
             r,
-            "  ibsim {:.2} s; vl15 serve {:.2} s; vl15/ibsim = {:.1}x (target <= 2)",
+            "  ibsim {:.2} s; vl15 serve {:.2} s; vl15/ibsim = {:.2}x; RSS with the fabric up {}",
             ibsim,
             ours.wall_s,
-            ours.wall_s / ibsim
+            ours.wall_s / ibsim,
+            ours.rss_kib
+                .map_or("not readable".into(), |k| format!("{} MiB", k / 1024))
         );
         let cpu = ours
             .server_cpu_s
@@ -602,8 +630,8 @@ pub fn serve_report(trees: &[(u8, u8)]) -> Result<String> {
             Some(p) => {
                 let _ = writeln!(
                     r,
-                    "  profile of the server thread (perf, {} samples): switch RTL models {:.1}%, CA RTL models {:.1}%, testbench/runtime/kernel {:.1}%",
-                    p.samples, p.switch_pct, p.ca_pct, p.other_pct
+                    "  profile of the server thread (perf, {} samples): switch RTL models {:.1}%, CA RTL models {:.1}%, twins {:.1}%, testbench/runtime/kernel {:.1}%",
+                    p.samples, p.switch_pct, p.ca_pct, p.twin_pct, p.other_pct
                 );
                 for (pct, sym) in &p.top {
                     let _ = writeln!(r, "    {pct:5.1}% {sym}");
@@ -757,6 +785,7 @@ mod tests {
         let p = parse_perf_report(text, 7000);
         assert_eq!(p.samples, 7000);
         assert_eq!((p.switch_pct, p.ca_pct, p.other_pct), (50.0, 30.0, 20.0));
+        assert_eq!(p.twin_pct, 0.0);
         assert_eq!(
             p.top[0],
             (50.0, "Vswtile___024root___nba_sequent__TOP__5".to_string())

@@ -183,6 +183,17 @@ impl FidelityChoice {
         }
     }
 
+    /// As a command line would say it: "--fidelity twin --rtl leaf-2".
+    pub fn describe(&self) -> String {
+        let mut s = format!("--fidelity {}", self.default.name());
+        for (flag, v) in [("--rtl", &self.rtl), ("--twin", &self.twin)] {
+            if !v.is_empty() {
+                s += &format!(" {flag} {}", v.join(","));
+            }
+        }
+        s
+    }
+
     /// The fidelity of each node, given as (id, NodeDescription). A
     /// pattern that names no node, or a node named both by an `rtl` and by
     /// a `twin` pattern, is an error that names the pattern.
