@@ -126,6 +126,26 @@ fn table(cut: &str) -> Vec<Case> {
             Want::Prefix("vl15: inrecord.topo:3: \"foo\" is not a topology line"),
         ),
         case(
+            &["sim", "--topology", "net.2sw2path4hca", "--twin", "nosuch*"],
+            2,
+            line("vl15: --twin \"nosuch*\": no device has that node id or NodeDescription"),
+        ),
+        case(
+            &["discover", "--topology", "net.2sw2path4hca", "--rtl", "S*", "--twin", "*1"],
+            2,
+            line("vl15: --twin \"*1\" and --rtl \"S*\" both name \"Switch1\""),
+        ),
+        case(
+            &["serve", "--topology", "net.2sw2path4hca", "--rtl", ","],
+            2,
+            line("vl15: --rtl: an empty pattern names no device"),
+        ),
+        case(
+            &["sim", "--topology", "net.2sw2path4hca", "--fidelity", "fast"],
+            2,
+            Want::Prefix("vl15: invalid value 'fast' for '--fidelity <rtl|twin|lockstep>'"),
+        ),
+        case(
             &["sim", "--topology", "radix.topo"],
             2,
             line("vl15: radix.topo:1: switch \"S\" has 70 ports; the RTL switch has 1..64"),
