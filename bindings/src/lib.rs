@@ -41,6 +41,7 @@ pub mod dev;
 
 pub use dev::{
     Changed, Dev, DevIn, DevKind, DevOut, PortIn, PortOut, DEV_DATA_WIDTHS, MAX_SWITCH_PORTS,
+    SWITCH_LFT_DEPTH,
 };
 pub use ffi::{CaIn, CaOut};
 

@@ -7,7 +7,9 @@
 //! link receiver drops for its VCRC), idle ports, and links going down and
 //! up. A changed-port index beyond the model's ports is an error.
 
-use vl15_bindings::{Changed, Dev, DevIn, DevKind, Error, PortIn, DEV_DATA_WIDTHS};
+use vl15_bindings::{
+    Changed, Dev, DevIn, DevKind, Error, PortIn, DEV_DATA_WIDTHS, SWITCH_LFT_DEPTH,
+};
 
 const PORTS: usize = 8;
 const CYCLES: usize = 4000;
@@ -155,4 +157,37 @@ fn a_changed_port_beyond_the_model_is_an_error() {
     // The model is still usable.
     d.step(&DevIn::default(), &pin, Changed::Ports(&[0]))
         .expect("a step naming a port it has");
+}
+
+#[test]
+fn the_switch_model_has_the_lft_depth_the_crate_says() {
+    // LFT_DEPTH (0x000A) reads the model's LftDepth parameter; the last
+    // LFT word takes a write and reads it back, the one past it reads 0.
+    let lft_word = |e: u16| 0x1000 + e / 4;
+    for w in DEV_DATA_WIDTHS {
+        let mut d = new_switch(w);
+        let pin = vec![PortIn::default(); PORTS];
+        let mut read = |d: &mut Dev, addr: u16| {
+            let i = DevIn {
+                reg_addr: addr,
+                ..DevIn::default()
+            };
+            d.step(&i, &pin, Changed::All).expect("step").reg_rdata
+        };
+        assert_eq!(
+            read(&mut d, 0x000A),
+            u32::from(SWITCH_LFT_DEPTH),
+            "DataW {w}"
+        );
+        let last = lft_word(SWITCH_LFT_DEPTH - 4);
+        let i = DevIn {
+            reg_we: true,
+            reg_addr: last,
+            reg_wdata: 0x0403_0201,
+            ..DevIn::default()
+        };
+        d.step(&i, &pin, Changed::All).expect("write");
+        assert_eq!(read(&mut d, last), 0x0403_0201, "DataW {w}");
+        assert_eq!(read(&mut d, last + 1), 0, "DataW {w}: past the table");
+    }
 }

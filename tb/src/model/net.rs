@@ -36,7 +36,7 @@ use crate::model::node_hw::{HwWrite, KeyViolation, NodeAgent, NodeHw};
 use crate::model::regmap::{mpreg, swreg};
 use crate::model::stream::{Beat, PacketAssembler, Pattern, Sink, Source};
 use crate::model::trace::{TraceEntry, Waves};
-use crate::model::twin::{self, DeviceSpec, FidelityChoice};
+use crate::model::twin::{self, DeviceSpec, Fidelity, FidelityChoice};
 use crate::model::wirefault::{FaultSpec, WireFault};
 use crate::proto::mad::{self, Mad};
 use crate::proto::packet::consts::CLASS_SUBN_LID;
@@ -66,7 +66,7 @@ fn put_sat16(m: &mut Mad, off: usize, v: u32) {
 }
 
 /// LFT entries of the switch model (`LftDepth`, SwitchInfo.LinearFDBCap).
-pub const LFT_DEPTH: u16 = 4096;
+pub const LFT_DEPTH: u16 = vl15_bindings::SWITCH_LFT_DEPTH;
 
 /// Fabric settings.
 #[derive(Debug, Clone)]
@@ -785,6 +785,13 @@ impl<S: NodeAgent> Net<S> {
                 .build(spec)
                 .with_context(|| format!("building the {} model of {:?}", f.name(), n.id))?;
             if let Some(w) = waves.as_mut() {
+                if f == Fidelity::Twin {
+                    return Err(InputError(format!(
+                        "--wave: device {:?} runs as a twin, which has no signals to dump (--rtl {:?} runs it as RTL)",
+                        n.id, n.id
+                    ))
+                    .into());
+                }
                 w.open(&n.id, dev.as_mut())
                     .with_context(|| format!("--wave: device {:?}", n.id))?;
             }

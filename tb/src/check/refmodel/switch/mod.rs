@@ -48,7 +48,7 @@ pub const VL15_SLOT_BYTES: usize = 288;
 /// Largest data packet an input slot holds (`DataSlotBytes`).
 pub const DATA_SLOT_BYTES: usize = 4224;
 /// LFT entries of the model (`LftDepth`).
-pub const LFT_DEPTH: usize = 4096;
+pub const LFT_DEPTH: usize = vl15_bindings::SWITCH_LFT_DEPTH as usize;
 
 /// PortState encodings (ibspec §8).
 pub mod ps {
