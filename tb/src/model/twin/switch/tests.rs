@@ -188,6 +188,11 @@ fn run(f: Fidelity, nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<(
     let mut offered = 0u64;
     while cyc < cycles {
         cyc += 1;
+        if cyc == cycles * 3 / 4 {
+            // the last quarter starts from the set-up configuration
+            write(d, &pin, swreg::NUM_PORTS, u32::from(nports))?;
+            setup(d, &mut r, nports, &pin)?;
+        }
         if r.chance(20_000) && cyc < cycles * 3 / 4 {
             d.reset(1 + r.below(3) as u32)
                 .context("reset mid traffic")?;
@@ -271,7 +276,11 @@ fn run(f: Fidelity, nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<(
                     swreg::ctr(r.below(u64::from(nports) + 1) as u8, r.below(16) as u8),
                     r.next() as u32,
                 ),
-                3 => (swreg::PORT_STATE + port, r.below(5) as u32),
+                // mostly back to Active, so that data keeps flowing
+                3 => (
+                    swreg::PORT_STATE + port,
+                    [4, 4, 4, 3, 2, 1, 0][r.below(7) as usize],
+                ),
                 4 => (swreg::PORT_STATE_CHANGE, 1),
                 5 => (
                     swreg::NUM_PORTS,
