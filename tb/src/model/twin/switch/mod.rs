@@ -28,24 +28,24 @@
 //! # Timing, stage by stage (a packet from port i to port e)
 //! With `t` the cycle its last beat is on `rx_tvalid`:
 //! - `t+1`: the beat leaves the link receiver's register stage
-//!   (`rtl/ib_link_rx.sv:219-237`), its verdict (`out_user_q`) with it; the
+//!   (`rtl/ib_link_rx.sv:241-252`), its verdict (`out_user_q`) with it; the
 //!   RxPkts/error events are registered there too (counted at the edge of
 //!   `t+1`).
-//! - `t+1`: the writer commits it into the slot (`rtl/sw_in_writer.sv:83-85`,
-//!   `rtl/ib_pkt_fifo.sv:120-131`); `t+2`: the RAM read is issued
-//!   (`iss_cnt_q`, `rtl/ib_pkt_fifo.sv:160`); `t+3`: the head beat is valid
-//!   (`out_valid_q`).
-//! - the route (`rtl/sw_route.sv:96-170`): `Idle` sees the head at `t+3`,
-//!   `Lookup` requests the LFT (`rtl/sw_lft.sv:95-110`, granted in the same
+//! - `t+1`: the writer commits it into the slot (`rtl/sw_in_writer.sv:67,80`,
+//!   `rtl/ib_pkt_fifo.sv:152`); `t+2`: the RAM read is issued
+//!   (`rtl/ib_pkt_fifo.sv:202`); `t+3`: the head beat is valid
+//!   (`out_valid_q`, `rtl/ib_pkt_fifo.sv:273`).
+//! - the route (`rtl/sw_route.sv:101-150`): `Idle` sees the head at `t+3`,
+//!   `Lookup` requests the LFT (`rtl/sw_lft.sv:74,102`, granted in the same
 //!   cycle if the round-robin picks it), `Rsp` gets the entry a cycle after
 //!   the grant, `Check` gates by PortState and counts FwdPkts, `Req`
 //!   requests the egress until the last beat is taken.
-//! - the egress arbiter (`rtl/sw_out_arb.sv:47-58`) locks a cycle after the
+//! - the egress arbiter (`rtl/sw_out_arb.sv:44`) locks a cycle after the
 //!   request; its grant-ready is combinational with the link transmitter's
-//!   ready (`rtl/ib_link_tx.sv:106-107`), so the first beat is taken in the
+//!   ready (`rtl/ib_link_tx.sv:122`), so the first beat is taken in the
 //!   locked cycle and appears on `tx_*` a cycle later (`out_*_q`).
 //! - the VCRC rides on the last beat, or on an extra beat when the last
-//!   one has fewer than two free bytes (`rtl/ib_link_tx.sv:150-175`).
+//!   one has fewer than two free bytes (`rtl/ib_link_tx.sv:176-205`).
 //!
 //! # How it is evaluated
 //! Each tile's state is its RTL's registers, except that packets are byte
