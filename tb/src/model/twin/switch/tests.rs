@@ -430,6 +430,33 @@ fn cost_twin_vs_rtl() {
             run(f, nports, w, 7, cycles).unwrap();
             t[k] = s.elapsed().as_secs_f64();
         }
+        // an idle switch stepped with no input
+        let mut idle = [0f64; 2];
+        for (k, f) in [Fidelity::Rtl, Fidelity::Twin].into_iter().enumerate() {
+            let mut d = backend(f)
+                .build(DeviceSpec::Switch { nports, data_w: w })
+                .unwrap();
+            let pin = vec![
+                PortIn {
+                    link_up: true,
+                    tx_tready: true,
+                    ..PortIn::default()
+                };
+                usize::from(nports)
+            ];
+            d.reset(4).unwrap();
+            d.step(&DevIn::default(), &pin, Changed::All).unwrap();
+            let s = std::time::Instant::now();
+            for _ in 0..1_000_000 {
+                d.step(&DevIn::default(), &pin, Changed::Ports(&[]))
+                    .unwrap();
+            }
+            idle[k] = s.elapsed().as_secs_f64() * 1e3;
+        }
+        eprintln!(
+            "{nports} ports DataW {w}, idle step: RTL {:.1} ns, twin {:.1} ns",
+            idle[0], idle[1]
+        );
         eprintln!(
             "{nports} ports DataW {w}, {cycles} cycles: RTL {:.3} s ({:.0} ns/cycle), twin {:.3} s ({:.0} ns/cycle)",
             t[0],
