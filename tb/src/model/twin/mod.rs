@@ -21,6 +21,8 @@ use vl15_bindings::{Dev, DevKind};
 use crate::model::dut::{CaTopDut, Dut};
 use crate::model::lockstep::Lockstep;
 
+pub mod switch;
+
 /// What a device is, as a back end needs to know to build its model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DeviceSpec {
@@ -116,7 +118,12 @@ impl Backend for TwinBackend {
 
 /// The twin of `spec`.
 fn twin_of(spec: DeviceSpec) -> Result<Box<dyn Dut>> {
-    anyhow::bail!("no twin of {spec:?} is built")
+    match spec {
+        DeviceSpec::Switch { nports, data_w } => {
+            Ok(Box::new(switch::SwitchTwin::new(nports, data_w)?))
+        }
+        _ => anyhow::bail!("no twin of {spec:?} is built"),
+    }
 }
 
 /// The RTL and the twin in lockstep.

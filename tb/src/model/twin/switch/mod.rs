@@ -1,0 +1,584 @@
+//! The twin of `ib_switch_top` (the fabric's `Dev` of kind `Switch`, built
+//! from `sw_mgmt_tile` and one `sw_port_tile` per external port): Rust that
+//! gives the RTL's outputs cycle for cycle, without evaluating logic per
+//! beat and per port in every cycle.
+//!
+//! # What it models
+//! The external ports' datapath and the register map:
+//! - per input port the link checks and their counters, the VL15 slots
+//!   (Vl15Depth 3) and data slots (DataDepth 2), the routing of each
+//!   buffer's head (LFT lookups through the shared LFT port, round-robin
+//!   among requesters, PortState gating, NoRoute/Loop/State drops);
+//! - per output port the two arbiters (round-robin at packet boundaries,
+//!   inputs 0..=64), the link transmitter (VL15 first at a packet boundary,
+//!   VCRC appended, `tx_tready` backpressure, a down link swallowing);
+//! - the registers of `sw_regs` (port-0 LID, MasterSM LID/SL, NUM_PORTS,
+//!   LinearFDBTop, PORT_STATE_CHANGE, LFT window, port-0 and GMP counter
+//!   banks with CTR_CLEAR, CTR_CLEAR_SEL and the test-only counter writes)
+//!   and of each port (`sw_port_regs`: PortState with the link edges,
+//!   counters), reads combinational on `reg_addr`; `idle`.
+//!
+//! Port 0's engines (the SMI receive and send queues, M_Key, the GMP
+//! path, the P_Key table) are not modelled: a packet routed to port 0, a
+//! host stream (`sma_tx`, `sm_tx`, `trap_tx`, `gmp_tx`) with `tvalid`, or
+//! an access to the M_Key or P_Key registers makes [`Dut::step`] fail with
+//! a message that says so, rather than give outputs that might differ from
+//! the RTL's.
+//!
+//! # Timing, stage by stage (a packet from port i to port e)
+//! With `t` the cycle its last beat is on `rx_tvalid`:
+//! - `t+1`: the beat leaves the link receiver's register stage
+//!   (`rtl/ib_link_rx.sv:241-252`), its verdict (`out_user_q`) with it; the
+//!   RxPkts/error events are registered there too (counted at the edge of
+//!   `t+1`).
+//! - `t+1`: the writer commits it into the slot (`rtl/sw_in_writer.sv:67,80`,
+//!   `rtl/ib_pkt_fifo.sv:152`); `t+2`: the RAM read is issued
+//!   (`rtl/ib_pkt_fifo.sv:202`); `t+3`: the head beat is valid
+//!   (`out_valid_q`, `rtl/ib_pkt_fifo.sv:273`).
+//! - the route (`rtl/sw_route.sv:101-150`): `Idle` sees the head at `t+3`,
+//!   `Lookup` requests the LFT (`rtl/sw_lft.sv:74,102`, granted in the same
+//!   cycle if the round-robin picks it), `Rsp` gets the entry a cycle after
+//!   the grant, `Check` gates by PortState and counts FwdPkts, `Req`
+//!   requests the egress until the last beat is taken.
+//! - the egress arbiter (`rtl/sw_out_arb.sv:44`) locks a cycle after the
+//!   request; its grant-ready is combinational with the link transmitter's
+//!   ready (`rtl/ib_link_tx.sv:122`), so the first beat is taken in the
+//!   locked cycle and appears on `tx_*` a cycle later (`out_*_q`).
+//! - the VCRC rides on the last beat, or on an extra beat when the last
+//!   one has fewer than two free bytes (`rtl/ib_link_tx.sv:176-205`).
+//!
+//! # How it is evaluated
+//! Each tile's state is its RTL's registers, except that packets are byte
+//! vectors (one per buffered packet, one per packet on the link) and CRCs
+//! are computed once per packet. A step evaluates only the tiles that are
+//! active: with work (a beat arriving or held, a packet buffered or being
+//! routed or sent), an input that changed (link, ready), the register bus
+//! addressing them, or a request for their output. A step with no active
+//! tile only decodes the register address.
+
+mod tile;
+
+use anyhow::{bail, Result};
+use vl15_bindings::{Changed, DevIn, DevOut, PortIn, PortOut};
+
+use crate::model::dut::Dut;
+use tile::{ps, Beat, Bus, RouteCfg, Tile, TileCtx, TxIn, TxPlan, NUM_CTRS};
+
+/// The most external ports (`MaxPorts` of the built tiles).
+const MAX_PORTS: usize = 64;
+/// LFT entries (`LftDepth`) and 32-bit LFT words.
+const LFT_DEPTH: u32 = 4096;
+const LFT_WORDS: usize = (LFT_DEPTH / 4) as usize;
+/// LFT requesters: 2i (VL15 of input i) and 2i+1 (data), inputs 0..=64.
+const LFT_REQS: u8 = 2 * (MAX_PORTS as u8 + 1);
+
+/// Register addresses (`ib_pkg::SwReg*`, `crate::model::regmap::swreg`).
+mod reg {
+    pub use crate::model::regmap::swreg::*;
+    pub const MKEY_END: u16 = MKEY_BASE + 8;
+}
+
+/// The twin of a switch of `nports` external ports at `data_w`.
+pub struct SwitchTwin {
+    radix: u8,
+    data_w: u32,
+    tiles: Vec<Tile>,
+    pout: Vec<PortOut>,
+    cycle: u64,
+    // sw_regs
+    lid: u16,
+    sm_lid: u16,
+    sm_sl: u8,
+    n: u8,
+    top: u16,
+    change: bool,
+    ctr0: [u32; NUM_CTRS],
+    gctr: [u32; NUM_CTRS],
+    // sw_lft
+    lft_mem: Vec<u32>,
+    lft_vld: Vec<bool>,
+    lft_last: u8,
+    /// The response registered at the last edge: (requester, entry).
+    lft_rsp: Option<(u8, u8)>,
+    /// Effective PortState of ports 0..=64 as of the last edge.
+    eff: [u8; MAX_PORTS + 1],
+    /// Tiles to evaluate (bit p-1 for port p).
+    active: u64,
+    /// Tiles clocked in the last step: their outputs are read again.
+    refresh: u64,
+    /// The next step reads every port's inputs (after new and reset).
+    all_next: bool,
+    /// Requests per output (VL15, data) collected in a step.
+    vreq: Vec<Vec<u8>>,
+    dreq: Vec<Vec<u8>>,
+}
+
+impl SwitchTwin {
+    /// A twin of a switch with `nports` (1..=64) external ports.
+    pub fn new(nports: u8, data_w: u32) -> Result<Self> {
+        if !(1..=MAX_PORTS as u8).contains(&nports) {
+            bail!("a switch has 1..={MAX_PORTS} external ports, not {nports}");
+        }
+        if data_w != 64 && data_w != 128 {
+            bail!("the switch twin is built at DataW 64 and 128, not {data_w}");
+        }
+        let mut t = SwitchTwin {
+            radix: nports,
+            data_w,
+            tiles: (1..=nports).map(|p| Tile::new(p, data_w)).collect(),
+            pout: vec![PortOut::default(); usize::from(nports)],
+            cycle: 0,
+            lid: 0,
+            sm_lid: 0,
+            sm_sl: 0,
+            n: nports,
+            top: 0,
+            change: false,
+            ctr0: [0; NUM_CTRS],
+            gctr: [0; NUM_CTRS],
+            lft_mem: vec![0; LFT_WORDS],
+            lft_vld: vec![false; LFT_WORDS],
+            lft_last: LFT_REQS - 1,
+            lft_rsp: None,
+            eff: [ps::DOWN; MAX_PORTS + 1],
+            active: 0,
+            refresh: 0,
+            all_next: true,
+            vreq: vec![Vec::new(); MAX_PORTS + 1],
+            dreq: vec![Vec::new(); MAX_PORTS + 1],
+        };
+        t.reset_state();
+        Ok(t)
+    }
+
+    fn all_mask(&self) -> u64 {
+        if self.radix as usize == MAX_PORTS {
+            u64::MAX
+        } else {
+            (1u64 << self.radix) - 1
+        }
+    }
+
+    fn reset_state(&mut self) {
+        for t in &mut self.tiles {
+            t.reset();
+        }
+        self.lid = 0;
+        self.sm_lid = 0;
+        self.sm_sl = 0;
+        self.n = self.radix;
+        self.top = 0;
+        self.change = false;
+        self.ctr0 = [0; NUM_CTRS];
+        self.gctr = [0; NUM_CTRS];
+        self.lft_vld.iter_mut().for_each(|v| *v = false);
+        self.lft_last = LFT_REQS - 1;
+        self.lft_rsp = None;
+        self.refresh_eff();
+        self.active = self.all_mask();
+        self.refresh = self.all_mask();
+        self.all_next = true;
+    }
+
+    fn refresh_eff(&mut self) {
+        self.eff = [ps::DOWN; MAX_PORTS + 1];
+        self.eff[0] = ps::ACTIVE;
+        for t in &self.tiles {
+            self.eff[usize::from(t.port)] = t.state_o(self.n);
+        }
+        // the ports show them from the next step on
+        self.refresh = self.all_mask();
+    }
+
+    /// The port-0 counter bank, GMP bank, LFT or sw_regs register `a`.
+    fn rdata(&self, a: u16) -> u32 {
+        match a {
+            reg::ID => reg::ID_VALUE,
+            reg::PORT0_LID => u32::from(self.lid),
+            reg::MASTER_SM_LID => u32::from(self.sm_lid),
+            reg::MASTER_SM_SL => u32::from(self.sm_sl),
+            reg::NUM_PORTS => u32::from(self.n),
+            reg::NUM_PORTS_MAX => u32::from(self.radix),
+            reg::LINEAR_FDB_TOP => u32::from(self.top),
+            reg::PORT_STATE_CHANGE => u32::from(self.change),
+            reg::LFT_DEPTH => LFT_DEPTH,
+            _ => {
+                let lft_off = a.wrapping_sub(reg::LFT_BASE);
+                if a >= reg::LFT_BASE && usize::from(lft_off) < LFT_WORDS {
+                    let w = usize::from(lft_off);
+                    return if self.lft_vld[w] {
+                        self.lft_mem[w]
+                    } else {
+                        0xFFFF_FFFF
+                    };
+                }
+                let port = self.reg_port(a);
+                if port != 0 {
+                    return self.tiles[usize::from(port) - 1].rdata(a, self.n);
+                }
+                if a == reg::PORT_STATE {
+                    u32::from(ps::ACTIVE)
+                } else if (reg::CTR_BASE..reg::CTR_BASE + 16).contains(&a) {
+                    self.ctr0[usize::from(a - reg::CTR_BASE)]
+                } else if (reg::CTR0G_BASE..reg::CTR0G_BASE + 16).contains(&a) {
+                    self.gctr[usize::from(a - reg::CTR0G_BASE)]
+                } else {
+                    0
+                }
+            }
+        }
+    }
+
+    /// `sw_regs.reg_port_o`: the external port whose tile a register
+    /// address names (0: none).
+    fn reg_port(&self, a: u16) -> u8 {
+        let n = u16::from(self.radix);
+        let ps_off = a.wrapping_sub(reg::PORT_STATE);
+        let ctr_off = a.wrapping_sub(reg::CTR_BASE);
+        let sel_off = a.wrapping_sub(reg::CTR_CLEAR_SEL);
+        if a >= reg::PORT_STATE && ps_off <= n {
+            ps_off as u8
+        } else if a >= reg::CTR_BASE && ctr_off >> 4 <= n {
+            (ctr_off >> 4) as u8
+        } else if a >= reg::CTR_CLEAR_SEL && sel_off <= n {
+            sel_off as u8
+        } else {
+            0
+        }
+    }
+
+    /// Refuse what the twin does not model.
+    fn check_host(i: &DevIn) -> Result<()> {
+        for (what, v) in [
+            ("sma_tx", i.sma_tx_tvalid),
+            ("sm_tx", i.sm_tx_tvalid),
+            ("trap_tx", i.trap_tx_tvalid),
+            ("gmp_tx", i.gmp_tx_tvalid),
+        ] {
+            if v {
+                bail!("the switch twin does not model port 0: a {what} beat was presented");
+            }
+        }
+        let a = i.reg_addr;
+        if (reg::MKEY_BASE..reg::MKEY_END).contains(&a)
+            || (reg::PKEY_CAP..=reg::PKEY_DATA).contains(&a)
+        {
+            bail!(
+                "the switch twin does not model port 0's M_Key/P_Key registers (address {a:#06x})"
+            );
+        }
+        Ok(())
+    }
+
+    /// The sw_regs / LFT edge.
+    fn regs_edge(&mut self, i: &DevIn, state_chg: bool) {
+        if i.reg_we {
+            let w = i.reg_wdata;
+            match i.reg_addr {
+                reg::PORT0_LID => self.lid = w as u16,
+                reg::MASTER_SM_LID => self.sm_lid = w as u16,
+                reg::MASTER_SM_SL => self.sm_sl = (w & 0xF) as u8,
+                reg::NUM_PORTS => {
+                    self.n = if w > u32::from(self.radix) {
+                        self.radix
+                    } else {
+                        w as u8
+                    }
+                }
+                reg::LINEAR_FDB_TOP => self.top = w as u16,
+                _ => {}
+            }
+            if i.reg_addr == reg::PORT_STATE_CHANGE && w & 1 != 0 {
+                self.change = false;
+            }
+            let a = i.reg_addr;
+            let clear = a == reg::CTR_CLEAR;
+            let sel = if a == reg::CTR_CLEAR_SEL { w } else { 0 };
+            for c in 0..NUM_CTRS {
+                if clear || sel >> c & 1 != 0 {
+                    self.ctr0[c] = 0;
+                } else if a == reg::CTR_BASE + c as u16 {
+                    self.ctr0[c] = w;
+                }
+                if clear || sel >> (16 + c) & 1 != 0 {
+                    self.gctr[c] = 0;
+                } else if a == reg::CTR0G_BASE + c as u16 {
+                    self.gctr[c] = w;
+                }
+            }
+            let lft_off = a.wrapping_sub(reg::LFT_BASE);
+            if a >= reg::LFT_BASE && usize::from(lft_off) < LFT_WORDS {
+                self.lft_mem[usize::from(lft_off)] = w;
+                self.lft_vld[usize::from(lft_off)] = true;
+            }
+        }
+        if state_chg {
+            self.change = true;
+        }
+    }
+
+    fn lft_entry(&self, lid: u16) -> u8 {
+        let w = usize::from(lid >> 2) % LFT_WORDS;
+        if self.lft_vld[w] {
+            (self.lft_mem[w] >> (8 * (lid & 3))) as u8
+        } else {
+            0xFF
+        }
+    }
+}
+
+/// The bits of `m`, ascending.
+fn bits(mut m: u64) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        if m == 0 {
+            None
+        } else {
+            let b = m.trailing_zeros() as usize;
+            m &= m - 1;
+            Some(b)
+        }
+    })
+}
+
+impl Dut for SwitchTwin {
+    fn step(&mut self, i: &DevIn, pin: &[PortIn], changed: Changed<'_>) -> Result<DevOut> {
+        if pin.len() != usize::from(self.radix) {
+            bail!(
+                "the switch twin has {} ports, given {} port inputs",
+                self.radix,
+                pin.len()
+            );
+        }
+        Self::check_host(i)?;
+        // the wire inputs
+        let apply = |k: usize, tiles: &mut [Tile], active: &mut u64| {
+            let p = &pin[k];
+            let t = &mut tiles[k];
+            if p.rx_tvalid {
+                t.rx_beat = Beat::from_words(p.rx_tdata, p.rx_tkeep, p.rx_tlast);
+            }
+            if p.rx_tvalid || t.rx_valid || p.tx_tready != t.tx_tready || p.link_up != t.link_up {
+                *active |= 1 << k;
+            }
+            t.rx_valid = p.rx_tvalid;
+            t.tx_tready = p.tx_tready;
+            t.link_up = p.link_up;
+        };
+        let changed = if std::mem::take(&mut self.all_next) {
+            Changed::All
+        } else {
+            changed
+        };
+        match changed {
+            Changed::All => {
+                for k in 0..pin.len() {
+                    apply(k, &mut self.tiles, &mut self.active);
+                }
+            }
+            Changed::Ports(l) => {
+                for &k in l {
+                    let k = usize::from(k);
+                    if k >= pin.len() {
+                        bail!("port index {k} of a {}-port switch", self.radix);
+                    }
+                    apply(k, &mut self.tiles, &mut self.active);
+                }
+            }
+        }
+        // the register bus: the tile it addresses (every tile for CTR_CLEAR)
+        let rport = self.reg_port(i.reg_addr);
+        let bcast = i.reg_we && i.reg_addr == reg::CTR_CLEAR;
+        if bcast {
+            self.active |= self.all_mask();
+        } else if i.reg_we && rport != 0 {
+            self.active |= 1 << (rport - 1);
+        }
+        // outputs of this cycle (registers of the last edge)
+        let mut busy = false;
+        for k in bits(self.active | std::mem::take(&mut self.refresh)) {
+            let t = &self.tiles[k];
+            let o = &mut self.pout[k];
+            o.tx_tvalid = t.tx.out_valid && t.link_up;
+            o.tx_tdata = t.tx.out.words();
+            o.tx_tkeep = t.tx.out.keep;
+            o.tx_tlast = t.tx.out.last;
+            o.port_state = t.state_o(self.n);
+            busy |= t.busy();
+        }
+        let o = DevOut {
+            reg_rdata: self.rdata(i.reg_addr),
+            idle: !busy,
+            port_state_change: self.change,
+            port0_state: ps::ACTIVE,
+            gmp_tx_tready: true,
+            ..DevOut::default()
+        };
+        if self.active == 0 && !i.reg_we {
+            self.cycle += 1;
+            return Ok(o);
+        }
+        // requests for the outputs, LFT lookups
+        for r in self.vreq.iter_mut().chain(self.dreq.iter_mut()) {
+            r.clear();
+        }
+        let mut lft_reqs: Vec<(u8, u16)> = Vec::new();
+        let mut outs = self.active;
+        for k in bits(self.active) {
+            let t = &self.tiles[k];
+            let p = t.port;
+            if let Some(e) = t.v_request() {
+                self.vreq[usize::from(e)].push(p);
+                if e == 0 {
+                    bail!("the switch twin does not model port 0: port {p} forwards a VL15 packet to it");
+                }
+                outs |= 1 << (e - 1);
+            }
+            if let Some(e) = t.d_request() {
+                self.dreq[usize::from(e)].push(p);
+                if e == 0 {
+                    bail!("the switch twin does not model port 0: port {p} forwards a data packet to it");
+                }
+                outs |= 1 << (e - 1);
+            }
+            if let Some(lid) = t.v_lookup() {
+                lft_reqs.push((2 * p, lid));
+            }
+            if let Some(lid) = t.d_lookup() {
+                lft_reqs.push((2 * p + 1, lid));
+            }
+        }
+        let ids: Vec<u8> = lft_reqs.iter().map(|r| r.0).collect();
+        let lft_gnt = tile::rr_pick(&ids, self.lft_last);
+        // the outputs' plans and the grant-readies back to the inputs
+        let mut plans: Vec<(usize, TxIn, TxPlan)> = Vec::new();
+        let mut v_sel: u64 = 0;
+        let mut d_sel: u64 = 0;
+        for k in bits(outs) {
+            let t = &self.tiles[k];
+            let mut ti = TxIn::default();
+            if t.varb.locked && t.varb.grant >= 1 {
+                let (v, b) = self.tiles[usize::from(t.varb.grant) - 1].vhead();
+                ti.v_valid = v;
+                ti.v = *b;
+            }
+            if t.darb.locked && t.darb.grant >= 1 {
+                let (v, b) = self.tiles[usize::from(t.darb.grant) - 1].dhead();
+                ti.d_valid = v;
+                ti.d = *b;
+            }
+            let plan = t.tx.plan(&ti, t.tready_eff());
+            if t.varb.locked && plan.v_ready && t.varb.grant >= 1 {
+                v_sel |= 1 << (t.varb.grant - 1);
+            }
+            if t.darb.locked && plan.d_ready && t.darb.grant >= 1 {
+                d_sel |= 1 << (t.darb.grant - 1);
+            }
+            plans.push((k, ti, plan));
+        }
+        // the edges
+        let mut state_chg = false;
+        let eff = self.eff;
+        let bus_idle = Bus::default();
+        let bus_on = Bus {
+            we: i.reg_we,
+            addr: i.reg_addr,
+            wdata: i.reg_wdata,
+        };
+        for (k, ti, plan) in plans {
+            let p = (k + 1) as u8;
+            let on = bcast || u16::from(rport) == u16::from(p);
+            let rsp = |r: u8| match self.lft_rsp {
+                Some((s, e)) if s == r => Some(e),
+                _ => None,
+            };
+            let ctx = TileCtx {
+                cfg: RouteCfg {
+                    num_ports: self.radix,
+                    port0_lid: self.lid,
+                    linear_top: self.top,
+                    state: &eff,
+                },
+                bus: if on { bus_on } else { bus_idle },
+                lft_gnt: [lft_gnt == Some(2 * p), lft_gnt == Some(2 * p + 1)],
+                lft_rsp: [rsp(2 * p), rsp(2 * p + 1)],
+                v_sel: v_sel >> k & 1 != 0,
+                d_sel: d_sel >> k & 1 != 0,
+                v_req: &self.vreq[usize::from(p)],
+                d_req: &self.dreq[usize::from(p)],
+                txin: ti,
+                plan,
+            };
+            state_chg |= self.tiles[k].edge(&ctx).state_chg;
+        }
+        // the LFT port
+        match lft_gnt {
+            Some(s) => {
+                let lid = lft_reqs.iter().find(|r| r.0 == s).map(|r| r.1).unwrap_or(0);
+                self.lft_rsp = Some((s, self.lft_entry(lid)));
+                self.lft_last = s;
+            }
+            None => self.lft_rsp = None,
+        }
+        let n_before = self.n;
+        self.regs_edge(i, state_chg);
+        if self.n != n_before {
+            self.active |= self.all_mask();
+        }
+        // effective states, and which tiles stay active
+        let mut next = 0u64;
+        for k in bits(outs | self.active) {
+            let t = &self.tiles[k];
+            self.eff[k + 1] = t.state_o(self.n);
+            if !t.quiet() {
+                next |= 1 << k;
+            }
+        }
+        // a tile clocked now shows its new outputs next cycle
+        self.active = next;
+        self.refresh = outs;
+        if self.n != n_before {
+            self.refresh_eff();
+        }
+        self.cycle += 1;
+        Ok(o)
+    }
+
+    fn ports_out(&self) -> &[PortOut] {
+        &self.pout
+    }
+
+    fn skip(&mut self, n: u64) {
+        self.cycle += n;
+    }
+
+    fn reset(&mut self, cycles: u32) -> Result<()> {
+        self.reset_state();
+        self.cycle += u64::from(cycles);
+        Ok(())
+    }
+
+    fn cycle(&self) -> u64 {
+        self.cycle
+    }
+
+    fn num_ports(&self) -> u32 {
+        u32::from(self.radix)
+    }
+
+    fn data_w(&self) -> u32 {
+        self.data_w
+    }
+
+    fn describe(&self) -> String {
+        format!("switch twin NumPorts={} DataW {}", self.radix, self.data_w)
+    }
+
+    fn trace_open(&mut self, _path: &std::path::Path) -> Result<()> {
+        bail!("the switch twin has no waveform to dump")
+    }
+
+    fn trace_close(&mut self) {}
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,468 @@
+//! The switch twin against the RTL in lockstep: seeded port-to-port
+//! traffic (VL15 and data, good and faulty packets, idle gaps,
+//! backpressure, links going down mid packet), register traffic (LFT,
+//! LinearFDBTop, PortState, NUM_PORTS, counter reads, presets and clears,
+//! PORT_STATE_CHANGE) and resets mid traffic. [`Lockstep`] fails the first
+//! cycle in which any output differs.
+
+use std::collections::VecDeque;
+
+use anyhow::{Context, Result};
+use vl15_bindings::{Changed, DevIn, PortIn};
+
+use crate::model::dut::Dut;
+use crate::model::regmap::swreg;
+use crate::model::twin::{backend, DeviceSpec, Fidelity};
+use crate::proto::crc;
+
+/// xorshift64*: the test's seeded randomness.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn chance(&mut self, one_in: u64) -> bool {
+        self.below(one_in) == 0
+    }
+}
+
+/// LIDs the LFT routes; LID 1 is nobody's (the port-0 LID stays 0).
+const LIDS: u16 = 48;
+const TOP: u16 = 40;
+
+/// A packet on the wire (LRH..VCRC), good or with one seeded fault.
+fn packet(r: &mut Rng, nports: u8) -> Vec<u8> {
+    let vl15 = r.chance(2);
+    let words = if vl15 {
+        if r.chance(20) {
+            80 // longer than a VL15 slot
+        } else {
+            64
+        }
+    } else {
+        let max = if r.chance(30) { 1100 } else { 40 };
+        r.below(max) as usize
+    };
+    let mut b = vec![0u8; 8 + 12 + 4 * words + 4];
+    for x in b.iter_mut() {
+        *x = r.next() as u8;
+    }
+    let vl: u8 = if vl15 { 15 } else { r.below(8) as u8 };
+    b[0] = vl << 4;
+    b[1] = (r.below(16) as u8) << 4 | 2 | (r.below(2) as u8);
+    let dlid: u16 = match r.below(20) {
+        0 => 0,
+        1 => 0xC000 + r.below(10) as u16,
+        2 => 4000,
+        _ => 2 + r.below(u64::from(LIDS)) as u16,
+    };
+    let _ = nports;
+    b[2..4].copy_from_slice(&dlid.to_be_bytes());
+    let pkt_len = (b.len() / 4) as u16;
+    b[4] = (pkt_len >> 8) as u8 & 7 | (r.next() as u8 & 0xF8);
+    b[5] = pkt_len as u8;
+    match r.below(40) {
+        0 => b[0] |= 1,      // LVer
+        1 => b[1] &= 0xFC,   // LNH
+        2 => b[5] ^= 1,      // PktLen
+        3 => b.truncate(26), // too short for its PktLen
+        _ => {}
+    }
+    let mut v = crc::vcrc(&b).to_le_bytes();
+    if r.chance(40) {
+        v[0] ^= 0x10;
+    }
+    b.extend_from_slice(&v);
+    b
+}
+
+/// The beats of `b` at `db` bytes: (data words, keep, last).
+fn beats(b: &[u8], db: usize) -> Vec<([u64; 2], u16, bool)> {
+    let n = b.len().div_ceil(db);
+    (0..n)
+        .map(|k| {
+            let s = &b[k * db..((k + 1) * db).min(b.len())];
+            let mut d = [0u64; 2];
+            for (j, x) in s.iter().enumerate() {
+                d[j / 8] |= u64::from(*x) << ((j % 8) * 8);
+            }
+            let keep = if s.len() >= 16 {
+                0xFFFF
+            } else {
+                (1u16 << s.len()) - 1
+            };
+            (d, keep, k + 1 == n)
+        })
+        .collect()
+}
+
+/// One cycle with register bus `i`; returns the read data.
+fn tick(d: &mut dyn Dut, i: &DevIn, pin: &[PortIn]) -> Result<u32> {
+    Ok(d.step(i, pin, Changed::All)?.reg_rdata)
+}
+
+fn write(d: &mut dyn Dut, pin: &[PortIn], addr: u16, v: u32) -> Result<()> {
+    let i = DevIn {
+        reg_we: true,
+        reg_addr: addr,
+        reg_wdata: v,
+        ..DevIn::default()
+    };
+    tick(d, &i, pin)?;
+    Ok(())
+}
+
+/// The switch set up for forwarding: LFT, LinearFDBTop, most ports Active.
+fn setup(d: &mut dyn Dut, r: &mut Rng, nports: u8, pin: &[PortIn]) -> Result<()> {
+    for w in 0..(LIDS / 4 + 2) {
+        let mut v = 0u32;
+        for k in 0..4 {
+            let e: u32 = match r.below(12) {
+                0 => 0xFF,
+                1 => u32::from(nports) + 1,
+                _ => 1 + r.below(u64::from(nports)) as u32,
+            };
+            v |= e << (8 * k);
+        }
+        write(d, pin, swreg::LFT_BASE + w, v)?;
+    }
+    write(d, pin, swreg::LINEAR_FDB_TOP, u32::from(TOP))?;
+    for p in 1..=nports {
+        if !r.chance(6) {
+            write(d, pin, swreg::PORT_STATE + u16::from(p), 3)?;
+            write(d, pin, swreg::PORT_STATE + u16::from(p), 4)?;
+        }
+    }
+    Ok(())
+}
+
+/// Per port: the beats still to send, link and ready patterns.
+struct PortDrv {
+    q: VecDeque<([u64; 2], u16, bool)>,
+    gap: u32,
+    down: u32,
+    ready_pct: u64,
+}
+
+/// `cycles` cycles of seeded traffic through a switch of `nports` ports at
+/// `data_w`, RTL and twin in lockstep.
+fn soak(nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<()> {
+    run(Fidelity::Lockstep, nports, data_w, seed, cycles)
+}
+
+/// [`soak`]'s traffic through the model `f` chooses.
+fn run(f: Fidelity, nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<()> {
+    let spec = DeviceSpec::Switch { nports, data_w };
+    let mut d = backend(f).build(spec)?;
+    let d = d.as_mut();
+    let db = (data_w / 8) as usize;
+    let mut r = Rng(seed | 1);
+    let n = usize::from(nports);
+    let mut pin = vec![
+        PortIn {
+            link_up: true,
+            tx_tready: true,
+            ..PortIn::default()
+        };
+        n
+    ];
+    d.reset(4)?;
+    setup(d, &mut r, nports, &pin)?;
+    let mut drv: Vec<PortDrv> = (0..n)
+        .map(|_| PortDrv {
+            q: VecDeque::new(),
+            gap: 0,
+            down: 0,
+            ready_pct: 100,
+        })
+        .collect();
+    let mut cyc = 0u64;
+    let mut sent = 0u64;
+    let mut offered = 0u64;
+    let mut prev = pin.clone();
+    while cyc < cycles {
+        cyc += 1;
+        if cyc == cycles * 3 / 4 {
+            // the last quarter starts from the set-up configuration
+            write(d, &pin, swreg::NUM_PORTS, u32::from(nports))?;
+            setup(d, &mut r, nports, &pin)?;
+        }
+        if r.chance(20_000) && cyc < cycles * 3 / 4 {
+            d.reset(1 + r.below(3) as u32)
+                .context("reset mid traffic")?;
+            for (p, x) in drv.iter_mut().zip(pin.iter_mut()) {
+                p.q.clear();
+                p.down = 0;
+                *x = PortIn {
+                    link_up: true,
+                    tx_tready: true,
+                    ..PortIn::default()
+                };
+            }
+            setup(d, &mut r, nports, &pin)?;
+            continue;
+        }
+        for (k, p) in drv.iter_mut().enumerate() {
+            let x = &mut pin[k];
+            if r.chance(500) {
+                p.ready_pct = [100, 100, 50, 90, 10][r.below(5) as usize];
+            }
+            x.tx_tready = r.below(100) < p.ready_pct;
+            if p.down > 0 {
+                p.down -= 1;
+                x.link_up = p.down == 0;
+                x.rx_tvalid = false;
+                continue;
+            }
+            if r.chance(8000) {
+                p.down = 1 + r.below(40) as u32;
+                x.link_up = false;
+                x.rx_tvalid = false;
+                p.q.clear(); // the packet on the wire is cut
+                continue;
+            }
+            x.link_up = true;
+            if p.q.is_empty() {
+                if p.gap > 0 {
+                    p.gap -= 1;
+                    x.rx_tvalid = false;
+                    continue;
+                }
+                let max = if r.chance(4) { 400 } else { 20 };
+                p.gap = r.below(max) as u32;
+                p.q.extend(beats(&packet(&mut r, nports), db));
+            }
+            if r.chance(6) && !p.q.is_empty() {
+                x.rx_tvalid = false; // an idle cycle inside a packet
+                continue;
+            }
+            match p.q.pop_front() {
+                Some((data, keep, last)) => {
+                    x.rx_tvalid = true;
+                    x.rx_tdata = data;
+                    x.rx_tkeep = keep;
+                    x.rx_tlast = last;
+                }
+                None => x.rx_tvalid = false,
+            }
+        }
+        // register traffic
+        let mut i = DevIn::default();
+        let port = 1 + r.below(u64::from(nports)) as u16;
+        i.reg_addr = match r.below(4) {
+            0 => swreg::ctr(port as u8, r.below(16) as u8),
+            1 => swreg::PORT_STATE + port,
+            2 => swreg::ctr(0, r.below(16) as u8),
+            _ => swreg::LFT_BASE + r.below(u64::from(LIDS / 4 + 2)) as u16,
+        };
+        // the last quarter presets and clears no counter: the counters at
+        // the end show that every class of traffic happened
+        let quiet_regs = cyc > cycles * 3 / 4;
+        if r.chance(300) && !quiet_regs {
+            i.reg_we = true;
+            let (a, v) = match r.below(9) {
+                0 => (swreg::CTR_CLEAR, 1),
+                1 => (
+                    swreg::CTR_CLEAR_SEL + r.below(u64::from(nports) + 1) as u16,
+                    r.next() as u32,
+                ),
+                2 => (
+                    swreg::ctr(r.below(u64::from(nports) + 1) as u8, r.below(16) as u8),
+                    r.next() as u32,
+                ),
+                // mostly back to Active, so that data keeps flowing
+                3 => (
+                    swreg::PORT_STATE + port,
+                    [4, 4, 4, 3, 2, 1, 0][r.below(7) as usize],
+                ),
+                4 => (swreg::PORT_STATE_CHANGE, 1),
+                5 => (
+                    swreg::NUM_PORTS,
+                    if r.chance(2) {
+                        u32::from(nports)
+                    } else {
+                        r.below(u64::from(nports) + 2) as u32
+                    },
+                ),
+                6 => (swreg::ctr0g(r.below(16) as u8), r.next() as u32),
+                7 => (swreg::LINEAR_FDB_TOP, u32::from(TOP) - r.below(8) as u32),
+                _ => (
+                    swreg::LFT_BASE + r.below(u64::from(LIDS / 4 + 2)) as u16,
+                    0x0101_0101 * (1 + r.below(u64::from(nports)) as u32),
+                ),
+            };
+            i.reg_addr = a;
+            i.reg_wdata = v;
+        }
+        // name only the ports whose inputs changed, as the fabric does
+        let changed: Vec<u8> = (0..n)
+            .filter(|&k| pin[k] != prev[k])
+            .map(|k| k as u8)
+            .collect();
+        prev.clone_from(&pin);
+        d.step(&i, &pin, Changed::Ports(&changed))
+            .with_context(|| format!("cycle {cyc} of the soak (seed {seed})"))?;
+        offered += pin.iter().filter(|x| x.rx_tvalid && x.rx_tlast).count() as u64;
+        for (k, o) in d.ports_out().iter().enumerate() {
+            if o.tx_tvalid && o.tx_tlast && pin[k].tx_tready {
+                sent += 1;
+            }
+        }
+    }
+    // finish the packets on the wires and drain, then every class of
+    // event must have been counted
+    for _ in 0..20_000 {
+        for (p, x) in drv.iter_mut().zip(pin.iter_mut()) {
+            x.link_up = true;
+            x.tx_tready = true;
+            x.rx_tvalid = false;
+            if let Some((data, keep, last)) = p.q.pop_front() {
+                x.rx_tvalid = true;
+                x.rx_tdata = data;
+                x.rx_tkeep = keep;
+                x.rx_tlast = last;
+            }
+        }
+        tick(d, &DevIn::default(), &pin)?;
+    }
+    let mut sum = [0u64; 16];
+    for p in 1..=nports {
+        for (c, s) in sum.iter_mut().enumerate() {
+            let i = DevIn {
+                reg_addr: swreg::ctr(p, c as u8),
+                ..DevIn::default()
+            };
+            *s += u64::from(tick(d, &i, &pin)?);
+        }
+    }
+    let idle = d.step(&DevIn::default(), &pin, Changed::All)?.idle;
+    anyhow::ensure!(
+        idle,
+        "the switch is not idle after the drain ({sent} sent, counters {sum:?})"
+    );
+    if nports == 1 {
+        // every routed packet loops back: nothing leaves
+        anyhow::ensure!(
+            sum[usize::from(swreg::ctr::LOOP_DROP)] > 0,
+            "no loop drop: {sum:?}"
+        );
+        return Ok(());
+    }
+    anyhow::ensure!(
+        sent > cycles / 200,
+        "only {sent} packets sent in {cycles} cycles"
+    );
+    use swreg::ctr;
+    for c in [
+        ctr::RX_PKTS,
+        ctr::FWD_PKTS,
+        ctr::TX_VL15_PKTS,
+        ctr::TX_DATA_PKTS,
+        ctr::RX_WORDS,
+        ctr::TX_WORDS,
+        ctr::NO_ROUTE,
+        ctr::STATE_DROP,
+    ] {
+        anyhow::ensure!(
+            sum[usize::from(c)] > 0,
+            "counter {} never moved: {sum:?} ({offered} offered, {sent} sent)",
+            ctr::EXT_NAMES[usize::from(c)]
+        );
+    }
+    Ok(())
+}
+
+#[test]
+fn lockstep_8_ports_w64() {
+    soak(8, 64, 1, 60_000).unwrap();
+}
+
+#[test]
+fn lockstep_8_ports_w128() {
+    soak(8, 128, 2, 60_000).unwrap();
+}
+
+#[test]
+fn lockstep_36_ports_w64() {
+    soak(36, 64, 3, 20_000).unwrap();
+}
+
+#[test]
+fn lockstep_64_ports_w128() {
+    soak(64, 128, 4, 15_000).unwrap();
+}
+
+#[test]
+fn lockstep_1_port_w64() {
+    soak(1, 64, 5, 20_000).unwrap();
+}
+
+/// Longer soaks, several seeds at every radix and width the fabric builds
+/// (run with `--ignored`).
+#[test]
+#[ignore]
+fn lockstep_long() {
+    for seed in 10..14 {
+        soak(8, 64, seed, 400_000).unwrap();
+        soak(8, 128, seed, 400_000).unwrap();
+        soak(36, 64, seed, 100_000).unwrap();
+        soak(64, 128, seed, 60_000).unwrap();
+        soak(3, 128, seed, 200_000).unwrap();
+    }
+}
+
+/// The cost of the twin against the RTL on the soak's traffic (run with
+/// `--ignored --nocapture`): wall time of the same cycles through each.
+#[test]
+#[ignore]
+fn cost_twin_vs_rtl() {
+    for (nports, w, cycles) in [(8u8, 64u32, 200_000u64), (64, 128, 50_000)] {
+        let mut t = [0f64; 2];
+        for (k, f) in [Fidelity::Rtl, Fidelity::Twin].into_iter().enumerate() {
+            let s = std::time::Instant::now();
+            run(f, nports, w, 7, cycles).unwrap();
+            t[k] = s.elapsed().as_secs_f64();
+        }
+        // an idle switch stepped with no input
+        let mut idle = [0f64; 2];
+        for (k, f) in [Fidelity::Rtl, Fidelity::Twin].into_iter().enumerate() {
+            let mut d = backend(f)
+                .build(DeviceSpec::Switch { nports, data_w: w })
+                .unwrap();
+            let pin = vec![
+                PortIn {
+                    link_up: true,
+                    tx_tready: true,
+                    ..PortIn::default()
+                };
+                usize::from(nports)
+            ];
+            d.reset(4).unwrap();
+            d.step(&DevIn::default(), &pin, Changed::All).unwrap();
+            let s = std::time::Instant::now();
+            for _ in 0..1_000_000 {
+                d.step(&DevIn::default(), &pin, Changed::Ports(&[]))
+                    .unwrap();
+            }
+            idle[k] = s.elapsed().as_secs_f64() * 1e3;
+        }
+        eprintln!(
+            "{nports} ports DataW {w}, idle step: RTL {:.1} ns, twin {:.1} ns",
+            idle[0], idle[1]
+        );
+        eprintln!(
+            "{nports} ports DataW {w}, {cycles} cycles: RTL {:.3} s ({:.0} ns/cycle), twin {:.3} s ({:.0} ns/cycle)",
+            t[0],
+            t[0] * 1e9 / cycles as f64,
+            t[1],
+            t[1] * 1e9 / cycles as f64
+        );
+    }
+}
