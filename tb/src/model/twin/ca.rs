@@ -369,6 +369,16 @@ pub(crate) struct CaPort {
     /// The link RX output register: a beat presented this cycle (VL15?,
     /// beat index, last).
     lrx_out: Option<(bool, usize, bool)>,
+    /// ... and its data and keep.
+    lrx_beat: ([u64; 2], u16),
+    /// gsi_rx_check's output register: (data, keep, last, reason).
+    drx_out: Option<([u64; 2], u16, bool, u8)>,
+    /// gsi_rx_check's fields after the last data packet.
+    gsi_prev: GsiFields,
+    /// The events of gsi_rx_check's verdict, due next cycle.
+    gsi_ev: Option<usize>,
+    /// The last P_Key table write: (cycle, index, old entry).
+    pkey_wr: Option<(u64, usize, u16)>,
     /// The packet whose beats are on the link RX output.
     lrx_pkt: Vec<u8>,
     lrx_beat_cycles: Vec<u64>,
@@ -465,6 +475,11 @@ impl CaPort {
             rx_beats: Vec::new(),
             rx_open: false,
             lrx_out: None,
+            lrx_beat: ([0; 2], 0),
+            drx_out: None,
+            gsi_prev: GsiFields::zero(),
+            gsi_ev: None,
+            pkey_wr: None,
             lrx_pkt: Vec::new(),
             lrx_beat_cycles: Vec::new(),
             lrx_vl15: false,
@@ -608,6 +623,7 @@ impl CaPort {
             && !self.ev_q_any
             && !self.rx_open
             && self.lrx_out.is_none()
+            && self.drx_out.is_none()
             && self.rx_cnt == 0
             && !self.sq_busy
             && self.tx_cnt == 0
@@ -622,7 +638,10 @@ impl CaPort {
             0x30..=0x37 => self.mkey.read(a - 0x30, self.t),
             0x40 => 64,
             0x41 => u32::from(self.pkey_idx),
-            0x42 => u32::from(self.pkey[usize::from(self.pkey_idx) % 64]),
+            0x42 => self
+                .pkey
+                .get(usize::from(self.pkey_idx))
+                .map_or(0, |&e| u32::from(e)),
             0x10..=0x2A => self.ctr[usize::from(a - 0x10)],
             0x00 => 0x564C_3135,
             0x01 => u32::from(self.lid),
@@ -778,6 +797,18 @@ impl CaPort {
         }
         // ---------------- link RX output stage (VL15 stream) ----------------
         let mut commit_rx: Option<RxSlot> = None;
+        if let Some(k) = self.gsi_ev.take() {
+            self.event(k, 1);
+        }
+        let mut next_drx = None;
+        if let Some((vl15, _, last)) = self.lrx_out {
+            if !vl15 {
+                let (data, keep) = self.lrx_beat;
+                let reason = if last { self.gsi_judge(t) } else { 0 };
+                next_drx = Some((data, keep, last, reason));
+            }
+        }
+        self.drx_out = next_drx;
         if let Some((vl15, bi, last)) = self.lrx_out {
             if vl15 {
                 if bi == self.emit_beat() && !self.rxw_open {
@@ -825,6 +856,7 @@ impl CaPort {
                 self.rx_open = true;
             }
             next_lrx = Some((vl15, bi, p.rx_tlast));
+            self.lrx_beat = (p.rx_tdata, p.rx_tkeep);
         }
         // ---------------- send engine ----------------
         let src_valid = [c.sma_tx_valid, c.sm_tx_valid, c.trap_tx_valid];
@@ -1072,6 +1104,7 @@ impl CaPort {
                 0x42 => {
                     let i = usize::from(self.pkey_idx);
                     if i < 64 {
+                        self.pkey_wr = Some((t, i, self.pkey[i]));
                         self.pkey[i] = w as u16;
                     }
                     self.pkey_idx = self.pkey_idx.wrapping_add(1);
@@ -1140,6 +1173,56 @@ impl CaPort {
                     self.event(C_RX_DATA, 1);
                 }
             }
+        }
+    }
+
+    /// gsi_rx_check's verdict on the data packet whose tlast is on its
+    /// input in cycle `g`: the reason on the output's tlast beat (next
+    /// cycle) and the event it counts.
+    fn gsi_judge(&mut self, g: u64) -> u8 {
+        let pkt = &self.lrx_pkt;
+        let cycles = &self.lrx_beat_cycles;
+        let db = self.db;
+        let prev = self.gsi_prev;
+        let at = |limit: u64| -> GsiFields {
+            let k = cycles.iter().filter(|&&c| c + 1 < limit).count();
+            if k == 0 {
+                prev
+            } else {
+                GsiFields::of(&pkt[..(k * db).min(pkt.len())])
+            }
+        };
+        let f = at(g);
+        let f1 = at(g - 1);
+        // the table as of the cycle before
+        let mut tab = *self.pkey;
+        if let Some((c, i, old)) = self.pkey_wr {
+            if c + 1 == g {
+                tab[i] = old;
+            }
+        }
+        let hit = pkey_match(&tab, f1.pkey);
+        let (reason, qp1) = gsi_verdict(pkt, self.lrx_err, &f, hit);
+        self.gsi_prev = GsiFields::of(pkt);
+        if !self.lrx_err {
+            self.gsi_ev = match reason {
+                2 => Some(19),
+                3 => Some(20),
+                4 => Some(25),
+                5 => Some(26),
+                _ if qp1 => Some(21),
+                _ => None,
+            };
+        }
+        reason
+    }
+
+    /// gsi_rx_check's output of this cycle: (valid, data, keep, last,
+    /// tuser, reason).
+    pub(crate) fn drx(&self) -> (bool, [u64; 2], u16, bool, bool, u8) {
+        match self.drx_out {
+            Some((d, k, l, r)) => (true, d, k, l, r != 0, r),
+            None => (false, [0; 2], 0, false, false, 0),
         }
     }
 
@@ -1497,4 +1580,169 @@ fn link_err(p: &[u8], db: usize) -> Option<usize> {
         return Some(C_RX_VCRC);
     }
     None
+}
+
+/// Header fields as `gsi_rx_check` holds them (rtl/gsi_rx_check.sv
+/// fields_t): compare flags, each "0 byte" default where the packet lacks
+/// the byte (FieldsZero).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct GsiFields {
+    lnh: u8,
+    pktlen: u16,
+    nxthdr_ok: bool,
+    op_ok: bool,
+    tver_ok: bool,
+    pkey: u16,
+    qp_zero: [bool; 3],
+    qp_one: bool,
+    qkey_ok: [bool; 4],
+    bv_ok: bool,
+    mc_lid: bool,
+    mc_dr: bool,
+}
+
+const QP1_QKEY: [u8; 4] = [0x80, 0x01, 0x00, 0x00];
+const GRH_BYTES: usize = 40;
+
+impl GsiFields {
+    fn zero() -> Self {
+        GsiFields {
+            lnh: 0,
+            pktlen: 0,
+            nxthdr_ok: false,
+            op_ok: false,
+            tver_ok: true,
+            pkey: 0,
+            qp_zero: [true; 3],
+            qp_one: false,
+            qkey_ok: [false, false, true, true],
+            bv_ok: false,
+            mc_lid: false,
+            mc_dr: false,
+        }
+    }
+    /// The fields after the bytes `b` of one packet (its first beats).
+    fn of(b: &[u8]) -> Self {
+        let mut f = GsiFields::zero();
+        let grh = b.get(1).is_some_and(|x| x & 3 == 3);
+        let g = if grh { GRH_BYTES } else { 0 };
+        let at = |o: usize| b.get(o).copied();
+        if let Some(x) = at(1) {
+            f.lnh = x & 3;
+        }
+        if let Some(x) = at(4) {
+            f.pktlen = (f.pktlen & 0xFF) | (u16::from(x & 7) << 8);
+        }
+        if let Some(x) = at(5) {
+            f.pktlen = (f.pktlen & 0x700) | u16::from(x);
+        }
+        if let Some(x) = at(14) {
+            f.nxthdr_ok = x == 0x1B;
+        }
+        if let Some(x) = at(8 + g) {
+            f.op_ok = x == 0x64;
+        }
+        if let Some(x) = at(9 + g) {
+            f.tver_ok = x & 0x3F == 0;
+        }
+        if let Some(x) = at(10 + g) {
+            f.pkey = (f.pkey & 0xFF) | (u16::from(x) << 8);
+        }
+        if let Some(x) = at(11 + g) {
+            f.pkey = (f.pkey & 0xFF00) | u16::from(x);
+        }
+        for i in 0..3 {
+            if let Some(x) = at(13 + g + i) {
+                f.qp_zero[i] = x == 0;
+                if i == 2 {
+                    f.qp_one = x == 1;
+                }
+            }
+        }
+        for i in 0..4 {
+            if let Some(x) = at(20 + g + i) {
+                f.qkey_ok[i] = x == QP1_QKEY[i];
+            }
+        }
+        if let Some(x) = at(MAD_OFF + g) {
+            f.bv_ok = x == 1;
+        }
+        if let Some(x) = at(MAD_OFF + 1 + g) {
+            f.mc_lid = x == CLASS_LID;
+            f.mc_dr = x == CLASS_DR;
+        }
+        f
+    }
+}
+
+/// The ICRC of a packet (LRH..ICRC, `b`) with a GRH masked as ibspec §3.1
+/// and rtl/gsi_rx_check.sv icrc_ones say, or local; true when it matches.
+fn icrc_ok_any(b: &[u8], grh: bool) -> bool {
+    if b.len() < 4 {
+        return false;
+    }
+    let n = b.len() - 4;
+    let field = u32::from_le_bytes([b[n], b[n + 1], b[n + 2], b[n + 3]]);
+    if !grh {
+        return crc::icrc(&b[..n]) == field;
+    }
+    let mut m = b[..n].to_vec();
+    for (i, x) in m.iter_mut().enumerate() {
+        let or = match i {
+            0..=7 => 0xFF,
+            8 => 0x0F,
+            9..=11 | 15 => 0xFF,
+            52 => 0xFF,
+            _ => 0,
+        };
+        *x |= or;
+    }
+    let eng = ::crc::Crc::<u32>::new(&::crc::CRC_32_ISO_HDLC);
+    eng.checksum(&m) == field
+}
+
+/// gsi_rx_check's verdict on a data-VL packet (rtl/gsi_rx_check.sv
+/// reason_rest and the ICRC residue): the reason code (ib_pkg
+/// gsi_reason_e) and whether it was for QP1. `f` holds the fields before
+/// the tlast beat, `pkey_hit` the registered table match.
+fn gsi_verdict(pkt: &[u8], link_bad: bool, f: &GsiFields, pkey_hit: bool) -> (u8, bool) {
+    let global = f.lnh == 3;
+    let grh_short = global && f.pktlen < 16;
+    let is_qp1 = f.qp_zero[0] && f.qp_zero[1] && f.qp_one;
+    let qp1_bad = !f.op_ok
+        || !f.tver_ok
+        || f.pktlen != if global { 82 } else { 72 }
+        || !f.bv_ok
+        || f.mc_lid
+        || f.mc_dr;
+    let err_hdr =
+        grh_short || (global && !f.nxthdr_ok) || f.qp_zero == [true; 3] || (is_qp1 && qp1_bad);
+    let rest = if link_bad {
+        1
+    } else if err_hdr {
+        3
+    } else if is_qp1 && !pkey_hit {
+        4
+    } else if is_qp1 && f.qkey_ok != [true; 4] {
+        5
+    } else {
+        0
+    };
+    let icrc_chk = !link_bad && !grh_short;
+    // the residue over the bytes before the VCRC
+    let body = &pkt[..pkt.len().saturating_sub(2)];
+    let grh_now = pkt.get(1).is_some_and(|x| x & 3 == 3);
+    if icrc_chk && !icrc_ok_any(body, grh_now) {
+        return (2, is_qp1);
+    }
+    (rest, is_qp1)
+}
+
+/// ibspec §2 (Linux rxe `pkey_match`, IBA 10.9.3): P_Key `p` of a packet
+/// matches a port's table when some entry has the same low 15 bits (not 0)
+/// and at least one of the two is a full member (bit 15).
+pub fn pkey_match(table: &[u16], p: u16) -> bool {
+    table
+        .iter()
+        .any(|&e| p & 0x7FFF != 0 && e & 0x7FFF == p & 0x7FFF && (e | p) & 0x8000 != 0)
 }

@@ -198,7 +198,14 @@ impl Dut for CaTwin {
                 sm_to == Some(k) && i.sm_tx_tvalid,
                 trap_to == Some(k) && i.trap_tx_tvalid,
             ];
+            let (dv, dd, dk, dl, du, dr) = p.drx();
             self.pout[k] = PortOut {
+                drx_tvalid: dv,
+                drx_tdata: dd,
+                drx_tkeep: dk,
+                drx_tlast: dl,
+                drx_tuser: du,
+                drx_reason: dr,
                 tx_tdata: data,
                 tx_tkeep: keep,
                 tx_tvalid: v,
