@@ -2,42 +2,50 @@
 //! granularity of packets: a received packet is kept whole and judged when
 //! its tlast beat arrives; a packet in a buffer is a byte vector with a beat
 //! index; a sent packet is built from the source's MAD when its tail beat
-//! is due. The step of a cycle only serves what is due in it (the beat of a
+//! is due. A step serves only what is due in its cycle (the beat of a
 //! stream at its offset into a stored packet, a counter event that falls
-//! in this cycle); a port with nothing stored and no input costs a few
-//! comparisons.
+//! in it); a port with nothing stored and no input costs a few comparisons,
+//! and `skip` only counts cycles.
 //!
-//! How the RTL's pipeline maps to cycles (a wire RX beat at cycle `c`, its
-//! tlast at `T`; a counter event "at `e`" is visible to a register read
-//! from `e + 2`, through `ev_q` (rtl/ib_ca_top.sv:860-895) and the counter
-//! register (rtl/ib_port_regs.sv:200-210)):
-//! - `ib_link_rx` (rtl/ib_link_rx.sv:228-262): one register stage; the
-//!   link checks of a packet are events at `T + 1`; its beats reach the VL15
-//!   or data stream at `c + 1`.
-//! - `smi_rq` / `smi_rx_core` (rtl/smi_rx_core.sv:150-185): the verdict
-//!   and the SMI events at `V = T + 1`, from header fields of beats before
-//!   `V - 1` (the registered `chk_q`), the port's LID as of `V - 1` and
-//!   PortState as of `V`.
-//! - VL15 RX buffer `ib_pkt_fifo` (rtl/ib_pkt_fifo.sv:120-170): a slot is
-//!   claimed at the first MAD beat written (beat `EmitPos / DataB` of the
-//!   stream, rtl/smi_mad_align.sv) if `slot_free_q` (the count of the cycle
-//!   before against the RX depth register); the packet commits at `V`, its
-//!   first beat is presented at `V + 2` (issue at `V + 1`, output register).
-//! - `smi_rx_dispatch` (rtl/smi_rx_dispatch.sv:60-120): combinational on
-//!   the buffer's output: SMA/SM by `to_sm`, a MAD for the SM without a
-//!   posted WQE is taken at full rate and dropped.
-//! - `smi_mkey_chk` (rtl/smi_mkey_chk.sv:95-200): the verdict on the sma_rx
-//!   tlast beat against the M_Key register of that cycle; the lease timer is
-//!   kept as a start cycle and evaluated when it is read or expires.
-//! - `smi_sq` / `smi_tx_ctrl` (rtl/smi_tx_ctrl.sv:140-240): a packet starts
-//!   when a source is valid and the TX buffer has a free slot, then writes
-//!   `HdrBeats` header beats, one MAD beat per source beat taken, and one
-//!   tail beat with the verdict (commit, DR discard or local).
-//! - VL15 TX buffer (2 slots) and `ib_link_tx` (rtl/ib_link_tx.sv:100-260):
+//! The RTL's pipeline as cycles (a wire RX beat at cycle `c`, its tlast at
+//! `T`). A counter event "at `e`" is visible to a register read from
+//! `e + 2`: `ev_q` (rtl/ib_ca_top.sv:836) and the counter register
+//! (rtl/ib_port_regs.sv:203); `idle` is low while `ev_q` holds one.
+//! - `ib_link_rx`: one register stage (rtl/ib_link_rx.sv:212-257); a
+//!   packet's beats reach the VL15 or data stream at `c + 1`, chosen by its
+//!   byte 0; its link checks are events at `T + 1` (RxWords with them).
+//! - `smi_rx_core` (rtl/smi_rx_core.sv:161-172): the verdict and SMI events
+//!   at `V = T + 1`, from the header fields of the beats before `V - 1`
+//!   (the registered `chk_q`; fields a packet lacks keep the last packet's,
+//!   rtl/smi_rx_fields.sv), the LID as of `V - 1` and PortState as of `V`.
+//! - VL15 RX buffer `ib_pkt_fifo`: a slot is claimed at the first MAD beat
+//!   written (beat `EmitPos / DataB`, rtl/smi_mad_align.sv) if
+//!   `slot_free_q` (rtl/ib_pkt_fifo.sv:265, the count of the cycle before
+//!   against the RX depth register); full at `V` drops and counts
+//!   (rtl/ib_pkt_fifo.sv:157); the packet commits at `V` and its first beat
+//!   is presented at `V + 2` (issue, rtl/ib_pkt_fifo.sv:202, then the
+//!   output register), back to back while the reader is ready.
+//! - `smi_rx_dispatch` (rtl/smi_rx_dispatch.sv:80-149): combinational on
+//!   the buffer's output: SMA or SM by `to_sm`; a MAD for the SM with no
+//!   posted WQE (at its first beat) is taken at full rate and dropped.
+//! - `smi_mkey_chk` (rtl/smi_mkey_chk.sv:133-143): the verdict on the
+//!   sma_rx tlast beat against the M_Key state of that cycle; the lease
+//!   timer is a base cycle and state, evaluated when read or due to expire.
+//! - `gsi_rx_check` (rtl/gsi_rx_check.sv:554-603): one register stage more:
+//!   data beats leave on drx at `c + 2`; the reason on the tlast beat from
+//!   the fields before the tlast beat and the P_Key table match registered
+//!   a cycle before; the GSI events at `T + 2`.
+//! - `smi_sq` / `smi_tx_ctrl` (rtl/smi_tx_ctrl.sv:115-245): a packet starts
+//!   when a source is valid and the TX buffer has a free slot (round robin
+//!   SMA, SM, trap), writes `HdrBeats` header beats, one MAD beat per
+//!   source beat taken (tready while in the MAD), and one tail beat with the
+//!   verdict (commit and PSN + 1, DR discard, or local).
+//! - VL15 TX buffer (2 slots) and `ib_link_tx` (rtl/ib_link_tx.sv:107-250):
 //!   a committed packet is presented at commit + 2; ib_link_tx adds one
-//!   output register stage and the VCRC (an extra beat for a packet that
-//!   ends on a full beat), VL15 chosen before data at each packet start.
-//! - the link gate (rtl/ib_ca_top.sv:611-650) decides each packet at its
+//!   output register stage and the VCRC (an extra beat after a packet that
+//!   ends on a full beat: every SMP), VL15 chosen before data at each
+//!   packet start.
+//! - the link gate (rtl/ib_ca_top.sv:615-640) decides each packet at its
 //!   first beat: to the wire, or taken and discarded while the link is down.
 
 use crate::proto::crc;
@@ -187,9 +195,8 @@ fn dr_recv_ca(
         return (true, hp, false);
     }
     if !dir {
-        if hc != 0 && hp == 0 {
-            (true, hp, false)
-        } else if hp != 0 && hp < hc {
+        if (hc != 0 && hp == 0) || (hp != 0 && hp < hc) {
+            // C14-9:1, C14-9:2
             (true, hp, false)
         } else if hp == hc {
             if !dlid_perm {
@@ -241,9 +248,8 @@ struct Mkey {
     lease: u16,
     tick: u32,
     viols: u16,
-    /// Lease timer running since this cycle (cyc 0, sec 0 in that cycle),
-    /// with the tick of that time.
-    run_since: Option<u64>,
+    /// The lease timer, while it runs: (cycle, cyc_q, sec_q in that cycle).
+    run: Option<(u64, u64, u16)>,
 }
 
 impl Mkey {
@@ -255,34 +261,43 @@ impl Mkey {
             lease: 0,
             tick: TICK_RESET,
             viols: 0,
-            run_since: None,
+            run: None,
         }
     }
     fn tick_m1(&self) -> u64 {
         u64::from(self.tick.saturating_sub(1))
     }
-    /// (cyc, sec) of the running timer in cycle `t`.
+    /// (cyc_q, sec_q) of the running timer in cycle `t`: cyc_q counts up
+    /// to the tick's last cycle, then sec_q counts (saturating).
     fn timer(&self, t: u64) -> (u64, u16) {
-        match self.run_since {
+        match self.run {
             None => (0, 0),
-            Some(s) => {
-                let p = self.tick_m1() + 1;
-                let n = t - s;
-                let sec = (n / p).min(0xFFFF) as u16;
-                (n % p, sec)
+            Some((base, cyc0, sec0)) => {
+                let n = t - base;
+                let d = self.tick_m1().saturating_sub(cyc0);
+                if n <= d {
+                    (cyc0 + n, sec0)
+                } else {
+                    let m = n - d - 1;
+                    let p = self.tick_m1() + 1;
+                    let sec = (u64::from(sec0) + 1 + m / p).min(0xFFFF) as u16;
+                    (m % p, sec)
+                }
             }
         }
     }
     /// The cycle in which the running lease expires (its edge clears the
-    /// protect bits and stops the timer).
+    /// protect bits and stops the timer): the end of a second with sec_q
+    /// at least the period - 1.
     fn expiry(&self) -> Option<u64> {
-        let s = self.run_since?;
+        let (base, cyc0, sec0) = self.run?;
         if self.lease == 0 {
             return None;
         }
-        let p = self.tick_m1() + 1;
+        let d = self.tick_m1().saturating_sub(cyc0);
         let lm1 = u64::from(self.lease - 1);
-        Some(s + lm1 * p + p - 1)
+        let more = lm1.saturating_sub(u64::from(sec0));
+        Some(base + d + more * (self.tick_m1() + 1))
     }
     fn read(&self, idx: u8, t: u64) -> u32 {
         match idx {
@@ -294,7 +309,7 @@ impl Mkey {
             5 => u32::from(self.viols),
             6 => {
                 let (_, sec) = self.timer(t);
-                (u32::from(self.run_since.is_some()) << 16) | u32::from(sec)
+                (u32::from(self.run.is_some()) << 16) | u32::from(sec)
             }
             _ => 0,
         }
@@ -562,8 +577,7 @@ impl CaPort {
 
     /// Outputs of this cycle that depend on the state only (and on the
     /// register address).
-    pub(crate) fn outputs(&self, reg_addr: u8, link_up: bool, sm_rq_avail_now: bool) -> PortOuts {
-        let _ = sm_rq_avail_now;
+    pub(crate) fn outputs(&self, reg_addr: u8, link_up: bool) -> PortOuts {
         let mut o = PortOuts::default();
         if let Some((s, b, last)) = self.rx_slot_out() {
             let (data, _) = self.beat_of(&s.mad[..], b);
@@ -590,7 +604,7 @@ impl CaPort {
             } else {
                 o.sma = st;
                 if last {
-                    let (viol, mask) = self.mkey_verdict(s);
+                    let (viol, mask, _) = self.mkey_verdict(s);
                     o.mkey_viol = viol;
                     o.mkey_mask = mask;
                 }
@@ -607,7 +621,10 @@ impl CaPort {
         o
     }
 
-    fn mkey_verdict(&self, s: &RxSlot) -> (bool, bool) {
+    /// smi_mkey_chk's verdict on the SMA-bound MAD `s` against this
+    /// cycle's M_Key state: (violation, masked Get, a checked method with a
+    /// valid key: stops the lease timer).
+    fn mkey_verdict(&self, s: &RxSlot) -> (bool, bool, bool) {
         let method = s.mad[3];
         let key = u64::from_be_bytes(s.mad[24..32].try_into().unwrap_or([0; 8]));
         let checked = matches!(method, 0x01 | 0x02 | 0x07);
@@ -615,11 +632,11 @@ impl CaPort {
         let key_ok = self.mkey.key == 0 || eq;
         let viol = checked && !key_ok && (method != 0x01 || self.mkey.prot & 2 != 0);
         let mask = method == 0x01 && !eq && self.mkey.prot == 1;
-        (viol, mask)
+        (viol, mask, checked && key_ok)
     }
 
     fn is_idle(&self, link_up: bool) -> bool {
-        self.mkey.run_since.is_none()
+        self.mkey.run.is_none()
             && !self.ev_q_any
             && !self.rx_open
             && self.lrx_out.is_none()
@@ -718,7 +735,7 @@ impl CaPort {
         let mut take_sm_rq = false;
         let mut freed_rx = false;
         let mut rx_issue_ok = self.rx_out.is_none();
-        if let Some((i, b, last)) = self.rx_out {
+        if let Some((i, _, last)) = self.rx_out {
             let to_sm = self.rx_q[i].to_sm;
             let drop = if self.disp_open {
                 self.disp_drop
@@ -736,13 +753,8 @@ impl CaPort {
                 };
             if !to_sm && ready && last {
                 // M_Key check on the SMA stream's last handshake
-                let s = &self.rx_q[i];
-                let (viol, _) = self.mkey_verdict(s);
-                let method = s.mad[3];
-                let key = u64::from_be_bytes(s.mad[24..32].try_into().unwrap_or([0; 8]));
-                let checked = matches!(method, 0x01 | 0x02 | 0x07);
-                let key_ok = self.mkey.key == 0 || key == self.mkey.key;
-                self.mkey_handshake(t, viol, checked && key_ok);
+                let (viol, _, stop) = self.mkey_verdict(&self.rx_q[i]);
+                self.mkey_handshake(t, viol, stop);
             }
             if ready {
                 rx_issue_ok = true;
@@ -761,7 +773,6 @@ impl CaPort {
                     self.disp_open = true;
                     self.disp_drop = drop;
                 }
-                let _ = b;
             } else {
                 self.disp_open = true;
                 self.disp_drop = drop;
@@ -1008,9 +1019,8 @@ impl CaPort {
         // ---------------- buffers: commits and frees ----------------
         if freed_rx {
             self.rx_q.pop_front();
-            if let Some((i, b, l)) = next_rx_out.as_mut().map(|x| (&mut x.0, x.1, x.2)) {
-                *i -= 1;
-                let _ = (b, l);
+            if let Some(x) = next_rx_out.as_mut() {
+                x.0 -= 1;
             }
         }
         if let Some(s) = commit_rx {
@@ -1018,8 +1028,6 @@ impl CaPort {
             self.rx_iss += 1;
         }
         self.rx_out = next_rx_out;
-        let rxc = self.rx_cnt + u32::from(self.rx_q.len() as u32 > self.rx_cnt) * 0;
-        let _ = rxc;
         self.rx_cnt = self.rx_q.len() as u32;
         let lim = match self.rx_depth {
             0 => 1,
@@ -1044,7 +1052,7 @@ impl CaPort {
         // ---------------- M_Key lease expiry ----------------
         if let Some(e) = self.mkey.expiry() {
             if e == t {
-                self.mkey.run_since = None;
+                self.mkey.run = None;
                 self.mkey.prot = 0;
             }
         }
@@ -1064,7 +1072,7 @@ impl CaPort {
         // counters take last cycle's events
         for i in 0..NUM_CTRS {
             let bit = 1 << i;
-            let wr_this = c.reg_we && a >= 0x10 && a <= 0x2A && usize::from(a - 0x10) == i;
+            let wr_this = c.reg_we && (0x10..=0x2A).contains(&a) && usize::from(a - 0x10) == i;
             if c.reg_we && (a == 0x0F || (a == 0x0E && w & bit != 0)) {
                 self.ctr[i] = 0;
             } else if wr_this {
@@ -1112,13 +1120,6 @@ impl CaPort {
                 _ => {}
             }
         }
-        // the RX depth register changed: slot_free follows a cycle later
-        let lim = match self.rx_depth {
-            0 => 1,
-            n if n > RX_DEPTH => u32::from(RX_DEPTH),
-            n => u32::from(n),
-        };
-        let _ = lim;
         if self.link_q && !p.link_up {
             self.state = PORT_DOWN;
         } else if !self.link_q && p.link_up {
@@ -1135,10 +1136,11 @@ impl CaPort {
             2 => self.mkey.prot = (w & 3) as u8,
             3 => self.mkey.lease = w as u16,
             4 => {
-                // the running second restarts its count with the new tick
-                if let Some(s) = self.mkey.run_since {
+                // the running timer counts on from its state of the next
+                // cycle with the new tick
+                if self.mkey.run.is_some() {
                     let (cyc, sec) = self.mkey.timer(t + 1);
-                    let _ = (s, cyc, sec);
+                    self.mkey.run = Some((t + 1, cyc, sec));
                 }
                 self.mkey.tick = w;
             }
@@ -1150,16 +1152,14 @@ impl CaPort {
     fn mkey_handshake(&mut self, t: u64, viol: bool, stop: bool) {
         if viol {
             self.event(C_MKEY_VIOL, 1);
-            if self.mkey.viols != 0xFFFF {
-                self.mkey.viols += 1;
-            }
-            if self.mkey.run_since.is_none() && self.mkey.lease != 0 {
-                self.mkey.run_since = Some(t + 1);
+            self.mkey.viols = self.mkey.viols.saturating_add(1);
+            if self.mkey.run.is_none() && self.mkey.lease != 0 {
+                self.mkey.run = Some((t + 1, 0, 0));
                 return;
             }
         }
         if stop {
-            self.mkey.run_since = None;
+            self.mkey.run = None;
         }
     }
 
@@ -1659,9 +1659,9 @@ impl GsiFields {
                 }
             }
         }
-        for i in 0..4 {
+        for (i, q) in QP1_QKEY.iter().enumerate() {
             if let Some(x) = at(20 + g + i) {
-                f.qkey_ok[i] = x == QP1_QKEY[i];
+                f.qkey_ok[i] = x == *q;
             }
         }
         if let Some(x) = at(MAD_OFF + g) {

@@ -4,15 +4,15 @@
 //! one-port twin [`super::ca::CaPort`]; the multiport top adds what
 //! rtl/ib_ca_mp_top.sv adds around its ports, all combinational or one
 //! register deep:
-//! - `smi_port_mux` (rtl/smi_port_mux.sv:30-70) on sma_rx and sm_rx: a
+//! - `smi_port_mux` (rtl/smi_port_mux.sv:58) on sma_rx and sm_rx: a
 //!   round-robin grant among the ports presenting a beat, locked for the
 //!   packet, no added latency;
-//! - `smi_port_demux` (rtl/smi_port_demux.sv:20-35) on the three send
+//! - `smi_port_demux` (rtl/smi_port_demux.sv:32) on the three send
 //!   streams: the tag picks the port; a bad tag is taken and counted
 //!   (TX_BAD_PORT, register 0x0001, one cycle later);
 //! - the register bus: port p's registers at `p << 8 | a`, 0x0000 the id.
 //!
-//! The ports' gated clocks (rtl/ib_clk_gate.sv) change no behaviour: a
+//! The ports' gated clocks (rtl/ib_ca_mp_top.sv:193) change no behaviour: a
 //! port is unclocked only while it is idle and gets no input.
 
 use anyhow::Result;
@@ -134,7 +134,7 @@ impl Dut for CaTwin {
             .ports
             .iter()
             .zip(&pin)
-            .map(|(p, pi)| p.outputs(low, pi.link_up, false))
+            .map(|(p, pi)| p.outputs(low, pi.link_up))
             .collect();
         // the receive muxes
         let sma_valid: Vec<bool> = outs.iter().map(|o| o.sma.valid).collect();
@@ -171,9 +171,9 @@ impl Dut for CaTwin {
         o.sm_rx_mgmt_class = s.sm.class;
         o.sm_rx_hop_ptr = s.sm.hop_ptr;
         o.sm_rx_hop_cnt = s.sm.hop_cnt;
-        o.sma_tx_tready = sma_to.is_none_or(|p| outs[p].sma_tx_tready);
-        o.sm_tx_tready = sm_to.is_none_or(|p| outs[p].sm_tx_tready);
-        o.trap_tx_tready = trap_to.is_none_or(|p| outs[p].trap_tx_tready);
+        o.sma_tx_tready = sma_to.map_or(true, |p| outs[p].sma_tx_tready);
+        o.sm_tx_tready = sm_to.map_or(true, |p| outs[p].sm_tx_tready);
+        o.trap_tx_tready = trap_to.map_or(true, |p| outs[p].trap_tx_tready);
         o.idle = outs.iter().all(|x| x.idle);
         o.reg_rdata = if self.mp {
             let mut r = match i.reg_addr {
@@ -215,11 +215,10 @@ impl Dut for CaTwin {
                 mkey_prot: p.mkey_prot(),
                 mkey_viols: p.mkey_viols(),
                 sq_tx_beat: p.sq_beat(any.iter().any(|&x| x), any),
-                ..PortOut::default()
             };
         }
         // advance
-        for k in 0..n {
+        for (k, pk) in pin.iter().enumerate() {
             let ctl = PortCtl {
                 sma_rx_tready: sma_sel == k && i.sma_rx_tready,
                 sm_rx_tready: sm_sel == k && i.sm_rx_tready,
@@ -230,7 +229,7 @@ impl Dut for CaTwin {
                 rq_clr: rq_to == Some(k) && i.sm_rq_clr,
                 reg_we: i.reg_we && reg_port == k + 1,
             };
-            self.ports[k].step(i, &pin[k], &ctl);
+            self.ports[k].step(i, pk, &ctl);
         }
         self.sma_mux
             .update(sma_sel, o.sma_rx_tvalid, i.sma_rx_tready, o.sma_rx_tlast);
