@@ -11,15 +11,9 @@
 pub mod ca;
 pub mod switch;
 
-/// ibspec §2 (Linux rxe `pkey_match`, IBA 10.9.3): P_Key `p` of a packet
-/// matches a port's table when some entry has the same low 15 bits (not 0)
-/// and at least one of the two is a full member (bit 15). Both devices'
-/// QP1 checks use it.
-pub fn pkey_match(table: &[u16], p: u16) -> bool {
-    table
-        .iter()
-        .any(|&e| p & 0x7FFF != 0 && e & 0x7FFF == p & 0x7FFF && (e | p) & 0x8000 != 0)
-}
+/// The P_Key match rule (ibspec §2), shared with the CA twin: both
+/// devices' QP1 checks use it.
+pub use crate::model::twin::ca::pkey_match;
 
 /// The port counters (`ib_pkg::ctr_e`), in register order: counter `c` is
 /// read at `reg::CTR_BASE + c as u8`. `device::reg::COUNTERS` holds the same

@@ -15,6 +15,9 @@
 //! further back end (a user's own Verilated device) is one more
 //! implementation of [`Backend`].
 
+pub mod ca;
+pub mod ca_mp;
+
 use anyhow::{Context, Result};
 use vl15_bindings::{Dev, DevKind};
 
@@ -122,7 +125,8 @@ fn twin_of(spec: DeviceSpec) -> Result<Box<dyn Dut>> {
         DeviceSpec::Switch { nports, data_w } => {
             Ok(Box::new(switch::SwitchTwin::new(nports, data_w)?))
         }
-        _ => anyhow::bail!("no twin of {spec:?} is built"),
+        DeviceSpec::CaTop { data_w } => Ok(Box::new(ca_mp::CaTwin::ca_top(data_w))),
+        DeviceSpec::CaMp { nports, data_w } => Ok(Box::new(ca_mp::CaTwin::ca_mp(nports, data_w))),
     }
 }
 

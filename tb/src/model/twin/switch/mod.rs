@@ -67,7 +67,7 @@ use tile::{ps, Beat, Bus, RouteCfg, Tile, TileCtx, TxIn, TxPlan, NUM_CTRS};
 /// The most external ports (`MaxPorts` of the built tiles).
 const MAX_PORTS: usize = 64;
 /// LFT entries (`LftDepth`) and 32-bit LFT words.
-const LFT_DEPTH: u32 = 4096;
+const LFT_DEPTH: u32 = vl15_bindings::SWITCH_LFT_DEPTH as u32;
 const LFT_WORDS: usize = (LFT_DEPTH / 4) as usize;
 /// LFT requesters: 2i (VL15 of input i) and 2i+1 (data), inputs 0..=64.
 const LFT_REQS: u8 = 2 * (MAX_PORTS as u8 + 1);

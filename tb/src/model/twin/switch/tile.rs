@@ -527,7 +527,10 @@ impl Route {
                     // LID) or the GMP receive path (data, the port-0 LID)
                     if (vl15 && dlid == 0xFFFF) || (dlid == cfg.port0_lid && cfg.port0_lid != 0) {
                         cand = Some(0);
-                    } else if !unicast || dlid >= 4096 || dlid > cfg.linear_top {
+                    } else if !unicast
+                        || dlid >= vl15_bindings::SWITCH_LFT_DEPTH
+                        || dlid > cfg.linear_top
+                    {
                         no_route = true;
                     } else {
                         st = RouteSt::Lookup;

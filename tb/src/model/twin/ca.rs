@@ -1,0 +1,1748 @@
+//! The twin of one CA port, `ib_ca_top` (rtl/ib_ca_top.sv), at the
+//! granularity of packets: a received packet is kept whole and judged when
+//! its tlast beat arrives; a packet in a buffer is a byte vector with a beat
+//! index; a sent packet is built from the source's MAD when its tail beat
+//! is due. A step serves only what is due in its cycle (the beat of a
+//! stream at its offset into a stored packet, a counter event that falls
+//! in it); a port with nothing stored and no input costs a few comparisons,
+//! and `skip` only counts cycles.
+//!
+//! The RTL's pipeline as cycles (a wire RX beat at cycle `c`, its tlast at
+//! `T`). A counter event "at `e`" is visible to a register read from
+//! `e + 2`: `ev_q` (rtl/ib_ca_top.sv:836) and the counter register
+//! (rtl/ib_port_regs.sv:203); `idle` is low while `ev_q` holds one.
+//! - `ib_link_rx`: one register stage (rtl/ib_link_rx.sv:212-257); a
+//!   packet's beats reach the VL15 or data stream at `c + 1`, chosen by its
+//!   byte 0; its link checks are events at `T + 1` (RxWords with them).
+//! - `smi_rx_core` (rtl/smi_rx_core.sv:161-172): the verdict and SMI events
+//!   at `V = T + 1`, from the header fields of the beats before `V - 1`
+//!   (the registered `chk_q`; fields a packet lacks keep the last packet's,
+//!   rtl/smi_rx_fields.sv), the LID as of `V - 1` and PortState as of `V`.
+//! - VL15 RX buffer `ib_pkt_fifo`: a slot is claimed at the first MAD beat
+//!   written (beat `EmitPos / DataB`, rtl/smi_mad_align.sv) if
+//!   `slot_free_q` (rtl/ib_pkt_fifo.sv:265, the count of the cycle before
+//!   against the RX depth register); full at `V` drops and counts
+//!   (rtl/ib_pkt_fifo.sv:157); the packet commits at `V` and its first beat
+//!   is presented at `V + 2` (issue, rtl/ib_pkt_fifo.sv:202, then the
+//!   output register), back to back while the reader is ready.
+//! - `smi_rx_dispatch` (rtl/smi_rx_dispatch.sv:80-149): combinational on
+//!   the buffer's output: SMA or SM by `to_sm`; a MAD for the SM with no
+//!   posted WQE (at its first beat) is taken at full rate and dropped.
+//! - `smi_mkey_chk` (rtl/smi_mkey_chk.sv:133-143): the verdict on the
+//!   sma_rx tlast beat against the M_Key state of that cycle; the lease
+//!   timer is a base cycle and state, evaluated when read or due to expire.
+//! - `gsi_rx_check` (rtl/gsi_rx_check.sv:554-603): one register stage more:
+//!   data beats leave on drx at `c + 2`; the reason on the tlast beat from
+//!   the fields before the tlast beat and the P_Key table match registered
+//!   a cycle before; the GSI events at `T + 2`.
+//! - `smi_sq` / `smi_tx_ctrl` (rtl/smi_tx_ctrl.sv:115-245): a packet starts
+//!   when a source is valid and the TX buffer has a free slot (round robin
+//!   SMA, SM, trap), writes `HdrBeats` header beats, one MAD beat per
+//!   source beat taken (tready while in the MAD), and one tail beat with the
+//!   verdict (commit and PSN + 1, DR discard, or local).
+//! - VL15 TX buffer (2 slots) and `ib_link_tx` (rtl/ib_link_tx.sv:107-250):
+//!   a committed packet is presented at commit + 2; ib_link_tx adds one
+//!   output register stage and the VCRC (an extra beat after a packet that
+//!   ends on a full beat: every SMP), VL15 chosen before data at each
+//!   packet start.
+//! - the link gate (rtl/ib_ca_top.sv:615-640) decides each packet at its
+//!   first beat: to the wire, or taken and discarded while the link is down.
+
+use crate::proto::crc;
+use vl15_bindings::{DevIn, PortIn};
+
+/// Bytes of LRH + BTH + DETH before the MAD.
+const MAD_OFF: usize = 28;
+const MAD_BYTES: usize = 256;
+/// LRH..ICRC of an SMP.
+const SMP_PKT_BYTES: usize = 288;
+const SMP_PKT_LEN: u16 = 72;
+const PERM: u16 = 0xFFFF;
+const CLASS_LID: u8 = 0x01;
+const CLASS_DR: u8 = 0x81;
+const NUM_CTRS: usize = 27;
+const RX_DEPTH: u8 = 4;
+const TX_DEPTH: u32 = 2;
+const TICK_RESET: u32 = 125_000_000;
+const PORT_DOWN: u8 = 1;
+const PORT_INIT: u8 = 2;
+
+// counter indices (ib_pkg::ctr_e)
+const C_RX_PKTS: usize = 0;
+const C_RX_VCRC: usize = 1;
+const C_RX_LVER: usize = 2;
+const C_RX_LNH: usize = 3;
+const C_RX_LEN: usize = 4;
+const C_RX_DATA: usize = 5;
+const C_VL15_DROP: usize = 6;
+const C_SMI_ICRC: usize = 7;
+const C_SMI_HDR: usize = 8;
+const C_SMI_LID: usize = 9;
+const C_SMI_DR: usize = 10;
+const C_SMI_DOWN: usize = 11;
+const C_TO_SMA: usize = 12;
+const C_TO_SM: usize = 13;
+const C_SQ_DR: usize = 14;
+const C_SQ_LOCAL: usize = 15;
+const C_SQ_PKTS: usize = 16;
+const C_TX_VL15: usize = 17;
+const C_TX_DATA: usize = 18;
+const C_RX_WORDS: usize = 22;
+const C_TX_WORDS: usize = 23;
+const C_MKEY_VIOL: usize = 24;
+
+/// A beat of a stream: up to 16 bytes, byte 0 in bits 7:0 of word 0.
+pub(crate) fn pack(bytes: &[u8]) -> ([u64; 2], u16) {
+    let mut d = [0u64; 2];
+    for (i, &b) in bytes.iter().enumerate() {
+        d[i / 8] |= u64::from(b) << ((i % 8) * 8);
+    }
+    let keep = if bytes.len() >= 16 {
+        0xFFFF
+    } else {
+        (1u16 << bytes.len()) - 1
+    };
+    (d, keep)
+}
+
+fn unpack(d: [u64; 2], n: usize) -> impl Iterator<Item = u8> {
+    (0..n).map(move |i| (d[i / 8] >> ((i % 8) * 8)) as u8)
+}
+
+/// Header fields as `smi_rx_fields` holds them: each byte kept from the
+/// last packet that had it (rtl/smi_rx_fields.sv).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct RxFields {
+    b: [u8; 64],
+    /// ReturnPath[hop_cnt] == port of the last packet that had it.
+    rp_port: bool,
+}
+
+/// Offsets `smi_rx_fields` picks.
+const FIELD_OFFS: [usize; 28] = [
+    1,
+    2,
+    3,
+    4,
+    5,
+    6,
+    7,
+    8,
+    9,
+    13,
+    14,
+    15,
+    MAD_OFF,
+    MAD_OFF + 1,
+    MAD_OFF + 3,
+    MAD_OFF + 4,
+    MAD_OFF + 6,
+    MAD_OFF + 7,
+    MAD_OFF + 16,
+    MAD_OFF + 17,
+    MAD_OFF + 32,
+    MAD_OFF + 33,
+    MAD_OFF + 34,
+    MAD_OFF + 35,
+    0,
+    0,
+    0,
+    0,
+];
+
+impl RxFields {
+    fn new() -> Self {
+        // after reset every byte reads 0
+        RxFields {
+            b: [0; 64],
+            rp_port: false,
+        }
+    }
+    /// Take the picked bytes of `bytes[..n]`.
+    fn take(&mut self, bytes: &[u8], n: usize, port: u8) {
+        for &o in &FIELD_OFFS[..24] {
+            if o < n {
+                self.b[o] = bytes[o];
+            }
+        }
+        // ReturnPath[hop_cnt]: hop_cnt as held a cycle before its beat
+        let hc = usize::from(self.b[MAD_OFF + 7]);
+        let rp = MAD_OFF + 192 + hc;
+        if rp < n {
+            self.rp_port = bytes[rp] == port;
+        }
+    }
+    fn at(&self, o: usize) -> u8 {
+        self.b[o]
+    }
+    fn be16(&self, o: usize) -> u16 {
+        u16::from_be_bytes([self.b[o], self.b[o + 1]])
+    }
+}
+
+/// smi_rq's DR receive rules of a CA (rtl/smi_rq.sv dr_recv_ca): (discard,
+/// new hop pointer, ReturnPath write).
+fn dr_recv_ca(
+    dir: bool,
+    hp: u8,
+    hc: u8,
+    slid_perm: bool,
+    dlid_perm: bool,
+    rp_port: bool,
+) -> (bool, u8, bool) {
+    let hc1 = u16::from(hc) + 1;
+    if hc >= 64 {
+        return (true, hp, false);
+    }
+    if !dir {
+        if (hc != 0 && hp == 0) || (hp != 0 && hp < hc) {
+            // C14-9:1, C14-9:2
+            (true, hp, false)
+        } else if hp == hc {
+            if !dlid_perm {
+                (true, hp, false)
+            } else {
+                (false, hp.wrapping_add(1), hc != 0)
+            }
+        } else if u16::from(hp) == hc1 {
+            (false, hp, false)
+        } else {
+            (true, hp, false)
+        }
+    } else if hc != 0 && u16::from(hp) == hc1 {
+        (!rp_port || hc >= 2 || !slid_perm, hc, false)
+    } else if hp >= 2 && hp <= hc {
+        (true, hp, false)
+    } else if hp == 1 {
+        if slid_perm {
+            (false, 0, false)
+        } else {
+            (true, hp, false)
+        }
+    } else if hp == 0 {
+        (false, 0, false)
+    } else {
+        (true, hp, false)
+    }
+}
+
+/// What the dispatcher presents of a packet in the RX buffer.
+#[derive(Debug, Clone)]
+struct RxSlot {
+    mad: Box<[u8; MAD_BYTES]>,
+    to_sm: bool,
+    slid: u16,
+    dlid: u16,
+    sl: u8,
+    class: u8,
+    hop_ptr: u8,
+    hop_cnt: u8,
+}
+
+/// The port's M_Key state (smi_mkey_chk).
+#[derive(Debug, Clone)]
+struct Mkey {
+    key: u64,
+    lo_stage: u32,
+    prot: u8,
+    lease: u16,
+    tick: u32,
+    viols: u16,
+    /// The lease timer, while it runs: (cycle, cyc_q, sec_q in that cycle).
+    run: Option<(u64, u64, u16)>,
+}
+
+impl Mkey {
+    fn new() -> Self {
+        Mkey {
+            key: 0,
+            lo_stage: 0,
+            prot: 0,
+            lease: 0,
+            tick: TICK_RESET,
+            viols: 0,
+            run: None,
+        }
+    }
+    fn tick_m1(&self) -> u64 {
+        u64::from(self.tick.saturating_sub(1))
+    }
+    /// (cyc_q, sec_q) of the running timer in cycle `t`: cyc_q counts up
+    /// to the tick's last cycle, then sec_q counts (saturating).
+    fn timer(&self, t: u64) -> (u64, u16) {
+        match self.run {
+            None => (0, 0),
+            Some((base, cyc0, sec0)) => {
+                let n = t - base;
+                let d = self.tick_m1().saturating_sub(cyc0);
+                if n <= d {
+                    (cyc0 + n, sec0)
+                } else {
+                    let m = n - d - 1;
+                    let p = self.tick_m1() + 1;
+                    let sec = (u64::from(sec0) + 1 + m / p).min(0xFFFF) as u16;
+                    (m % p, sec)
+                }
+            }
+        }
+    }
+    /// The cycle in which the running lease expires (its edge clears the
+    /// protect bits and stops the timer): the end of a second with sec_q
+    /// at least the period - 1.
+    fn expiry(&self) -> Option<u64> {
+        let (base, cyc0, sec0) = self.run?;
+        if self.lease == 0 {
+            return None;
+        }
+        let d = self.tick_m1().saturating_sub(cyc0);
+        let lm1 = u64::from(self.lease - 1);
+        let more = lm1.saturating_sub(u64::from(sec0));
+        Some(base + d + more * (self.tick_m1() + 1))
+    }
+    fn read(&self, idx: u8, t: u64) -> u32 {
+        match idx {
+            0 => self.key as u32,
+            1 => (self.key >> 32) as u32,
+            2 => u32::from(self.prot),
+            3 => u32::from(self.lease),
+            4 => self.tick,
+            5 => u32::from(self.viols),
+            6 => {
+                let (_, sec) = self.timer(t);
+                (u32::from(self.run.is_some()) << 16) | u32::from(sec)
+            }
+            _ => 0,
+        }
+    }
+}
+
+/// A packet being written by the send engine.
+#[derive(Debug, Clone)]
+struct SqPkt {
+    src: usize,
+    k: usize,
+    dlid: u16,
+    slid: u16,
+    sl: u8,
+    asis: bool,
+    mad: Vec<u8>,
+}
+
+/// A packet on ib_link_tx's input or in its output register.
+#[derive(Debug, Clone)]
+struct TxBeat {
+    data: [u64; 2],
+    keep: u16,
+    last: bool,
+    vl15: bool,
+    /// PktLen of the packet (the word counter).
+    pkt_len: u16,
+}
+
+/// What a port gives in one cycle, before the multiport mux.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct RxStreamOut {
+    pub valid: bool,
+    pub last: bool,
+    pub data: [u64; 2],
+    pub slid: u16,
+    pub dlid: u16,
+    pub sl: u8,
+    pub class: u8,
+    pub hop_ptr: u8,
+    pub hop_cnt: u8,
+}
+
+/// One `ib_ca_top` port.
+pub(crate) struct CaPort {
+    db: usize,
+    port_num: u8,
+    /// Current cycle (the one the next step evaluates).
+    t: u64,
+    // ib_port_regs
+    lid: u16,
+    lmc: u8,
+    sm_lid: u16,
+    sm_sl: u8,
+    state: u8,
+    rx_depth: u8,
+    link_q: bool,
+    lid_prev: (u16, u8),
+    ctr: [u32; NUM_CTRS],
+    /// Counter events of this cycle (amounts) and of the last (`ev_q`).
+    ev: [u32; NUM_CTRS],
+    ev_q: [u32; NUM_CTRS],
+    ev_any: bool,
+    ev_q_any: bool,
+    pkey: Box<[u16; 64]>,
+    pkey_idx: u8,
+    mkey: Mkey,
+    // wire RX
+    rx_cur: Vec<u8>,
+    rx_beats: Vec<u64>,
+    rx_open: bool,
+    /// The link RX output register: a beat presented this cycle (VL15?,
+    /// beat index, last).
+    lrx_out: Option<(bool, usize, bool)>,
+    /// ... and its data and keep.
+    lrx_beat: ([u64; 2], u16),
+    /// gsi_rx_check's output register: (data, keep, last, reason).
+    drx_out: Option<([u64; 2], u16, bool, u8)>,
+    /// gsi_rx_check's fields after the last data packet.
+    gsi_prev: GsiFields,
+    /// The events of gsi_rx_check's verdict, due next cycle.
+    gsi_ev: Option<usize>,
+    /// The last P_Key table write: (cycle, index, old entry).
+    pkey_wr: Option<(u64, usize, u16)>,
+    /// The packet whose beats are on the link RX output.
+    lrx_pkt: Vec<u8>,
+    lrx_beat_cycles: Vec<u64>,
+    lrx_vl15: bool,
+    lrx_err: bool,
+    fields: RxFields,
+    /// RX buffer write side: claimed / dropped for lack of a slot.
+    rxw_open: bool,
+    rxw_claim: bool,
+    rx_cnt: u32,
+    rx_slot_free: bool,
+    rx_q: std::collections::VecDeque<RxSlot>,
+    /// Committed packets not yet issued.
+    rx_iss: u32,
+    rx_iss_beat: usize,
+    /// Output register of the RX buffer: (index into rx_q, beat, last).
+    rx_out: Option<(usize, usize, bool)>,
+    disp_open: bool,
+    disp_drop: bool,
+    sm_rq: u16,
+    // send
+    sq: Option<SqPkt>,
+    sq_rr: usize,
+    psn: u32,
+    tx_cnt: u32,
+    tx_slot_free: bool,
+    tx_q: std::collections::VecDeque<Vec<u8>>,
+    tx_iss: u32,
+    tx_iss_beat: usize,
+    tx_out: Option<(usize, usize, bool)>,
+    // ib_link_tx
+    lt_state: u8,
+    lt_sel_vl15: bool,
+    lt_out: Option<TxBeat>,
+    lt_extra: Option<TxBeat>,
+    lt_data: Vec<u8>,
+    wire_pkt: bool,
+    drop_pkt: bool,
+    sq_busy: bool,
+}
+
+/// The port's inputs of one cycle, after the multiport demux.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct PortCtl {
+    pub sma_rx_tready: bool,
+    pub sm_rx_tready: bool,
+    pub sma_tx_valid: bool,
+    pub sm_tx_valid: bool,
+    pub trap_tx_valid: bool,
+    pub rq_post: bool,
+    pub rq_clr: bool,
+    pub reg_we: bool,
+}
+
+/// A port's outputs of one cycle.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct PortOuts {
+    pub sma: RxStreamOut,
+    pub sm: RxStreamOut,
+    pub mkey_viol: bool,
+    pub mkey_mask: bool,
+    pub sma_tx_tready: bool,
+    pub sm_tx_tready: bool,
+    pub trap_tx_tready: bool,
+    pub reg_rdata: u32,
+    pub idle: bool,
+}
+
+impl CaPort {
+    pub(crate) fn new(data_w: u32, port_num: u8) -> Self {
+        let mut pkey = Box::new([0u16; 64]);
+        pkey[0] = 0xFFFF;
+        CaPort {
+            db: (data_w / 8) as usize,
+            port_num,
+            t: 0,
+            lid: 0,
+            lmc: 0,
+            sm_lid: 0,
+            sm_sl: 0,
+            state: PORT_DOWN,
+            rx_depth: RX_DEPTH,
+            link_q: false,
+            lid_prev: (0, 0),
+            ctr: [0; NUM_CTRS],
+            ev: [0; NUM_CTRS],
+            ev_q: [0; NUM_CTRS],
+            ev_any: false,
+            ev_q_any: false,
+            pkey,
+            pkey_idx: 0,
+            mkey: Mkey::new(),
+            rx_cur: Vec::new(),
+            rx_beats: Vec::new(),
+            rx_open: false,
+            lrx_out: None,
+            lrx_beat: ([0; 2], 0),
+            drx_out: None,
+            gsi_prev: GsiFields::zero(),
+            gsi_ev: None,
+            pkey_wr: None,
+            lrx_pkt: Vec::new(),
+            lrx_beat_cycles: Vec::new(),
+            lrx_vl15: false,
+            lrx_err: false,
+            fields: RxFields::new(),
+            rxw_open: false,
+            rxw_claim: false,
+            rx_cnt: 0,
+            rx_slot_free: true,
+            rx_q: Default::default(),
+            rx_iss: 0,
+            rx_iss_beat: 0,
+            rx_out: None,
+            disp_open: false,
+            disp_drop: false,
+            sm_rq: 0,
+            sq: None,
+            sq_rr: 2,
+            psn: 0,
+            tx_cnt: 0,
+            tx_slot_free: true,
+            tx_q: Default::default(),
+            tx_iss: 0,
+            tx_iss_beat: 0,
+            tx_out: None,
+            lt_state: 0,
+            lt_sel_vl15: false,
+            lt_out: None,
+            lt_extra: None,
+            lt_data: Vec::new(),
+            wire_pkt: false,
+            drop_pkt: false,
+            sq_busy: false,
+        }
+    }
+
+    /// Reset with `link_up` as the link's level: every register to its
+    /// reset value (the cycle count goes on).
+    pub(crate) fn reset(&mut self, link_up: bool) {
+        let t = self.t;
+        *self = CaPort::new(self.db as u32 * 8, self.port_num);
+        self.t = t;
+        self.state = if link_up { PORT_INIT } else { PORT_DOWN };
+        self.link_q = link_up;
+    }
+
+    pub(crate) fn skip(&mut self, n: u64) {
+        self.t += n;
+    }
+
+    fn hdr_beats(&self) -> usize {
+        MAD_OFF / self.db
+    }
+    fn mad_beats(&self) -> usize {
+        MAD_BYTES / self.db
+    }
+    fn emit_beat(&self) -> usize {
+        if MAD_OFF % self.db == 0 {
+            MAD_OFF / self.db
+        } else {
+            MAD_OFF / self.db + 1
+        }
+    }
+
+    fn event(&mut self, c: usize, n: u32) {
+        self.ev[c] += n;
+        self.ev_any = true;
+    }
+
+    /// The beat `b` of a stored byte vector.
+    fn beat_of(&self, bytes: &[u8], b: usize) -> ([u64; 2], u16) {
+        let s = b * self.db;
+        let e = (s + self.db).min(bytes.len());
+        pack(&bytes[s..e])
+    }
+
+    fn rx_slot_out(&self) -> Option<(&RxSlot, usize, bool)> {
+        self.rx_out.map(|(i, b, l)| (&self.rx_q[i], b, l))
+    }
+
+    /// Outputs of this cycle that depend on the state only (and on the
+    /// register address).
+    pub(crate) fn outputs(&self, reg_addr: u8, link_up: bool) -> PortOuts {
+        let mut o = PortOuts::default();
+        if let Some((s, b, last)) = self.rx_slot_out() {
+            let (data, _) = self.beat_of(&s.mad[..], b);
+            let st = RxStreamOut {
+                valid: true,
+                last,
+                data,
+                slid: s.slid,
+                dlid: s.dlid,
+                sl: s.sl,
+                class: s.class,
+                hop_ptr: s.hop_ptr,
+                hop_cnt: s.hop_cnt,
+            };
+            if s.to_sm {
+                let drop = if self.disp_open {
+                    self.disp_drop
+                } else {
+                    self.sm_rq == 0
+                };
+                if !drop {
+                    o.sm = st;
+                }
+            } else {
+                o.sma = st;
+                if last {
+                    let (viol, mask, _) = self.mkey_verdict(s);
+                    o.mkey_viol = viol;
+                    o.mkey_mask = mask;
+                }
+            }
+        }
+        if let Some(q) = &self.sq {
+            let in_mad = q.k >= self.hdr_beats() && q.k < self.hdr_beats() + self.mad_beats();
+            o.sma_tx_tready = in_mad && q.src == 0;
+            o.sm_tx_tready = in_mad && q.src == 1;
+            o.trap_tx_tready = in_mad && q.src == 2;
+        }
+        o.reg_rdata = self.reg_read(reg_addr);
+        o.idle = self.is_idle(link_up);
+        o
+    }
+
+    /// smi_mkey_chk's verdict on the SMA-bound MAD `s` against this
+    /// cycle's M_Key state: (violation, masked Get, a checked method with a
+    /// valid key: stops the lease timer).
+    fn mkey_verdict(&self, s: &RxSlot) -> (bool, bool, bool) {
+        let method = s.mad[3];
+        let key = u64::from_be_bytes(s.mad[24..32].try_into().unwrap_or([0; 8]));
+        let checked = matches!(method, 0x01 | 0x02 | 0x07);
+        let eq = key == self.mkey.key;
+        let key_ok = self.mkey.key == 0 || eq;
+        let viol = checked && !key_ok && (method != 0x01 || self.mkey.prot & 2 != 0);
+        let mask = method == 0x01 && !eq && self.mkey.prot == 1;
+        (viol, mask, checked && key_ok)
+    }
+
+    fn is_idle(&self, link_up: bool) -> bool {
+        self.mkey.run.is_none()
+            && !self.ev_q_any
+            && !self.rx_open
+            && self.lrx_out.is_none()
+            && self.drx_out.is_none()
+            && self.rx_cnt == 0
+            && !self.sq_busy
+            && self.tx_cnt == 0
+            && self.lt_out.is_none()
+            && !self.wire_pkt
+            && !self.drop_pkt
+            && self.link_q == link_up
+    }
+
+    fn reg_read(&self, a: u8) -> u32 {
+        match a {
+            0x30..=0x37 => self.mkey.read(a - 0x30, self.t),
+            0x40 => 64,
+            0x41 => u32::from(self.pkey_idx),
+            0x42 => self
+                .pkey
+                .get(usize::from(self.pkey_idx))
+                .map_or(0, |&e| u32::from(e)),
+            0x10..=0x2A => self.ctr[usize::from(a - 0x10)],
+            0x00 => 0x564C_3135,
+            0x01 => u32::from(self.lid),
+            0x02 => u32::from(self.lmc),
+            0x03 => u32::from(self.sm_lid),
+            0x04 => u32::from(self.sm_sl),
+            0x05 => u32::from(self.state),
+            0x06 => u32::from(self.port_num),
+            0x07 => (TX_DEPTH << 16) | (u32::from(RX_DEPTH) << 8) | self.db as u32,
+            0x08 => u32::from(self.rx_depth),
+            _ => 0,
+        }
+    }
+
+    /// The port state a reader sees.
+    pub(crate) fn port_state(&self) -> u8 {
+        self.state
+    }
+    pub(crate) fn mkey_prot(&self) -> u8 {
+        self.mkey.prot
+    }
+    pub(crate) fn mkey_viols(&self) -> u16 {
+        self.mkey.viols
+    }
+    /// The wire TX outputs of this cycle: (valid, data, keep, last).
+    pub(crate) fn tx_out(&self) -> (bool, [u64; 2], u16, bool) {
+        match &self.lt_out {
+            Some(b) => (self.gate_pass(), b.data, b.keep, b.last),
+            None => (false, [0; 2], 0, false),
+        }
+    }
+    fn gate_pass(&self) -> bool {
+        self.wire_pkt || (self.link_q && !self.drop_pkt)
+    }
+    /// Whether the send engine writes a beat into the TX buffer this cycle.
+    pub(crate) fn sq_beat(&self, any_valid: bool, src_valid: [bool; 3]) -> bool {
+        match &self.sq {
+            None => any_valid && self.tx_slot_free,
+            Some(q) => {
+                let hb = self.hdr_beats();
+                if q.k < hb || q.k >= hb + self.mad_beats() {
+                    true
+                } else {
+                    src_valid[q.src]
+                }
+            }
+        }
+    }
+    /// dtx_tready of this cycle.
+    pub(crate) fn dtx_tready(&self, tx_tready: bool) -> bool {
+        let load = self.lt_out.is_none() || self.lt_tready(tx_tready);
+        let use_vl15 = if self.lt_state == 0 {
+            self.tx_out.is_some()
+        } else {
+            self.lt_sel_vl15
+        };
+        load && self.lt_state != 2 && !use_vl15
+    }
+    fn lt_tready(&self, tx_tready: bool) -> bool {
+        if self.gate_pass() {
+            tx_tready
+        } else {
+            true
+        }
+    }
+
+    /// Advance one cycle: `d` the device inputs (data of the send streams,
+    /// the register bus, the doorbell count), `p` this port's wire inputs,
+    /// `c` what reaches this port after the multiport demux.
+    pub(crate) fn step(&mut self, d: &DevIn, p: &PortIn, c: &PortCtl) {
+        let t = self.t;
+        let db = self.db;
+        // ---------------- RX buffer read side and dispatch ----------------
+        let mut take_sm_rq = false;
+        let mut freed_rx = false;
+        let mut rx_issue_ok = self.rx_out.is_none();
+        if let Some((i, _, last)) = self.rx_out {
+            let to_sm = self.rx_q[i].to_sm;
+            let drop = if self.disp_open {
+                self.disp_drop
+            } else {
+                to_sm && self.sm_rq == 0
+            };
+            if !self.disp_open && to_sm && !drop {
+                take_sm_rq = true;
+            }
+            let ready = drop
+                || if to_sm {
+                    c.sm_rx_tready
+                } else {
+                    c.sma_rx_tready
+                };
+            if !to_sm && ready && last {
+                // M_Key check on the SMA stream's last handshake
+                let (viol, _, stop) = self.mkey_verdict(&self.rx_q[i]);
+                self.mkey_handshake(t, viol, stop);
+            }
+            if ready {
+                rx_issue_ok = true;
+                if last {
+                    freed_rx = true;
+                    if drop {
+                        self.event(C_VL15_DROP, 1);
+                    } else if to_sm {
+                        self.event(C_TO_SM, 1);
+                    } else {
+                        self.event(C_TO_SMA, 1);
+                    }
+                    self.disp_open = false;
+                    self.disp_drop = false;
+                } else {
+                    self.disp_open = true;
+                    self.disp_drop = drop;
+                }
+            } else {
+                self.disp_open = true;
+                self.disp_drop = drop;
+            }
+        }
+        let mut next_rx_out = if rx_issue_ok { None } else { self.rx_out };
+        if rx_issue_ok && self.rx_iss > 0 {
+            // the next beat of the first packet with unissued beats
+            let first_unissued = self.rx_q.len() - self.rx_iss as usize;
+            let b = self.rx_iss_beat;
+            let last = b + 1 == self.mad_beats();
+            next_rx_out = Some((first_unissued, b, last));
+            if last {
+                self.rx_iss -= 1;
+                self.rx_iss_beat = 0;
+            } else {
+                self.rx_iss_beat += 1;
+            }
+        }
+        // ---------------- SM receive queue ----------------
+        {
+            let left: u32 = if c.rq_clr {
+                0
+            } else {
+                u32::from(self.sm_rq) - u32::from(take_sm_rq)
+            };
+            let post = if c.rq_post {
+                u32::from(d.sm_rq_post_n)
+            } else {
+                0
+            };
+            self.sm_rq = (left + post).min(0xFFFF) as u16;
+        }
+        // ---------------- link RX output stage (VL15 stream) ----------------
+        let mut commit_rx: Option<RxSlot> = None;
+        if let Some(k) = self.gsi_ev.take() {
+            self.event(k, 1);
+        }
+        let mut next_drx = None;
+        if let Some((vl15, _, last)) = self.lrx_out {
+            if !vl15 {
+                let (data, keep) = self.lrx_beat;
+                let reason = if last { self.gsi_judge(t) } else { 0 };
+                next_drx = Some((data, keep, last, reason));
+            }
+        }
+        self.drx_out = next_drx;
+        if let Some((vl15, bi, last)) = self.lrx_out {
+            if vl15 {
+                if bi == self.emit_beat() && !self.rxw_open {
+                    self.rxw_open = true;
+                    self.rxw_claim = self.rx_slot_free;
+                }
+                if last {
+                    commit_rx = self.smi_verdict(t);
+                    self.rxw_open = false;
+                    self.rxw_claim = false;
+                }
+            }
+            if last {
+                if !self.lrx_err {
+                    self.event(C_RX_WORDS, u32::from(pkt_len_of(&self.lrx_pkt)));
+                }
+                let pkt = std::mem::take(&mut self.lrx_pkt);
+                self.link_events(&pkt);
+                self.lrx_pkt = pkt;
+            }
+        }
+        // ---------------- wire RX input ----------------
+        let mut next_lrx = None;
+        if p.rx_tvalid {
+            if !self.rx_open {
+                self.rx_cur.clear();
+                self.rx_beats.clear();
+            }
+            let n = p.rx_tkeep.count_ones() as usize;
+            let bi = self.rx_beats.len();
+            self.rx_cur.extend(unpack(p.rx_tdata, n));
+            self.rx_beats.push(t);
+            if bi == 0 {
+                self.lrx_pkt.clear();
+                self.lrx_beat_cycles.clear();
+            }
+            let vl15 = self.rx_cur.first().is_some_and(|b| b >> 4 == 0xF);
+            self.lrx_vl15 = vl15;
+            if p.rx_tlast {
+                self.lrx_err = link_err(&self.rx_cur, db).is_some();
+                self.lrx_pkt = std::mem::take(&mut self.rx_cur);
+                self.lrx_beat_cycles = std::mem::take(&mut self.rx_beats);
+                self.rx_open = false;
+            } else {
+                self.rx_open = true;
+            }
+            next_lrx = Some((vl15, bi, p.rx_tlast));
+            self.lrx_beat = (p.rx_tdata, p.rx_tkeep);
+        }
+        // ---------------- send engine ----------------
+        let src_valid = [c.sma_tx_valid, c.sm_tx_valid, c.trap_tx_valid];
+        let mut commit_tx: Option<Vec<u8>> = None;
+        let sq_wr = self.sq_beat(src_valid.iter().any(|&v| v), src_valid);
+        if sq_wr || self.sq.is_some() {
+            self.sq_step(d, src_valid, &mut commit_tx);
+        }
+        // ---------------- TX buffer read side and ib_link_tx ----------------
+        let lt_ready = self.lt_tready(p.tx_tready);
+        let load = self.lt_out.is_none() || lt_ready;
+        // the wire gate sees this cycle's output beat
+        if let Some(b) = self.lt_out.clone() {
+            let gp = self.gate_pass();
+            let (wp, dp) = (self.wire_pkt, self.drop_pkt);
+            let mut wire = wp;
+            let mut drop = dp;
+            if gp {
+                wire = true;
+            }
+            if lt_ready {
+                if gp {
+                    wire = !b.last;
+                } else {
+                    drop = !b.last;
+                }
+                if b.last && gp {
+                    self.event(if b.vl15 { C_TX_VL15 } else { C_TX_DATA }, 1);
+                    if p.tx_tready {
+                        self.event(C_TX_WORDS, u32::from(b.pkt_len));
+                    }
+                }
+            }
+            self.wire_pkt = wire;
+            self.drop_pkt = drop;
+        }
+        let mut freed_tx = false;
+        let mut tx_issue_ok = self.tx_out.is_none();
+        let use_vl15 = if self.lt_state == 0 {
+            self.tx_out.is_some()
+        } else {
+            self.lt_sel_vl15
+        };
+        let mut new_lt: Option<TxBeat> = None;
+        if load {
+            if self.lt_state == 2 {
+                new_lt = self.lt_extra.take();
+                self.lt_state = 0;
+            } else if use_vl15 {
+                if let Some((i, b, last)) = self.tx_out {
+                    let (data, keep) = self.beat_of(&self.tx_q[i], b);
+                    let pl = pkt_len_of(&self.tx_q[i]);
+                    tx_issue_ok = true;
+                    self.lt_sel_vl15 = true;
+                    if last {
+                        freed_tx = true;
+                        // a VL15 packet ends on a full beat: the VCRC beat follows
+                        let v = crc::vcrc_to_wire(crc::vcrc(&self.tx_q[i]));
+                        let (vd, vk) = pack(&v);
+                        self.lt_extra = Some(TxBeat {
+                            data: vd,
+                            keep: vk,
+                            last: true,
+                            vl15: true,
+                            pkt_len: pl,
+                        });
+                        self.lt_state = 2;
+                    } else {
+                        self.lt_state = 1;
+                    }
+                    new_lt = Some(TxBeat {
+                        data,
+                        keep,
+                        last: false,
+                        vl15: true,
+                        pkt_len: pl,
+                    });
+                }
+            } else if p.dtx_tvalid {
+                let n = p.dtx_tkeep.count_ones() as usize;
+                if self.lt_state == 0 {
+                    self.lt_data.clear();
+                }
+                self.lt_sel_vl15 = false;
+                self.lt_data.extend(unpack(p.dtx_tdata, n));
+                let mut data = p.dtx_tdata;
+                let mut keep = p.dtx_tkeep;
+                let mut last = false;
+                if p.dtx_tlast {
+                    let v = crc::vcrc_to_wire(crc::vcrc(&self.lt_data));
+                    let pl = pkt_len_of(&self.lt_data);
+                    if n + 2 <= db {
+                        let mut bytes: Vec<u8> = unpack(p.dtx_tdata, n).collect();
+                        bytes.extend_from_slice(&v);
+                        (data, keep) = pack(&bytes);
+                        last = true;
+                        self.lt_state = 0;
+                    } else if n + 1 == db {
+                        let mut bytes: Vec<u8> = unpack(p.dtx_tdata, n).collect();
+                        bytes.push(v[0]);
+                        (data, keep) = pack(&bytes);
+                        let (vd, vk) = pack(&v[1..]);
+                        self.lt_extra = Some(TxBeat {
+                            data: vd,
+                            keep: vk,
+                            last: true,
+                            vl15: false,
+                            pkt_len: pl,
+                        });
+                        self.lt_state = 2;
+                    } else {
+                        let (vd, vk) = pack(&v);
+                        self.lt_extra = Some(TxBeat {
+                            data: vd,
+                            keep: vk,
+                            last: true,
+                            vl15: false,
+                            pkt_len: pl,
+                        });
+                        self.lt_state = 2;
+                    }
+                } else {
+                    self.lt_state = 1;
+                }
+                let pl = pkt_len_of(&self.lt_data);
+                new_lt = Some(TxBeat {
+                    data,
+                    keep,
+                    last,
+                    vl15: false,
+                    pkt_len: pl,
+                });
+            }
+            self.lt_out = new_lt;
+        }
+        let mut next_tx_out = if tx_issue_ok { None } else { self.tx_out };
+        if tx_issue_ok && self.tx_iss > 0 {
+            let first = self.tx_q.len() - self.tx_iss as usize;
+            let b = self.tx_iss_beat;
+            let last = b + 1 == SMP_PKT_BYTES / db;
+            next_tx_out = Some((first, b, last));
+            if last {
+                self.tx_iss -= 1;
+                self.tx_iss_beat = 0;
+            } else {
+                self.tx_iss_beat += 1;
+            }
+        }
+        // ---------------- buffers: commits and frees ----------------
+        if freed_rx {
+            self.rx_q.pop_front();
+            if let Some(x) = next_rx_out.as_mut() {
+                x.0 -= 1;
+            }
+        }
+        if let Some(s) = commit_rx {
+            self.rx_q.push_back(s);
+            self.rx_iss += 1;
+        }
+        self.rx_out = next_rx_out;
+        self.rx_cnt = self.rx_q.len() as u32;
+        let lim = match self.rx_depth {
+            0 => 1,
+            n if n > RX_DEPTH => u32::from(RX_DEPTH),
+            n => u32::from(n),
+        };
+        self.rx_slot_free = self.rx_cnt < lim;
+        if freed_tx {
+            self.tx_q.pop_front();
+            if let Some(x) = next_tx_out.as_mut() {
+                x.0 -= 1;
+            }
+        }
+        if let Some(pk) = commit_tx {
+            self.tx_q.push_back(pk);
+            self.tx_iss += 1;
+        }
+        self.tx_out = next_tx_out;
+        self.tx_cnt = self.tx_q.len() as u32;
+        self.tx_slot_free = self.tx_cnt < TX_DEPTH;
+        self.lrx_out = next_lrx;
+        // ---------------- M_Key lease expiry ----------------
+        if let Some(e) = self.mkey.expiry() {
+            if e == t {
+                self.mkey.run = None;
+                self.mkey.prot = 0;
+            }
+        }
+        // ---------------- registers and counters ----------------
+        self.lid_prev = (self.lid, self.lmc);
+        let mut clr = 0u32;
+        let a = (d.reg_addr & 0xFF) as u8;
+        let w = d.reg_wdata;
+        if c.reg_we {
+            match a {
+                0x0F => clr = (1 << NUM_CTRS) - 1,
+                0x0E => clr = w & ((1 << NUM_CTRS) - 1),
+                0x10..=0x2A => clr = 1 << (a - 0x10),
+                _ => {}
+            }
+        }
+        // counters take last cycle's events
+        for i in 0..NUM_CTRS {
+            let bit = 1 << i;
+            let wr_this = c.reg_we && (0x10..=0x2A).contains(&a) && usize::from(a - 0x10) == i;
+            if c.reg_we && (a == 0x0F || (a == 0x0E && w & bit != 0)) {
+                self.ctr[i] = 0;
+            } else if wr_this {
+                self.ctr[i] = w;
+            } else if self.ev_q_any && self.ev_q[i] != 0 {
+                self.ctr[i] = self.ctr[i].wrapping_add(self.ev_q[i]);
+            }
+        }
+        if self.ev_any || self.ev_q_any {
+            let mut any = false;
+            for i in 0..NUM_CTRS {
+                self.ev_q[i] = if clr & (1 << i) != 0 { 0 } else { self.ev[i] };
+                any |= self.ev_q[i] != 0;
+                self.ev[i] = 0;
+            }
+            self.ev_q_any = any;
+            self.ev_any = false;
+        }
+        if c.reg_we {
+            match a {
+                0x01 => self.lid = w as u16,
+                0x02 => self.lmc = (w & 7) as u8,
+                0x03 => self.sm_lid = w as u16,
+                0x04 => self.sm_sl = (w & 0xF) as u8,
+                0x05 => self.state = (w & 0xF) as u8,
+                0x08 => {
+                    self.rx_depth = if w == 0 {
+                        1
+                    } else if w > u32::from(RX_DEPTH) {
+                        RX_DEPTH
+                    } else {
+                        w as u8
+                    }
+                }
+                0x30..=0x37 => self.mkey_write(a - 0x30, w, t),
+                0x41 => self.pkey_idx = w as u8,
+                0x42 => {
+                    let i = usize::from(self.pkey_idx);
+                    if i < 64 {
+                        self.pkey_wr = Some((t, i, self.pkey[i]));
+                        self.pkey[i] = w as u16;
+                    }
+                    self.pkey_idx = self.pkey_idx.wrapping_add(1);
+                }
+                _ => {}
+            }
+        }
+        if self.link_q && !p.link_up {
+            self.state = PORT_DOWN;
+        } else if !self.link_q && p.link_up {
+            self.state = PORT_INIT;
+        }
+        self.link_q = p.link_up;
+        self.t += 1;
+    }
+
+    fn mkey_write(&mut self, idx: u8, w: u32, t: u64) {
+        match idx {
+            0 => self.mkey.lo_stage = w,
+            1 => self.mkey.key = (u64::from(w) << 32) | u64::from(self.mkey.lo_stage),
+            2 => self.mkey.prot = (w & 3) as u8,
+            3 => self.mkey.lease = w as u16,
+            4 => {
+                // the running timer counts on from its state of the next
+                // cycle with the new tick
+                if self.mkey.run.is_some() {
+                    let (cyc, sec) = self.mkey.timer(t + 1);
+                    self.mkey.run = Some((t + 1, cyc, sec));
+                }
+                self.mkey.tick = w;
+            }
+            5 => self.mkey.viols = w as u16,
+            _ => {}
+        }
+    }
+
+    fn mkey_handshake(&mut self, t: u64, viol: bool, stop: bool) {
+        if viol {
+            self.event(C_MKEY_VIOL, 1);
+            self.mkey.viols = self.mkey.viols.saturating_add(1);
+            if self.mkey.run.is_none() && self.mkey.lease != 0 {
+                self.mkey.run = Some((t + 1, 0, 0));
+                return;
+            }
+        }
+        if stop {
+            self.mkey.run = None;
+        }
+    }
+
+    /// The link checks' events of a packet (at the cycle after its tlast).
+    fn link_events(&mut self, pkt: &[u8]) {
+        self.event(C_RX_PKTS, 1);
+        match link_err(pkt, self.db) {
+            Some(k) => self.event(k, 1),
+            None => {
+                if pkt.first().is_some_and(|b| b >> 4 != 0xF) {
+                    self.event(C_RX_DATA, 1);
+                }
+            }
+        }
+    }
+
+    /// gsi_rx_check's verdict on the data packet whose tlast is on its
+    /// input in cycle `g`: the reason on the output's tlast beat (next
+    /// cycle) and the event it counts.
+    fn gsi_judge(&mut self, g: u64) -> u8 {
+        let pkt = &self.lrx_pkt;
+        let cycles = &self.lrx_beat_cycles;
+        let db = self.db;
+        let prev = self.gsi_prev;
+        let at = |limit: u64| -> GsiFields {
+            let k = cycles.iter().filter(|&&c| c + 1 < limit).count();
+            if k == 0 {
+                prev
+            } else {
+                GsiFields::of(&pkt[..(k * db).min(pkt.len())])
+            }
+        };
+        let f = at(g);
+        let f1 = at(g - 1);
+        // the table as of the cycle before
+        let mut tab = *self.pkey;
+        if let Some((c, i, old)) = self.pkey_wr {
+            if c + 1 == g {
+                tab[i] = old;
+            }
+        }
+        let hit = pkey_match(&tab, f1.pkey);
+        let (reason, qp1) = gsi_verdict(pkt, self.lrx_err, &f, hit);
+        self.gsi_prev = GsiFields::of(pkt);
+        if !self.lrx_err {
+            self.gsi_ev = match reason {
+                2 => Some(19),
+                3 => Some(20),
+                4 => Some(25),
+                5 => Some(26),
+                _ if qp1 => Some(21),
+                _ => None,
+            };
+        }
+        reason
+    }
+
+    /// gsi_rx_check's output of this cycle: (valid, data, keep, last,
+    /// tuser, reason).
+    pub(crate) fn drx(&self) -> (bool, [u64; 2], u16, bool, bool, u8) {
+        match self.drx_out {
+            Some((d, k, l, r)) => (true, d, k, l, r != 0, r),
+            None => (false, [0; 2], 0, false, false, 0),
+        }
+    }
+
+    /// smi_rx_core's verdict on the VL15 packet on the link output, at its
+    /// tlast (cycle `v`): its events, and the slot to commit.
+    fn smi_verdict(&mut self, v: u64) -> Option<RxSlot> {
+        let pkt = std::mem::take(&mut self.lrx_pkt);
+        let cycles = std::mem::take(&mut self.lrx_beat_cycles);
+        let db = self.db;
+        // beats on the link output one cycle after the input
+        let seen_by = |limit: u64| -> usize {
+            // bytes of the beats that reached the output before cycle `limit`
+            let nb = cycles.iter().filter(|&&c| c + 1 < limit).count();
+            (nb * db).min(pkt.len())
+        };
+        let port = self.port_num;
+        let mut f_chk = self.fields;
+        f_chk.take(&pkt, seen_by(v - 1), port);
+        let mut f_now = f_chk;
+        f_now.take(&pkt, seen_by(v), port);
+        let mut f_all = f_now;
+        f_all.take(&pkt, pkt.len(), port);
+        self.fields = f_all;
+        let out = (|| {
+            if self.lrx_err {
+                return None;
+            }
+            let (lid, lmc) = self.lid_prev;
+            let f = &f_chk;
+            let dlid = f.be16(2);
+            let slid = f.be16(6);
+            let lid_hi = u32::from(lid) + (1u32 << lmc) - 1;
+            let mine = dlid >= lid && u32::from(dlid) <= lid_hi;
+            let lnh = f.at(1) & 3;
+            let pktlen_ok =
+                (f.at(4) & 7) == (SMP_PKT_LEN >> 8) as u8 && f.at(5) == SMP_PKT_LEN as u8;
+            let class = f.at(MAD_OFF + 1);
+            let is_lid = class == CLASS_LID;
+            let is_dr = class == CLASS_DR;
+            let err_hdr = lnh != 2
+                || f.at(8) != 0x64
+                || f.at(9) & 0xF != 0
+                || f.at(13) != 0
+                || f.at(14) != 0
+                || f.at(15) != 0
+                || !pktlen_ok
+                || f.at(MAD_OFF) != 1
+                || !(is_lid || is_dr);
+            let err_lid = if is_lid {
+                !mine || lid == 0 || slid == PERM
+            } else {
+                dlid != PERM && !mine
+            };
+            let method = f.at(MAD_OFF + 3);
+            let to_sm = method & 0x80 != 0
+                || method == 0x05
+                || (f.be16(MAD_OFF + 16) == 0x0020 && matches!(method, 1 | 2));
+            let icrc_chk = lnh == 2 && pktlen_ok;
+            let icrc_ok = crc::check_wire(&pkt).is_some_and(|(i, _)| i);
+            let dir = f.at(MAD_OFF + 4) & 0x80 != 0;
+            let hp = f.at(MAD_OFF + 6);
+            let hc = f.at(MAD_OFF + 7);
+            let slid_perm = f.be16(MAD_OFF + 32) == PERM;
+            let dlid_perm = f.be16(MAD_OFF + 34) == PERM;
+            let rp_port = if db == 1 { f.rp_port } else { f_now.rp_port };
+            let (dr_disc, hp_new, rp_we) = dr_recv_ca(dir, hp, hc, slid_perm, dlid_perm, rp_port);
+            if self.state == PORT_DOWN {
+                self.event(C_SMI_DOWN, 1);
+                return None;
+            }
+            if icrc_chk && !icrc_ok {
+                self.event(C_SMI_ICRC, 1);
+                return None;
+            }
+            if err_hdr {
+                self.event(C_SMI_HDR, 1);
+                return None;
+            }
+            if err_lid {
+                self.event(C_SMI_LID, 1);
+                return None;
+            }
+            if is_dr && dr_disc {
+                self.event(C_SMI_DR, 1);
+                return None;
+            }
+            let mut mad = Box::new([0u8; MAD_BYTES]);
+            for (i, m) in mad.iter_mut().enumerate() {
+                *m = pkt.get(MAD_OFF + i).copied().unwrap_or(0);
+            }
+            let (hop_ptr, hop_cnt) = if is_dr {
+                (hp_new & 0x7F, hc & 0x7F)
+            } else {
+                (0, 0)
+            };
+            if is_dr {
+                mad[6] = hop_ptr;
+                if rp_we {
+                    mad[192 + usize::from(hp & 0x3F)] = port;
+                }
+            }
+            Some(RxSlot {
+                mad,
+                to_sm,
+                slid: f.be16(6),
+                dlid,
+                sl: f.at(1) >> 4,
+                class,
+                hop_ptr,
+                hop_cnt,
+            })
+        })();
+        self.lrx_pkt = pkt;
+        match out {
+            Some(s) if self.rxw_open => {
+                if self.rxw_claim {
+                    Some(s)
+                } else {
+                    self.event(C_VL15_DROP, 1);
+                    None
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// One cycle of the send engine, which writes a beat this cycle or is
+    /// busy.
+    fn sq_step(&mut self, d: &DevIn, src_valid: [bool; 3], commit: &mut Option<Vec<u8>>) {
+        let db = self.db;
+        let hb = self.hdr_beats();
+        let mb = self.mad_beats();
+        match self.sq.take() {
+            None => {
+                // grant: round robin after the last source granted
+                let base = (self.sq_rr + 1) % 3;
+                let order = [base, (base + 1) % 3, (base + 2) % 3];
+                let src = order
+                    .iter()
+                    .copied()
+                    .find(|&s| src_valid[s])
+                    .unwrap_or(order[2]);
+                let lmc_mask = !(0xFFu16 << self.lmc) & 0x7F;
+                let (dlid, slid, sl) = match src {
+                    0 => (d.sma_tx_slid, d.sma_tx_dlid, d.sma_tx_sl),
+                    1 => (
+                        d.sm_tx_dlid,
+                        if self.lid == 0 {
+                            PERM
+                        } else {
+                            self.lid | (u16::from(d.sm_tx_path_bits) & lmc_mask)
+                        },
+                        d.sm_tx_sl,
+                    ),
+                    _ => (
+                        self.sm_lid,
+                        if self.lid == 0 { PERM } else { self.lid },
+                        self.sm_sl,
+                    ),
+                };
+                let asis = if src == 0 { slid != PERM } else { dlid != PERM };
+                self.sq_rr = src;
+                self.sq_busy = true;
+                self.sq = Some(SqPkt {
+                    src,
+                    k: 1,
+                    dlid,
+                    slid,
+                    sl: sl & 0xF,
+                    asis,
+                    mad: Vec::with_capacity(MAD_BYTES),
+                });
+            }
+            Some(mut q) => {
+                if q.k < hb {
+                    q.k += 1;
+                    self.sq = Some(q);
+                } else if q.k < hb + mb {
+                    if src_valid[q.src] {
+                        let data = match q.src {
+                            0 => d.sma_tx_tdata,
+                            1 => d.sm_tx_tdata,
+                            _ => d.trap_tx_tdata,
+                        };
+                        q.mad.extend(unpack(data, db));
+                        q.k += 1;
+                    }
+                    self.sq = Some(q);
+                } else {
+                    // tail: the verdict
+                    self.sq_busy = false;
+                    let (ok, disc, local, pkt) = self.sq_finish(&q);
+                    if ok {
+                        self.event(C_SQ_PKTS, 1);
+                        self.psn = (self.psn + 1) & 0xFF_FFFF;
+                        *commit = Some(pkt);
+                    } else if disc {
+                        self.event(C_SQ_DR, 1);
+                    } else if local {
+                        self.event(C_SQ_LOCAL, 1);
+                    }
+                }
+            }
+        }
+    }
+
+    /// smi_sq's verdict and the packet (LRH..ICRC) of a complete MAD.
+    fn sq_finish(&self, q: &SqPkt) -> (bool, bool, bool, Vec<u8>) {
+        let m = &q.mad;
+        let port = self.port_num;
+        let class = m[1];
+        let dir = m[4] & 0x80 != 0;
+        let hp = m[6];
+        let hc = m[7];
+        let slid_perm = m[32] == 0xFF && m[33] == 0xFF;
+        let dlid_perm = m[34] == 0xFF && m[35] == 0xFF;
+        let ip1_port = m[129] == port;
+        let path_port = usize::from(hc) < 64 && m[192 + usize::from(hc)] == port;
+        // dr_send_ca
+        let hc1 = u16::from(hc) + 1;
+        let (mut discard, mut hp_new) = (false, hp);
+        if hc >= 64 {
+            discard = true;
+        } else if !dir {
+            if hc != 0 && hp == 0 {
+                hp_new = 1;
+                discard = !ip1_port;
+            } else if hp != 0 && hp < hc {
+                discard = true;
+            } else if hp == hc {
+                hp_new = hp.wrapping_add(1);
+                discard = !dlid_perm;
+            } else if u16::from(hp) != hc1 {
+                discard = true;
+            }
+        } else if hc != 0 && u16::from(hp) == hc1 {
+            hp_new = hc;
+            discard = !path_port;
+        } else if hp >= 2 && hp <= hc {
+            discard = true;
+        } else if hp == 1 {
+            hp_new = 0;
+            discard = !slid_perm;
+        } else if hp != 0 {
+            discard = true;
+        }
+        let mut local = false;
+        if hc < 64 && !dir && hc == 0 {
+            local = true;
+            discard = false;
+        } else if !discard {
+            local = if dir {
+                hp_new == 0
+            } else {
+                u16::from(hp_new) == hc1
+            };
+        }
+        let is_dr = class == CLASS_DR;
+        let perm = if dir { dlid_perm } else { slid_perm };
+        let (ok, disc, loc) = if is_dr && perm == q.asis {
+            (false, true, false)
+        } else if is_dr && !perm {
+            (true, false, false)
+        } else if is_dr && discard {
+            (false, true, false)
+        } else if is_dr && local {
+            (false, false, true)
+        } else {
+            (true, false, false)
+        };
+        if !ok {
+            return (false, disc, loc, Vec::new());
+        }
+        let mut pkt = Vec::with_capacity(SMP_PKT_BYTES);
+        pkt.extend_from_slice(&[
+            0xF0,
+            (q.sl << 4) | 2,
+            (q.dlid >> 8) as u8,
+            q.dlid as u8,
+            (SMP_PKT_LEN >> 8) as u8,
+            SMP_PKT_LEN as u8,
+            (q.slid >> 8) as u8,
+            q.slid as u8,
+            0x64,
+            0,
+            0xFF,
+            0xFF,
+            0,
+            0,
+            0,
+            0,
+            0,
+            (self.psn >> 16) as u8,
+            (self.psn >> 8) as u8,
+            self.psn as u8,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+        ]);
+        let mut mad = m.clone();
+        if is_dr && !q.asis {
+            // hp_new_ca
+            mad[6] = if !dir {
+                if hp == 0 || hp == hc {
+                    hp.wrapping_add(1)
+                } else {
+                    hp
+                }
+            } else if u16::from(hp) == hc1 || hp == 1 {
+                hp.wrapping_sub(1)
+            } else {
+                hp
+            };
+        }
+        pkt.extend_from_slice(&mad);
+        crc::append_icrc(&mut pkt);
+        (true, false, false, pkt)
+    }
+}
+
+/// PktLen of a packet (bytes 4..5), 0 where it is too short.
+fn pkt_len_of(p: &[u8]) -> u16 {
+    let b4 = p.get(4).copied().unwrap_or(0);
+    let b5 = p.get(5).copied().unwrap_or(0);
+    (u16::from(b4 & 7) << 8) | u16::from(b5)
+}
+
+/// ib_link_rx's checks of a whole packet: the counter of the first that
+/// fails, in the RTL's order (length, LVer, LNH, VCRC).
+fn link_err(p: &[u8], db: usize) -> Option<usize> {
+    let n = p.len();
+    let nb_last = if n % db == 0 { db.min(n) } else { n % db };
+    let bcnt = n - nb_last;
+    let pl = usize::from(pkt_len_of(p));
+    let last_byte = pl * 4 + 1;
+    let err_len = bcnt.min(0xFFFF) != (last_byte & !(db - 1))
+        || nb_last != (last_byte & (db - 1)) + 1
+        || pl < 5;
+    if err_len {
+        return Some(C_RX_LEN);
+    }
+    if p.first().copied().unwrap_or(0) & 0xF != 0 {
+        return Some(C_RX_LVER);
+    }
+    let lnh = p.get(1).copied().unwrap_or(0) & 3;
+    if lnh != 2 && lnh != 3 {
+        return Some(C_RX_LNH);
+    }
+    if !crc::check_wire(p).is_some_and(|(_, v)| v) {
+        return Some(C_RX_VCRC);
+    }
+    None
+}
+
+/// Header fields as `gsi_rx_check` holds them (rtl/gsi_rx_check.sv
+/// fields_t): compare flags, each "0 byte" default where the packet lacks
+/// the byte (FieldsZero).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct GsiFields {
+    lnh: u8,
+    pktlen: u16,
+    nxthdr_ok: bool,
+    op_ok: bool,
+    tver_ok: bool,
+    pkey: u16,
+    qp_zero: [bool; 3],
+    qp_one: bool,
+    qkey_ok: [bool; 4],
+    bv_ok: bool,
+    mc_lid: bool,
+    mc_dr: bool,
+}
+
+const QP1_QKEY: [u8; 4] = [0x80, 0x01, 0x00, 0x00];
+const GRH_BYTES: usize = 40;
+
+impl GsiFields {
+    fn zero() -> Self {
+        GsiFields {
+            lnh: 0,
+            pktlen: 0,
+            nxthdr_ok: false,
+            op_ok: false,
+            tver_ok: true,
+            pkey: 0,
+            qp_zero: [true; 3],
+            qp_one: false,
+            qkey_ok: [false, false, true, true],
+            bv_ok: false,
+            mc_lid: false,
+            mc_dr: false,
+        }
+    }
+    /// The fields after the bytes `b` of one packet (its first beats).
+    fn of(b: &[u8]) -> Self {
+        let mut f = GsiFields::zero();
+        let grh = b.get(1).is_some_and(|x| x & 3 == 3);
+        let g = if grh { GRH_BYTES } else { 0 };
+        let at = |o: usize| b.get(o).copied();
+        if let Some(x) = at(1) {
+            f.lnh = x & 3;
+        }
+        if let Some(x) = at(4) {
+            f.pktlen = (f.pktlen & 0xFF) | (u16::from(x & 7) << 8);
+        }
+        if let Some(x) = at(5) {
+            f.pktlen = (f.pktlen & 0x700) | u16::from(x);
+        }
+        if let Some(x) = at(14) {
+            f.nxthdr_ok = x == 0x1B;
+        }
+        if let Some(x) = at(8 + g) {
+            f.op_ok = x == 0x64;
+        }
+        if let Some(x) = at(9 + g) {
+            f.tver_ok = x & 0x3F == 0;
+        }
+        if let Some(x) = at(10 + g) {
+            f.pkey = (f.pkey & 0xFF) | (u16::from(x) << 8);
+        }
+        if let Some(x) = at(11 + g) {
+            f.pkey = (f.pkey & 0xFF00) | u16::from(x);
+        }
+        for i in 0..3 {
+            if let Some(x) = at(13 + g + i) {
+                f.qp_zero[i] = x == 0;
+                if i == 2 {
+                    f.qp_one = x == 1;
+                }
+            }
+        }
+        for (i, q) in QP1_QKEY.iter().enumerate() {
+            if let Some(x) = at(20 + g + i) {
+                f.qkey_ok[i] = x == *q;
+            }
+        }
+        if let Some(x) = at(MAD_OFF + g) {
+            f.bv_ok = x == 1;
+        }
+        if let Some(x) = at(MAD_OFF + 1 + g) {
+            f.mc_lid = x == CLASS_LID;
+            f.mc_dr = x == CLASS_DR;
+        }
+        f
+    }
+}
+
+/// The ICRC of a packet (LRH..ICRC, `b`) with a GRH masked as ibspec §3.1
+/// and rtl/gsi_rx_check.sv icrc_ones say, or local; true when it matches.
+fn icrc_ok_any(b: &[u8], grh: bool) -> bool {
+    if b.len() < 4 {
+        return false;
+    }
+    let n = b.len() - 4;
+    let field = u32::from_le_bytes([b[n], b[n + 1], b[n + 2], b[n + 3]]);
+    if !grh {
+        return crc::icrc(&b[..n]) == field;
+    }
+    let mut m = b[..n].to_vec();
+    for (i, x) in m.iter_mut().enumerate() {
+        let or = match i {
+            0..=7 => 0xFF,
+            8 => 0x0F,
+            9..=11 | 15 => 0xFF,
+            52 => 0xFF,
+            _ => 0,
+        };
+        *x |= or;
+    }
+    let eng = ::crc::Crc::<u32>::new(&::crc::CRC_32_ISO_HDLC);
+    eng.checksum(&m) == field
+}
+
+/// gsi_rx_check's verdict on a data-VL packet (rtl/gsi_rx_check.sv
+/// reason_rest and the ICRC residue): the reason code (ib_pkg
+/// gsi_reason_e) and whether it was for QP1. `f` holds the fields before
+/// the tlast beat, `pkey_hit` the registered table match.
+fn gsi_verdict(pkt: &[u8], link_bad: bool, f: &GsiFields, pkey_hit: bool) -> (u8, bool) {
+    let global = f.lnh == 3;
+    let grh_short = global && f.pktlen < 16;
+    let is_qp1 = f.qp_zero[0] && f.qp_zero[1] && f.qp_one;
+    let qp1_bad = !f.op_ok
+        || !f.tver_ok
+        || f.pktlen != if global { 82 } else { 72 }
+        || !f.bv_ok
+        || f.mc_lid
+        || f.mc_dr;
+    let err_hdr =
+        grh_short || (global && !f.nxthdr_ok) || f.qp_zero == [true; 3] || (is_qp1 && qp1_bad);
+    let rest = if link_bad {
+        1
+    } else if err_hdr {
+        3
+    } else if is_qp1 && !pkey_hit {
+        4
+    } else if is_qp1 && f.qkey_ok != [true; 4] {
+        5
+    } else {
+        0
+    };
+    let icrc_chk = !link_bad && !grh_short;
+    // the residue over the bytes before the VCRC
+    let body = &pkt[..pkt.len().saturating_sub(2)];
+    let grh_now = pkt.get(1).is_some_and(|x| x & 3 == 3);
+    if icrc_chk && !icrc_ok_any(body, grh_now) {
+        return (2, is_qp1);
+    }
+    (rest, is_qp1)
+}
+
+/// ibspec §2 (Linux rxe `pkey_match`, IBA 10.9.3): P_Key `p` of a packet
+/// matches a port's table when some entry has the same low 15 bits (not 0)
+/// and at least one of the two is a full member (bit 15).
+pub fn pkey_match(table: &[u16], p: u16) -> bool {
+    table
+        .iter()
+        .any(|&e| p & 0x7FFF != 0 && e & 0x7FFF == p & 0x7FFF && (e | p) & 0x8000 != 0)
+}

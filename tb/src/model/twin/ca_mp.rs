@@ -1,0 +1,323 @@
+//! The twins of the CA tops: `ib_ca_top` as [`crate::model::dut::CaTopDut`]
+//! presents it (one port, its registers at `mpreg::port(1, a)`), and
+//! `ib_ca_mp_top` (rtl/ib_ca_mp_top.sv) with 1 or 2 ports. Both compose the
+//! one-port twin [`super::ca::CaPort`]; the multiport top adds what
+//! rtl/ib_ca_mp_top.sv adds around its ports, all combinational or one
+//! register deep:
+//! - `smi_port_mux` (rtl/smi_port_mux.sv:58) on sma_rx and sm_rx: a
+//!   round-robin grant among the ports presenting a beat, locked for the
+//!   packet, no added latency;
+//! - `smi_port_demux` (rtl/smi_port_demux.sv:32) on the three send
+//!   streams: the tag picks the port; a bad tag is taken and counted
+//!   (TX_BAD_PORT, register 0x0001, one cycle later);
+//! - the register bus: port p's registers at `p << 8 | a`, 0x0000 the id.
+//!
+//! The ports' gated clocks (rtl/ib_ca_mp_top.sv:193) change no behaviour: a
+//! port is unclocked only while it is idle and gets no input.
+
+use anyhow::Result;
+use vl15_bindings::{Changed, DevIn, DevOut, PortIn, PortOut};
+
+use super::ca::{CaPort, PortCtl, PortOuts};
+use crate::model::dut::Dut;
+
+/// A round-robin packet mux of `smi_port_mux`.
+#[derive(Debug, Clone)]
+struct Mux {
+    lock: bool,
+    sel: usize,
+    rr: usize,
+}
+
+impl Mux {
+    fn new(n: usize) -> Self {
+        Mux {
+            lock: false,
+            sel: 0,
+            rr: n - 1,
+        }
+    }
+    fn pick(&self, valid: &[bool]) -> usize {
+        if self.lock {
+            return self.sel;
+        }
+        let n = valid.len();
+        (1..=n)
+            .map(|k| (self.rr + k) % n)
+            .find(|&i| valid[i])
+            .unwrap_or(self.rr)
+    }
+    fn update(&mut self, sel: usize, valid: bool, ready: bool, last: bool) {
+        if valid {
+            if !self.lock {
+                self.rr = sel;
+                self.sel = sel;
+            }
+            self.lock = !(ready && last);
+        }
+    }
+}
+
+/// The twin of a CA top.
+pub struct CaTwin {
+    ports: Vec<CaPort>,
+    /// `ib_ca_mp_top` (else `ib_ca_top` behind `CaTopDut`).
+    mp: bool,
+    data_w: u32,
+    sma_mux: Mux,
+    sm_mux: Mux,
+    bad_tag: u32,
+    pout: Vec<PortOut>,
+    pin_last: Vec<PortIn>,
+    cycle: u64,
+}
+
+impl CaTwin {
+    /// The twin of `ib_ca_top` at `data_w`.
+    pub fn ca_top(data_w: u32) -> Self {
+        Self::new(1, data_w, false)
+    }
+
+    /// The twin of `ib_ca_mp_top` with `nports` ports at `data_w`.
+    pub fn ca_mp(nports: u8, data_w: u32) -> Self {
+        Self::new(usize::from(nports), data_w, true)
+    }
+
+    fn new(n: usize, data_w: u32, mp: bool) -> Self {
+        CaTwin {
+            ports: (0..n).map(|i| CaPort::new(data_w, (i + 1) as u8)).collect(),
+            mp,
+            data_w,
+            sma_mux: Mux::new(n),
+            sm_mux: Mux::new(n),
+            bad_tag: 0,
+            pout: vec![PortOut::default(); n],
+            pin_last: vec![PortIn::default(); n],
+            cycle: 0,
+        }
+    }
+
+    /// The port a tag names, if any.
+    fn tagged(&self, tag: u8) -> Option<usize> {
+        if !self.mp {
+            return Some(0);
+        }
+        let p = usize::from(tag);
+        (p >= 1 && p <= self.ports.len()).then(|| p - 1)
+    }
+}
+
+impl Dut for CaTwin {
+    fn step(&mut self, i: &DevIn, pin: &[PortIn], changed: Changed<'_>) -> Result<DevOut> {
+        let n = self.ports.len();
+        anyhow::ensure!(
+            pin.len() == n,
+            "{} has {n} ports, not {}",
+            self.describe(),
+            pin.len()
+        );
+        match changed {
+            Changed::All => self.pin_last.copy_from_slice(pin),
+            Changed::Ports(ps) => {
+                for &p in ps {
+                    let p = usize::from(p);
+                    if p < n {
+                        self.pin_last[p] = pin[p];
+                    }
+                }
+            }
+        }
+        let pin = self.pin_last.clone();
+        let reg_port = (i.reg_addr >> 8) as usize;
+        let low = (i.reg_addr & 0xFF) as u8;
+        let outs: Vec<PortOuts> = self
+            .ports
+            .iter()
+            .zip(&pin)
+            .map(|(p, pi)| p.outputs(low, pi.link_up))
+            .collect();
+        // the receive muxes
+        let sma_valid: Vec<bool> = outs.iter().map(|o| o.sma.valid).collect();
+        let sm_valid: Vec<bool> = outs.iter().map(|o| o.sm.valid).collect();
+        let sma_sel = self.sma_mux.pick(&sma_valid);
+        let sm_sel = self.sm_mux.pick(&sm_valid);
+        // the send demuxes
+        let sma_to = self.tagged(i.sma_tx_port);
+        let sm_to = self.tagged(i.sm_tx_port);
+        let trap_to = self.tagged(i.trap_tx_port);
+        let rq_to = self.tagged(i.sm_rq_port);
+        let mut o = DevOut::default();
+        let s = &outs[sma_sel];
+        o.sma_rx_tvalid = s.sma.valid;
+        o.sma_rx_tdata = s.sma.data;
+        o.sma_rx_tlast = s.sma.last;
+        o.sma_rx_slid = s.sma.slid;
+        o.sma_rx_dlid = s.sma.dlid;
+        o.sma_rx_sl = s.sma.sl;
+        o.sma_rx_port = (sma_sel + 1) as u8;
+        o.sma_rx_mgmt_class = s.sma.class;
+        o.sma_rx_hop_ptr = s.sma.hop_ptr;
+        o.sma_rx_hop_cnt = s.sma.hop_cnt;
+        o.sma_rx_mkey_viol = s.mkey_viol;
+        o.sma_rx_mkey_mask = s.mkey_mask;
+        let s = &outs[sm_sel];
+        o.sm_rx_tvalid = s.sm.valid;
+        o.sm_rx_tdata = s.sm.data;
+        o.sm_rx_tlast = s.sm.last;
+        o.sm_rx_slid = s.sm.slid;
+        o.sm_rx_dlid = s.sm.dlid;
+        o.sm_rx_sl = s.sm.sl;
+        o.sm_rx_port = (sm_sel + 1) as u8;
+        o.sm_rx_mgmt_class = s.sm.class;
+        o.sm_rx_hop_ptr = s.sm.hop_ptr;
+        o.sm_rx_hop_cnt = s.sm.hop_cnt;
+        o.sma_tx_tready = sma_to.map_or(true, |p| outs[p].sma_tx_tready);
+        o.sm_tx_tready = sm_to.map_or(true, |p| outs[p].sm_tx_tready);
+        o.trap_tx_tready = trap_to.map_or(true, |p| outs[p].trap_tx_tready);
+        o.idle = outs.iter().all(|x| x.idle);
+        o.reg_rdata = if self.mp {
+            let mut r = match i.reg_addr {
+                0 => 0x564C_4D50,
+                1 => self.bad_tag,
+                _ => 0,
+            };
+            if reg_port >= 1 && reg_port <= n {
+                r = outs[reg_port - 1].reg_rdata;
+            }
+            r
+        } else if reg_port == 1 {
+            outs[0].reg_rdata
+        } else {
+            0
+        };
+        // this cycle's port outputs
+        for (k, p) in self.ports.iter().enumerate() {
+            let (v, data, keep, last) = p.tx_out();
+            let any = [
+                sma_to == Some(k) && i.sma_tx_tvalid,
+                sm_to == Some(k) && i.sm_tx_tvalid,
+                trap_to == Some(k) && i.trap_tx_tvalid,
+            ];
+            let (dv, dd, dk, dl, du, dr) = p.drx();
+            self.pout[k] = PortOut {
+                drx_tvalid: dv,
+                drx_tdata: dd,
+                drx_tkeep: dk,
+                drx_tlast: dl,
+                drx_tuser: du,
+                drx_reason: dr,
+                tx_tdata: data,
+                tx_tkeep: keep,
+                tx_tvalid: v,
+                tx_tlast: last,
+                dtx_tready: p.dtx_tready(pin[k].tx_tready),
+                port_state: p.port_state(),
+                mkey_prot: p.mkey_prot(),
+                mkey_viols: p.mkey_viols(),
+                sq_tx_beat: p.sq_beat(any.iter().any(|&x| x), any),
+            };
+        }
+        // advance
+        for (k, pk) in pin.iter().enumerate() {
+            let ctl = PortCtl {
+                sma_rx_tready: sma_sel == k && i.sma_rx_tready,
+                sm_rx_tready: sm_sel == k && i.sm_rx_tready,
+                sma_tx_valid: sma_to == Some(k) && i.sma_tx_tvalid,
+                sm_tx_valid: sm_to == Some(k) && i.sm_tx_tvalid,
+                trap_tx_valid: trap_to == Some(k) && i.trap_tx_tvalid,
+                rq_post: rq_to == Some(k) && i.sm_rq_post,
+                rq_clr: rq_to == Some(k) && i.sm_rq_clr,
+                reg_we: i.reg_we && reg_port == k + 1,
+            };
+            self.ports[k].step(i, pk, &ctl);
+        }
+        self.sma_mux
+            .update(sma_sel, o.sma_rx_tvalid, i.sma_rx_tready, o.sma_rx_tlast);
+        self.sm_mux
+            .update(sm_sel, o.sm_rx_tvalid, i.sm_rx_tready, o.sm_rx_tlast);
+        if self.mp {
+            if i.reg_we && i.reg_addr == 1 {
+                self.bad_tag = 0;
+            } else {
+                let bad = |v: bool, l: bool, to: Option<usize>| u32::from(v && l && to.is_none());
+                self.bad_tag = self
+                    .bad_tag
+                    .wrapping_add(bad(i.sma_tx_tvalid, i.sma_tx_tlast, sma_to))
+                    .wrapping_add(bad(i.sm_tx_tvalid, i.sm_tx_tlast, sm_to))
+                    .wrapping_add(bad(i.trap_tx_tvalid, i.trap_tx_tlast, trap_to));
+            }
+        }
+        self.cycle += 1;
+        if !self.mp {
+            // ib_ca_top's streams carry no tag: CaTopDut reports port 1
+            o.sma_rx_port = 1;
+            o.sm_rx_port = 1;
+        }
+        Ok(o)
+    }
+
+    fn ports_out(&self) -> &[PortOut] {
+        &self.pout
+    }
+
+    fn skip(&mut self, n: u64) {
+        self.cycle += n;
+        for p in &mut self.ports {
+            p.skip(n);
+        }
+    }
+
+    fn reset(&mut self, cycles: u32) -> Result<()> {
+        // the reset holds every input at 0 but, in the multiport shim
+        // (sim/dev_shim.cpp idle_inputs), the links up
+        let n = self.ports.len();
+        let up = self.mp;
+        for p in &mut self.ports {
+            p.skip(u64::from(cycles));
+            p.reset(up);
+        }
+        self.sma_mux = Mux::new(n);
+        self.sm_mux = Mux::new(n);
+        self.bad_tag = 0;
+        self.pin_last = vec![
+            PortIn {
+                link_up: up,
+                ..PortIn::default()
+            };
+            n
+        ];
+        self.pout = vec![PortOut::default(); n];
+        self.cycle += u64::from(cycles);
+        Ok(())
+    }
+
+    fn cycle(&self) -> u64 {
+        self.cycle
+    }
+
+    fn num_ports(&self) -> u32 {
+        self.ports.len() as u32
+    }
+
+    fn data_w(&self) -> u32 {
+        self.data_w
+    }
+
+    fn describe(&self) -> String {
+        if self.mp {
+            format!(
+                "twin of ib_ca_mp_top NumPorts={} DataW {}",
+                self.ports.len(),
+                self.data_w
+            )
+        } else {
+            format!("twin of ib_ca_top DataW {}", self.data_w)
+        }
+    }
+
+    fn trace_open(&mut self, _path: &std::path::Path) -> Result<()> {
+        anyhow::bail!("{} has no waveform", self.describe())
+    }
+
+    fn trace_close(&mut self) {}
+}
