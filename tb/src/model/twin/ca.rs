@@ -48,6 +48,7 @@
 //! - the link gate (rtl/ib_ca_top.sv:615-640) decides each packet at its
 //!   first beat: to the wire, or taken and discarded while the link is down.
 
+use super::mkey::Mkey;
 use crate::proto::crc;
 use vl15_bindings::{DevIn, PortIn};
 
@@ -63,7 +64,6 @@ const CLASS_DR: u8 = 0x81;
 const NUM_CTRS: usize = 27;
 const RX_DEPTH: u8 = 4;
 const TX_DEPTH: u32 = 2;
-const TICK_RESET: u32 = 125_000_000;
 const PORT_DOWN: u8 = 1;
 const PORT_INIT: u8 = 2;
 
@@ -237,83 +237,6 @@ struct RxSlot {
     class: u8,
     hop_ptr: u8,
     hop_cnt: u8,
-}
-
-/// The port's M_Key state (smi_mkey_chk).
-#[derive(Debug, Clone)]
-struct Mkey {
-    key: u64,
-    lo_stage: u32,
-    prot: u8,
-    lease: u16,
-    tick: u32,
-    viols: u16,
-    /// The lease timer, while it runs: (cycle, cyc_q, sec_q in that cycle).
-    run: Option<(u64, u64, u16)>,
-}
-
-impl Mkey {
-    fn new() -> Self {
-        Mkey {
-            key: 0,
-            lo_stage: 0,
-            prot: 0,
-            lease: 0,
-            tick: TICK_RESET,
-            viols: 0,
-            run: None,
-        }
-    }
-    fn tick_m1(&self) -> u64 {
-        u64::from(self.tick.saturating_sub(1))
-    }
-    /// (cyc_q, sec_q) of the running timer in cycle `t`: cyc_q counts up
-    /// to the tick's last cycle, then sec_q counts (saturating).
-    fn timer(&self, t: u64) -> (u64, u16) {
-        match self.run {
-            None => (0, 0),
-            Some((base, cyc0, sec0)) => {
-                let n = t - base;
-                let d = self.tick_m1().saturating_sub(cyc0);
-                if n <= d {
-                    (cyc0 + n, sec0)
-                } else {
-                    let m = n - d - 1;
-                    let p = self.tick_m1() + 1;
-                    let sec = (u64::from(sec0) + 1 + m / p).min(0xFFFF) as u16;
-                    (m % p, sec)
-                }
-            }
-        }
-    }
-    /// The cycle in which the running lease expires (its edge clears the
-    /// protect bits and stops the timer): the end of a second with sec_q
-    /// at least the period - 1.
-    fn expiry(&self) -> Option<u64> {
-        let (base, cyc0, sec0) = self.run?;
-        if self.lease == 0 {
-            return None;
-        }
-        let d = self.tick_m1().saturating_sub(cyc0);
-        let lm1 = u64::from(self.lease - 1);
-        let more = lm1.saturating_sub(u64::from(sec0));
-        Some(base + d + more * (self.tick_m1() + 1))
-    }
-    fn read(&self, idx: u8, t: u64) -> u32 {
-        match idx {
-            0 => self.key as u32,
-            1 => (self.key >> 32) as u32,
-            2 => u32::from(self.prot),
-            3 => u32::from(self.lease),
-            4 => self.tick,
-            5 => u32::from(self.viols),
-            6 => {
-                let (_, sec) = self.timer(t);
-                (u32::from(self.run.is_some()) << 16) | u32::from(sec)
-            }
-            _ => 0,
-        }
-    }
 }
 
 /// A packet being written by the send engine.
@@ -604,7 +527,7 @@ impl CaPort {
             } else {
                 o.sma = st;
                 if last {
-                    let (viol, mask, _) = self.mkey_verdict(s);
+                    let (viol, mask, _) = self.mkey.verdict(&s.mad[..]);
                     o.mkey_viol = viol;
                     o.mkey_mask = mask;
                 }
@@ -619,20 +542,6 @@ impl CaPort {
         o.reg_rdata = self.reg_read(reg_addr);
         o.idle = self.is_idle(link_up);
         o
-    }
-
-    /// smi_mkey_chk's verdict on the SMA-bound MAD `s` against this
-    /// cycle's M_Key state: (violation, masked Get, a checked method with a
-    /// valid key: stops the lease timer).
-    fn mkey_verdict(&self, s: &RxSlot) -> (bool, bool, bool) {
-        let method = s.mad[3];
-        let key = u64::from_be_bytes(s.mad[24..32].try_into().unwrap_or([0; 8]));
-        let checked = matches!(method, 0x01 | 0x02 | 0x07);
-        let eq = key == self.mkey.key;
-        let key_ok = self.mkey.key == 0 || eq;
-        let viol = checked && !key_ok && (method != 0x01 || self.mkey.prot & 2 != 0);
-        let mask = method == 0x01 && !eq && self.mkey.prot == 1;
-        (viol, mask, checked && key_ok)
     }
 
     fn is_idle(&self, link_up: bool) -> bool {
@@ -753,8 +662,11 @@ impl CaPort {
                 };
             if !to_sm && ready && last {
                 // M_Key check on the SMA stream's last handshake
-                let (viol, _, stop) = self.mkey_verdict(&self.rx_q[i]);
-                self.mkey_handshake(t, viol, stop);
+                let (viol, _, stop) = self.mkey.verdict(&self.rx_q[i].mad[..]);
+                if viol {
+                    self.event(C_MKEY_VIOL, 1);
+                }
+                self.mkey.handshake(t, viol, stop);
             }
             if ready {
                 rx_issue_ok = true;
@@ -1050,12 +962,7 @@ impl CaPort {
         self.tx_slot_free = self.tx_cnt < TX_DEPTH;
         self.lrx_out = next_lrx;
         // ---------------- M_Key lease expiry ----------------
-        if let Some(e) = self.mkey.expiry() {
-            if e == t {
-                self.mkey.run = None;
-                self.mkey.prot = 0;
-            }
-        }
+        self.mkey.expire(t);
         // ---------------- registers and counters ----------------
         self.lid_prev = (self.lid, self.lmc);
         let mut clr = 0u32;
@@ -1107,7 +1014,7 @@ impl CaPort {
                         w as u8
                     }
                 }
-                0x30..=0x37 => self.mkey_write(a - 0x30, w, t),
+                0x30..=0x37 => self.mkey.write(a - 0x30, w, t),
                 0x41 => self.pkey_idx = w as u8,
                 0x42 => {
                     let i = usize::from(self.pkey_idx);
@@ -1127,40 +1034,6 @@ impl CaPort {
         }
         self.link_q = p.link_up;
         self.t += 1;
-    }
-
-    fn mkey_write(&mut self, idx: u8, w: u32, t: u64) {
-        match idx {
-            0 => self.mkey.lo_stage = w,
-            1 => self.mkey.key = (u64::from(w) << 32) | u64::from(self.mkey.lo_stage),
-            2 => self.mkey.prot = (w & 3) as u8,
-            3 => self.mkey.lease = w as u16,
-            4 => {
-                // the running timer counts on from its state of the next
-                // cycle with the new tick
-                if self.mkey.run.is_some() {
-                    let (cyc, sec) = self.mkey.timer(t + 1);
-                    self.mkey.run = Some((t + 1, cyc, sec));
-                }
-                self.mkey.tick = w;
-            }
-            5 => self.mkey.viols = w as u16,
-            _ => {}
-        }
-    }
-
-    fn mkey_handshake(&mut self, t: u64, viol: bool, stop: bool) {
-        if viol {
-            self.event(C_MKEY_VIOL, 1);
-            self.mkey.viols = self.mkey.viols.saturating_add(1);
-            if self.mkey.run.is_none() && self.mkey.lease != 0 {
-                self.mkey.run = Some((t + 1, 0, 0));
-                return;
-            }
-        }
-        if stop {
-            self.mkey.run = None;
-        }
     }
 
     /// The link checks' events of a packet (at the cycle after its tlast).
@@ -1496,37 +1369,6 @@ impl CaPort {
         if !ok {
             return (false, disc, loc, Vec::new());
         }
-        let mut pkt = Vec::with_capacity(SMP_PKT_BYTES);
-        pkt.extend_from_slice(&[
-            0xF0,
-            (q.sl << 4) | 2,
-            (q.dlid >> 8) as u8,
-            q.dlid as u8,
-            (SMP_PKT_LEN >> 8) as u8,
-            SMP_PKT_LEN as u8,
-            (q.slid >> 8) as u8,
-            q.slid as u8,
-            0x64,
-            0,
-            0xFF,
-            0xFF,
-            0,
-            0,
-            0,
-            0,
-            0,
-            (self.psn >> 16) as u8,
-            (self.psn >> 8) as u8,
-            self.psn as u8,
-            0,
-            0,
-            0,
-            0,
-            0,
-            0,
-            0,
-            0,
-        ]);
         let mut mad = m.clone();
         if is_dr && !q.asis {
             // hp_new_ca
@@ -1542,10 +1384,48 @@ impl CaPort {
                 hp
             };
         }
-        pkt.extend_from_slice(&mad);
-        crc::append_icrc(&mut pkt);
-        (true, false, false, pkt)
+        (
+            true,
+            false,
+            false,
+            smp_packet(q.sl, q.dlid, q.slid, self.psn, &mad),
+        )
     }
+}
+
+/// The SMP `smi_tx_emit` writes (rtl/smi_tx_emit.sv): LRH (VL15, LNH
+/// IBA local), BTH (SMP opcode, P_Key 0xFFFF, QP 0, `psn`), DETH (zero),
+/// the MAD, the ICRC.
+pub(crate) fn smp_packet(sl: u8, dlid: u16, slid: u16, psn: u32, mad: &[u8]) -> Vec<u8> {
+    let mut pkt = Vec::with_capacity(SMP_PKT_BYTES);
+    let [dh, dl] = dlid.to_be_bytes();
+    let [sh, sl_] = slid.to_be_bytes();
+    pkt.extend_from_slice(&[
+        0xF0,
+        (sl << 4) | 2,
+        dh,
+        dl,
+        (SMP_PKT_LEN >> 8) as u8,
+        SMP_PKT_LEN as u8,
+        sh,
+        sl_,
+        0x64,
+        0,
+        0xFF,
+        0xFF,
+        0,
+        0,
+        0,
+        0,
+        0,
+        (psn >> 16) as u8,
+        (psn >> 8) as u8,
+        psn as u8,
+    ]);
+    pkt.extend_from_slice(&[0; 8]);
+    pkt.extend_from_slice(mad);
+    crc::append_icrc(&mut pkt);
+    pkt
 }
 
 /// PktLen of a packet (bytes 4..5), 0 where it is too short.

@@ -17,6 +17,7 @@
 
 pub mod ca;
 pub mod ca_mp;
+mod mkey;
 
 use anyhow::{Context, Result};
 use vl15_bindings::{Dev, DevKind};

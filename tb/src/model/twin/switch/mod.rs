@@ -56,12 +56,14 @@
 //! addressing them, or a request for their output. A step with no active
 //! tile only decodes the register address.
 
+mod port0;
 mod tile;
 
 use anyhow::{bail, Result};
 use vl15_bindings::{Changed, DevIn, DevOut, PortIn, PortOut};
 
 use crate::model::dut::Dut;
+use port0::{P0Ctx, Port0};
 use tile::{ps, Beat, Bus, RouteCfg, Tile, TileCtx, TxIn, TxPlan, NUM_CTRS};
 
 /// The most external ports (`MaxPorts` of the built tiles).
@@ -71,6 +73,8 @@ const LFT_DEPTH: u32 = vl15_bindings::SWITCH_LFT_DEPTH as u32;
 const LFT_WORDS: usize = (LFT_DEPTH / 4) as usize;
 /// LFT requesters: 2i (VL15 of input i) and 2i+1 (data), inputs 0..=64.
 const LFT_REQS: u8 = 2 * (MAX_PORTS as u8 + 1);
+/// Port 0's P_Key table entries (`ib_pkg::SwPkeyEntries`).
+const PKEY_ENTRIES: usize = 8;
 
 /// Register addresses (`ib_pkg::SwReg*`, `crate::model::regmap::swreg`).
 mod reg {
@@ -94,6 +98,10 @@ pub struct SwitchTwin {
     change: bool,
     ctr0: [u32; NUM_CTRS],
     gctr: [u32; NUM_CTRS],
+    // port 0: smi_mkey_chk, pkey_regs and gsi_rx_check's table
+    p0: Port0,
+    pkey: [u16; PKEY_ENTRIES],
+    pkey_idx: u8,
     // sw_lft
     lft_mem: Vec<u32>,
     lft_vld: Vec<bool>,
@@ -136,6 +144,9 @@ impl SwitchTwin {
             change: false,
             ctr0: [0; NUM_CTRS],
             gctr: [0; NUM_CTRS],
+            p0: Port0::new(data_w),
+            pkey: [0; PKEY_ENTRIES],
+            pkey_idx: 0,
             lft_mem: vec![0; LFT_WORDS],
             lft_vld: vec![false; LFT_WORDS],
             lft_last: LFT_REQS - 1,
@@ -171,6 +182,10 @@ impl SwitchTwin {
         self.change = false;
         self.ctr0 = [0; NUM_CTRS];
         self.gctr = [0; NUM_CTRS];
+        self.p0.reset();
+        self.pkey = [0; PKEY_ENTRIES];
+        self.pkey[0] = 0xFFFF;
+        self.pkey_idx = 0;
         self.lft_vld.iter_mut().for_each(|v| *v = false);
         self.lft_last = LFT_REQS - 1;
         self.lft_rsp = None;
@@ -193,6 +208,15 @@ impl SwitchTwin {
     /// The port-0 counter bank, GMP bank, LFT or sw_regs register `a`.
     fn rdata(&self, a: u16) -> u32 {
         match a {
+            reg::PKEY_CAP => PKEY_ENTRIES as u32,
+            reg::PKEY_IDX => u32::from(self.pkey_idx),
+            reg::PKEY_DATA => self
+                .pkey
+                .get(usize::from(self.pkey_idx))
+                .map_or(0, |&e| u32::from(e)),
+            reg::MKEY_BASE..reg::MKEY_END => {
+                self.p0.mkey.read((a - reg::MKEY_BASE) as u8, self.cycle)
+            }
             reg::ID => reg::ID_VALUE,
             reg::PORT0_LID => u32::from(self.lid),
             reg::MASTER_SM_LID => u32::from(self.sm_lid),
@@ -249,29 +273,14 @@ impl SwitchTwin {
 
     /// Refuse what the twin does not model.
     fn check_host(i: &DevIn) -> Result<()> {
-        for (what, v) in [
-            ("sma_tx", i.sma_tx_tvalid),
-            ("sm_tx", i.sm_tx_tvalid),
-            ("trap_tx", i.trap_tx_tvalid),
-            ("gmp_tx", i.gmp_tx_tvalid),
-        ] {
-            if v {
-                bail!("the switch twin does not model port 0: a {what} beat was presented");
-            }
-        }
-        let a = i.reg_addr;
-        if (reg::MKEY_BASE..reg::MKEY_END).contains(&a)
-            || (reg::PKEY_CAP..=reg::PKEY_DATA).contains(&a)
-        {
-            bail!(
-                "the switch twin does not model port 0's M_Key/P_Key registers (address {a:#06x})"
-            );
+        if i.gmp_tx_tvalid {
+            bail!("the switch twin does not model port 0's GMP path: a gmp_tx beat was presented");
         }
         Ok(())
     }
 
     /// The sw_regs / LFT edge.
-    fn regs_edge(&mut self, i: &DevIn, state_chg: bool) {
+    fn regs_edge(&mut self, i: &DevIn, state_chg: bool, ev0: &[u32; NUM_CTRS]) {
         if i.reg_we {
             let w = i.reg_wdata;
             match i.reg_addr {
@@ -286,6 +295,18 @@ impl SwitchTwin {
                     }
                 }
                 reg::LINEAR_FDB_TOP => self.top = w as u16,
+                reg::PKEY_IDX => self.pkey_idx = w as u8,
+                reg::PKEY_DATA => {
+                    if let Some(e) = self.pkey.get_mut(usize::from(self.pkey_idx)) {
+                        *e = w as u16;
+                    }
+                    self.pkey_idx = self.pkey_idx.wrapping_add(1);
+                }
+                a if (reg::MKEY_BASE..reg::MKEY_END).contains(&a) => {
+                    self.p0
+                        .mkey
+                        .write((a - reg::MKEY_BASE) as u8, w, self.cycle)
+                }
                 _ => {}
             }
             if i.reg_addr == reg::PORT_STATE_CHANGE && w & 1 != 0 {
@@ -294,11 +315,13 @@ impl SwitchTwin {
             let a = i.reg_addr;
             let clear = a == reg::CTR_CLEAR;
             let sel = if a == reg::CTR_CLEAR_SEL { w } else { 0 };
-            for c in 0..NUM_CTRS {
+            for (c, &e) in ev0.iter().enumerate() {
                 if clear || sel >> c & 1 != 0 {
                     self.ctr0[c] = 0;
                 } else if a == reg::CTR_BASE + c as u16 {
                     self.ctr0[c] = w;
+                } else {
+                    self.ctr0[c] = self.ctr0[c].wrapping_add(e);
                 }
                 if clear || sel >> (16 + c) & 1 != 0 {
                     self.gctr[c] = 0;
@@ -310,6 +333,10 @@ impl SwitchTwin {
             if a >= reg::LFT_BASE && usize::from(lft_off) < LFT_WORDS {
                 self.lft_mem[usize::from(lft_off)] = w;
                 self.lft_vld[usize::from(lft_off)] = true;
+            }
+        } else {
+            for (c, e) in self.ctr0.iter_mut().zip(ev0) {
+                *c = c.wrapping_add(*e);
             }
         }
         if state_chg {
@@ -405,7 +432,8 @@ impl Dut for SwitchTwin {
             o.port_state = t.state_o(self.n);
             busy |= t.busy();
         }
-        let o = DevOut {
+        busy |= self.p0.busy(i);
+        let mut o = DevOut {
             reg_rdata: self.rdata(i.reg_addr),
             idle: !busy,
             port_state_change: self.change,
@@ -413,7 +441,8 @@ impl Dut for SwitchTwin {
             gmp_tx_tready: true,
             ..DevOut::default()
         };
-        if self.active == 0 && !i.reg_we {
+        self.p0.outputs(&mut o);
+        if self.active == 0 && !i.reg_we && self.p0.quiet(i) {
             self.cycle += 1;
             return Ok(o);
         }
@@ -423,20 +452,29 @@ impl Dut for SwitchTwin {
         }
         let mut lft_reqs: Vec<(u8, u16)> = Vec::new();
         let mut outs = self.active;
+        // port 0's VL15 input (input 0: first in every request list)
+        if let Some(e) = self.p0.v_request() {
+            if e >= 1 {
+                self.vreq[usize::from(e)].push(0);
+                outs |= 1 << (e - 1);
+            }
+        }
+        if let Some(lid) = self.p0.v_lookup() {
+            lft_reqs.push((0, lid));
+        }
         for k in bits(self.active) {
             let t = &self.tiles[k];
             let p = t.port;
             if let Some(e) = t.v_request() {
                 self.vreq[usize::from(e)].push(p);
-                if e == 0 {
-                    bail!("the switch twin does not model port 0: port {p} forwards a VL15 packet to it");
+                if e != 0 {
+                    outs |= 1 << (e - 1);
                 }
-                outs |= 1 << (e - 1);
             }
             if let Some(e) = t.d_request() {
                 self.dreq[usize::from(e)].push(p);
                 if e == 0 {
-                    bail!("the switch twin does not model port 0: port {p} forwards a data packet to it");
+                    bail!("the switch twin does not model port 0's GMP path: port {p} forwards a data packet to it");
                 }
                 outs |= 1 << (e - 1);
             }
@@ -453,11 +491,16 @@ impl Dut for SwitchTwin {
         let mut plans: Vec<(usize, TxIn, TxPlan)> = Vec::new();
         let mut v_sel: u64 = 0;
         let mut d_sel: u64 = 0;
+        let mut p0_sel = false;
         for k in bits(outs) {
             let t = &self.tiles[k];
             let mut ti = TxIn::default();
-            if t.varb.locked && t.varb.grant >= 1 {
-                let (v, b) = self.tiles[usize::from(t.varb.grant) - 1].vhead();
+            if t.varb.locked {
+                let (v, b) = if t.varb.grant >= 1 {
+                    self.tiles[usize::from(t.varb.grant) - 1].vhead()
+                } else {
+                    self.p0.vhead()
+                };
                 ti.v_valid = v;
                 ti.v = *b;
             }
@@ -467,13 +510,27 @@ impl Dut for SwitchTwin {
                 ti.d = *b;
             }
             let plan = t.tx.plan(&ti, t.tready_eff());
-            if t.varb.locked && plan.v_ready && t.varb.grant >= 1 {
-                v_sel |= 1 << (t.varb.grant - 1);
+            if t.varb.locked && plan.v_ready {
+                if t.varb.grant >= 1 {
+                    v_sel |= 1 << (t.varb.grant - 1);
+                } else {
+                    p0_sel = true;
+                }
             }
             if t.darb.locked && plan.d_ready && t.darb.grant >= 1 {
                 d_sel |= 1 << (t.darb.grant - 1);
             }
             plans.push((k, ti, plan));
+        }
+        // output 0's VL15 side: the granted input's head and grant-ready
+        let oa = self.p0.oarb;
+        let mut ov = (false, Beat::default());
+        if oa.locked && oa.grant >= 1 {
+            let (v, b) = self.tiles[usize::from(oa.grant) - 1].vhead();
+            ov = (v, *b);
+            if self.p0.ov_tready() {
+                v_sel |= 1 << (oa.grant - 1);
+            }
         }
         // the edges
         let mut state_chg = false;
@@ -510,6 +567,31 @@ impl Dut for SwitchTwin {
             };
             state_chg |= self.tiles[k].edge(&ctx).state_chg;
         }
+        // port 0
+        let mut ev0 = [0u32; NUM_CTRS];
+        let p0_rsp = match self.lft_rsp {
+            Some((0, e)) => Some(e),
+            _ => None,
+        };
+        let c0 = P0Ctx {
+            din: i,
+            cfg: RouteCfg {
+                num_ports: self.radix,
+                port0_lid: self.lid,
+                linear_top: self.top,
+                state: &eff,
+            },
+            n: self.n,
+            sm_lid: self.sm_lid,
+            sm_sl: self.sm_sl,
+            ov,
+            ov_req: &self.vreq[0],
+            v_sel: p0_sel,
+            lft_gnt: lft_gnt == Some(0),
+            lft_rsp: p0_rsp,
+            cycle: self.cycle,
+        };
+        self.p0.edge(&c0, &mut ev0);
         // the LFT port
         match lft_gnt {
             Some(s) => {
@@ -520,7 +602,7 @@ impl Dut for SwitchTwin {
             None => self.lft_rsp = None,
         }
         let n_before = self.n;
-        self.regs_edge(i, state_chg);
+        self.regs_edge(i, state_chg, &ev0);
         if self.n != n_before {
             self.active |= self.all_mask();
         }

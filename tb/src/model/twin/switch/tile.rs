@@ -492,21 +492,22 @@ pub struct RouteCfg<'a> {
 
 /// What a route did in one cycle (its counter events).
 #[derive(Clone, Copy, Debug, Default)]
-struct RouteEv {
-    no_route: bool,
-    loop_: bool,
-    state: bool,
-    fwd: bool,
+pub(super) struct RouteEv {
+    pub no_route: bool,
+    pub loop_: bool,
+    pub state: bool,
+    pub fwd: bool,
 }
 
 impl Route {
     /// The edge: `head` valid/last, its DLID; `take`: a head beat is
     /// taken; the LFT's grant and response for this requester.
     #[allow(clippy::too_many_arguments)]
-    fn edge(
+    pub(super) fn edge(
         &mut self,
         vl15: bool,
         in_port: u8,
+        fixed: Option<u8>,
         head_valid: bool,
         head_last: bool,
         dlid: u16,
@@ -525,7 +526,13 @@ impl Route {
                 if head_valid {
                     // port 0: the SMI (VL15, permissive DLID or the port-0
                     // LID) or the GMP receive path (data, the port-0 LID)
-                    if (vl15 && dlid == 0xFFFF) || (dlid == cfg.port0_lid && cfg.port0_lid != 0) {
+                    if let Some(e) = fixed {
+                        // port 0's send queue: the egress its DR rules chose
+                        cand = Some(e);
+                    } else if in_port != 0
+                        && ((vl15 && dlid == 0xFFFF)
+                            || (dlid == cfg.port0_lid && cfg.port0_lid != 0))
+                    {
                         cand = Some(0);
                     } else if !unicast
                         || dlid >= vl15_bindings::SWITCH_LFT_DEPTH
@@ -544,7 +551,7 @@ impl Route {
             }
             RouteSt::Rsp => {
                 if let Some(e) = lft_rsp {
-                    if e == 0xFF || e > cfg.num_ports || (!vl15 && e == 0) {
+                    if e == 0xFF || e > cfg.num_ports || (!vl15 && in_port != 0 && e == 0) {
                         no_route = true;
                     } else if e == in_port {
                         loop_ = true;
@@ -620,7 +627,7 @@ impl Default for OutArb {
 impl OutArb {
     /// The edge with the requesting inputs `req` (ascending) and whether the
     /// granted packet's last beat is taken.
-    fn edge(&mut self, req: &[u8], take_last: bool) {
+    pub(super) fn edge(&mut self, req: &[u8], take_last: bool) {
         if self.locked {
             if take_last {
                 self.locked = false;
@@ -1068,6 +1075,7 @@ impl Tile {
         let rv = self.vroute.edge(
             true,
             self.port,
+            None,
             v_head.0,
             v_head.1,
             v_head.2,
@@ -1079,6 +1087,7 @@ impl Tile {
         let rd = self.droute.edge(
             false,
             self.port,
+            None,
             d_head.0,
             d_head.1,
             d_head.2,
