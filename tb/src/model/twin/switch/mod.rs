@@ -16,14 +16,17 @@
 //!   LinearFDBTop, PORT_STATE_CHANGE, LFT window, port-0 and GMP counter
 //!   banks with CTR_CLEAR, CTR_CLEAR_SEL and the test-only counter writes)
 //!   and of each port (`sw_port_regs`: PortState with the link edges,
-//!   counters), reads combinational on `reg_addr`; `idle`.
+//!   counters), reads combinational on `reg_addr`; `idle`;
+//! - port 0 ([`port0`]): output 0's VL15 side (the SMI receive with the
+//!   switch's DR rules, its buffer, `sma_rx` / `sm_rx` with `tready`, the
+//!   forwards, the M_Key check and lease), the send queue (`sma_tx`,
+//!   `sm_tx`, `trap_tx`, forwards; the DR send rules) into port 0's VL15
+//!   input and its route, the port-0 counters, the M_Key and P_Key
+//!   registers.
 //!
-//! Port 0's engines (the SMI receive and send queues, M_Key, the GMP
-//! path, the P_Key table) are not modelled: a packet routed to port 0, a
-//! host stream (`sma_tx`, `sm_tx`, `trap_tx`, `gmp_tx`) with `tvalid`, or
-//! an access to the M_Key or P_Key registers makes [`Dut::step`] fail with
-//! a message that says so, rather than give outputs that might differ from
-//! the RTL's.
+//! Port 0's GMP path is not modelled: a `gmp_tx` beat or a data packet
+//! routed to port 0 makes [`Dut::step`] fail with a message that says so,
+//! rather than give outputs that might differ from the RTL's.
 //!
 //! # Timing, stage by stage (a packet from port i to port e)
 //! With `t` the cycle its last beat is on `rx_tvalid`:

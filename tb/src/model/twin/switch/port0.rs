@@ -5,25 +5,26 @@
 //! 0's VL15 input buffer, and that buffer's route.
 //!
 //! # Timing (a packet for port 0 whose last beat output 0 takes at `t`)
-//! - output 0's VL15 arbiter (`rtl/sw_mgmt_tile.sv:372`) locks as a port
+//! - output 0's VL15 arbiter (`rtl/sw_mgmt_tile.sv:375`) locks as a port
 //!   tile's does; it takes a beat only while the SMI receive buffer has a
-//!   free slot or the packet is open (`ov_tready0`, `:424`);
-//! - `t+1`: the dummy VCRC beat (`extra_q`, `:441-449`) is `sw_smi_rq`'s
+//!   free slot or the packet is open (`ov_tready0`, `:422`);
+//! - `t+1`: the dummy VCRC beat (`extra_q`, `:439`) is `sw_smi_rq`'s
 //!   tlast: the verdict and its counter events (`rtl/smi_rx_core.sv:
-//!   140-155`, the DR rules of `rtl/sw_smi_rq.sv` with `is_switch`), and the
+//!   161-173`, the DR rules of `rtl/sw_smi_rq.sv:165`, `dr_recv_sw`), and the
 //!   MAD commits into the SMI receive buffer (`ib_pkt_fifo`, 4 slots);
 //! - `t+3`: its first beat is on `sma_rx` / `sm_rx` (`smi_rx_dispatch`,
-//!   combinational on the buffer's output register, `:525-575`), one beat
+//!   combinational on the buffer's output register, `:518`), one beat
 //!   per cycle while `tready`; a forward goes to the send queue instead
-//!   (`u_fwd_dispatch`, `:610-650`), the hop pointer and ReturnPath patched
+//!   (`u_fwd_dispatch`, `:593`), the hop pointer and ReturnPath patched
 //!   on the way;
 //! - the send queue (`rtl/smi_tx_ctrl.sv`) starts a packet when a source is
 //!   valid and port 0's send buffer has a free slot (round robin SMA, SM,
 //!   trap, forward), writes `HdrBeats` header beats, one beat per MAD beat
-//!   taken and one tail beat with the verdict (`rtl/sw_smi_sq.sv:169-222`);
+//!   taken and one tail beat with the verdict (`rtl/sw_smi_sq.sv:220-276`);
 //!   the packet commits at the tail, and its head is valid two cycles later
-//!   (`ib_pkt_fifo`), then routed by `sw_route` (`Port0`: the DR egress
-//!   without the LFT, else the LFT) like an external input's.
+//!   (`ib_pkt_fifo`, `rtl/sw_mgmt_tile.sv:694`), then routed by `sw_route`
+//!   (`:311`, `Port0`: the DR egress without the LFT, else the LFT) like an
+//!   external input's.
 //!
 //! The state is the RTL's registers; a packet is a byte vector, judged once
 //! when it is complete, and served by beat index.
