@@ -2,7 +2,9 @@
 //! traffic (VL15 and data, good and faulty packets, idle gaps,
 //! backpressure, links going down mid packet), register traffic (LFT,
 //! LinearFDBTop, PortState, NUM_PORTS, counter reads, presets and clears,
-//! PORT_STATE_CHANGE) and resets mid traffic. [`Lockstep`] fails the first
+//! PORT_STATE_CHANGE), SMPs for port 0 (LID-routed to the port-0 LID and
+//! directed route, some with a bad ICRC) with the SMA taking them under
+//! backpressure and answering on `sma_tx`, and resets mid traffic. [`Lockstep`] fails the first
 //! cycle in which any output differs.
 
 use std::collections::VecDeque;
@@ -33,13 +35,63 @@ impl Rng {
     }
 }
 
-/// LIDs the LFT routes; LID 1 is nobody's (the port-0 LID stays 0).
+/// LIDs the LFT routes; LID 1 is the port-0 LID.
 const LIDS: u16 = 48;
+const P0_LID: u16 = 1;
+
+/// An SMP for port 0 (LRH..VCRC): LID-routed to the port-0 LID or
+/// directed route with short paths over the switch's ports.
+fn smp(r: &mut Rng, nports: u8) -> Vec<u8> {
+    const M: usize = 28;
+    let mut b = vec![0u8; M + 256];
+    for x in b[M..].iter_mut() {
+        *x = r.next() as u8;
+    }
+    let dr = r.chance(2);
+    let dlid = if dr { 0xFFFF } else { P0_LID };
+    let slid = 2 + r.below(u64::from(LIDS)) as u16;
+    b[0] = 0xF0;
+    b[1] = (r.below(16) as u8) << 4 | 2;
+    b[2..4].copy_from_slice(&dlid.to_be_bytes());
+    b[5] = 72;
+    b[6..8].copy_from_slice(&slid.to_be_bytes());
+    b[8] = 0x64;
+    b[10] = 0xFF;
+    b[11] = 0xFF;
+    b[M] = 1;
+    b[M + 1] = if dr { 0x81 } else { 0x01 };
+    b[M + 3] = [1, 1, 2, 0x81, 5][r.below(5) as usize];
+    b[M + 4] = if dr && r.chance(2) { 0x80 } else { 0 };
+    b[M + 6] = r.below(4) as u8;
+    b[M + 7] = r.below(3) as u8;
+    let attr: u16 = [0x0011, 0x0015, 0x0020][r.below(3) as usize];
+    b[M + 16..M + 18].copy_from_slice(&attr.to_be_bytes());
+    if !r.chance(4) {
+        b[M + 24..M + 32].fill(0);
+    }
+    for o in [M + 32, M + 34] {
+        if r.chance(2) {
+            b[o..o + 2].fill(0xFF);
+        }
+    }
+    for o in (M + 128..M + 136).chain(M + 192..M + 200) {
+        b[o] = r.below(u64::from(nports) + 2) as u8;
+    }
+    crc::append_icrc(&mut b);
+    if r.chance(20) {
+        b[M + 40] ^= 1; // a bad ICRC
+    }
+    b.extend_from_slice(&crc::vcrc(&b).to_le_bytes());
+    b
+}
 const TOP: u16 = 40;
 
 /// A packet on the wire (LRH..VCRC), good or with one seeded fault.
 fn packet(r: &mut Rng, nports: u8) -> Vec<u8> {
     let vl15 = r.chance(2);
+    if vl15 && r.chance(3) {
+        return smp(r, nports);
+    }
     let words = if vl15 {
         if r.chance(20) {
             80 // longer than a VL15 slot
@@ -134,6 +186,7 @@ fn setup(d: &mut dyn Dut, r: &mut Rng, nports: u8, pin: &[PortIn]) -> Result<()>
         write(d, pin, swreg::LFT_BASE + w, v)?;
     }
     write(d, pin, swreg::LINEAR_FDB_TOP, u32::from(TOP))?;
+    write(d, pin, swreg::PORT0_LID, u32::from(P0_LID))?;
     for p in 1..=nports {
         if !r.chance(6) {
             write(d, pin, swreg::PORT_STATE + u16::from(p), 3)?;
@@ -187,6 +240,11 @@ fn run(f: Fidelity, nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<(
     let mut sent = 0u64;
     let mut offered = 0u64;
     let mut prev = pin.clone();
+    // the SMA: a MAD being received, the answers to send on sma_tx
+    let mut rx_mad: Vec<u8> = Vec::new();
+    let mut resp: VecDeque<([u64; 2], bool)> = VecDeque::new();
+    let mut resp_meta = (0u16, 0u16, 0u8);
+    let mut sma_ready = 100u64;
     while cyc < cycles {
         cyc += 1;
         if cyc == cycles * 3 / 4 {
@@ -197,6 +255,8 @@ fn run(f: Fidelity, nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<(
         if r.chance(20_000) && cyc < cycles * 3 / 4 {
             d.reset(1 + r.below(3) as u32)
                 .context("reset mid traffic")?;
+            rx_mad.clear();
+            resp.clear();
             for (p, x) in drv.iter_mut().zip(pin.iter_mut()) {
                 p.q.clear();
                 p.down = 0;
@@ -307,8 +367,36 @@ fn run(f: Fidelity, nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<(
             .map(|k| k as u8)
             .collect();
         prev.clone_from(&pin);
-        d.step(&i, &pin, Changed::Ports(&changed))
+        // the SMA's side of port 0
+        if r.chance(500) {
+            sma_ready = [100, 100, 50, 10, 0][r.below(5) as usize];
+        }
+        i.sma_rx_tready = r.below(100) < sma_ready;
+        i.sm_rx_tready = r.below(100) < sma_ready;
+        if let Some(&(data, last)) = resp.front() {
+            i.sma_tx_tvalid = true;
+            i.sma_tx_tdata = data;
+            i.sma_tx_tlast = last;
+            (i.sma_tx_slid, i.sma_tx_dlid, i.sma_tx_sl) = resp_meta;
+        }
+        let o = d
+            .step(&i, &pin, Changed::Ports(&changed))
             .with_context(|| format!("cycle {cyc} of the soak (seed {seed})"))?;
+        if i.sma_tx_tvalid && o.sma_tx_tready {
+            resp.pop_front();
+        }
+        if o.sma_rx_tvalid && i.sma_rx_tready {
+            rx_mad.extend((0..db).map(|j| (o.sma_rx_tdata[j / 8] >> ((j % 8) * 8)) as u8));
+            if o.sma_rx_tlast {
+                let mut mad = std::mem::take(&mut rx_mad);
+                if resp.is_empty() && !o.sma_rx_mkey_viol {
+                    // the answer: GetResp, back to the requester
+                    mad[3] = 0x81;
+                    resp.extend(beats(&mad, db).into_iter().map(|(w, _, l)| (w, l)));
+                    resp_meta = (o.sma_rx_dlid, o.sma_rx_slid, o.sma_rx_sl);
+                }
+            }
+        }
         offered += pin.iter().filter(|x| x.rx_tvalid && x.rx_tlast).count() as u64;
         for (k, o) in d.ports_out().iter().enumerate() {
             if o.tx_tvalid && o.tx_tlast && pin[k].tx_tready {
@@ -330,7 +418,20 @@ fn run(f: Fidelity, nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<(
                 x.rx_tlast = last;
             }
         }
-        tick(d, &DevIn::default(), &pin)?;
+        let mut i = DevIn {
+            sma_rx_tready: true,
+            sm_rx_tready: true,
+            ..DevIn::default()
+        };
+        if let Some(&(data, last)) = resp.front() {
+            i.sma_tx_tvalid = true;
+            i.sma_tx_tdata = data;
+            i.sma_tx_tlast = last;
+            (i.sma_tx_slid, i.sma_tx_dlid, i.sma_tx_sl) = resp_meta;
+        }
+        if d.step(&i, &pin, Changed::All)?.sma_tx_tready && i.sma_tx_tvalid {
+            resp.pop_front();
+        }
     }
     let mut sum = [0u64; 16];
     for p in 1..=nports {
@@ -360,6 +461,23 @@ fn run(f: Fidelity, nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<(
         "only {sent} packets sent in {cycles} cycles"
     );
     use swreg::ctr;
+    for c in [
+        ctr::P0_TO_SMA,
+        ctr::P0_TO_SM,
+        ctr::P0_SQ_PKTS,
+        ctr::P0_ICRC_ERR,
+    ] {
+        let i = DevIn {
+            reg_addr: swreg::ctr(0, c),
+            ..DevIn::default()
+        };
+        let v = tick(d, &i, &pin)?;
+        anyhow::ensure!(
+            v > 0,
+            "port-0 counter {} never moved",
+            ctr::P0_NAMES[usize::from(c)]
+        );
+    }
     for c in [
         ctr::RX_PKTS,
         ctr::FWD_PKTS,
