@@ -77,10 +77,9 @@ fn specs() -> Vec<Spec> {
     // at run time). One model of each switch tile serves every radix: the
     // host instances the port tile once per port (sim/sw_tiles.h). Both
     // tiles run free (ClkGate 0): the host is their clock gate.
-    // The fabric's switches route every LID a three-level fat tree of
-    // 36-port switches gives (13,284): `dev::SWITCH_LFT_DEPTH`, which a
-    // test reads back from the model.
-    const SW_LFT_DEPTH: u32 = 16384;
+    // The LFT entries of the fabric's switches: `dev::SWITCH_LFT_DEPTH`,
+    // which a test reads back from the model.
+    const SW_LFT_DEPTH: u32 = 4096;
     for w in [64, 128] {
         v.push(Spec {
             prefix: format!("Vswmgmt{w}"),

@@ -112,7 +112,7 @@ impl Default for Radix {
 /// else is never written (reads 0xFF). At N = 8: 0x10..=0x3F → 1 + lid % 8,
 /// 0x40..=0x47, 0x48..=0x4B → 9..12, 0x4C, 0x4D, top 0x4F, 0x50..=0x57.
 /// The largest LID written, G+23, is 0x1A7 at N = 64: the LFT holds
-/// `LFT_DEPTH` (16384) entries.
+/// `LFT_DEPTH` (4096) entries.
 pub fn bench_lft(r: Radix) -> Vec<(u16, u8)> {
     let n = u16::from(r.nports);
     let mut v = vec![(PORT0_LID, 0)];
