@@ -24,9 +24,14 @@
 //!   input and its route, the port-0 counters, the M_Key and P_Key
 //!   registers.
 //!
-//! Port 0's GMP path is not modelled: a `gmp_tx` beat or a data packet
-//! routed to port 0 makes [`Dut::step`] fail with a message that says so,
-//! rather than give outputs that might differ from the RTL's.
+//! - port 0's GMP send path ([`port0`]): `gmp_tx` through `sw_gmp_tx`
+//!   into the GMP send buffer (port 0's data input, 2 slots), routed by the
+//!   LFT like an external data input, with the GMP bank's TxPkts, TxDrop
+//!   and TxWords.
+//!
+//! Port 0's GMP receive path is not modelled: a data packet routed to port
+//! 0 makes [`Dut::step`] fail with a message that says so, rather than give
+//! outputs that might differ from the RTL's.
 //!
 //! # Timing, stage by stage (a packet from port i to port e)
 //! With `t` the cycle its last beat is on `rx_tvalid`:
@@ -274,16 +279,26 @@ impl SwitchTwin {
         }
     }
 
-    /// Refuse what the twin does not model.
+    /// Refuse what the twin does not model: a GMP from the host whose
+    /// length is not whole 4-byte words (the link transmitter's VCRC
+    /// placement after such a packet is not modelled).
     fn check_host(i: &DevIn) -> Result<()> {
-        if i.gmp_tx_tvalid {
-            bail!("the switch twin does not model port 0's GMP path: a gmp_tx beat was presented");
+        if i.gmp_tx_tvalid && i.gmp_tx_tlast && i.gmp_tx_tkeep.count_ones() % 4 != 0 {
+            bail!(
+                "the switch twin does not model a GMP on gmp_tx whose length is not whole 4-byte words"
+            );
         }
         Ok(())
     }
 
     /// The sw_regs / LFT edge.
-    fn regs_edge(&mut self, i: &DevIn, state_chg: bool, ev0: &[u32; NUM_CTRS]) {
+    fn regs_edge(
+        &mut self,
+        i: &DevIn,
+        state_chg: bool,
+        ev0: &[u32; NUM_CTRS],
+        gev: &[u32; NUM_CTRS],
+    ) {
         if i.reg_we {
             let w = i.reg_wdata;
             match i.reg_addr {
@@ -330,6 +345,8 @@ impl SwitchTwin {
                     self.gctr[c] = 0;
                 } else if a == reg::CTR0G_BASE + c as u16 {
                     self.gctr[c] = w;
+                } else {
+                    self.gctr[c] = self.gctr[c].wrapping_add(gev[c]);
                 }
             }
             let lft_off = a.wrapping_sub(reg::LFT_BASE);
@@ -339,6 +356,9 @@ impl SwitchTwin {
             }
         } else {
             for (c, e) in self.ctr0.iter_mut().zip(ev0) {
+                *c = c.wrapping_add(*e);
+            }
+            for (c, e) in self.gctr.iter_mut().zip(gev) {
                 *c = c.wrapping_add(*e);
             }
         }
@@ -441,7 +461,7 @@ impl Dut for SwitchTwin {
             idle: !busy,
             port_state_change: self.change,
             port0_state: ps::ACTIVE,
-            gmp_tx_tready: true,
+            gmp_tx_tready: self.p0.gmp_tx_tready(),
             ..DevOut::default()
         };
         self.p0.outputs(&mut o);
@@ -464,6 +484,16 @@ impl Dut for SwitchTwin {
         }
         if let Some(lid) = self.p0.v_lookup() {
             lft_reqs.push((0, lid));
+        }
+        // port 0's data input (the GMP send buffer)
+        if let Some(e) = self.p0.d_request() {
+            if e >= 1 {
+                self.dreq[usize::from(e)].push(0);
+                outs |= 1 << (e - 1);
+            }
+        }
+        if let Some(lid) = self.p0.d_lookup() {
+            lft_reqs.push((1, lid));
         }
         for k in bits(self.active) {
             let t = &self.tiles[k];
@@ -495,6 +525,7 @@ impl Dut for SwitchTwin {
         let mut v_sel: u64 = 0;
         let mut d_sel: u64 = 0;
         let mut p0_sel = false;
+        let mut p0_dsel = false;
         for k in bits(outs) {
             let t = &self.tiles[k];
             let mut ti = TxIn::default();
@@ -507,8 +538,12 @@ impl Dut for SwitchTwin {
                 ti.v_valid = v;
                 ti.v = *b;
             }
-            if t.darb.locked && t.darb.grant >= 1 {
-                let (v, b) = self.tiles[usize::from(t.darb.grant) - 1].dhead();
+            if t.darb.locked {
+                let (v, b) = if t.darb.grant >= 1 {
+                    self.tiles[usize::from(t.darb.grant) - 1].dhead()
+                } else {
+                    self.p0.dhead()
+                };
                 ti.d_valid = v;
                 ti.d = *b;
             }
@@ -520,8 +555,12 @@ impl Dut for SwitchTwin {
                     p0_sel = true;
                 }
             }
-            if t.darb.locked && plan.d_ready && t.darb.grant >= 1 {
-                d_sel |= 1 << (t.darb.grant - 1);
+            if t.darb.locked && plan.d_ready {
+                if t.darb.grant >= 1 {
+                    d_sel |= 1 << (t.darb.grant - 1);
+                } else {
+                    p0_dsel = true;
+                }
             }
             plans.push((k, ti, plan));
         }
@@ -572,8 +611,13 @@ impl Dut for SwitchTwin {
         }
         // port 0
         let mut ev0 = [0u32; NUM_CTRS];
+        let mut gev = [0u32; NUM_CTRS];
         let p0_rsp = match self.lft_rsp {
             Some((0, e)) => Some(e),
+            _ => None,
+        };
+        let p0_rsp_d = match self.lft_rsp {
+            Some((1, e)) => Some(e),
             _ => None,
         };
         let c0 = P0Ctx {
@@ -592,9 +636,12 @@ impl Dut for SwitchTwin {
             v_sel: p0_sel,
             lft_gnt: lft_gnt == Some(0),
             lft_rsp: p0_rsp,
+            d_sel: p0_dsel,
+            lft_gnt_d: lft_gnt == Some(1),
+            lft_rsp_d: p0_rsp_d,
             cycle: self.cycle,
         };
-        self.p0.edge(&c0, &mut ev0);
+        self.p0.edge(&c0, &mut ev0, &mut gev);
         // the LFT port
         match lft_gnt {
             Some(s) => {
@@ -605,7 +652,7 @@ impl Dut for SwitchTwin {
             None => self.lft_rsp = None,
         }
         let n_before = self.n;
-        self.regs_edge(i, state_chg, &ev0);
+        self.regs_edge(i, state_chg, &ev0, &gev);
         if self.n != n_before {
             self.active |= self.all_mask();
         }

@@ -2,7 +2,8 @@
 //! side (the SMI receive: `sw_smi_rq`, its buffer, the deliveries on
 //! `sma_rx` / `sm_rx` and the forwards, `smi_mkey_chk`), the send queue
 //! (`sw_smi_sq`: `sma_tx`, `sm_tx`, `trap_tx` and the forwards) into port
-//! 0's VL15 input buffer, and that buffer's route.
+//! 0's VL15 input buffer, and that buffer's route; the GMP send path
+//! (`sw_gmp_tx`: `gmp_tx` into port 0's data input buffer, and its route).
 //!
 //! # Timing (a packet for port 0 whose last beat output 0 takes at `t`)
 //! - output 0's VL15 arbiter (`rtl/sw_mgmt_tile.sv:375`) locks as a port
@@ -25,6 +26,11 @@
 //!   (`ib_pkt_fifo`, `rtl/sw_mgmt_tile.sv:694`), then routed by `sw_route`
 //!   (`:311`, `Port0`: the DR egress without the LFT, else the LFT) like an
 //!   external input's.
+//!
+//! A GMP whose last beat `gmp_tx` takes at `t` commits into the GMP send
+//! buffer at the edge of `t` (`rtl/sw_gmp_tx.sv:58-61`, `ib_pkt_fifo`), its
+//! head is valid at `t+2` and routed from there as a send-queue packet is
+//! (`rtl/sw_mgmt_tile.sv:746-767`, `sw_route` with `IsVl15=0`).
 //!
 //! The state is the RTL's registers; a packet is a byte vector, judged once
 //! when it is complete, and served by beat index.
@@ -49,6 +55,10 @@ const CLASS_DR: u8 = 0x81;
 /// (`P0Depth`).
 const RX_DEPTH: u32 = 4;
 const P0_DEPTH: u32 = 2;
+/// Port 0's GMP send buffer slots (`GmpDepth`, `rtl/sw_mgmt_tile.sv:183`).
+const GMP_DEPTH: u32 = 2;
+/// Byte 0 (VL, LVer) and bytes 4..5 (PktLen) of the LRH.
+const LRH_PKTLEN: usize = 4;
 /// Sources of the send queue.
 const SRC_SMA: u8 = 0;
 const SRC_SM: u8 = 1;
@@ -183,7 +193,24 @@ pub struct P0Ctx<'a> {
     pub v_sel: bool,
     pub lft_gnt: bool,
     pub lft_rsp: Option<u8>,
+    /// The same for port 0's data input (the GMP send buffer).
+    pub d_sel: bool,
+    pub lft_gnt_d: bool,
+    pub lft_rsp_d: Option<u8>,
     pub cycle: u64,
+}
+
+/// `sw_gmp_tx` (`rtl/sw_gmp_tx.sv`) and the `sw_pktlen_tap` on its stream.
+#[derive(Clone, Debug, Default)]
+struct GmpTx {
+    open: bool,
+    vl15: bool,
+    beats: u32,
+    dlid: u16,
+    cur: Vec<u8>,
+    /// The tap's beat index (saturating at 3) and PktLen register.
+    bidx: u8,
+    len: u16,
 }
 
 /// Port 0 of the switch.
@@ -204,6 +231,9 @@ pub struct Port0 {
     psn: u32,
     p0: Fifo<RouteMeta>,
     pub route: Route,
+    gtx: GmpTx,
+    gbuf: Fifo<u16>,
+    pub droute: Route,
 }
 
 impl Port0 {
@@ -223,6 +253,9 @@ impl Port0 {
             psn: 0,
             p0: Fifo::new(P0_DEPTH),
             route: Route::default(),
+            gtx: GmpTx::default(),
+            gbuf: Fifo::new(GMP_DEPTH),
+            droute: Route::default(),
         }
     }
 
@@ -278,9 +311,16 @@ impl Port0 {
         }
     }
 
-    /// Port 0's part of `busy0` (the GMP path aside).
+    /// `gmp_tx_tready`: a packet is open or the GMP buffer has a free slot.
+    pub fn gmp_tx_tready(&self) -> bool {
+        self.gtx.open || self.gbuf.slot_free
+    }
+
+    /// Port 0's part of `busy0` (the GMP receive path aside).
     pub fn busy(&self, d: &DevIn) -> bool {
-        self.rxf.cnt != 0
+        self.gtx.open
+            || self.gbuf.cnt != 0
+            || self.rxf.cnt != 0
             || self.p0.cnt != 0
             || self.sq_open
             || self.sq_wr(d)
@@ -296,6 +336,9 @@ impl Port0 {
             && self.sq.is_none()
             && self.p0.idle()
             && self.route.st == RouteSt::Idle
+            && self.gbuf.idle()
+            && self.droute.st == RouteSt::Idle
+            && !d.gmp_tx_tvalid
             && self.mkey.run.is_none()
             && !d.sma_tx_tvalid
             && !d.sm_tx_tvalid
@@ -310,6 +353,15 @@ impl Port0 {
     }
     pub fn v_lookup(&self) -> Option<u16> {
         (self.route.st == RouteSt::Lookup).then_some(self.p0.out_meta.dlid)
+    }
+    pub fn dhead(&self) -> (bool, &Beat) {
+        (self.gbuf.out_valid, &self.gbuf.out)
+    }
+    pub fn d_request(&self) -> Option<u8> {
+        (self.droute.st == RouteSt::Req).then_some(self.droute.dest)
+    }
+    pub fn d_lookup(&self) -> Option<u16> {
+        (self.droute.st == RouteSt::Lookup).then_some(self.gbuf.out_meta)
     }
 
     /// The host-side outputs of this cycle.
@@ -360,10 +412,11 @@ impl Port0 {
     }
 
     /// The clock edge; adds port 0's counter events to `ev`.
-    pub fn edge(&mut self, c: &P0Ctx<'_>, ev: &mut [u32]) {
+    pub fn edge(&mut self, c: &P0Ctx<'_>, ev: &mut [u32], gev: &mut [u32]) {
         let d = c.din;
         let db = self.db;
         let t = c.cycle;
+        self.gmp_edge(c, ev, gev);
         // ---- output 0 and the SMI receive ----
         let ov_tready = self.ov_tready();
         let ov_valid = self.oarb.locked && c.ov.0;
@@ -434,6 +487,83 @@ impl Port0 {
         ev[usize::from(ctr::P0_STATE_DROP)] += u32::from(rev.state);
         self.p0.edge(v_tready, sq_commit, db);
         self.lid_seen = c.cfg.port0_lid;
+    }
+
+    /// The GMP send path: `sw_gmp_tx` writing `gmp_tx` into the GMP send
+    /// buffer (a packet starts only with a free slot, `rtl/sw_gmp_tx.sv:
+    /// 47`; VL15 or longer than a slot is dropped at its last beat, `:53-61`),
+    /// the buffer (`rtl/sw_mgmt_tile.sv:746`) and its route (`sw_route`,
+    /// `Port0`, data: the LFT). Counts GTxPkts, GTxDrop, GTxWords.
+    fn gmp_edge(&mut self, c: &P0Ctx<'_>, ev: &mut [u32], gev: &mut [u32]) {
+        let d = c.din;
+        let db = self.db;
+        let take = d.gmp_tx_tvalid && self.gmp_tx_tready();
+        let mut commit = None;
+        if take {
+            let b = Beat::from_words(d.gmp_tx_tdata, d.gmp_tx_tkeep, d.gmp_tx_tlast);
+            let g = &mut self.gtx;
+            let first = !g.open;
+            let vl15 = if first { b.data[0] >> 4 == 0xF } else { g.vl15 };
+            let dlid = if first {
+                u16::from_be_bytes([b.data[2], b.data[3]])
+            } else {
+                g.dlid
+            };
+            let ovf = g.beats as usize + 1 > SMP_PKT_BYTES / db;
+            let n = d.gmp_tx_tkeep.count_ones() as usize;
+            g.cur.extend_from_slice(&b.data[..n.min(db)]);
+            // the PktLen tap
+            let hdr = usize::from(g.bidx) == LRH_PKTLEN / db;
+            let len = if hdr {
+                let o = LRH_PKTLEN % db;
+                u16::from(b.data[o] & 7) << 8 | u16::from(b.data[o + 1])
+            } else {
+                g.len
+            };
+            if hdr {
+                g.len = len;
+            }
+            if d.gmp_tx_tlast {
+                g.bidx = 0;
+                g.open = false;
+                g.beats = 0;
+                let pkt = std::mem::take(&mut g.cur);
+                if !vl15 && !ovf {
+                    gev[usize::from(ctr::G_TX_PKTS)] += 1;
+                    gev[usize::from(ctr::G_TX_WORDS)] += u32::from(len);
+                    commit = Some((pkt, dlid));
+                } else {
+                    gev[usize::from(ctr::G_TX_DROP)] += 1;
+                }
+            } else {
+                if g.bidx != 3 {
+                    g.bidx += 1;
+                }
+                g.open = true;
+                g.vl15 = vl15;
+                g.dlid = dlid;
+                g.beats = g.beats.saturating_add(1).min(0xFFFF);
+            }
+        }
+        let d_tready =
+            self.droute.st == RouteSt::Drain || (self.droute.st == RouteSt::Req && c.d_sel);
+        let (hv, hl, dlid) = (self.gbuf.out_valid, self.gbuf.out.last, self.gbuf.out_meta);
+        let rev = self.droute.edge(
+            false,
+            0,
+            None,
+            hv,
+            hl,
+            dlid,
+            hv && d_tready,
+            &c.cfg,
+            c.lft_gnt_d,
+            c.lft_rsp_d,
+        );
+        ev[usize::from(ctr::P0_NO_ROUTE)] += u32::from(rev.no_route);
+        ev[usize::from(ctr::P0_LOOP_DROP)] += u32::from(rev.loop_);
+        ev[usize::from(ctr::P0_STATE_DROP)] += u32::from(rev.state);
+        self.gbuf.edge(d_tready, commit, db);
     }
 
     /// `sw_smi_rq` on the packet output 0 has taken, at its dummy tlast

@@ -4,7 +4,8 @@
 //! LinearFDBTop, PortState, NUM_PORTS, counter reads, presets and clears,
 //! PORT_STATE_CHANGE), SMPs for port 0 (LID-routed to the port-0 LID and
 //! directed route, some with a bad ICRC) with the SMA taking them under
-//! backpressure and answering on `sma_tx`, and resets mid traffic. [`Lockstep`] fails the first
+//! backpressure and answering on `sma_tx`, GMPs from the host on `gmp_tx`
+//! (some on VL15 or too long), and resets mid traffic. [`Lockstep`] fails the first
 //! cycle in which any output differs.
 
 use std::collections::VecDeque;
@@ -245,6 +246,11 @@ fn run(f: Fidelity, nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<(
     let mut resp: VecDeque<([u64; 2], bool)> = VecDeque::new();
     let mut resp_meta = (0u16, 0u16, 0u8);
     let mut sma_ready = 100u64;
+    // the host's GMPs on gmp_tx (LRH..ICRC): data packets to the LFT's
+    // LIDs, some on VL15 or longer than a slot (dropped)
+    let mut gq: VecDeque<([u64; 2], u16, bool)> = VecDeque::new();
+    // a beat presented stays until taken (AXI-Stream)
+    let mut g_held = false;
     while cyc < cycles {
         cyc += 1;
         if cyc == cycles * 3 / 4 {
@@ -257,6 +263,8 @@ fn run(f: Fidelity, nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<(
                 .context("reset mid traffic")?;
             rx_mad.clear();
             resp.clear();
+            gq.clear();
+            g_held = false;
             for (p, x) in drv.iter_mut().zip(pin.iter_mut()) {
                 p.q.clear();
                 p.down = 0;
@@ -379,11 +387,29 @@ fn run(f: Fidelity, nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<(
             i.sma_tx_tlast = last;
             (i.sma_tx_slid, i.sma_tx_dlid, i.sma_tx_sl) = resp_meta;
         }
+        if gq.is_empty() && r.chance(60) {
+            let mut g = packet(&mut r, nports);
+            // LRH..ICRC: whole 4-byte words, as the host builds them
+            g.truncate((g.len().saturating_sub(2) & !3).max(4));
+            gq.extend(beats(&g, db));
+        }
+        if let Some(&(data, keep, last)) = gq.front() {
+            if g_held || !r.chance(5) {
+                i.gmp_tx_tvalid = true;
+                i.gmp_tx_tdata = data;
+                i.gmp_tx_tkeep = keep;
+                i.gmp_tx_tlast = last;
+            }
+        }
         let o = d
             .step(&i, &pin, Changed::Ports(&changed))
             .with_context(|| format!("cycle {cyc} of the soak (seed {seed})"))?;
         if i.sma_tx_tvalid && o.sma_tx_tready {
             resp.pop_front();
+        }
+        g_held = i.gmp_tx_tvalid && !o.gmp_tx_tready;
+        if i.gmp_tx_tvalid && o.gmp_tx_tready {
+            gq.pop_front();
         }
         if o.sma_rx_tvalid && i.sma_rx_tready {
             rx_mad.extend((0..db).map(|j| (o.sma_rx_tdata[j / 8] >> ((j % 8) * 8)) as u8));
@@ -429,8 +455,18 @@ fn run(f: Fidelity, nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<(
             i.sma_tx_tlast = last;
             (i.sma_tx_slid, i.sma_tx_dlid, i.sma_tx_sl) = resp_meta;
         }
-        if d.step(&i, &pin, Changed::All)?.sma_tx_tready && i.sma_tx_tvalid {
+        if let Some(&(data, keep, last)) = gq.front() {
+            i.gmp_tx_tvalid = true;
+            i.gmp_tx_tdata = data;
+            i.gmp_tx_tkeep = keep;
+            i.gmp_tx_tlast = last;
+        }
+        let o = d.step(&i, &pin, Changed::All)?;
+        if o.sma_tx_tready && i.sma_tx_tvalid {
             resp.pop_front();
+        }
+        if o.gmp_tx_tready && i.gmp_tx_tvalid {
+            gq.pop_front();
         }
     }
     let mut sum = [0u64; 16];
@@ -477,6 +513,14 @@ fn run(f: Fidelity, nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<(
             "port-0 counter {} never moved",
             ctr::P0_NAMES[usize::from(c)]
         );
+    }
+    for c in [ctr::G_TX_PKTS, ctr::G_TX_DROP, ctr::G_TX_WORDS] {
+        let i = DevIn {
+            reg_addr: swreg::ctr0g(c),
+            ..DevIn::default()
+        };
+        let v = tick(d, &i, &pin)?;
+        anyhow::ensure!(v > 0, "GMP counter {c} never moved");
     }
     for c in [
         ctr::RX_PKTS,
