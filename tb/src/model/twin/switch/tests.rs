@@ -324,10 +324,11 @@ fn run(f: Fidelity, nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<(
         // register traffic
         let mut i = DevIn::default();
         let port = 1 + r.below(u64::from(nports)) as u16;
-        i.reg_addr = match r.below(4) {
+        i.reg_addr = match r.below(5) {
             0 => swreg::ctr(port as u8, r.below(16) as u8),
             1 => swreg::PORT_STATE + port,
             2 => swreg::ctr(0, r.below(16) as u8),
+            3 => swreg::ctr0g(r.below(16) as u8),
             _ => swreg::LFT_BASE + r.below(u64::from(LIDS / 4 + 2)) as u16,
         };
         // the last quarter presets and clears no counter: the counters at
@@ -539,6 +540,25 @@ fn run(f: Fidelity, nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<(
         );
     }
     Ok(())
+}
+
+/// A GMP from the host that is not whole 4-byte words is refused.
+#[test]
+fn twin_refuses_unaligned_gmp() {
+    let spec = DeviceSpec::Switch {
+        nports: 2,
+        data_w: 64,
+    };
+    let mut d = backend(Fidelity::Twin).build(spec).unwrap();
+    let pin = vec![PortIn::default(); 2];
+    let i = DevIn {
+        gmp_tx_tvalid: true,
+        gmp_tx_tkeep: 0x3F,
+        gmp_tx_tlast: true,
+        ..DevIn::default()
+    };
+    let e = d.step(&i, &pin, Changed::All).unwrap_err();
+    assert!(e.to_string().contains("4-byte words"), "{e}");
 }
 
 #[test]
