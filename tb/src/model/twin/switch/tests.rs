@@ -251,9 +251,13 @@ fn run(f: Fidelity, nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<(
     let mut gq: VecDeque<([u64; 2], u16, bool)> = VecDeque::new();
     // a beat presented stays until taken (AXI-Stream)
     let mut g_held = false;
+    let mut resetup = false;
     while cyc < cycles {
         cyc += 1;
-        if cyc == cycles * 3 / 4 {
+        // (its register writes step with no host stream valid: not while a
+        // beat is held on sma_tx or gmp_tx)
+        if !resetup && cyc >= cycles * 3 / 4 && resp.is_empty() && !g_held {
+            resetup = true;
             // the last quarter starts from the set-up configuration
             write(d, &pin, swreg::NUM_PORTS, u32::from(nports))?;
             setup(d, &mut r, nports, &pin)?;
