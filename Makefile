@@ -147,22 +147,31 @@ $(BOARD_SIM) $(BOARD_SIM_W8): sim/board/board_pty.cpp $(RTL_BOARD_FILES) Makefil
 
 bench: deps
 	$(CARGO) run --release -q -p vl15 -- bench
+	$(CARGO) run --release -q -p vl15 -- bench --skip-fabric --cycles 200000 \
+	  --fidelity twin --serve-trees 36x18,36x36,64x64
+	$(CARGO) run --release -q -p vl15 -- bench --skip-fabric --cycles 200000 \
+	  --fidelity twin --rtl 'leaf-2,H-2-*' --serve-trees 64x64
 	$(MAKE) --no-print-directory soak
 	$(MAKE) --no-print-directory fuzz
 
-# SOAK_PACKETS good and faulted packets per DATA_W through the CA port, then
-# through the 8-port switch (DATA_W 64), at line rate, every output and
-# counter checked against the reference models (tb/src/refmodel); prints
-# packets, faults by class, mismatches, max drain time, cycles and wall time.
+# SOAK_PACKETS good and faulted packets per DATA_W through the CA port, each
+# port of the 2-port CA, and the switch of 8, 36 and 64 ports, at line rate,
+# every output and counter checked against the reference models
+# (tb/src/check/refmodel) and, for the CAs, in every cycle against the
+# device's twin stepped beside the RTL (the switch soak sends GMPs to port
+# 0, whose receive path the switch twin lacks); prints packets, faults by
+# class, mismatches, max drain time, cycles and wall time.
 SOAK_PACKETS ?= 1000000
 SOAK_SEED ?= 1
 soak: deps
-	$(CARGO) run --release -q -p vl15 -- soak --device ca --width all \
+	$(CARGO) run --release -q -p vl15 -- soak --device ca --width all --against twin \
 	  --packets $(SOAK_PACKETS) --seed $(SOAK_SEED)
-	$(CARGO) run --release -q -p vl15 -- soak --device ca-mp \
+	$(CARGO) run --release -q -p vl15 -- soak --device ca-mp --against twin \
 	  --packets $(SOAK_PACKETS) --seed $(SOAK_SEED)
-	$(CARGO) run --release -q -p vl15 -- soak --device switch \
-	  --packets $(SOAK_PACKETS) --seed $(SOAK_SEED)
+	for n in 8 36 64; do \
+	  $(CARGO) run --release -q -p vl15 -- soak --device switch --ports $$n \
+	    --packets $(SOAK_PACKETS) --seed $(SOAK_SEED); \
+	done
 
 # Seven targets (decode pcap topology ibsim console sma serve), FUZZ_SECONDS
 # each; prints cases per target and the seed (FUZZ_SEED to repeat a run).

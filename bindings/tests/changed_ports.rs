@@ -167,7 +167,7 @@ fn the_switch_model_has_the_lft_depth_the_crate_says() {
     for w in DEV_DATA_WIDTHS {
         let mut d = new_switch(w);
         let pin = vec![PortIn::default(); PORTS];
-        let mut read = |d: &mut Dev, addr: u16| {
+        let read = |d: &mut Dev, addr: u16| {
             let i = DevIn {
                 reg_addr: addr,
                 ..DevIn::default()

@@ -231,21 +231,17 @@ pub struct Outcome {
 /// SMs as it ended. A mistake in the file, including an event the fabric
 /// refuses, is an [`InputError`].
 pub fn run(path: &Path) -> Result<Outcome> {
-    run_with(path, None, None)
+    run_with(path, crate::model::net::NetOptions::default())
 }
 
-/// [`run`], writing every packet into the pcapng file `pcap` and every
-/// device's signals into FST files in `wave` when given
-/// ([`crate::model::net::NetOptions`]).
-pub fn run_with(
-    path: &Path,
-    pcap: Option<(std::path::PathBuf, crate::proto::pcap::LinkType)>,
-    wave: Option<std::path::PathBuf>,
-) -> Result<Outcome> {
+/// [`run`] on a fabric with the options `net` (data path width, link
+/// latency, threads, `--pcap`, `--wave`, which devices run as twins).
+pub fn run_with(path: &Path, net: crate::model::net::NetOptions) -> Result<Outcome> {
     let sc = ScenarioFile::load(path)?;
-    let mut opts = SimOptions::default();
-    opts.net.pcap = pcap;
-    opts.net.wave = wave;
+    let mut opts = SimOptions {
+        net,
+        ..SimOptions::default()
+    };
     opts.sm.lmc = sc.lmc;
     if let Some(i) = sc.sweep_interval {
         opts.sm.sweep_interval = i;

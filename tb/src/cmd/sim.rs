@@ -60,9 +60,7 @@ pub struct Args {
 impl Args {
     pub fn run(self) -> Result<bool> {
         if let Some(sc) = &self.scenario {
-            let capture = &self.fabric.pcap;
-            let mut o =
-                vl15::agents::simscenario::run_with(sc, capture.target(), capture.wave.clone())?;
+            let mut o = vl15::agents::simscenario::run_with(sc, self.fabric.net_options())?;
             if self.verbose {
                 for sm in &o.sms {
                     for l in &sm.log {

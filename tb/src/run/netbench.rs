@@ -650,7 +650,7 @@ pub fn serve_report(trees: &[Tree], fidelity: &FidelityChoice) -> Result<String>
 /// `traffic`, the other ports nothing; every ready high, every link up.
 /// After the first cycle the device is told only of port 1's changes, as
 /// the fabric tells it of the ports with beats coming in.
-fn step_ns(dev: &mut vl15_bindings::Dev, traffic: bool, cycles: u64) -> Result<f64> {
+fn step_ns(dev: &mut dyn crate::model::dut::Dut, traffic: bool, cycles: u64) -> Result<f64> {
     use vl15_bindings::{Changed, DevIn, PortIn};
     let n = dev.num_ports() as usize;
     let beats = crate::model::stream::to_beats(
@@ -697,32 +697,48 @@ fn step_ns(dev: &mut vl15_bindings::Dev, traffic: bool, cycles: u64) -> Result<f
 /// the same SMPs. What an SMP costs per hop is a cycle's cost times its
 /// beats.
 pub fn radix_report(cycles: u64) -> Result<String> {
-    use vl15_bindings::{Dev, DevKind, DEV_DATA_WIDTHS};
+    use crate::model::twin::{backend, DeviceSpec, Fidelity};
+    use vl15_bindings::DEV_DATA_WIDTHS;
     struct Row {
         w: u32,
-        devs: [Dev; 3],
+        /// The CA, the switch with a port receiving, the switch idle.
+        devs: [Box<dyn crate::model::dut::Dut>; 3],
         ns: [Vec<f64>; 3],
     }
     let mut rows = Vec::new();
-    for w in DEV_DATA_WIDTHS {
-        let mut devs = [
-            Dev::new(DevKind::CaMp1, 1, w).context("the 1-port CA")?,
-            Dev::new(DevKind::Switch, 64, w).context("the 64-port switch")?,
-            Dev::new(DevKind::Switch, 64, w).context("the 64-port switch")?,
-        ];
-        for d in &mut devs {
-            d.reset(4)?;
+    for f in [Fidelity::Rtl, Fidelity::Twin] {
+        for w in DEV_DATA_WIDTHS {
+            let b = backend(f);
+            let ca = DeviceSpec::CaMp {
+                nports: 1,
+                data_w: w,
+            };
+            let sw = DeviceSpec::Switch {
+                nports: 64,
+                data_w: w,
+            };
+            let mut devs = [
+                b.build(ca).context("the 1-port CA")?,
+                b.build(sw).context("the 64-port switch")?,
+                b.build(sw).context("the 64-port switch")?,
+            ];
+            for d in &mut devs {
+                d.reset(4)?;
+            }
+            rows.push((
+                f,
+                Row {
+                    w,
+                    devs,
+                    ns: Default::default(),
+                },
+            ));
         }
-        rows.push(Row {
-            w,
-            devs,
-            ns: Default::default(),
-        });
     }
     for _ in 0..3 {
-        for row in &mut rows {
+        for (_, row) in &mut rows {
             for (k, d) in row.devs.iter_mut().enumerate() {
-                row.ns[k].push(step_ns(d, k != 2, cycles)?);
+                row.ns[k].push(step_ns(d.as_mut(), k != 2, cycles)?);
             }
         }
     }
@@ -735,34 +751,59 @@ pub fn radix_report(cycles: u64) -> Result<String> {
     let mut r = String::new();
     let _ = writeln!(
         r,
-        "cost of one cycle (Dev::step, {cycles} cycles, median of 3 interleaved rounds; V1, {v1} bytes, back to back into port 1):"
+        "cost of one cycle (Dut::step, {cycles} cycles, median of 3 interleaved rounds; V1, {v1} bytes, back to back into port 1):"
     );
-    let base = med(&rows[0].ns[0]);
-    for row in &rows {
+    let base_w = rows[0].1.w;
+    let base = med(&rows[0].1.ns[0]) * v1.div_ceil(base_w as usize / 8) as f64;
+    let rtl_hop = |w: u32, k: usize| {
+        rows.iter()
+            .find(|(f, r)| *f == Fidelity::Rtl && r.w == w)
+            .map(|(_, r)| med(&r.ns[k]))
+    };
+    for (f, row) in &rows {
         let [ca, one, idle] = [0, 1, 2].map(|k| med(&row.ns[k]));
-        let beats = v1.div_ceil(row.w as usize / 8);
+        let beats = v1.div_ceil(row.w as usize / 8) as f64;
         let _ = writeln!(
             r,
-            "  DataW {:3} ({beats} beats an SMP; an SMP's hop against a DataW {} CA port's):",
-            row.w, rows[0].w
+            "  {} DataW {:3} ({beats} beats an SMP; an SMP's hop against a DataW {base_w} RTL CA port's):",
+            f.name(),
+            row.w
         );
         let _ = writeln!(
             r,
-            "    1-port CA, port receiving:            {ca:6.0} ns  1.00          an SMP's hop {:6.0} ns  {:.2}",
-            ca * beats as f64,
-            ca * beats as f64 / (base * v1.div_ceil(rows[0].w as usize / 8) as f64)
+            "    1-port CA, port receiving:            {ca:6.0} ns  1.00          an SMP's hop {:6.0} ns  {:.3}",
+            ca * beats,
+            ca * beats / base
         );
         let _ = writeln!(
             r,
-            "    64-port switch, one port receiving:  {one:6.0} ns  {:.2} (<= 1.5)  an SMP's hop {:6.0} ns",
+            "    64-port switch, one port receiving:  {one:6.0} ns  {:.2}{}  an SMP's hop {:6.0} ns  {:.3}",
             one / ca,
-            one * beats as f64
+            if *f == Fidelity::Rtl { " (<= 1.5)" } else { "         " },
+            one * beats,
+            one * beats / base
         );
         let _ = writeln!(
             r,
-            "    64-port switch, every port idle:     {idle:6.0} ns  {:.3} (<= 0.05)",
-            idle / ca
+            "    64-port switch, every port idle:     {idle:6.0} ns  {:.3}{}",
+            idle / ca,
+            if *f == Fidelity::Rtl {
+                " (<= 0.05)"
+            } else {
+                ""
+            }
         );
+        if *f == Fidelity::Twin {
+            if let (Some(c), Some(s)) = (rtl_hop(row.w, 0), rtl_hop(row.w, 1)) {
+                let _ = writeln!(
+                    r,
+                    "    twin / RTL at DataW {}: CA port {:.3}, switch {:.3}",
+                    row.w,
+                    ca / c,
+                    one / s
+                );
+            }
+        }
     }
     Ok(r)
 }
