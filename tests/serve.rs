@@ -39,6 +39,7 @@ use vl15::agents::ibsim::{
 };
 use vl15::agents::node_sma::Net;
 use vl15::agents::serve::{Background, ConsoleLink, Prober, ServeOptions};
+use vl15::model::net::NetOptions;
 use vl15::model::twin::{Fidelity, FidelityChoice};
 use vl15::proto::mad;
 use vl15::proto::packet::consts::{
@@ -65,11 +66,12 @@ impl Served {
 
     /// Every device of the fabric as `f`.
     fn start_as(topology: &Path, f: Fidelity) -> Served {
-        let opts = ServeOptions {
+        let net = NetOptions {
             fidelity: FidelityChoice::all(f),
-            ..ServeOptions::default()
+            ..NetOptions::default()
         };
-        let server = Background::start(topology, opts).unwrap_or_else(|e| panic!("{e:#}"));
+        let server = Background::start_on(topology, net, ServeOptions::default())
+            .unwrap_or_else(|e| panic!("{e:#}"));
         Served {
             sockname: server.sockname.clone(),
             probe: server.prober.clone(),

@@ -98,10 +98,6 @@ pub struct ServeOptions {
     /// At most this many log lines a second on stderr; the rest are
     /// counted (see [`LOG_LINES_PER_SECOND`], the default).
     pub log_lines_per_second: u32,
-    /// Which devices a server started by [`Background::start`] runs as
-    /// RTL and which as twins (`vl15 serve` takes it with its fabric's
-    /// other options).
-    pub fidelity: crate::model::twin::FidelityChoice,
 }
 
 impl Default for ServeOptions {
@@ -112,7 +108,6 @@ impl Default for ServeOptions {
             idle_wait: Duration::from_millis(100),
             batch: 256,
             log_lines_per_second: LOG_LINES_PER_SECOND,
-            fidelity: crate::model::twin::FidelityChoice::default(),
         }
     }
 }
@@ -1196,6 +1191,16 @@ impl Background {
     /// Load `topology`, build the fabric, bind the sockets (`opts.sockname`
     /// is replaced by a name unique to this process) and serve.
     pub fn start(topology: &std::path::Path, opts: ServeOptions) -> Result<Background> {
+        Background::start_on(topology, crate::model::net::NetOptions::default(), opts)
+    }
+
+    /// [`Background::start`] on a fabric built with `net` (which devices
+    /// run as twins, the data path width, ...), as [`serve_file`] takes it.
+    pub fn start_on(
+        topology: &std::path::Path,
+        net: crate::model::net::NetOptions,
+        opts: ServeOptions,
+    ) -> Result<Background> {
         let topo = crate::proto::topology::Topology::load(topology)?;
         let sockname = crate::agents::ibsim::unique_sockname();
         let opts = ServeOptions {
@@ -1204,11 +1209,7 @@ impl Background {
         };
         let (tx, rx) = mpsc::channel();
         let thread = std::thread::spawn(move || -> Result<Finished> {
-            let net_opts = crate::model::net::NetOptions {
-                fidelity: opts.fidelity.clone(),
-                ..Default::default()
-            };
-            let bound = Net::new(topo, net_opts).and_then(|net| Server::bind(net, opts));
+            let bound = Net::new(topo, net).and_then(|net| Server::bind(net, opts));
             let mut s = match bound {
                 Ok(s) => s,
                 Err(e) => {

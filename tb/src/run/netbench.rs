@@ -548,12 +548,13 @@ pub fn opensm_on_serve(
     profile: bool,
     fidelity: &FidelityChoice,
 ) -> Result<ServeRun> {
-    let server = crate::agents::serve::Background::start(
+    let server = crate::agents::serve::Background::start_on(
         topology,
-        crate::agents::serve::ServeOptions {
+        NetOptions {
             fidelity: fidelity.clone(),
-            ..Default::default()
+            ..NetOptions::default()
         },
+        crate::agents::serve::ServeOptions::default(),
     )?;
     let tid = if profile { server.tid } else { None };
     let (wall, prof) = with_perf(tid, || opensm_once(&server.sockname, ca));
