@@ -79,7 +79,7 @@ fn specs() -> Vec<Spec> {
     // tiles run free (ClkGate 0): the host is their clock gate.
     // The LFT entries of the fabric's switches: `dev::SWITCH_LFT_DEPTH`,
     // which a test reads back from the model.
-    const SW_LFT_DEPTH: u32 = 4096;
+    const SW_LFT_DEPTH: u32 = 16384;
     for w in [64, 128] {
         v.push(Spec {
             prefix: format!("Vswmgmt{w}"),

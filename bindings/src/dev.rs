@@ -231,8 +231,9 @@ impl std::fmt::Debug for Dev {
 pub const MAX_SWITCH_PORTS: u32 = 64;
 
 /// LFT entries of the switch model (`LftDepth`, `build.rs`): LIDs
-/// 0..4095, SwitchInfo.LinearFDBCap.
-pub const SWITCH_LFT_DEPTH: u16 = 4096;
+/// 0..16383, SwitchInfo.LinearFDBCap: room for a three-level fat tree of
+/// 36-port switches (13,284 LIDs).
+pub const SWITCH_LFT_DEPTH: u16 = 16384;
 
 /// The DataW values the multiport devices are built at.
 pub const DEV_DATA_WIDTHS: [u32; 2] = [64, 128];

@@ -667,9 +667,12 @@ impl NodeSma {
         &self.id
     }
 
-    /// The writes that bring fresh hardware to the SMA's initial state:
-    /// LIDs, LMC, MasterSMLID/SL 0 on the LID ports, LinearFDBTop 0 and
-    /// every LFT block 0xFF (ibsim's initial LFT).
+    /// The writes that bring hardware just out of reset to the SMA's
+    /// initial state: LIDs, LMC, MasterSMLID/SL 0 on the LID ports,
+    /// LinearFDBTop 0 and every LFT block that is not all 0xFF (ibsim's
+    /// initial entry). A switch's LFT needs no write for 0xFF: after reset
+    /// no word is valid, and an invalid word reads 0xFF (`rtl/sw_lft.sv`,
+    /// `vld_q`).
     pub fn init_writes(&self) -> Vec<HwWrite> {
         let mut w = Vec::new();
         for p in self.lid_ports() {
@@ -688,6 +691,9 @@ impl NodeSma {
         if self.id.is_switch() {
             w.push(HwWrite::LinearFdbTop(self.lft_top));
             for (b, chunk) in self.lft.chunks_exact(64).enumerate() {
+                if chunk.iter().all(|&e| e == 0xFF) {
+                    continue;
+                }
                 let mut entries = [0u8; 64];
                 entries.copy_from_slice(chunk);
                 w.push(HwWrite::LftBlock {
@@ -2605,9 +2611,10 @@ mod tests {
         assert_eq!(st, STATUS_INVALID_FIELD);
         assert_eq!(hw.writes.len(), 1);
         // init_writes: port-0 registers (LID, LMC, MasterSMLID, SL, the
-        // M_Key state), LinearFDBTop, every block 0xFF but the one written.
+        // M_Key state), LinearFDBTop and the one block written; the 479
+        // blocks of 0xFF are what the LFT reads after reset.
         let w = sw.init_writes();
-        assert_eq!(w.len(), 5 + 1 + 480);
+        assert_eq!(w.len(), 5 + 1 + 1);
         assert!(w.contains(&HwWrite::LftBlock {
             block: 2,
             entries: e
