@@ -181,6 +181,9 @@ pub fn start_sm(
     SubnetManager::new(net, d, spec.port, index, o)
 }
 
+/// How often the bring-up's progress line is redrawn.
+const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_millis(200);
+
 /// Build the fabric of `topology`, start the SMs of `specs` (all at cycle
 /// 0) and run until they have settled: one of them Master, the others
 /// Standby.
@@ -201,12 +204,15 @@ pub fn bring_up_sms(
     let k0 = net.stats.ticks;
     let t1 = Instant::now();
     let mut steps = 0u64;
+    let mut shown = t1;
     let mut watch = |net: &Net, sms: &[SubnetManager]| {
         steps += 1;
         let Some(p) = &opts.progress else { return };
-        if steps % 256 != 0 {
+        // Counting ports walks every device: at most a few times a second.
+        if steps % 256 != 0 || shown.elapsed() < PROGRESS_EVERY {
             return;
         }
+        shown = Instant::now();
         let (linked, active) = port_counts(net);
         let sent: u64 = sms.iter().map(|m| m.tx_stats().sent).sum();
         p.set_message(format!(
