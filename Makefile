@@ -148,7 +148,7 @@ $(BOARD_SIM) $(BOARD_SIM_W8): sim/board/board_pty.cpp $(RTL_BOARD_FILES) Makefil
 bench: deps
 	$(CARGO) run --release -q -p vl15 -- bench
 	$(CARGO) run --release -q -p vl15 -- bench --skip-fabric --cycles 200000 \
-	  --fidelity twin --serve-trees 36x18,36x36,64x64
+	  --fidelity twin --serve-trees 36x18,36x36,64x64,36L3
 	$(CARGO) run --release -q -p vl15 -- bench --skip-fabric --cycles 200000 \
 	  --fidelity twin --rtl 'leaf-2,H-2-*' --serve-trees 64x64
 	$(MAKE) --no-print-directory soak
