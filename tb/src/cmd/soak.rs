@@ -185,9 +185,18 @@ impl Args {
             }
             let r = r.with_context(|| format!("switch soak, {nports} ports at DATA_W {w}"))?;
             out!("{r}");
+            self.say_lockstep(r.cycles);
             pass &= r.mismatches == 0;
         }
         Ok(pass)
+    }
+
+    /// With `--against twin`, what the soak's passing means besides the
+    /// reference model's verdicts.
+    fn say_lockstep(&self, cycles: u64) {
+        if let Against::Twin = self.against {
+            outln!("  twin in lockstep: stepped beside the RTL over the {cycles} cycles, no output differed");
+        }
     }
 
     /// The CA port models `--device ca` / `ca-mp` runs, with their names
@@ -282,6 +291,7 @@ impl Args {
             r.wall_s,
             r.cycles as f64 / r.wall_s.max(1e-9)
         );
+        self.say_lockstep(r.cycles);
         let s = &r.stats;
         outln!(
             "  delivered: {} to SMA, {} to SM, {} to data RX, {} on the wire; VL15 buffer full for the whole arrival {}, full or not depending on the cycle {}; {} wire packets lost to link down, {} expectations to resets",
