@@ -48,6 +48,8 @@
 //! - the link gate (rtl/ib_ca_top.sv:615-640) decides each packet at its
 //!   first beat: to the wire, or taken and discarded while the link is down.
 
+pub use super::gsi::pkey_match;
+use super::gsi::{GsiEv, GsiRx};
 use super::mkey::Mkey;
 use crate::proto::crc;
 use vl15_bindings::{DevIn, PortIn};
@@ -87,9 +89,14 @@ const C_SQ_LOCAL: usize = 15;
 const C_SQ_PKTS: usize = 16;
 const C_TX_VL15: usize = 17;
 const C_TX_DATA: usize = 18;
+const C_GSI_ICRC: usize = 19;
+const C_GSI_HDR: usize = 20;
+const C_GSI_GMP: usize = 21;
 const C_RX_WORDS: usize = 22;
 const C_TX_WORDS: usize = 23;
 const C_MKEY_VIOL: usize = 24;
+const C_GSI_PKEY: usize = 25;
+const C_GSI_QKEY: usize = 26;
 
 /// A beat of a stream: up to 16 bytes, byte 0 in bits 7:0 of word 0.
 pub(crate) fn pack(bytes: &[u8]) -> ([u64; 2], u16) {
@@ -311,8 +318,8 @@ pub(crate) struct CaPort {
     lrx_beat: ([u64; 2], u16),
     /// gsi_rx_check's output register: (data, keep, last, reason).
     drx_out: Option<([u64; 2], u16, bool, u8)>,
-    /// gsi_rx_check's fields after the last data packet.
-    gsi_prev: GsiFields,
+    /// gsi_rx_check's state across packets (its fields after the last).
+    gsi: GsiRx,
     /// The events of gsi_rx_check's verdict, due next cycle.
     gsi_ev: Option<usize>,
     /// The last P_Key table write: (cycle, index, old entry).
@@ -415,7 +422,7 @@ impl CaPort {
             lrx_out: None,
             lrx_beat: ([0; 2], 0),
             drx_out: None,
-            gsi_prev: GsiFields::zero(),
+            gsi: GsiRx::new(),
             gsi_ev: None,
             pkey_wr: None,
             lrx_pkt: Vec::new(),
@@ -1053,40 +1060,25 @@ impl CaPort {
     /// input in cycle `g`: the reason on the output's tlast beat (next
     /// cycle) and the event it counts.
     fn gsi_judge(&mut self, g: u64) -> u8 {
-        let pkt = &self.lrx_pkt;
         let cycles = &self.lrx_beat_cycles;
-        let db = self.db;
-        let prev = self.gsi_prev;
-        let at = |limit: u64| -> GsiFields {
-            let k = cycles.iter().filter(|&&c| c + 1 < limit).count();
-            if k == 0 {
-                prev
-            } else {
-                GsiFields::of(&pkt[..(k * db).min(pkt.len())])
-            }
-        };
-        let f = at(g);
-        let f1 = at(g - 1);
-        // the table as of the cycle before
-        let mut tab = *self.pkey;
-        if let Some((c, i, old)) = self.pkey_wr {
-            if c + 1 == g {
-                tab[i] = old;
-            }
-        }
-        let hit = pkey_match(&tab, f1.pkey);
-        let (reason, qp1) = gsi_verdict(pkt, self.lrx_err, &f, hit);
-        self.gsi_prev = GsiFields::of(pkt);
-        if !self.lrx_err {
-            self.gsi_ev = match reason {
-                2 => Some(19),
-                3 => Some(20),
-                4 => Some(25),
-                5 => Some(26),
-                _ if qp1 => Some(21),
-                _ => None,
-            };
-        }
+        // a wire beat of cycle c is on gsi_rx_check's input at c + 1
+        let seen = |limit: u64| cycles.iter().filter(|&&c| c + 1 < limit).count();
+        let (reason, ev) = self.gsi.judge(
+            &self.lrx_pkt,
+            self.db,
+            g,
+            seen,
+            &self.pkey[..],
+            self.pkey_wr,
+            self.lrx_err,
+        );
+        self.gsi_ev = ev.map(|e| match e {
+            GsiEv::IcrcErr => C_GSI_ICRC,
+            GsiEv::BadHdr => C_GSI_HDR,
+            GsiEv::PkeyViol => C_GSI_PKEY,
+            GsiEv::QkeyViol => C_GSI_QKEY,
+            GsiEv::Gmp => C_GSI_GMP,
+        });
         reason
     }
 
@@ -1460,169 +1452,4 @@ fn link_err(p: &[u8], db: usize) -> Option<usize> {
         return Some(C_RX_VCRC);
     }
     None
-}
-
-/// Header fields as `gsi_rx_check` holds them (rtl/gsi_rx_check.sv
-/// fields_t): compare flags, each "0 byte" default where the packet lacks
-/// the byte (FieldsZero).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct GsiFields {
-    lnh: u8,
-    pktlen: u16,
-    nxthdr_ok: bool,
-    op_ok: bool,
-    tver_ok: bool,
-    pkey: u16,
-    qp_zero: [bool; 3],
-    qp_one: bool,
-    qkey_ok: [bool; 4],
-    bv_ok: bool,
-    mc_lid: bool,
-    mc_dr: bool,
-}
-
-const QP1_QKEY: [u8; 4] = [0x80, 0x01, 0x00, 0x00];
-const GRH_BYTES: usize = 40;
-
-impl GsiFields {
-    fn zero() -> Self {
-        GsiFields {
-            lnh: 0,
-            pktlen: 0,
-            nxthdr_ok: false,
-            op_ok: false,
-            tver_ok: true,
-            pkey: 0,
-            qp_zero: [true; 3],
-            qp_one: false,
-            qkey_ok: [false, false, true, true],
-            bv_ok: false,
-            mc_lid: false,
-            mc_dr: false,
-        }
-    }
-    /// The fields after the bytes `b` of one packet (its first beats).
-    fn of(b: &[u8]) -> Self {
-        let mut f = GsiFields::zero();
-        let grh = b.get(1).is_some_and(|x| x & 3 == 3);
-        let g = if grh { GRH_BYTES } else { 0 };
-        let at = |o: usize| b.get(o).copied();
-        if let Some(x) = at(1) {
-            f.lnh = x & 3;
-        }
-        if let Some(x) = at(4) {
-            f.pktlen = (f.pktlen & 0xFF) | (u16::from(x & 7) << 8);
-        }
-        if let Some(x) = at(5) {
-            f.pktlen = (f.pktlen & 0x700) | u16::from(x);
-        }
-        if let Some(x) = at(14) {
-            f.nxthdr_ok = x == 0x1B;
-        }
-        if let Some(x) = at(8 + g) {
-            f.op_ok = x == 0x64;
-        }
-        if let Some(x) = at(9 + g) {
-            f.tver_ok = x & 0x3F == 0;
-        }
-        if let Some(x) = at(10 + g) {
-            f.pkey = (f.pkey & 0xFF) | (u16::from(x) << 8);
-        }
-        if let Some(x) = at(11 + g) {
-            f.pkey = (f.pkey & 0xFF00) | u16::from(x);
-        }
-        for i in 0..3 {
-            if let Some(x) = at(13 + g + i) {
-                f.qp_zero[i] = x == 0;
-                if i == 2 {
-                    f.qp_one = x == 1;
-                }
-            }
-        }
-        for (i, q) in QP1_QKEY.iter().enumerate() {
-            if let Some(x) = at(20 + g + i) {
-                f.qkey_ok[i] = x == *q;
-            }
-        }
-        if let Some(x) = at(MAD_OFF + g) {
-            f.bv_ok = x == 1;
-        }
-        if let Some(x) = at(MAD_OFF + 1 + g) {
-            f.mc_lid = x == CLASS_LID;
-            f.mc_dr = x == CLASS_DR;
-        }
-        f
-    }
-}
-
-/// The ICRC of a packet (LRH..ICRC, `b`) with a GRH masked as ibspec §3.1
-/// and rtl/gsi_rx_check.sv icrc_ones say, or local; true when it matches.
-fn icrc_ok_any(b: &[u8], grh: bool) -> bool {
-    if b.len() < 4 {
-        return false;
-    }
-    let n = b.len() - 4;
-    let field = u32::from_le_bytes([b[n], b[n + 1], b[n + 2], b[n + 3]]);
-    if !grh {
-        return crc::icrc(&b[..n]) == field;
-    }
-    let mut m = b[..n].to_vec();
-    for (i, x) in m.iter_mut().enumerate() {
-        let or = match i {
-            0..=7 => 0xFF,
-            8 => 0x0F,
-            9..=11 | 15 => 0xFF,
-            52 => 0xFF,
-            _ => 0,
-        };
-        *x |= or;
-    }
-    let eng = ::crc::Crc::<u32>::new(&::crc::CRC_32_ISO_HDLC);
-    eng.checksum(&m) == field
-}
-
-/// gsi_rx_check's verdict on a data-VL packet (rtl/gsi_rx_check.sv
-/// reason_rest and the ICRC residue): the reason code (ib_pkg
-/// gsi_reason_e) and whether it was for QP1. `f` holds the fields before
-/// the tlast beat, `pkey_hit` the registered table match.
-fn gsi_verdict(pkt: &[u8], link_bad: bool, f: &GsiFields, pkey_hit: bool) -> (u8, bool) {
-    let global = f.lnh == 3;
-    let grh_short = global && f.pktlen < 16;
-    let is_qp1 = f.qp_zero[0] && f.qp_zero[1] && f.qp_one;
-    let qp1_bad = !f.op_ok
-        || !f.tver_ok
-        || f.pktlen != if global { 82 } else { 72 }
-        || !f.bv_ok
-        || f.mc_lid
-        || f.mc_dr;
-    let err_hdr =
-        grh_short || (global && !f.nxthdr_ok) || f.qp_zero == [true; 3] || (is_qp1 && qp1_bad);
-    let rest = if link_bad {
-        1
-    } else if err_hdr {
-        3
-    } else if is_qp1 && !pkey_hit {
-        4
-    } else if is_qp1 && f.qkey_ok != [true; 4] {
-        5
-    } else {
-        0
-    };
-    let icrc_chk = !link_bad && !grh_short;
-    // the residue over the bytes before the VCRC
-    let body = &pkt[..pkt.len().saturating_sub(2)];
-    let grh_now = pkt.get(1).is_some_and(|x| x & 3 == 3);
-    if icrc_chk && !icrc_ok_any(body, grh_now) {
-        return (2, is_qp1);
-    }
-    (rest, is_qp1)
-}
-
-/// ibspec §2 (Linux rxe `pkey_match`, IBA 10.9.3): P_Key `p` of a packet
-/// matches a port's table when some entry has the same low 15 bits (not 0)
-/// and at least one of the two is a full member (bit 15).
-pub fn pkey_match(table: &[u16], p: u16) -> bool {
-    table
-        .iter()
-        .any(|&e| p & 0x7FFF != 0 && e & 0x7FFF == p & 0x7FFF && (e | p) & 0x8000 != 0)
 }

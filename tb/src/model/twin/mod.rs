@@ -17,6 +17,7 @@
 
 pub mod ca;
 pub mod ca_mp;
+mod gsi;
 mod mkey;
 
 use anyhow::{Context, Result};
