@@ -27,11 +27,14 @@
 //! - port 0's GMP send path ([`port0`]): `gmp_tx` through `sw_gmp_tx`
 //!   into the GMP send buffer (port 0's data input, 2 slots), routed by the
 //!   LFT like an external data input, with the GMP bank's TxPkts, TxDrop
-//!   and TxWords.
-//!
-//! Port 0's GMP receive path is not modelled: a data packet routed to port
-//! 0 makes [`Dut::step`] fail with a message that says so, rather than give
-//! outputs that might differ from the RTL's.
+//!   and TxWords; a GMP that is not whole 4-byte words leaves with the
+//!   VCRC over its whole words, as `ib_link_tx` sends it;
+//! - port 0's GMP receive path ([`gmp_rx`]): output 0's data arbiter
+//!   (inputs 1..=64, round robin at packet boundaries), the register stage
+//!   that puts back the VCRC the packet arrived with, `gsi_rx_check` (the
+//!   shared `twin/gsi.rs`) with port 0's P_Key table, the
+//!   `gmp_rx` stream (no ready) with its verdicts, and the GMP bank's
+//!   RxPkts, RxWords, IcrcErr, BadHdr, Gmps, PkeyViol and QkeyViol.
 //!
 //! # Timing, stage by stage (a packet from port i to port e)
 //! With `t` the cycle its last beat is on `rx_tvalid`:
@@ -55,6 +58,13 @@
 //! - the VCRC rides on the last beat, or on an extra beat when the last
 //!   one has fewer than two free bytes (`rtl/ib_link_tx.sv:176-205`).
 //!
+//! A packet for port 0 on a data VL (`e = 0`) goes, after the route, to
+//! output 0's data arbiter (`rtl/sw_mgmt_tile.sv:383`), locked a cycle
+//! after the request; a beat taken at `u` is in the VCRC register stage
+//! at `u+1` (`:799-827`) and on `gmp_rx` at `u+2` (`gsi_rx_check`, `:871`),
+//! with one more beat for the VCRC after a full last beat, in which
+//! output 0 takes nothing.
+//!
 //! # How it is evaluated
 //! Each tile's state is its RTL's registers, except that packets are byte
 //! vectors (one per buffered packet, one per packet on the link) and CRCs
@@ -64,6 +74,7 @@
 //! addressing them, or a request for their output. A step with no active
 //! tile only decodes the register address.
 
+mod gmp_rx;
 mod port0;
 mod tile;
 
@@ -110,6 +121,8 @@ pub struct SwitchTwin {
     p0: Port0,
     pkey: [u16; PKEY_ENTRIES],
     pkey_idx: u8,
+    /// The table's last write: (cycle, index, old entry).
+    pkey_wr: Option<(u64, usize, u16)>,
     // sw_lft
     lft_mem: Vec<u32>,
     lft_vld: Vec<bool>,
@@ -155,6 +168,7 @@ impl SwitchTwin {
             p0: Port0::new(data_w),
             pkey: [0; PKEY_ENTRIES],
             pkey_idx: 0,
+            pkey_wr: None,
             lft_mem: vec![0; LFT_WORDS],
             lft_vld: vec![false; LFT_WORDS],
             lft_last: LFT_REQS - 1,
@@ -194,6 +208,7 @@ impl SwitchTwin {
         self.pkey = [0; PKEY_ENTRIES];
         self.pkey[0] = 0xFFFF;
         self.pkey_idx = 0;
+        self.pkey_wr = None;
         self.lft_vld.iter_mut().for_each(|v| *v = false);
         self.lft_last = LFT_REQS - 1;
         self.lft_rsp = None;
@@ -279,18 +294,6 @@ impl SwitchTwin {
         }
     }
 
-    /// Refuse what the twin does not model: a GMP from the host whose
-    /// length is not whole 4-byte words (the link transmitter's VCRC
-    /// placement after such a packet is not modelled).
-    fn check_host(i: &DevIn) -> Result<()> {
-        if i.gmp_tx_tvalid && i.gmp_tx_tlast && i.gmp_tx_tkeep.count_ones() % 4 != 0 {
-            bail!(
-                "the switch twin does not model a GMP on gmp_tx whose length is not whole 4-byte words"
-            );
-        }
-        Ok(())
-    }
-
     /// The sw_regs / LFT edge.
     fn regs_edge(
         &mut self,
@@ -315,7 +318,9 @@ impl SwitchTwin {
                 reg::LINEAR_FDB_TOP => self.top = w as u16,
                 reg::PKEY_IDX => self.pkey_idx = w as u8,
                 reg::PKEY_DATA => {
-                    if let Some(e) = self.pkey.get_mut(usize::from(self.pkey_idx)) {
+                    let k = usize::from(self.pkey_idx);
+                    if let Some(e) = self.pkey.get_mut(k) {
+                        self.pkey_wr = Some((self.cycle, k, *e));
                         *e = w as u16;
                     }
                     self.pkey_idx = self.pkey_idx.wrapping_add(1);
@@ -399,7 +404,6 @@ impl Dut for SwitchTwin {
                 pin.len()
             );
         }
-        Self::check_host(i)?;
         // the wire inputs
         let apply = |k: usize, tiles: &mut [Tile], active: &mut u64| {
             let p = &pin[k];
@@ -506,10 +510,9 @@ impl Dut for SwitchTwin {
             }
             if let Some(e) = t.d_request() {
                 self.dreq[usize::from(e)].push(p);
-                if e == 0 {
-                    bail!("the switch twin does not model port 0's GMP path: port {p} forwards a data packet to it");
+                if e != 0 {
+                    outs |= 1 << (e - 1);
                 }
-                outs |= 1 << (e - 1);
             }
             if let Some(lid) = t.v_lookup() {
                 lft_reqs.push((2 * p, lid));
@@ -573,6 +576,24 @@ impl Dut for SwitchTwin {
             if self.p0.ov_tready() {
                 v_sel |= 1 << (oa.grant - 1);
             }
+        }
+        // output 0's data side (`u_data_arb0`, rtl/sw_mgmt_tile.sv:383-403):
+        // the granted input's head and VCRC, its grant-ready
+        let da = self.p0.grx.arb;
+        let mut od = (false, Beat::default(), 0u16);
+        if da.locked && da.grant >= 1 {
+            let t = &self.tiles[usize::from(da.grant) - 1];
+            let (v, b) = t.dhead();
+            od = (v, *b, t.dvcrc());
+            if self.p0.grx.od_tready() {
+                d_sel |= 1 << (da.grant - 1);
+            }
+        } else if da.locked {
+            // input 0 (never granted: port 0's data input loops at its
+            // route), with `d_vcrc[0] = 0` (rtl/ib_switch_top.sv:325)
+            let (v, b) = self.p0.dhead();
+            od = (v, *b, 0);
+            p0_dsel |= self.p0.grx.od_tready();
         }
         // the edges
         let mut state_chg = false;
@@ -639,6 +660,10 @@ impl Dut for SwitchTwin {
             d_sel: p0_dsel,
             lft_gnt_d: lft_gnt == Some(1),
             lft_rsp_d: p0_rsp_d,
+            od_req: &self.dreq[0],
+            od,
+            pkey: &self.pkey,
+            pkey_wr: self.pkey_wr,
             cycle: self.cycle,
         };
         self.p0.edge(&c0, &mut ev0, &mut gev);

@@ -3,7 +3,8 @@
 //! `sma_rx` / `sm_rx` and the forwards, `smi_mkey_chk`), the send queue
 //! (`sw_smi_sq`: `sma_tx`, `sm_tx`, `trap_tx` and the forwards) into port
 //! 0's VL15 input buffer, and that buffer's route; the GMP send path
-//! (`sw_gmp_tx`: `gmp_tx` into port 0's data input buffer, and its route).
+//! (`sw_gmp_tx`: `gmp_tx` into port 0's data input buffer, and its route);
+//! output 0's data side, the GMP receive path ([`super::gmp_rx`]).
 //!
 //! # Timing (a packet for port 0 whose last beat output 0 takes at `t`)
 //! - output 0's VL15 arbiter (`rtl/sw_mgmt_tile.sv:375`) locks as a port
@@ -39,6 +40,7 @@ use std::collections::VecDeque;
 
 use vl15_bindings::{DevIn, DevOut};
 
+use super::gmp_rx::{GmpRx, GmpRxCtx, OdHead};
 use super::tile::{ps, Beat, OutArb, Route, RouteCfg, RouteSt};
 use crate::model::regmap::swreg::ctr;
 use crate::model::twin::ca::{pack, smp_packet};
@@ -197,6 +199,14 @@ pub struct P0Ctx<'a> {
     pub d_sel: bool,
     pub lft_gnt_d: bool,
     pub lft_rsp_d: Option<u8>,
+    /// Output 0's data side: the requesting inputs (ascending) and the
+    /// granted input's head.
+    pub od_req: &'a [u8],
+    pub od: OdHead,
+    /// The P_Key table (written up to this cycle) and its last write:
+    /// (cycle, index, old entry).
+    pub pkey: &'a [u16],
+    pub pkey_wr: Option<(u64, usize, u16)>,
     pub cycle: u64,
 }
 
@@ -234,6 +244,8 @@ pub struct Port0 {
     gtx: GmpTx,
     gbuf: Fifo<u16>,
     pub droute: Route,
+    /// Output 0's data side and the GMP receive path ([`GmpRx`]).
+    pub grx: GmpRx,
 }
 
 impl Port0 {
@@ -256,6 +268,7 @@ impl Port0 {
             gtx: GmpTx::default(),
             gbuf: Fifo::new(GMP_DEPTH),
             droute: Route::default(),
+            grx: GmpRx::new((data_w / 8) as usize),
         }
     }
 
@@ -316,9 +329,10 @@ impl Port0 {
         self.gtx.open || self.gbuf.slot_free
     }
 
-    /// Port 0's part of `busy0` (the GMP receive path aside).
+    /// Port 0's part of `busy0` (`rtl/sw_mgmt_tile.sv:921-924`).
     pub fn busy(&self, d: &DevIn) -> bool {
-        self.gtx.open
+        self.grx.busy()
+            || self.gtx.open
             || self.gbuf.cnt != 0
             || self.rxf.cnt != 0
             || self.p0.cnt != 0
@@ -338,6 +352,7 @@ impl Port0 {
             && self.route.st == RouteSt::Idle
             && self.gbuf.idle()
             && self.droute.st == RouteSt::Idle
+            && self.grx.quiet()
             && !d.gmp_tx_tvalid
             && self.mkey.run.is_none()
             && !d.sma_tx_tvalid
@@ -404,6 +419,7 @@ impl Port0 {
         o.trap_tx_tready = self.src_ready(SRC_TRAP);
         o.port0_mkey_prot = self.mkey.prot;
         o.port0_mkey_viols = self.mkey.viols;
+        self.grx.outputs(o);
     }
 
     /// The MAD at the head of the SMI receive buffer.
@@ -417,6 +433,16 @@ impl Port0 {
         let db = self.db;
         let t = c.cycle;
         self.gmp_edge(c, ev, gev);
+        self.grx.edge(
+            &GmpRxCtx {
+                req: c.od_req,
+                head: c.od,
+                pkey: c.pkey,
+                pkey_wr: c.pkey_wr,
+                cycle: t,
+            },
+            gev,
+        );
         // ---- output 0 and the SMI receive ----
         let ov_tready = self.ov_tready();
         let ov_valid = self.oarb.locked && c.ov.0;

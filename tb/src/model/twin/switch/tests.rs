@@ -4,9 +4,13 @@
 //! LinearFDBTop, PortState, NUM_PORTS, counter reads, presets and clears,
 //! PORT_STATE_CHANGE), SMPs for port 0 (LID-routed to the port-0 LID and
 //! directed route, some with a bad ICRC) with the SMA taking them under
-//! backpressure and answering on `sma_tx`, GMPs from the host on `gmp_tx`
-//! (some on VL15 or too long), and resets mid traffic. [`Lockstep`] fails the first
-//! cycle in which any output differs.
+//! backpressure and answering on `sma_tx`, data packets for port 0's GMP
+//! receive path (GMPs the GSI check passes and ones it rejects for their
+//! ICRC, header, P_Key or Q_Key, with and without a GRH, and packets for
+//! other QPs) with P_Key table writes, GMPs from the host on `gmp_tx`
+//! (some on VL15, too long, or not whole 4-byte words), and resets mid
+//! traffic. [`Lockstep`] fails the first cycle in which any output
+//! differs.
 
 use std::collections::VecDeque;
 
@@ -87,11 +91,97 @@ fn smp(r: &mut Rng, nports: u8) -> Vec<u8> {
 }
 const TOP: u16 = 40;
 
+/// P_Keys of the GMPs for port 0 and of the P_Key table writes: the
+/// default full member, its partial twin, a pair of one partition, one the
+/// table holds only after a write, the two that never match.
+const PKEYS: [u16; 7] = [0xFFFF, 0x7FFF, 0x8001, 0x0001, 0x1234, 0x0000, 0x8000];
+
+/// The ICRC of a packet with a GRH (LRH..payload): CRC-32 with the LRH,
+/// GRH TClass, FlowLabel, HopLmt and BTH.resv8a as 1s (ibspec §3.1).
+fn icrc_global(b: &[u8]) -> [u8; 4] {
+    let mut m = b.to_vec();
+    for (i, x) in m.iter_mut().enumerate() {
+        *x |= match i {
+            0..=7 | 9..=11 | 15 | 52 => 0xFF,
+            8 => 0x0F,
+            _ => 0,
+        };
+    }
+    ::crc::Crc::<u32>::new(&::crc::CRC_32_ISO_HDLC)
+        .checksum(&m)
+        .to_le_bytes()
+}
+
+/// A data packet for port 0's GMP receive path (LRH..VCRC, to the
+/// port-0 LID): a GMP (QP1, one MAD, sometimes after a GRH) that the GSI
+/// check passes, or with one seeded fault it rejects (ICRC, a header
+/// field, a P_Key the table lacks, the Q_Key), or for another QP.
+fn gmp(r: &mut Rng) -> Vec<u8> {
+    let grh = r.chance(5);
+    let g = if grh { 40 } else { 0 };
+    let mut b = vec![0u8; 8 + g + 12 + 8 + 256];
+    for x in b[8..].iter_mut() {
+        *x = r.next() as u8;
+    }
+    b[0] = (r.below(8) as u8) << 4;
+    b[1] = (r.below(16) as u8) << 4 | if grh { 3 } else { 2 };
+    b[2..4].copy_from_slice(&P0_LID.to_be_bytes());
+    let pkt_len = (b.len() / 4 + 1) as u16;
+    b[4] = (pkt_len >> 8) as u8;
+    b[5] = pkt_len as u8;
+    let slid = 2 + r.below(u64::from(LIDS)) as u16;
+    b[6..8].copy_from_slice(&slid.to_be_bytes());
+    if grh {
+        b[8] = 0x60 | (b[8] & 0x0F);
+        b[14] = 0x1B; // NxtHdr: IBA transport
+    }
+    let (bth, deth, mad) = (8 + g, 20 + g, 28 + g);
+    b[bth] = 0x64; // UD Send-Only
+    b[bth + 1] &= 0xC0; // PadCnt 0, TVer 0
+    let pkey = if r.chance(2) {
+        PKEYS[r.below(PKEYS.len() as u64) as usize]
+    } else {
+        0xFFFF
+    };
+    b[bth + 2..bth + 4].copy_from_slice(&pkey.to_be_bytes());
+    b[bth + 5..bth + 8].copy_from_slice(&[0, 0, 1]);
+    b[deth..deth + 4].copy_from_slice(&[0x80, 0x01, 0x00, 0x00]);
+    b[mad] = 1;
+    b[mad + 1] = [0x04, 0x04, 0x03, 0x06][r.below(4) as usize];
+    match r.below(30) {
+        0 => b[bth + 7] = [0, 2, 0x41][r.below(3) as usize], // QP0, other QPs
+        1 => b[bth] = 0x04,                                  // not UD Send-Only
+        2 => b[bth + 1] |= 1,                                // TVer
+        3 => b[mad] = 2,                                     // BaseVersion
+        4 => b[mad + 1] = [0x01, 0x81][r.below(2) as usize], // SMP classes
+        5..=7 => b[deth + r.below(4) as usize] ^= 1,         // Q_Key
+        8 if grh => b[14] = 0x1C,                            // NxtHdr
+        _ => {}
+    }
+    if grh {
+        let i = icrc_global(&b);
+        b.extend_from_slice(&i);
+    } else {
+        crc::append_icrc(&mut b);
+    }
+    if r.chance(12) {
+        let k = 8 + r.below(b.len() as u64 - 8) as usize;
+        b[k] ^= 1 << r.below(8); // a bad ICRC
+    }
+    b.extend_from_slice(&crc::vcrc(&b).to_le_bytes());
+    b
+}
+
 /// A packet on the wire (LRH..VCRC), good or with one seeded fault.
 fn packet(r: &mut Rng, nports: u8) -> Vec<u8> {
     let vl15 = r.chance(2);
     if vl15 && r.chance(3) {
         return smp(r, nports);
+    }
+    // port 0's GMP receive path takes a packet per ~40 cycles: its share
+    // falls with the radix
+    if !vl15 && r.chance(4 + u64::from(nports) / 8) {
+        return gmp(r);
     }
     let words = if vl15 {
         if r.chance(20) {
@@ -114,9 +204,9 @@ fn packet(r: &mut Rng, nports: u8) -> Vec<u8> {
         0 => 0,
         1 => 0xC000 + r.below(10) as u16,
         2 => 4000,
+        3 if !vl15 => P0_LID, // any data packet, to the GMP receive path
         _ => 2 + r.below(u64::from(LIDS)) as u16,
     };
-    let _ = nports;
     b[2..4].copy_from_slice(&dlid.to_be_bytes());
     let pkt_len = (b.len() / 4) as u16;
     b[4] = (pkt_len >> 8) as u8 & 7 | (r.next() as u8 & 0xF8);
@@ -197,6 +287,19 @@ fn setup(d: &mut dyn Dut, r: &mut Rng, nports: u8, pin: &[PortIn]) -> Result<()>
     Ok(())
 }
 
+/// Port 0's GMP counter bank, read over the register bus.
+fn gmp_bank(d: &mut dyn Dut, pin: &[PortIn]) -> Result<[u32; 16]> {
+    let mut b = [0u32; 16];
+    for (c, v) in b.iter_mut().enumerate() {
+        let i = DevIn {
+            reg_addr: swreg::ctr0g(c as u8),
+            ..DevIn::default()
+        };
+        *v = tick(d, &i, pin)?;
+    }
+    Ok(b)
+}
+
 /// Per port: the beats still to send, link and ready patterns.
 struct PortDrv {
     q: VecDeque<([u64; 2], u16, bool)>,
@@ -252,6 +355,12 @@ fn run(f: Fidelity, nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<(
     // a beat presented stays until taken (AXI-Stream)
     let mut g_held = false;
     let mut resetup = false;
+    // port 0's P_Key table index (entry 0 keeps the default P_Key, so
+    // that most GMPs pass), the GMP bank when the last quarter starts, and
+    // the verdicts gmp_rx gave (gsi_reason_e)
+    let mut pkey_idx = 0u32;
+    let mut gbank0 = [0u32; 16];
+    let mut verdicts = [0u64; 8];
     while cyc < cycles {
         cyc += 1;
         // (its register writes step with no host stream valid: not while a
@@ -261,6 +370,7 @@ fn run(f: Fidelity, nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<(
             // the last quarter starts from the set-up configuration
             write(d, &pin, swreg::NUM_PORTS, u32::from(nports))?;
             setup(d, &mut r, nports, &pin)?;
+            gbank0 = gmp_bank(d, &pin)?;
         }
         if r.chance(20_000) && cyc < cycles * 3 / 4 {
             d.reset(1 + r.below(3) as u32)
@@ -269,6 +379,7 @@ fn run(f: Fidelity, nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<(
             resp.clear();
             gq.clear();
             g_held = false;
+            pkey_idx = 0;
             for (p, x) in drv.iter_mut().zip(pin.iter_mut()) {
                 p.q.clear();
                 p.down = 0;
@@ -328,11 +439,12 @@ fn run(f: Fidelity, nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<(
         // register traffic
         let mut i = DevIn::default();
         let port = 1 + r.below(u64::from(nports)) as u16;
-        i.reg_addr = match r.below(5) {
+        i.reg_addr = match r.below(6) {
             0 => swreg::ctr(port as u8, r.below(16) as u8),
             1 => swreg::PORT_STATE + port,
             2 => swreg::ctr(0, r.below(16) as u8),
             3 => swreg::ctr0g(r.below(16) as u8),
+            4 => [swreg::PKEY_IDX, swreg::PKEY_DATA][r.below(2) as usize],
             _ => swreg::LFT_BASE + r.below(u64::from(LIDS / 4 + 2)) as u16,
         };
         // the last quarter presets and clears no counter: the counters at
@@ -340,7 +452,7 @@ fn run(f: Fidelity, nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<(
         let quiet_regs = cyc > cycles * 3 / 4;
         if r.chance(300) && !quiet_regs {
             i.reg_we = true;
-            let (a, v) = match r.below(9) {
+            let (a, v) = match r.below(11) {
                 0 => (swreg::CTR_CLEAR, 1),
                 1 => (
                     swreg::CTR_CLEAR_SEL + r.below(u64::from(nports) + 1) as u16,
@@ -366,6 +478,20 @@ fn run(f: Fidelity, nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<(
                 ),
                 6 => (swreg::ctr0g(r.below(16) as u8), r.next() as u32),
                 7 => (swreg::LINEAR_FDB_TOP, u32::from(TOP) - r.below(8) as u32),
+                // port 0's P_Key table (8 entries; 9 and 10 are none)
+                8 => {
+                    pkey_idx = 1 + r.below(10) as u32;
+                    (swreg::PKEY_IDX, pkey_idx)
+                }
+                9 => {
+                    let v = if pkey_idx & 0xFF == 0 {
+                        0xFFFF
+                    } else {
+                        PKEYS[r.below(PKEYS.len() as u64) as usize]
+                    };
+                    pkey_idx += 1;
+                    (swreg::PKEY_DATA, u32::from(v))
+                }
                 _ => (
                     swreg::LFT_BASE + r.below(u64::from(LIDS / 4 + 2)) as u16,
                     0x0101_0101 * (1 + r.below(u64::from(nports)) as u32),
@@ -394,8 +520,15 @@ fn run(f: Fidelity, nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<(
         }
         if gq.is_empty() && r.chance(60) {
             let mut g = packet(&mut r, nports);
-            // LRH..ICRC: whole 4-byte words, as the host builds them
-            g.truncate((g.len().saturating_sub(2) & !3).max(4));
+            // LRH..ICRC: whole 4-byte words, as the host builds them, or
+            // not (the RTL sends those too, the VCRC over the whole words)
+            let n = g.len().saturating_sub(2);
+            let n = if r.chance(3) {
+                n.saturating_sub(r.below(4) as usize).max(1)
+            } else {
+                (n & !3).max(4)
+            };
+            g.truncate(n);
             gq.extend(beats(&g, db));
         }
         if let Some(&(data, keep, last)) = gq.front() {
@@ -413,6 +546,9 @@ fn run(f: Fidelity, nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<(
             resp.pop_front();
         }
         g_held = i.gmp_tx_tvalid && !o.gmp_tx_tready;
+        if o.gmp_rx_tvalid && o.gmp_rx_tlast {
+            verdicts[usize::from(o.gmp_rx_reason & 7)] += 1;
+        }
         if i.gmp_tx_tvalid && o.gmp_tx_tready {
             gq.pop_front();
         }
@@ -527,6 +663,30 @@ fn run(f: Fidelity, nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<(
         let v = tick(d, &i, &pin)?;
         anyhow::ensure!(v > 0, "GMP counter {c} never moved");
     }
+    // port 0's GMP receive path: every verdict of the GSI check on
+    // gmp_rx, and its counters moving in the last quarter
+    use crate::model::regmap::gsi_reason as why;
+    for v in [
+        why::OK,
+        why::ICRC_ERR,
+        why::BAD_HDR,
+        why::PKEY_VIOL,
+        why::QKEY_VIOL,
+    ] {
+        anyhow::ensure!(
+            verdicts[usize::from(v)] > 0,
+            "gmp_rx never gave reason {v}: {verdicts:?}"
+        );
+    }
+    let gbank = gmp_bank(d, &pin)?;
+    for c in [ctr::G_RX_PKTS, ctr::G_RX_WORDS, ctr::G_GMPS] {
+        let k = usize::from(c);
+        anyhow::ensure!(
+            gbank[k] != gbank0[k],
+            "GMP counter {} did not move in the last quarter: {gbank0:?} then {gbank:?}",
+            ctr::G_NAMES[k]
+        );
+    }
     for c in [
         ctr::RX_PKTS,
         ctr::FWD_PKTS,
@@ -546,23 +706,148 @@ fn run(f: Fidelity, nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<(
     Ok(())
 }
 
-/// A GMP from the host that is not whole 4-byte words is refused.
+/// A GMP from the host that is not whole 4-byte words (LRH..ICRC of
+/// 4k + 1..3 bytes) leaves its port as the RTL sends it: every byte, then
+/// the VCRC over the whole 4-byte words only (`rtl/ib_link_tx.sv`), RTL
+/// and twin in lockstep.
 #[test]
-fn twin_refuses_unaligned_gmp() {
-    let spec = DeviceSpec::Switch {
-        nports: 2,
-        data_w: 64,
-    };
-    let mut d = backend(Fidelity::Twin).build(spec).unwrap();
-    let pin = vec![PortIn::default(); 2];
-    let i = DevIn {
-        gmp_tx_tvalid: true,
-        gmp_tx_tkeep: 0x3F,
-        gmp_tx_tlast: true,
-        ..DevIn::default()
-    };
-    let e = d.step(&i, &pin, Changed::All).unwrap_err();
-    assert!(e.to_string().contains("4-byte words"), "{e}");
+fn unaligned_host_gmp_leaves_as_the_rtl_sends_it() -> Result<()> {
+    for data_w in [64u32, 128] {
+        for len in [25usize, 26, 27, 29, 30, 31, 61, 62, 63] {
+            let spec = DeviceSpec::Switch { nports: 2, data_w };
+            let mut d = backend(Fidelity::Lockstep).build(spec)?;
+            let d = d.as_mut();
+            let db = (data_w / 8) as usize;
+            let pin = vec![
+                PortIn {
+                    link_up: true,
+                    tx_tready: true,
+                    ..PortIn::default()
+                };
+                2
+            ];
+            d.reset(4)?;
+            // LIDs 0..3 to port 2
+            write(d, &pin, swreg::LFT_BASE, 0x0202_0202)?;
+            write(d, &pin, swreg::LINEAR_FDB_TOP, u32::from(TOP))?;
+            write(d, &pin, swreg::PORT0_LID, u32::from(P0_LID))?;
+            for v in [3, 4] {
+                write(d, &pin, swreg::PORT_STATE + 2, v)?;
+            }
+            let mut g: Vec<u8> = (0..len).map(|k| (k * 37 + 5) as u8).collect();
+            g[0] = 0x00;
+            g[1] = 0x02;
+            g[2..4].copy_from_slice(&2u16.to_be_bytes());
+            g[4] = 0;
+            g[5] = (len / 4) as u8;
+            let mut q: VecDeque<_> = beats(&g, db).into();
+            let mut out = Vec::new();
+            let mut done = false;
+            for _ in 0..200 {
+                let mut i = DevIn::default();
+                if let Some(&(data, keep, last)) = q.front() {
+                    i.gmp_tx_tvalid = true;
+                    i.gmp_tx_tdata = data;
+                    i.gmp_tx_tkeep = keep;
+                    i.gmp_tx_tlast = last;
+                }
+                let o = d.step(&i, &pin, Changed::All)?;
+                if i.gmp_tx_tvalid && o.gmp_tx_tready {
+                    q.pop_front();
+                }
+                let t = &d.ports_out()[1];
+                if t.tx_tvalid {
+                    let n = t.tx_tkeep.count_ones() as usize;
+                    out.extend((0..n).map(|j| (t.tx_tdata[j / 8] >> ((j % 8) * 8)) as u8));
+                    done |= t.tx_tlast;
+                }
+            }
+            anyhow::ensure!(done, "DataW {data_w}, {len} bytes: nothing left port 2");
+            let mut want = g.clone();
+            want.extend_from_slice(&crc::vcrc(&g[..len & !3]).to_le_bytes());
+            anyhow::ensure!(
+                out == want,
+                "DataW {data_w}, {len} bytes: port 2 sent {out:02x?}, want {want:02x?}"
+            );
+        }
+    }
+    Ok(())
+}
+
+/// A P_Key table write racing a GMP's verdict: the GMP's P_Key is in the
+/// table only from the write on, which comes at every cycle around the
+/// GMP's tlast; RTL and twin in lockstep give the same verdict each time
+/// (the match is the one registered the cycle before tlast), and the
+/// sweep sees both verdicts.
+#[test]
+fn pkey_write_racing_a_gmp_verdict() -> Result<()> {
+    for data_w in [64u32, 128] {
+        let db = (data_w / 8) as usize;
+        let mut seen = Vec::new();
+        for k in 0..90u32 {
+            let spec = DeviceSpec::Switch { nports: 2, data_w };
+            let mut d = backend(Fidelity::Lockstep).build(spec)?;
+            let d = d.as_mut();
+            let mut pin = vec![
+                PortIn {
+                    link_up: true,
+                    tx_tready: true,
+                    ..PortIn::default()
+                };
+                2
+            ];
+            d.reset(4)?;
+            write(d, &pin, swreg::PORT0_LID, u32::from(P0_LID))?;
+            for v in [3, 4] {
+                write(d, &pin, swreg::PORT_STATE + 1, v)?;
+            }
+            write(d, &pin, swreg::PKEY_IDX, 1)?;
+            // a good GMP but for its P_Key
+            let mut r = Rng(3);
+            let mut g = loop {
+                let g = gmp(&mut r);
+                let mut s = crate::model::twin::gsi::GsiRx::new();
+                if g[1] & 3 == 2 && s.judge(&g, db, 9, |_| 99, &[0xFFFF], None, false).0 == 0 {
+                    break g;
+                }
+            };
+            g[10..12].copy_from_slice(&0x1234u16.to_be_bytes());
+            g.truncate(g.len() - 6);
+            crc::append_icrc(&mut g);
+            g.extend_from_slice(&crc::vcrc(&g).to_le_bytes());
+            let mut q: VecDeque<_> = beats(&g, db).into();
+            let mut verdict = None;
+            for c in 0..160u32 {
+                let x = &mut pin[0];
+                x.rx_tvalid = false;
+                if let Some((data, keep, last)) = q.pop_front() {
+                    x.rx_tvalid = true;
+                    x.rx_tdata = data;
+                    x.rx_tkeep = keep;
+                    x.rx_tlast = last;
+                }
+                let i = DevIn {
+                    reg_we: c == k,
+                    reg_addr: swreg::PKEY_DATA,
+                    reg_wdata: 0x9234, // a full member of 0x1234
+                    ..DevIn::default()
+                };
+                let o = d.step(&i, &pin, Changed::All)?;
+                if o.gmp_rx_tvalid && o.gmp_rx_tlast {
+                    verdict = Some(o.gmp_rx_reason);
+                }
+            }
+            let v = verdict
+                .with_context(|| format!("DataW {data_w}, write at {k}: no GMP on gmp_rx"))?;
+            seen.push(v);
+        }
+        use crate::model::regmap::gsi_reason as why;
+        anyhow::ensure!(
+            seen.contains(&why::OK) && seen.contains(&why::PKEY_VIOL),
+            "DataW {data_w}: verdicts {seen:?}"
+        );
+    }
+    Ok(())
 }
 
 #[test]

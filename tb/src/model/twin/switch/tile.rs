@@ -220,12 +220,14 @@ impl LinkRx {
     }
 }
 
-/// A packet in an input buffer: LRH..ICRC, its beats, the LRH DLID.
+/// A packet in an input buffer: LRH..ICRC, its beats, the LRH DLID and
+/// the VCRC it arrived with (`wr_vcrc_o`, the data buffer's meta).
 #[derive(Clone, Debug)]
 struct Pkt {
     bytes: Vec<u8>,
     beats: u32,
     dlid: u16,
+    vcrc: u16,
 }
 
 impl Pkt {
@@ -274,6 +276,7 @@ struct InBuf {
     out_valid: bool,
     out: Beat,
     out_dlid: u16,
+    out_vcrc: u16,
     /// `v_occ_q` / `d_occ_q` of the tile.
     occ: u32,
 }
@@ -308,6 +311,7 @@ impl InBuf {
             out_valid: false,
             out: Beat::default(),
             out_dlid: 0,
+            out_vcrc: 0,
             occ: 0,
         }
     }
@@ -320,6 +324,7 @@ impl InBuf {
             cur,
             out,
             out_dlid: self.out_dlid,
+            out_vcrc: self.out_vcrc,
             ..InBuf::new(self.depth, 0, 8)
         }
         .with_slot_words(self.slot_words);
@@ -397,6 +402,7 @@ impl InBuf {
             let iss_last = self.iss_beat + 1 == p.beats;
             self.out = p.beat(self.iss_beat, db, iss_last);
             self.out_dlid = p.dlid;
+            self.out_vcrc = p.vcrc;
             self.out_valid = true;
             if iss_last {
                 self.iss_beat = 0;
@@ -418,10 +424,18 @@ impl InBuf {
         }
         if commit {
             let beats = self.wcnt + u32::from(wr_beat);
+            // the last two bytes of a tlast beat of 4k + 2 bytes
+            // (rtl/sw_in_writer.sv:71-75)
+            let vcrc = (0..db as usize / 4)
+                .find(|&k| u32::from(s.keep) == (1u32 << (4 * k + 2)) - 1)
+                .map_or(0, |k| {
+                    u16::from_le_bytes([s.data[4 * k], s.data[4 * k + 1]])
+                });
             self.pkts.push_back(Pkt {
                 bytes: std::mem::take(&mut self.cur),
                 beats,
                 dlid,
+                vcrc,
             });
             self.cnt += 1;
             self.iss_cnt += 1;
@@ -650,7 +664,8 @@ enum TxSt {
 }
 
 /// `ib_link_tx` (`Vl15FullBeats` 0): VL15 first at a packet boundary, the
-/// VCRC appended (computed once per packet over the bytes sent).
+/// VCRC appended (computed once per packet over the bytes sent, a last
+/// beat's trailing partial word aside).
 #[derive(Clone, Debug, Default)]
 pub struct LinkTx {
     st: TxSt,
@@ -782,7 +797,12 @@ impl LinkTx {
                 let full_last = nbytes == db;
                 let fits = !full_last && nbytes + 2 <= db;
                 let one_free = !full_last && nbytes + 1 == db;
-                self.bytes.extend_from_slice(&inb.data[..nbytes as usize]);
+                // the VCRC covers the last beat's whole 4-byte words only:
+                // the bytes of a trailing partial word (a host GMP that is
+                // not whole words) are sent, not covered
+                // (rtl/ib_link_tx.sv:134-158)
+                self.bytes
+                    .extend_from_slice(&inb.data[..(nbytes & !3) as usize]);
                 let v = crc::vcrc(&self.bytes);
                 self.bytes.clear();
                 let vb = v.to_le_bytes();
@@ -993,6 +1013,11 @@ impl Tile {
     }
     pub fn dhead(&self) -> (bool, &Beat) {
         self.dbuf.head()
+    }
+    /// The VCRC the data head's packet arrived with (`d_vcrc_o`,
+    /// `rtl/sw_port_tile.sv:275`).
+    pub fn dvcrc(&self) -> u16 {
+        self.dbuf.out_vcrc
     }
 
     /// The head's requests this cycle: egress of the VL15 / data head.
