@@ -529,16 +529,12 @@ fn opensm_case_as(path: &Path, f: Fidelity) {
         // a CA refuses (on ibsim too). A switch: its external port 1.
         let p = if is_switch { 1 } else { port }.to_string();
         let args = [l.as_str(), p.as_str()];
-        // The switch twin has no GMP receive path yet (docs/twins.md): a
-        // GMP to a switch's LID needs the switch in RTL.
-        if !(is_switch && f == Fidelity::Twin) {
-            let (got, want) = both("perfquery", &args);
-            assert_eq!(
-                perf_names(&got),
-                perf_names(&want),
-                "{file}: perfquery {args:?}\n{got}"
-            );
-        }
+        let (got, want) = both("perfquery", &args);
+        assert_eq!(
+            perf_names(&got),
+            perf_names(&want),
+            "{file}: perfquery {args:?}\n{got}"
+        );
         if lid != sm_lid {
             let s = sm_lid.to_string();
             let (got, want) = both("ibtracert", &[&s, &l]);
