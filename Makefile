@@ -31,7 +31,7 @@ help:
 	@echo "make lint   verilator --lint-only -Wall and yosys read_slang elaboration (CA, switch, multiport CA, board), cargo fmt --check, clippy -D warnings"
 	@echo "make wave   FST waveform of one scenario into build/wave/"
 	@echo "make soak   10^6 good and faulted packets per DATA_W through the CA port, each port of the 2-port CA and the switch of 8, 36 and 64 ports, checked against the reference models and, in every cycle, against each device's twin"
-	@echo "make bench  latency, throughput, cxx-vs-C++ speed; a switch cycle vs a CA port cycle; the 702-node fabric; opensm -o on vl15 serve vs ibsim (351, 702, 2144 nodes); then make soak and make fuzz"
+	@echo "make bench  latency, throughput, cxx-vs-C++ speed; a switch cycle vs a CA port cycle; the 702-node fabric; opensm -o on vl15 serve vs ibsim (351, 702, 2144 nodes; on twins also 13,284 nodes and an RTL island in 2,144); then make soak and make fuzz"
 	@echo "make fuzz   every fuzz target and the vl15 serve storm, FUZZ_SECONDS each (default 45: 5.25 min)"
 	@echo "make fuzz-afl  AFL++ (cargo-afl, stable Rust) on the packet/pcap/topology parsers, AFL_SECONDS"
 	@echo "make synth  yosys + nextpnr (yowasp, pinned in .venv): iCEBreaker + ULX3S bitstreams, CA port out of context"
