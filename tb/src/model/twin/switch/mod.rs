@@ -137,9 +137,17 @@ pub struct SwitchTwin {
     refresh: u64,
     /// The next step reads every port's inputs (after new and reset).
     all_next: bool,
-    /// Requests per output (VL15, data) collected in a step.
+    /// Requests per output (VL15, data) collected in a step, and the
+    /// outputs (bit e for output e) whose lists hold any: only those are
+    /// cleared at the next step.
     vreq: Vec<Vec<u8>>,
     dreq: Vec<Vec<u8>>,
+    req_used: u128,
+    /// Buffers a step reuses: the LFT lookups (requester, LID), their
+    /// requesters, and the outputs' plans.
+    lft_reqs: Vec<(u8, u16)>,
+    lft_ids: Vec<u8>,
+    plans: Vec<(usize, TxIn, TxPlan)>,
 }
 
 impl SwitchTwin {
@@ -179,6 +187,10 @@ impl SwitchTwin {
             all_next: true,
             vreq: vec![Vec::new(); MAX_PORTS + 1],
             dreq: vec![Vec::new(); MAX_PORTS + 1],
+            req_used: 0,
+            lft_reqs: Vec::with_capacity(usize::from(LFT_REQS)),
+            lft_ids: Vec::with_capacity(usize::from(LFT_REQS)),
+            plans: Vec::with_capacity(MAX_PORTS),
         };
         t.reset_state();
         Ok(t)
@@ -395,6 +407,19 @@ fn bits(mut m: u64) -> impl Iterator<Item = usize> {
     })
 }
 
+/// The bits of `m`, ascending.
+fn bits128(mut m: u128) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        if m == 0 {
+            None
+        } else {
+            let b = m.trailing_zeros() as usize;
+            m &= m - 1;
+            Some(b)
+        }
+    })
+}
+
 impl Dut for SwitchTwin {
     fn step(&mut self, i: &DevIn, pin: &[PortIn], changed: Changed<'_>) -> Result<DevOut> {
         if pin.len() != usize::from(self.radix) {
@@ -474,15 +499,19 @@ impl Dut for SwitchTwin {
             return Ok(o);
         }
         // requests for the outputs, LFT lookups
-        for r in self.vreq.iter_mut().chain(self.dreq.iter_mut()) {
-            r.clear();
+        for e in bits128(std::mem::take(&mut self.req_used)) {
+            self.vreq[e].clear();
+            self.dreq[e].clear();
         }
-        let mut lft_reqs: Vec<(u8, u16)> = Vec::new();
+        let mut req_used: u128 = 0;
+        let mut lft_reqs = std::mem::take(&mut self.lft_reqs);
+        lft_reqs.clear();
         let mut outs = self.active;
         // port 0's VL15 input (input 0: first in every request list)
         if let Some(e) = self.p0.v_request() {
             if e >= 1 {
                 self.vreq[usize::from(e)].push(0);
+                req_used |= 1 << e;
                 outs |= 1 << (e - 1);
             }
         }
@@ -493,6 +522,7 @@ impl Dut for SwitchTwin {
         if let Some(e) = self.p0.d_request() {
             if e >= 1 {
                 self.dreq[usize::from(e)].push(0);
+                req_used |= 1 << e;
                 outs |= 1 << (e - 1);
             }
         }
@@ -504,12 +534,14 @@ impl Dut for SwitchTwin {
             let p = t.port;
             if let Some(e) = t.v_request() {
                 self.vreq[usize::from(e)].push(p);
+                req_used |= 1 << e;
                 if e != 0 {
                     outs |= 1 << (e - 1);
                 }
             }
             if let Some(e) = t.d_request() {
                 self.dreq[usize::from(e)].push(p);
+                req_used |= 1 << e;
                 if e != 0 {
                     outs |= 1 << (e - 1);
                 }
@@ -521,10 +553,15 @@ impl Dut for SwitchTwin {
                 lft_reqs.push((2 * p + 1, lid));
             }
         }
-        let ids: Vec<u8> = lft_reqs.iter().map(|r| r.0).collect();
+        self.req_used = req_used;
+        let mut ids = std::mem::take(&mut self.lft_ids);
+        ids.clear();
+        ids.extend(lft_reqs.iter().map(|r| r.0));
         let lft_gnt = tile::rr_pick(&ids, self.lft_last);
+        self.lft_ids = ids;
         // the outputs' plans and the grant-readies back to the inputs
-        let mut plans: Vec<(usize, TxIn, TxPlan)> = Vec::new();
+        let mut plans = std::mem::take(&mut self.plans);
+        plans.clear();
         let mut v_sel: u64 = 0;
         let mut d_sel: u64 = 0;
         let mut p0_sel = false;
@@ -604,7 +641,7 @@ impl Dut for SwitchTwin {
             addr: i.reg_addr,
             wdata: i.reg_wdata,
         };
-        for (k, ti, plan) in plans {
+        for &(k, ti, plan) in &plans {
             let p = (k + 1) as u8;
             let on = bcast || u16::from(rport) == u16::from(p);
             let rsp = |r: u8| match self.lft_rsp {
@@ -630,6 +667,7 @@ impl Dut for SwitchTwin {
             };
             state_chg |= self.tiles[k].edge(&ctx).state_chg;
         }
+        self.plans = plans;
         // port 0
         let mut ev0 = [0u32; NUM_CTRS];
         let mut gev = [0u32; NUM_CTRS];
@@ -676,6 +714,7 @@ impl Dut for SwitchTwin {
             }
             None => self.lft_rsp = None,
         }
+        self.lft_reqs = lft_reqs;
         let n_before = self.n;
         self.regs_edge(i, state_chg, &ev0, &gev);
         if self.n != n_before {
