@@ -16,6 +16,17 @@ use anyhow::{bail, Context, Result};
 use vl15_bindings::dev::{Changed, Dev, DevIn, DevKind, DevOut, PortIn, PortOut};
 use vl15_bindings::{Ca, CaIn};
 
+/// What a step changed of a model's port outputs, as masks with bit p−1
+/// for port p (models of at most 64 ports).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PortsHint {
+    /// Every port whose `PortOut` may differ from what `ports_out` gave
+    /// before the step; the others' are as they were.
+    pub changed: u64,
+    /// Exactly the ports whose `tx_tvalid` is set.
+    pub tx_valid: u64,
+}
+
 /// A Verilated top as the testbench clocks it.
 pub trait Dut: Send {
     /// One clock cycle; `pin` has [`Dut::num_ports`] elements, of which
@@ -24,6 +35,12 @@ pub trait Dut: Send {
     fn step(&mut self, i: &DevIn, pin: &[PortIn], changed: Changed<'_>) -> Result<DevOut>;
     /// The ports' outputs of the last step ([`Dut::num_ports`] elements).
     fn ports_out(&self) -> &[PortOut];
+    /// Which of [`Dut::ports_out`] the last step can have changed and
+    /// which put a beat out, where the model knows (a caller then reads
+    /// those ports alone); None: any port (the default).
+    fn ports_hint(&self) -> Option<PortsHint> {
+        None
+    }
     /// Count `n` cycles without evaluating: only while the model is idle
     /// (`DevOut::idle`) and gets no input, when its state would not change.
     fn skip(&mut self, n: u64);

@@ -124,6 +124,19 @@ impl Default for NetOptions {
 /// to the pool and back costs (docs/fabric.md "Threads").
 const PAR_MIN_DEVICES: usize = 8;
 
+/// The bits of `m`, ascending.
+fn bits(mut m: u64) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        if m == 0 {
+            None
+        } else {
+            let b = m.trailing_zeros() as usize;
+            m &= m - 1;
+            Some(b)
+        }
+    })
+}
+
 /// What the input side of a device's cycle decided, for its output side.
 struct Prep {
     i: DevIn,
@@ -2061,12 +2074,21 @@ impl<S: NodeAgent> Net<S> {
                 rewake = true;
             }
         }
-        // Beats onto links.
+        // Beats onto links: the ports with tx_tvalid (those the model
+        // names, where it does).
         let mut sending = std::mem::take(&mut self.sending);
-        sending.extend(
-            (self.devs[d].dev.ports_out().iter().copied().enumerate())
-                .filter(|(_, po)| po.tx_tvalid),
-        );
+        let dut = &self.devs[d].dev;
+        let pout = dut.ports_out();
+        match dut.ports_hint() {
+            Some(h) => sending.extend(
+                bits(h.tx_valid)
+                    .filter_map(|p| pout.get(p).map(|po| (p, *po)))
+                    .filter(|(_, po)| po.tx_tvalid),
+            ),
+            None => {
+                sending.extend((pout.iter().copied().enumerate()).filter(|(_, po)| po.tx_tvalid))
+            }
+        }
         for &(p, po) in &sending {
             let Some((l, dir)) = self.devs[d].port_links[p] else {
                 continue;
@@ -2259,12 +2281,28 @@ impl<S: NodeAgent> Net<S> {
             return false;
         }
         let mut edge = false;
-        for (o, was) in dev.dev.ports_out().iter().zip(dev.last_states.iter_mut()) {
+        let mut look = |o: &PortOut, was: &mut u8| {
             let s = o.port_state;
             if s != *was && (s == 1 || *was == 1) {
                 edge = true;
             }
             *was = s;
+        };
+        let pout = dev.dev.ports_out();
+        match dev.dev.ports_hint() {
+            // only the ports the step can have changed
+            Some(h) => {
+                for p in bits(h.changed) {
+                    if let (Some(o), Some(was)) = (pout.get(p), dev.last_states.get_mut(p)) {
+                        look(o, was);
+                    }
+                }
+            }
+            None => {
+                for (o, was) in pout.iter().zip(dev.last_states.iter_mut()) {
+                    look(o, was);
+                }
+            }
         }
         edge
     }

@@ -81,7 +81,7 @@ mod tile;
 use anyhow::{bail, Result};
 use vl15_bindings::{Changed, DevIn, DevOut, PortIn, PortOut};
 
-use crate::model::dut::Dut;
+use crate::model::dut::{Dut, PortsHint};
 use port0::{P0Ctx, Port0};
 use tile::{ps, Beat, Bus, RouteCfg, Tile, TileCtx, TxIn, TxPlan, NUM_CTRS};
 
@@ -148,6 +148,10 @@ pub struct SwitchTwin {
     lft_reqs: Vec<(u8, u16)>,
     lft_ids: Vec<u8>,
     plans: Vec<(usize, TxIn, TxPlan)>,
+    /// The ports whose `pout` the last step wrote, and those whose
+    /// `tx_tvalid` is set (bit p-1 for port p): [`Dut::ports_hint`].
+    touched: u64,
+    tx_valid: u64,
 }
 
 impl SwitchTwin {
@@ -191,6 +195,8 @@ impl SwitchTwin {
             lft_reqs: Vec::with_capacity(usize::from(LFT_REQS)),
             lft_ids: Vec::with_capacity(usize::from(LFT_REQS)),
             plans: Vec::with_capacity(MAX_PORTS),
+            touched: 0,
+            tx_valid: 0,
         };
         t.reset_state();
         Ok(t)
@@ -474,10 +480,17 @@ impl Dut for SwitchTwin {
         }
         // outputs of this cycle (registers of the last edge)
         let mut busy = false;
-        for k in bits(self.active | std::mem::take(&mut self.refresh)) {
+        let touched = self.active | std::mem::take(&mut self.refresh);
+        self.touched = touched;
+        for k in bits(touched) {
             let t = &self.tiles[k];
             let o = &mut self.pout[k];
             o.tx_tvalid = t.tx.out_valid && t.link_up;
+            if o.tx_tvalid {
+                self.tx_valid |= 1 << k;
+            } else {
+                self.tx_valid &= !(1 << k);
+            }
             o.tx_tdata = t.tx.out.words();
             o.tx_tkeep = t.tx.out.keep;
             o.tx_tlast = t.tx.out.last;
@@ -741,6 +754,13 @@ impl Dut for SwitchTwin {
 
     fn ports_out(&self) -> &[PortOut] {
         &self.pout
+    }
+
+    fn ports_hint(&self) -> Option<PortsHint> {
+        Some(PortsHint {
+            changed: self.touched,
+            tx_valid: self.tx_valid,
+        })
     }
 
     fn skip(&mut self, n: u64) {
