@@ -512,18 +512,31 @@ impl<S> Device<S> {
         self.dev.num_ports()
     }
 
+    /// The ports whose host side (data VLs, SM receive queue) is in use:
+    /// a CA's. A switch's are never written (`Net::data_send` and the
+    /// receive queue calls refuse a switch, whose host data go by
+    /// `gmp_*`), so its cycles look at nothing the size of its radix.
+    fn host_ports(&self) -> usize {
+        if self.is_switch {
+            0
+        } else {
+            self.pin.len()
+        }
+    }
+
     fn has_host_work(&self) -> bool {
+        let hp = self.host_ports();
         !self.sma_tx.idle()
             || !self.trap_tx.idle()
             || !self.sma_pending.is_empty()
             || self.sma_rx.in_packet()
             || !self.regs.is_empty()
-            || self.data_tx.iter().any(|s| !s.idle())
-            || self.data_rx.iter().any(|s| s.in_packet())
+            || self.data_tx[..hp].iter().any(|s| !s.idle())
+            || self.data_rx[..hp].iter().any(|s| s.in_packet())
             || !self.gmp_tx.idle()
             || self.gmp_rx.in_packet()
             || self.read.is_some()
-            || self.sm_rq.iter().any(RecvQueue::pending)
+            || self.sm_rq[..hp].iter().any(RecvQueue::pending)
             || self
                 .sm
                 .as_ref()
@@ -1840,7 +1853,8 @@ impl<S: NodeAgent> Net<S> {
             // away what reaches sm_rx (only a MAD that started before a
             // detach can).
             // One doorbell a cycle: the first port with something to ring.
-            if let Some(p) = dev.sm_rq.iter().position(RecvQueue::pending) {
+            let hp = dev.host_ports();
+            if let Some(p) = dev.sm_rq[..hp].iter().position(RecvQueue::pending) {
                 let db = dev.sm_rq[p].doorbell();
                 i.sm_rq_post = db.post;
                 i.sm_rq_post_n = db.n;
@@ -1978,7 +1992,9 @@ impl<S: NodeAgent> Net<S> {
             }
             if !dev.rx_listed
                 && (!dev.gmp_rx.packets.is_empty()
-                    || dev.data_rx.iter().any(|r| !r.packets.is_empty()))
+                    || dev.data_rx[..dev.host_ports()]
+                        .iter()
+                        .any(|r| !r.packets.is_empty()))
             {
                 dev.rx_listed = true;
                 self.rx_pending.push(d);
