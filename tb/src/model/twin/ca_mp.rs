@@ -37,14 +37,14 @@ impl Mux {
             rr: n - 1,
         }
     }
-    fn pick(&self, valid: &[bool]) -> usize {
+    /// The port granted among `n`, of which `valid(i)` present a beat.
+    fn pick(&self, n: usize, valid: impl Fn(usize) -> bool) -> usize {
         if self.lock {
             return self.sel;
         }
-        let n = valid.len();
         (1..=n)
             .map(|k| (self.rr + k) % n)
-            .find(|&i| valid[i])
+            .find(|&i| valid(i))
             .unwrap_or(self.rr)
     }
     fn update(&mut self, sel: usize, valid: bool, ready: bool, last: bool) {
@@ -69,6 +69,8 @@ pub struct CaTwin {
     bad_tag: u32,
     pout: Vec<PortOut>,
     pin_last: Vec<PortIn>,
+    /// The ports' outputs of the cycle being stepped (a buffer reused).
+    outs: Vec<PortOuts>,
     cycle: u64,
 }
 
@@ -93,6 +95,7 @@ impl CaTwin {
             bad_tag: 0,
             pout: vec![PortOut::default(); n],
             pin_last: vec![PortIn::default(); n],
+            outs: Vec::with_capacity(n),
             cycle: 0,
         }
     }
@@ -127,20 +130,20 @@ impl Dut for CaTwin {
                 }
             }
         }
-        let pin = self.pin_last.clone();
+        let pin = &self.pin_last;
         let reg_port = (i.reg_addr >> 8) as usize;
         let low = (i.reg_addr & 0xFF) as u8;
-        let outs: Vec<PortOuts> = self
-            .ports
-            .iter()
-            .zip(&pin)
-            .map(|(p, pi)| p.outputs(low, pi.link_up))
-            .collect();
+        let mut outs = std::mem::take(&mut self.outs);
+        outs.clear();
+        outs.extend(
+            self.ports
+                .iter()
+                .zip(pin)
+                .map(|(p, pi)| p.outputs(low, pi.link_up)),
+        );
         // the receive muxes
-        let sma_valid: Vec<bool> = outs.iter().map(|o| o.sma.valid).collect();
-        let sm_valid: Vec<bool> = outs.iter().map(|o| o.sm.valid).collect();
-        let sma_sel = self.sma_mux.pick(&sma_valid);
-        let sm_sel = self.sm_mux.pick(&sm_valid);
+        let sma_sel = self.sma_mux.pick(n, |k| outs[k].sma.valid);
+        let sm_sel = self.sm_mux.pick(n, |k| outs[k].sm.valid);
         // the send demuxes
         let sma_to = self.tagged(i.sma_tx_port);
         let sm_to = self.tagged(i.sm_tx_port);
@@ -247,6 +250,7 @@ impl Dut for CaTwin {
                     .wrapping_add(bad(i.trap_tx_tvalid, i.trap_tx_tlast, trap_to));
             }
         }
+        self.outs = outs;
         self.cycle += 1;
         if !self.mp {
             // ib_ca_top's streams carry no tag: CaTopDut reports port 1
