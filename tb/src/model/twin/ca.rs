@@ -329,6 +329,11 @@ pub(crate) struct CaPort {
     lrx_beat_cycles: Vec<u64>,
     lrx_vl15: bool,
     lrx_err: bool,
+    /// The link checks' verdict on `lrx_pkt` (the counter of the first
+    /// that fails), and its CRC checks (ICRC, VCRC) where they were made:
+    /// judged once at its tlast, read again by the stages after.
+    lrx_link: Option<usize>,
+    lrx_crc: Option<Option<(bool, bool)>>,
     fields: RxFields,
     /// RX buffer write side: claimed / dropped for lack of a slot.
     rxw_open: bool,
@@ -429,6 +434,8 @@ impl CaPort {
             lrx_beat_cycles: Vec::new(),
             lrx_vl15: false,
             lrx_err: false,
+            lrx_link: None,
+            lrx_crc: None,
             fields: RxFields::new(),
             rxw_open: false,
             rxw_claim: false,
@@ -778,7 +785,10 @@ impl CaPort {
             let vl15 = self.rx_cur.first().is_some_and(|b| b >> 4 == 0xF);
             self.lrx_vl15 = vl15;
             if p.rx_tlast {
-                self.lrx_err = link_err(&self.rx_cur, db).is_some();
+                let (err, crc) = link_check(&self.rx_cur, db);
+                self.lrx_err = err.is_some();
+                self.lrx_link = err;
+                self.lrx_crc = crc;
                 self.lrx_pkt = std::mem::take(&mut self.rx_cur);
                 self.lrx_beat_cycles = std::mem::take(&mut self.rx_beats);
                 self.rx_open = false;
@@ -1043,10 +1053,11 @@ impl CaPort {
         self.t += 1;
     }
 
-    /// The link checks' events of a packet (at the cycle after its tlast).
+    /// The link checks' events of a packet (at the cycle after its tlast;
+    /// `lrx_link` is its verdict).
     fn link_events(&mut self, pkt: &[u8]) {
         self.event(C_RX_PKTS, 1);
-        match link_err(pkt, self.db) {
+        match self.lrx_link {
             Some(k) => self.event(k, 1),
             None => {
                 if pkt.first().is_some_and(|b| b >> 4 != 0xF) {
@@ -1146,7 +1157,11 @@ impl CaPort {
                 || method == 0x05
                 || (f.be16(MAD_OFF + 16) == 0x0020 && matches!(method, 1 | 2));
             let icrc_chk = lnh == 2 && pktlen_ok;
-            let icrc_ok = crc::check_wire(&pkt).is_some_and(|(i, _)| i);
+            let crcs = match self.lrx_crc {
+                Some(c) => c,
+                None => crc::check_wire(&pkt),
+            };
+            let icrc_ok = crcs.is_some_and(|(i, _)| i);
             let dir = f.at(MAD_OFF + 4) & 0x80 != 0;
             let hp = f.at(MAD_OFF + 6);
             let hc = f.at(MAD_OFF + 7);
@@ -1428,8 +1443,10 @@ fn pkt_len_of(p: &[u8]) -> u16 {
 }
 
 /// ib_link_rx's checks of a whole packet: the counter of the first that
-/// fails, in the RTL's order (length, LVer, LNH, VCRC).
-fn link_err(p: &[u8], db: usize) -> Option<usize> {
+/// fails, in the RTL's order (length, LVer, LNH, VCRC); and the packet's
+/// CRC checks ([`crc::check_wire`]) where they were made (the checks
+/// before the VCRC passed).
+fn link_check(p: &[u8], db: usize) -> (Option<usize>, Option<Option<(bool, bool)>>) {
     let n = p.len();
     let nb_last = if n % db == 0 { db.min(n) } else { n % db };
     let bcnt = n - nb_last;
@@ -1439,17 +1456,18 @@ fn link_err(p: &[u8], db: usize) -> Option<usize> {
         || nb_last != (last_byte & (db - 1)) + 1
         || pl < 5;
     if err_len {
-        return Some(C_RX_LEN);
+        return (Some(C_RX_LEN), None);
     }
     if p.first().copied().unwrap_or(0) & 0xF != 0 {
-        return Some(C_RX_LVER);
+        return (Some(C_RX_LVER), None);
     }
     let lnh = p.get(1).copied().unwrap_or(0) & 3;
     if lnh != 2 && lnh != 3 {
-        return Some(C_RX_LNH);
+        return (Some(C_RX_LNH), None);
     }
-    if !crc::check_wire(p).is_some_and(|(_, v)| v) {
-        return Some(C_RX_VCRC);
+    let crcs = crc::check_wire(p);
+    if !crcs.is_some_and(|(_, v)| v) {
+        return (Some(C_RX_VCRC), Some(crcs));
     }
-    None
+    (None, Some(crcs))
 }
