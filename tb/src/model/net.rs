@@ -138,6 +138,10 @@ fn bits(mut m: u64) -> impl Iterator<Item = usize> {
 }
 
 /// What the input side of a device's cycle decided, for its output side.
+/// Written in place in the cycle's buffer (as the model's outputs are in
+/// `Device::dout`): these structs are big, and moved field by field they
+/// cost more than the rest of a twin's step.
+#[derive(Default)]
 struct Prep {
     i: DevIn,
     /// A register read completes in this cycle.
@@ -412,8 +416,8 @@ pub struct Device<S> {
 
 impl<S> Device<S> {
     /// One cycle of the model with `i` and the ports' inputs, telling it
-    /// which ports' inputs this cycle wrote.
-    fn step_model(&mut self, i: &DevIn) -> Result<DevOut> {
+    /// which ports' inputs this cycle wrote; its outputs into `dout`.
+    fn step_model(&mut self, i: &DevIn) -> Result<()> {
         let changed = if self.pin_all {
             Changed::All
         } else {
@@ -422,7 +426,8 @@ impl<S> Device<S> {
         let o = self.dev.step(i, &self.pin, changed);
         self.pin_all = false;
         self.pin_changed.clear();
-        o
+        self.dout = o?;
+        Ok(())
     }
 
     /// A beat is on the cable into port index `p` (port p+1).
@@ -739,7 +744,7 @@ pub struct Net<S> {
     /// outputs.
     list_spare: Vec<usize>,
     prep_buf: Vec<Prep>,
-    out_buf: Vec<Result<DevOut>>,
+    out_buf: Vec<Result<()>>,
     /// The ports of the device being clocked that put a beat out.
     sending: Vec<(usize, PortOut)>,
 }
@@ -1665,17 +1670,21 @@ impl<S: NodeAgent> Net<S> {
                 }
                 _ => None,
             };
-            preps.push(self.tick_in(d, now, drv));
+            preps.push(Prep::default());
+            let prep = preps.last_mut().expect("pushed");
+            self.tick_in(d, now, drv, prep);
         }
         let mut outs = std::mem::take(&mut self.out_buf);
         self.eval(&list, &preps, now, &mut outs);
-        for ((&d, prep), o) in list.iter().zip(preps.drain(..)).zip(outs.drain(..)) {
+        for ((&d, prep), o) in list.iter().zip(&preps).zip(outs.drain(..)) {
             let drv = match lent.as_mut() {
                 Some((k, drv)) if *k == d => Some(&mut **drv),
                 _ => None,
             };
-            self.tick_out(d, now, prep, o?, &mut requests, drv)?;
+            o?;
+            self.tick_out(d, now, prep, &mut requests, drv)?;
         }
+        preps.clear();
         list.clear();
         self.list_spare = list;
         self.prep_buf = preps;
@@ -1693,8 +1702,9 @@ impl<S: NodeAgent> Net<S> {
         Ok(())
     }
 
-    /// One cycle of the models of `list` with their inputs, in list order.
-    fn eval(&mut self, list: &[usize], preps: &[Prep], now: u64, outs: &mut Vec<Result<DevOut>>) {
+    /// One cycle of the models of `list` with their inputs, in list order
+    /// (their outputs in `Device::dout`).
+    fn eval(&mut self, list: &[usize], preps: &[Prep], now: u64, outs: &mut Vec<Result<()>>) {
         let step = |dev: &mut Device<S>, i: &DevIn| {
             dev.step_model(i)
                 .with_context(|| format!("{} at cycle {now}", dev.name))
@@ -1726,7 +1736,7 @@ impl<S: NodeAgent> Net<S> {
                 None => break,
             }
         }
-        let mut done: Vec<(usize, Result<DevOut>)> = pool.install(|| {
+        let mut done: Vec<(usize, Result<()>)> = pool.install(|| {
             jobs.into_par_iter()
                 .map(|(k, dev)| (k, step(dev, &preps[k].i)))
                 .collect()
@@ -1737,13 +1747,19 @@ impl<S: NodeAgent> Net<S> {
 
     /// The input side of clocking device `d` at cycle `now`: its links,
     /// host streams and register port, as the model's inputs.
-    fn tick_in(&mut self, d: usize, now: u64, lent: Option<&mut (dyn Driver + '_)>) -> Prep {
+    fn tick_in(
+        &mut self,
+        d: usize,
+        now: u64,
+        lent: Option<&mut (dyn Driver + '_)>,
+        prep: &mut Prep,
+    ) {
         if self.devs[d].is_driven() {
-            return self.tick_in_driven(d, now, lent);
+            return self.tick_in_driven(d, now, lent, prep);
         }
         // Packets whose last beat arrives now: (port, first cycle, bytes).
         let mut arrived: Vec<(u8, u64, Vec<u8>)> = Vec::new();
-        let prep = {
+        {
             let dev = &mut self.devs[d];
             let lag = now.saturating_sub(dev.dev.cycle());
             if lag > 0 {
@@ -1820,10 +1836,9 @@ impl<S: NodeAgent> Net<S> {
                     dev.data_rx[p].always();
                 }
             }
-            let mut i = DevIn {
-                sma_rx_tready: dev.sma_rx.ready(),
-                ..DevIn::default()
-            };
+            // `prep` holds the defaults: only what is not 0 is written.
+            let i = &mut prep.i;
+            i.sma_rx_tready = dev.sma_rx.ready();
             while dev
                 .sma_pending
                 .front()
@@ -1910,12 +1925,12 @@ impl<S: NodeAgent> Net<S> {
             } else if let Some(k) = patch {
                 i.reg_addr = dev.sma_pending[k].3[0].1;
             }
-            Prep { i, reading, patch }
-        };
+            prep.reading = reading;
+            prep.patch = patch;
+        }
         for (p, first, bytes) in arrived {
             self.log_packet(d, p, Direction::Inbound, first, &bytes);
         }
-        prep
     }
 
     /// The output side of clocking device `d` at cycle `now`, with what its
@@ -1924,21 +1939,24 @@ impl<S: NodeAgent> Net<S> {
         &mut self,
         d: usize,
         now: u64,
-        prep: Prep,
-        o: DevOut,
+        prep: &Prep,
         requests: &mut Vec<(usize, Mad, SmiMeta)>,
         lent: Option<&mut (dyn Driver + '_)>,
     ) -> Result<()> {
         if self.devs[d].is_driven() {
-            return self.tick_out_driven(d, now, o, lent);
+            return self.tick_out_driven(d, now, lent);
         }
-        let Prep { i, reading, patch } = prep;
+        let &Prep {
+            ref i,
+            reading,
+            patch,
+        } = prep;
         let mut rewake = false;
         {
             let dev = &mut self.devs[d];
             dev.ticks += 1;
             self.stats.ticks += 1;
-            dev.dout = o;
+            let o = dev.dout;
             if reading {
                 dev.read = None;
                 dev.read_value = Some(o.reg_rdata);
@@ -1971,14 +1989,17 @@ impl<S: NodeAgent> Net<S> {
             let dev = &mut self.devs[d];
             if dev.is_switch {
                 dev.gmp_tx.taken(o.gmp_tx_tready, now);
-                let b = Beat {
-                    data: o.gmp_rx_tdata,
-                    keep: o.gmp_rx_tkeep,
-                    last: o.gmp_rx_tlast,
-                };
-                let reason = o.gmp_rx_reason;
-                dev.gmp_rx
-                    .observe(o.gmp_rx_tvalid, b, o.gmp_rx_tuser, now, || reason);
+                // (a sink given no beat outside a packet does nothing)
+                if o.gmp_rx_tvalid || dev.gmp_rx.in_packet() {
+                    let b = Beat {
+                        data: o.gmp_rx_tdata,
+                        keep: o.gmp_rx_tkeep,
+                        last: o.gmp_rx_tlast,
+                    };
+                    let reason = o.gmp_rx_reason;
+                    dev.gmp_rx
+                        .observe(o.gmp_rx_tvalid, b, o.gmp_rx_tuser, now, || reason);
+                }
             } else {
                 for (p, po) in dev.dev.ports_out().iter().enumerate() {
                     dev.data_tx[p].taken(po.dtx_tready, now);
@@ -2005,14 +2026,15 @@ impl<S: NodeAgent> Net<S> {
                 keep: full_keep,
                 last,
             };
-            let sma_meta = sma_rx_meta(&o);
-            dev.sma_rx.observe(
-                o.sma_rx_tvalid,
-                full(o.sma_rx_tdata, o.sma_rx_tlast),
-                false,
-                now,
-                || sma_meta,
-            );
+            if o.sma_rx_tvalid || dev.sma_rx.in_packet() {
+                dev.sma_rx.observe(
+                    o.sma_rx_tvalid,
+                    full(o.sma_rx_tdata, o.sma_rx_tlast),
+                    false,
+                    now,
+                    || sma_rx_meta(&o),
+                );
+            }
             while let Some(r) = dev.sma_rx.packets.pop_front() {
                 let m: Mad = r.bytes.as_slice().try_into().map_err(|_| {
                     anyhow!(
@@ -2044,14 +2066,13 @@ impl<S: NodeAgent> Net<S> {
                         cycle: now,
                     });
                 }
-                let meta = sm_rx_meta(&o);
-                if !dev.sm_rx_skip {
+                if !dev.sm_rx_skip && (o.sm_rx_tvalid || sm.rx.in_packet()) {
                     sm.rx.observe(
                         o.sm_rx_tvalid,
                         full(o.sm_rx_tdata, o.sm_rx_tlast),
                         false,
                         now,
-                        || meta,
+                        || sm_rx_meta(&o),
                     );
                 }
                 while let Some(r) = sm.rx.packets.pop_front() {
@@ -2150,7 +2171,13 @@ impl<S: NodeAgent> Net<S> {
 
     /// The input side of a driven device's cycle: the beats its links
     /// deliver now, and what its driver puts on the model's inputs.
-    fn tick_in_driven(&mut self, d: usize, now: u64, lent: Option<&mut (dyn Driver + '_)>) -> Prep {
+    fn tick_in_driven(
+        &mut self,
+        d: usize,
+        now: u64,
+        lent: Option<&mut (dyn Driver + '_)>,
+        prep: &mut Prep,
+    ) {
         let dev = &mut self.devs[d];
         let lag = now.saturating_sub(dev.dev.cycle());
         if lag > 0 {
@@ -2166,18 +2193,14 @@ impl<S: NodeAgent> Net<S> {
                 dev.drv_link_rx[p] = rx.pop_front().map(|(_, b)| b);
             }
         }
-        let mut i = DevIn::default();
+        // `prep` holds the defaults the driver starts from.
+        let i = &mut prep.i;
         let link_rx = &dev.drv_link_rx;
         dev.pin_all = true;
         match (lent, dev.driven.as_deref_mut()) {
-            (Some(drv), _) => drv.drive(now, link_rx, &mut i, &mut dev.pin),
-            (None, Some(drv)) => drv.drive(now, link_rx, &mut i, &mut dev.pin),
+            (Some(drv), _) => drv.drive(now, link_rx, i, &mut dev.pin),
+            (None, Some(drv)) => drv.drive(now, link_rx, i, &mut dev.pin),
             (None, None) => {}
-        }
-        Prep {
-            i,
-            reading: false,
-            patch: None,
         }
     }
 
@@ -2188,7 +2211,6 @@ impl<S: NodeAgent> Net<S> {
         &mut self,
         d: usize,
         now: u64,
-        o: DevOut,
         lent: Option<&mut (dyn Driver + '_)>,
     ) -> Result<()> {
         self.stats.ticks += 1;
@@ -2205,7 +2227,7 @@ impl<S: NodeAgent> Net<S> {
         } = self;
         let dev = &mut devs[d];
         dev.ticks += 1;
-        dev.dout = o;
+        let o = dev.dout;
         let next = dev.dev.cycle();
         // The ports that beats were sent to (their devices are borrowed).
         let mut inbound: Vec<End> = Vec::new();
