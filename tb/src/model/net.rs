@@ -137,13 +137,10 @@ fn bits(mut m: u64) -> impl Iterator<Item = usize> {
     })
 }
 
-/// What the input side of a device's cycle decided, for its output side.
-/// Written in place in the cycle's buffer (as the model's outputs are in
-/// `Device::dout`): these structs are big, and moved field by field they
-/// cost more than the rest of a twin's step.
+/// What the input side of a device's cycle decided, for its output side
+/// (the model's inputs are in `Device::din`).
 #[derive(Default)]
 struct Prep {
-    i: DevIn,
     /// A register read completes in this cycle.
     reading: bool,
     /// The pending SMA response whose counter field this cycle's read fills.
@@ -332,6 +329,10 @@ pub struct Device<S> {
     pin_changed: Vec<u8>,
     pin_all: bool,
     pub dout: DevOut,
+    /// The model's inputs of the cycle being clocked. The inputs and the
+    /// outputs stay in the device: these structs are big, and moved from
+    /// buffer to buffer field by field they cost as much as a twin's step.
+    din: DevIn,
     /// Per port 1..=model ports at index p−1: (link, direction it sends on).
     port_links: Vec<Option<(usize, usize)>>,
     /// The node's agent (its SMA); none on a driven device, whose SMPs
@@ -415,15 +416,15 @@ pub struct Device<S> {
 }
 
 impl<S> Device<S> {
-    /// One cycle of the model with `i` and the ports' inputs, telling it
+    /// One cycle of the model with `din` and the ports' inputs, telling it
     /// which ports' inputs this cycle wrote; its outputs into `dout`.
-    fn step_model(&mut self, i: &DevIn) -> Result<()> {
+    fn step_model(&mut self) -> Result<()> {
         let changed = if self.pin_all {
             Changed::All
         } else {
             Changed::Ports(&self.pin_changed)
         };
-        let o = self.dev.step(i, &self.pin, changed);
+        let o = self.dev.step(&self.din, &self.pin, changed);
         self.pin_all = false;
         self.pin_changed.clear();
         self.dout = o?;
@@ -455,6 +456,7 @@ impl<S> Device<S> {
             pin_changed: Vec::new(),
             pin_all: true,
             dout: DevOut::default(),
+            din: DevIn::default(),
             port_links: vec![None; np],
             agent,
             driven: None,
@@ -1675,7 +1677,7 @@ impl<S: NodeAgent> Net<S> {
             self.tick_in(d, now, drv, prep);
         }
         let mut outs = std::mem::take(&mut self.out_buf);
-        self.eval(&list, &preps, now, &mut outs);
+        self.eval(&list, now, &mut outs);
         for ((&d, prep), o) in list.iter().zip(&preps).zip(outs.drain(..)) {
             let drv = match lent.as_mut() {
                 Some((k, drv)) if *k == d => Some(&mut **drv),
@@ -1702,21 +1704,17 @@ impl<S: NodeAgent> Net<S> {
         Ok(())
     }
 
-    /// One cycle of the models of `list` with their inputs, in list order
-    /// (their outputs in `Device::dout`).
-    fn eval(&mut self, list: &[usize], preps: &[Prep], now: u64, outs: &mut Vec<Result<()>>) {
-        let step = |dev: &mut Device<S>, i: &DevIn| {
-            dev.step_model(i)
+    /// One cycle of the models of `list` with their inputs
+    /// (`Device::din`), in list order (their outputs in `Device::dout`).
+    fn eval(&mut self, list: &[usize], now: u64, outs: &mut Vec<Result<()>>) {
+        let step = |dev: &mut Device<S>| {
+            dev.step_model()
                 .with_context(|| format!("{} at cycle {now}", dev.name))
         };
         let pool = match &self.pool {
             Some(p) if list.len() >= PAR_MIN_DEVICES => p,
             _ => {
-                outs.extend(
-                    list.iter()
-                        .zip(preps)
-                        .map(|(&d, p)| step(&mut self.devs[d], &p.i)),
-                );
+                outs.extend(list.iter().map(|&d| step(&mut self.devs[d])));
                 return;
             }
         };
@@ -1738,7 +1736,7 @@ impl<S: NodeAgent> Net<S> {
         }
         let mut done: Vec<(usize, Result<()>)> = pool.install(|| {
             jobs.into_par_iter()
-                .map(|(k, dev)| (k, step(dev, &preps[k].i)))
+                .map(|(k, dev)| (k, step(dev)))
                 .collect()
         });
         done.sort_unstable_by_key(|(k, _)| *k);
@@ -1755,7 +1753,7 @@ impl<S: NodeAgent> Net<S> {
         prep: &mut Prep,
     ) {
         if self.devs[d].is_driven() {
-            return self.tick_in_driven(d, now, lent, prep);
+            return self.tick_in_driven(d, now, lent);
         }
         // Packets whose last beat arrives now: (port, first cycle, bytes).
         let mut arrived: Vec<(u8, u64, Vec<u8>)> = Vec::new();
@@ -1836,8 +1834,10 @@ impl<S: NodeAgent> Net<S> {
                     dev.data_rx[p].always();
                 }
             }
-            // `prep` holds the defaults: only what is not 0 is written.
-            let i = &mut prep.i;
+            let hp = dev.host_ports();
+            // From the defaults: only what is not 0 is written.
+            dev.din = DevIn::default();
+            let i = &mut dev.din;
             i.sma_rx_tready = dev.sma_rx.ready();
             while dev
                 .sma_pending
@@ -1868,7 +1868,6 @@ impl<S: NodeAgent> Net<S> {
             // away what reaches sm_rx (only a MAD that started before a
             // detach can).
             // One doorbell a cycle: the first port with something to ring.
-            let hp = dev.host_ports();
             if let Some(p) = dev.sm_rq[..hp].iter().position(RecvQueue::pending) {
                 let db = dev.sm_rq[p].doorbell();
                 i.sm_rq_post = db.post;
@@ -1946,11 +1945,7 @@ impl<S: NodeAgent> Net<S> {
         if self.devs[d].is_driven() {
             return self.tick_out_driven(d, now, lent);
         }
-        let &Prep {
-            ref i,
-            reading,
-            patch,
-        } = prep;
+        let &Prep { reading, patch } = prep;
         let mut rewake = false;
         {
             let dev = &mut self.devs[d];
@@ -2101,7 +2096,7 @@ impl<S: NodeAgent> Net<S> {
                     });
                 }
             }
-            if o.sm_rx_tvalid && i.sm_rx_tready {
+            if o.sm_rx_tvalid && dev.din.sm_rx_tready {
                 dev.sm_rx_mid = !o.sm_rx_tlast;
                 if o.sm_rx_tlast {
                     dev.sm_rx_skip = false;
@@ -2171,13 +2166,7 @@ impl<S: NodeAgent> Net<S> {
 
     /// The input side of a driven device's cycle: the beats its links
     /// deliver now, and what its driver puts on the model's inputs.
-    fn tick_in_driven(
-        &mut self,
-        d: usize,
-        now: u64,
-        lent: Option<&mut (dyn Driver + '_)>,
-        prep: &mut Prep,
-    ) {
+    fn tick_in_driven(&mut self, d: usize, now: u64, lent: Option<&mut (dyn Driver + '_)>) {
         let dev = &mut self.devs[d];
         let lag = now.saturating_sub(dev.dev.cycle());
         if lag > 0 {
@@ -2193,8 +2182,9 @@ impl<S: NodeAgent> Net<S> {
                 dev.drv_link_rx[p] = rx.pop_front().map(|(_, b)| b);
             }
         }
-        // `prep` holds the defaults the driver starts from.
-        let i = &mut prep.i;
+        // The driver starts from the defaults.
+        dev.din = DevIn::default();
+        let i = &mut dev.din;
         let link_rx = &dev.drv_link_rx;
         dev.pin_all = true;
         match (lent, dev.driven.as_deref_mut()) {
