@@ -52,6 +52,14 @@ impl Mkey {
             }
         }
     }
+    /// The running timer counted from its state in cycle `t` (the same
+    /// timer: [`Mkey::timer`] and [`Mkey::expiry`] then count from `t`).
+    fn rebase(&mut self, t: u64) {
+        if self.run.is_some() {
+            let (cyc, sec) = self.timer(t);
+            self.run = Some((t, cyc, sec));
+        }
+    }
     /// The cycle in which the running lease expires (its edge clears the
     /// protect bits and stops the timer): the end of a second with sec_q
     /// at least the period - 1.
@@ -86,14 +94,19 @@ impl Mkey {
             0 => self.lo_stage = w,
             1 => self.key = (u64::from(w) << 32) | u64::from(self.lo_stage),
             2 => self.prot = (w & 3) as u8,
-            3 => self.lease = w as u16,
+            3 => {
+                // the running timer expires at the end of the first second
+                // from the next cycle on with sec_q >= the new period - 1
+                // (`expire`, rtl/smi_mkey_chk.sv:142-143): counted from its
+                // state of the next cycle, also when the new period has
+                // already passed
+                self.rebase(t + 1);
+                self.lease = w as u16;
+            }
             4 => {
                 // the running timer counts on from its state of the next
                 // cycle with the new tick
-                if self.run.is_some() {
-                    let (cyc, sec) = self.timer(t + 1);
-                    self.run = Some((t + 1, cyc, sec));
-                }
+                self.rebase(t + 1);
                 self.tick = w;
             }
             5 => self.viols = w as u16,
@@ -120,6 +133,8 @@ impl Mkey {
 
     /// The SMA takes the tlast beat of a MAD in cycle `t` with the verdict
     /// `viol` / `stop`: count a violation, start or stop the lease timer.
+    /// A stop in the cycle the lease expires still clears the protect bits
+    /// (`expire` does not look at `stop`, rtl/smi_mkey_chk.sv:143, 213-215).
     pub(crate) fn handshake(&mut self, t: u64, viol: bool, stop: bool) {
         if viol {
             self.viols = self.viols.saturating_add(1);
@@ -129,6 +144,7 @@ impl Mkey {
             }
         }
         if stop {
+            self.expire(t);
             self.run = None;
         }
     }

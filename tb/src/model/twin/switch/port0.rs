@@ -329,9 +329,11 @@ impl Port0 {
         self.gtx.open || self.gbuf.slot_free
     }
 
-    /// Port 0's part of `busy0` (`rtl/sw_mgmt_tile.sv:921-924`).
+    /// Port 0's part of `idle_o`: `busy0` (`rtl/sw_mgmt_tile.sv:921-924`)
+    /// and the M_Key lease timer running (`mkey_lease_run`, `:926`).
     pub fn busy(&self, d: &DevIn) -> bool {
-        self.grx.busy()
+        self.mkey.run.is_some()
+            || self.grx.busy()
             || self.gtx.open
             || self.gbuf.cnt != 0
             || self.rxf.cnt != 0
