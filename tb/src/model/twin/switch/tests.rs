@@ -1,16 +1,27 @@
 //! The switch twin against the RTL in lockstep: seeded port-to-port
 //! traffic (VL15 and data, good and faulty packets, idle gaps,
 //! backpressure, links going down mid packet), register traffic (LFT,
-//! LinearFDBTop, PortState, NUM_PORTS, counter reads, presets and clears,
-//! PORT_STATE_CHANGE), SMPs for port 0 (LID-routed to the port-0 LID and
-//! directed route, some with a bad ICRC) with the SMA taking them under
-//! backpressure and answering on `sma_tx`, data packets for port 0's GMP
-//! receive path (GMPs the GSI check passes and ones it rejects for their
-//! ICRC, header, P_Key or Q_Key, with and without a GRH, and packets for
-//! other QPs) with P_Key table writes, GMPs from the host on `gmp_tx`
-//! (some on VL15, too long, or not whole 4-byte words), and resets mid
-//! traffic. [`Lockstep`] fails the first cycle in which any output
-//! differs.
+//! LinearFDBTop, PortState, NUM_PORTS, MasterSM LID/SL, counter reads,
+//! presets and clears, PORT_STATE_CHANGE), SMPs for port 0 (LID-routed to
+//! the port-0 LID and directed route, some the other way round, some with
+//! a bad ICRC, M_Keys right, wrong and 0) with the SMA taking them under
+//! backpressure and answering on `sma_tx`, VL15 packets for port 0 that
+//! are no SMP (shorter than one, a header field wrong, a PktLen not their
+//! length), the SM's requests on `sm_tx` (LID-routed, directed route from
+//! here or after a LID-routed head) and traps on `trap_tx`, with idle
+//! cycles, the SM taking what `sm_rx` gives under backpressure, port 0's
+//! M_Key state (key, protect bits 0..3, leases of a few short seconds that
+//! expire or are stopped, M_KeyViolations) written while SMPs are
+//! checked, data packets for port 0's GMP receive path (GMPs the GSI check
+//! passes and ones it rejects for their ICRC, header, P_Key or Q_Key, with
+//! and without a GRH, and packets for other QPs) with P_Key table writes,
+//! GMPs from the host on `gmp_tx` (some on VL15, too long, or not whole
+//! 4-byte words), and resets mid traffic. [`Lockstep`] fails the first
+//! cycle in which any output differs; each soak then checks that every
+//! class of event happened. Directed tests cover what random traffic hits
+//! too rarely: the M_Key lease expiring in the cycle of a verdict, lease
+//! and tick writes while it runs, VL15 packets of every length short of an
+//! SMP, a P_Key write racing a GMP's verdict, unaligned host GMPs.
 
 use std::collections::VecDeque;
 
@@ -18,7 +29,7 @@ use anyhow::{Context, Result};
 use vl15_bindings::{Changed, DevIn, PortIn};
 
 use crate::model::dut::Dut;
-use crate::model::regmap::swreg;
+use crate::model::regmap::{reg, swreg};
 use crate::model::twin::{backend, DeviceSpec, Fidelity};
 use crate::proto::crc;
 
@@ -44,17 +55,70 @@ impl Rng {
 const LIDS: u16 = 48;
 const P0_LID: u16 = 1;
 
-/// An SMP for port 0 (LRH..VCRC): LID-routed to the port-0 LID or
-/// directed route with short paths over the switch's ports.
-fn smp(r: &mut Rng, nports: u8) -> Vec<u8> {
-    const M: usize = 28;
-    let mut b = vec![0u8; M + 256];
-    for x in b[M..].iter_mut() {
+/// M_Keys the register traffic gives port 0, and most SMPs carry.
+const MKEYS: [u64; 2] = [0x0123_4567_89AB_CDEF, 0xFEDC_BA98_7654_3210];
+
+/// TransactionID markers (MAD byte 8, its complement in byte 9) of the
+/// SM's requests and of the traps, seen where they leave the switch; SMPs
+/// from the wire carry 0 in byte 8.
+const TID_SM: u8 = 0x5A;
+const TID_TRAP: u8 = 0x7A;
+
+/// The MAD of an SMP (256 bytes), class 0x81 (`dr`) or 0x01: a method
+/// the SMI gives the SMA (Get, Set, TrapRepress, another) or the SM
+/// (GetResp, Trap, SMInfo), hop pointer and count around short paths over
+/// the switch's ports, an M_Key of [`MKEYS`], 0 or another, and DrSLID /
+/// DrDLID permissive, a LID of the LFT or any.
+fn smp_mad(r: &mut Rng, nports: u8, dr: bool) -> Vec<u8> {
+    let mut m = vec![0u8; 256];
+    for x in m.iter_mut() {
         *x = r.next() as u8;
     }
+    m[0] = 1;
+    m[1] = if dr { 0x81 } else { 0x01 };
+    m[3] = [1, 1, 1, 2, 2, 7, 6, 0x81, 5][r.below(9) as usize];
+    m[4] = if dr && r.chance(2) { 0x80 } else { 0 };
+    m[6] = r.below(4) as u8;
+    m[7] = r.below(3) as u8;
+    m[8] = 0;
+    let attr: u16 = [0x0011, 0x0015, 0x0020][r.below(3) as usize];
+    m[16..18].copy_from_slice(&attr.to_be_bytes());
+    let key = match r.below(8) {
+        0..=2 => 0,
+        3 | 4 => MKEYS[0],
+        5 => MKEYS[1],
+        _ => r.next(),
+    };
+    m[24..32].copy_from_slice(&key.to_be_bytes());
+    for o in [32, 34] {
+        let lid = match r.below(4) {
+            0 | 1 => 0xFFFF,
+            2 => 2 + r.below(u64::from(LIDS)) as u16,
+            _ => r.next() as u16,
+        };
+        m[o..o + 2].copy_from_slice(&lid.to_be_bytes());
+    }
+    for o in (128..136).chain(192..200) {
+        m[o] = r.below(u64::from(nports) + 2) as u8;
+    }
+    m
+}
+
+/// An SMP for port 0 (LRH..VCRC): LID-routed to the port-0 LID or
+/// directed route to the permissive LID, some the other way round (a LID
+/// check failure; a DR SMP with a LID-routed head), some from the
+/// permissive SLID, some with a bad ICRC.
+fn smp(r: &mut Rng, nports: u8) -> Vec<u8> {
+    const M: usize = 28;
     let dr = r.chance(2);
-    let dlid = if dr { 0xFFFF } else { P0_LID };
-    let slid = 2 + r.below(u64::from(LIDS)) as u16;
+    let swap = r.chance(8);
+    let dlid = if dr != swap { 0xFFFF } else { P0_LID };
+    let slid = if r.chance(16) {
+        0xFFFF
+    } else {
+        2 + r.below(u64::from(LIDS)) as u16
+    };
+    let mut b = vec![0u8; M];
     b[0] = 0xF0;
     b[1] = (r.below(16) as u8) << 4 | 2;
     b[2..4].copy_from_slice(&dlid.to_be_bytes());
@@ -63,31 +127,85 @@ fn smp(r: &mut Rng, nports: u8) -> Vec<u8> {
     b[8] = 0x64;
     b[10] = 0xFF;
     b[11] = 0xFF;
-    b[M] = 1;
-    b[M + 1] = if dr { 0x81 } else { 0x01 };
-    b[M + 3] = [1, 1, 2, 0x81, 5][r.below(5) as usize];
-    b[M + 4] = if dr && r.chance(2) { 0x80 } else { 0 };
-    b[M + 6] = r.below(4) as u8;
-    b[M + 7] = r.below(3) as u8;
-    let attr: u16 = [0x0011, 0x0015, 0x0020][r.below(3) as usize];
-    b[M + 16..M + 18].copy_from_slice(&attr.to_be_bytes());
-    if !r.chance(4) {
-        b[M + 24..M + 32].fill(0);
-    }
-    for o in [M + 32, M + 34] {
-        if r.chance(2) {
-            b[o..o + 2].fill(0xFF);
-        }
-    }
-    for o in (M + 128..M + 136).chain(M + 192..M + 200) {
-        b[o] = r.below(u64::from(nports) + 2) as u8;
-    }
+    b.extend(smp_mad(r, nports, dr));
     crc::append_icrc(&mut b);
-    if r.chance(20) {
+    if r.chance(12) {
         b[M + 40] ^= 1; // a bad ICRC
     }
     b.extend_from_slice(&crc::vcrc(&b).to_le_bytes());
     b
+}
+
+/// A VL15 packet for port 0 that is no SMP (LRH..VCRC, the link passes
+/// it): shorter than an SMP (24..284 bytes up to the ICRC, an SMP's
+/// header as far as it reaches, a good ICRC), or an SMP's length with one
+/// header field wrong (LNH 3, opcode, TVer, DestQP, BaseVersion, class),
+/// or a PktLen that is not its length (the link drops it).
+fn bad_smp(r: &mut Rng, nports: u8) -> Vec<u8> {
+    let mut b = smp(r, nports);
+    b.truncate(b.len() - 6);
+    if r.chance(2) {
+        let words = 6 + r.below(66) as usize; // 24..=284 bytes with the ICRC
+        b.truncate(4 * words - 4);
+        b[4] = (words >> 8) as u8;
+        b[5] = words as u8;
+    } else {
+        match r.below(7) {
+            0 => b[1] |= 3,
+            1 => b[8] = [0x04, 0x65, 0x00][r.below(3) as usize],
+            2 => b[9] |= 1 + r.below(15) as u8,
+            3 => b[13 + r.below(3) as usize] = 1 + r.below(255) as u8,
+            4 => b[28] = [0, 2][r.below(2) as usize],
+            5 => b[29] = [0x00, 0x02, 0x04, 0x80, 0x83][r.below(5) as usize],
+            _ => b[5] = 71,
+        }
+    }
+    crc::append_icrc(&mut b);
+    b.extend_from_slice(&crc::vcrc(&b).to_le_bytes());
+    b
+}
+
+/// A request of the SM on port 0 (`sm_tx`: the MAD, DLID, SL): LID-routed
+/// to a LID of the LFT (some to none: 0, permissive, multicast, the
+/// port-0 LID), or directed route from here (DLID permissive) or with a
+/// LID-routed head (a LID of the LFT).
+fn sm_request(r: &mut Rng, nports: u8) -> (Vec<u8>, u16, u8) {
+    let dr = r.chance(2);
+    let mut m = smp_mad(r, nports, dr);
+    m[8..10].copy_from_slice(&[TID_SM, !TID_SM]);
+    if dr && !r.chance(4) {
+        // outbound from here: D 0, hop pointer 0, DrSLID permissive
+        m[4] &= 0x7F;
+        m[6] = 0;
+        m[32..34].fill(0xFF);
+    }
+    let lft_lid = 2 + r.below(u64::from(LIDS)) as u16;
+    let dlid = if dr {
+        if r.chance(4) {
+            lft_lid
+        } else {
+            0xFFFF
+        }
+    } else {
+        match r.below(12) {
+            0 => 0,
+            1 => 0xFFFF,
+            2 => 0xC001,
+            3 => P0_LID,
+            _ => lft_lid,
+        }
+    };
+    (m, dlid, r.below(16) as u8)
+}
+
+/// A trap of port 0's SMA (`trap_tx`, to the MasterSM LID/SL of the
+/// registers): Trap(), mostly LID-routed.
+fn trap_mad(r: &mut Rng, nports: u8) -> Vec<u8> {
+    let dr = r.chance(8);
+    let mut m = smp_mad(r, nports, dr);
+    m[3] = if r.chance(8) { 0x07 } else { 0x05 };
+    m[8..10].copy_from_slice(&[TID_TRAP, !TID_TRAP]);
+    m
 }
 const TOP: u16 = 40;
 
@@ -175,8 +293,13 @@ fn gmp(r: &mut Rng) -> Vec<u8> {
 /// A packet on the wire (LRH..VCRC), good or with one seeded fault.
 fn packet(r: &mut Rng, nports: u8) -> Vec<u8> {
     let vl15 = r.chance(2);
-    if vl15 && r.chance(3) {
-        return smp(r, nports);
+    // VL15 packets for port 0: a third, all of them at a small radix
+    if vl15 && r.chance(if nports < 4 { 1 } else { 3 }) {
+        return if r.chance(5) {
+            bad_smp(r, nports)
+        } else {
+            smp(r, nports)
+        };
     }
     // port 0's GMP receive path takes a packet per ~40 cycles: its share
     // falls with the radix
@@ -278,8 +401,30 @@ fn setup(d: &mut dyn Dut, r: &mut Rng, nports: u8, pin: &[PortIn]) -> Result<()>
     }
     write(d, pin, swreg::LINEAR_FDB_TOP, u32::from(TOP))?;
     write(d, pin, swreg::PORT0_LID, u32::from(P0_LID))?;
+    // the MasterSM the traps go to (the LFT routes its LID), and port 0's
+    // M_Key, protected, with a lease of a few short seconds
+    let sm_lid = 2 + r.below(u64::from(LIDS)) as u16;
+    let e = 1 + r.below(u64::from(nports)) as u32;
+    write(d, pin, swreg::LFT_BASE + sm_lid / 4, 0x0101_0101 * e)?;
+    write(d, pin, swreg::MASTER_SM_LID, u32::from(sm_lid))?;
+    write(d, pin, swreg::MASTER_SM_SL, r.below(16) as u32)?;
+    write(d, pin, swreg::mkey(reg::MKEY_LO), MKEYS[0] as u32)?;
+    write(d, pin, swreg::mkey(reg::MKEY_HI), (MKEYS[0] >> 32) as u32)?;
+    write(
+        d,
+        pin,
+        swreg::mkey(reg::MKEY_PROT),
+        [1, 1, 2, 3][r.below(4) as usize],
+    )?;
+    write(d, pin, swreg::mkey(reg::MKEY_LEASE), 1 + r.below(3) as u32)?;
+    write(
+        d,
+        pin,
+        swreg::mkey(reg::MKEY_TICK),
+        [20, 60, 150][r.below(3) as usize],
+    )?;
     for p in 1..=nports {
-        if !r.chance(6) {
+        if p == 1 || !r.chance(6) {
             write(d, pin, swreg::PORT_STATE + u16::from(p), 3)?;
             write(d, pin, swreg::PORT_STATE + u16::from(p), 4)?;
         }
@@ -287,17 +432,27 @@ fn setup(d: &mut dyn Dut, r: &mut Rng, nports: u8, pin: &[PortIn]) -> Result<()>
     Ok(())
 }
 
-/// Port 0's GMP counter bank, read over the register bus.
-fn gmp_bank(d: &mut dyn Dut, pin: &[PortIn]) -> Result<[u32; 16]> {
+/// A counter bank (16 counters at `addr(c)`), read over the register bus.
+fn bank(d: &mut dyn Dut, pin: &[PortIn], addr: fn(u8) -> u16) -> Result<[u32; 16]> {
     let mut b = [0u32; 16];
     for (c, v) in b.iter_mut().enumerate() {
         let i = DevIn {
-            reg_addr: swreg::ctr0g(c as u8),
+            reg_addr: addr(c as u8),
             ..DevIn::default()
         };
         *v = tick(d, &i, pin)?;
     }
     Ok(b)
+}
+
+/// Port 0's GMP counter bank.
+fn gmp_bank(d: &mut dyn Dut, pin: &[PortIn]) -> Result<[u32; 16]> {
+    bank(d, pin, swreg::ctr0g)
+}
+
+/// Port 0's SMI counter bank.
+fn p0_bank(d: &mut dyn Dut, pin: &[PortIn]) -> Result<[u32; 16]> {
+    bank(d, pin, |c| swreg::ctr(0, c))
 }
 
 /// Per port: the beats still to send, link and ready patterns.
@@ -306,6 +461,56 @@ struct PortDrv {
     gap: u32,
     down: u32,
     ready_pct: u64,
+}
+
+/// A MAD source of port 0's host side (`sm_tx`, `trap_tx`): the beats
+/// still to give, and whether the beat presented was not taken (it stays,
+/// AXI-Stream).
+#[derive(Default)]
+struct MadSrc {
+    q: VecDeque<([u64; 2], bool)>,
+    held: bool,
+}
+
+impl MadSrc {
+    fn load(&mut self, mad: &[u8], db: usize) {
+        self.q
+            .extend(beats(mad, db).into_iter().map(|(w, _, l)| (w, l)));
+    }
+    /// The beat presented this cycle: always while one is held, else now
+    /// and then an idle cycle when `gaps`.
+    fn present(&self, r: &mut Rng, gaps: bool) -> Option<([u64; 2], bool)> {
+        let b = *self.q.front()?;
+        (self.held || !gaps || !r.chance(6)).then_some(b)
+    }
+    /// After the step: whether a beat was presented and taken; returns
+    /// whether that was a MAD's last beat.
+    fn step(&mut self, valid: bool, ready: bool) -> bool {
+        self.held = valid && !ready;
+        valid && ready && self.q.pop_front().is_some_and(|(_, l)| l)
+    }
+    fn clear(&mut self) {
+        self.q.clear();
+        self.held = false;
+    }
+}
+
+/// What the soak saw on port 0's host side; each must have happened.
+#[derive(Debug, Default)]
+struct Seen {
+    /// MADs taken from `sm_tx` and `trap_tx`.
+    sm_sent: u64,
+    trap_sent: u64,
+    /// Packets of them seen leaving an external port (their TID marker).
+    sm_out: u64,
+    trap_out: u64,
+    /// MADs the SM took from `sm_rx`.
+    sm_rx: u64,
+    /// SMA-bound MADs taken with the M_Key verdict a violation, masked.
+    viol: u64,
+    mask: u64,
+    /// Protect bits cleared with no register write: the lease expired.
+    expiry: u64,
 }
 
 /// `cycles` cycles of seeded traffic through a switch of `nports` ports at
@@ -349,6 +554,11 @@ fn run(f: Fidelity, nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<(
     let mut resp: VecDeque<([u64; 2], bool)> = VecDeque::new();
     let mut resp_meta = (0u16, 0u16, 0u8);
     let mut sma_ready = 100u64;
+    // the SM's requests on sm_tx (with DLID, SL and path bits, which a
+    // switch ignores) and the traps on trap_tx
+    let mut sm = MadSrc::default();
+    let mut sm_meta = (0u16, 0u8, 0u8);
+    let mut trap = MadSrc::default();
     // the host's GMPs on gmp_tx (LRH..ICRC): data packets to the LFT's
     // LIDs, some on VL15 or longer than a slot (dropped)
     let mut gq: VecDeque<([u64; 2], u16, bool)> = VecDeque::new();
@@ -356,30 +566,64 @@ fn run(f: Fidelity, nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<(
     let mut g_held = false;
     let mut resetup = false;
     // port 0's P_Key table index (entry 0 keeps the default P_Key, so
-    // that most GMPs pass), the GMP bank when the last quarter starts, and
-    // the verdicts gmp_rx gave (gsi_reason_e)
+    // that most GMPs pass), the GMP and SMI banks when the last quarter
+    // starts, and the verdicts gmp_rx gave (gsi_reason_e)
     let mut pkey_idx = 0u32;
     let mut gbank0 = [0u32; 16];
+    // port 0's SMI counters as the last register write of them left them,
+    // and which were read (or are at the end) other than that: which
+    // counted
+    let mut p0base = [0u32; 16];
+    let mut p0moved = [false; 16];
     let mut verdicts = [0u64; 8];
+    // register writes queued for the next cycles (M_Key high after low)
+    // (a write, or with no value a read)
+    let mut pend: VecDeque<(u16, Option<u32>)> = VecDeque::new();
+    let mut seen = Seen::default();
+    // port 0's protect bits in the last cycle, and whether a register
+    // write of them came then
+    let mut prot_prev: Option<(u8, bool)> = None;
+    // cycles until the SM sets the protect bits again after an expiry
+    let mut rearm: Option<u32> = None;
+    // per port, the beat index of the packet leaving it and whether it
+    // is on VL15; where the TID marker lies in a packet
+    let mut txpos = vec![(0usize, false); n];
+    let tid = (28 + 8) / db;
+    let tid_lane = (28 + 8) % db;
     while cyc < cycles {
         cyc += 1;
         // (its register writes step with no host stream valid: not while a
-        // beat is held on sma_tx or gmp_tx)
-        if !resetup && cyc >= cycles * 3 / 4 && resp.is_empty() && !g_held {
+        // beat is held on sma_tx, sm_tx, trap_tx or gmp_tx)
+        if !resetup
+            && cyc >= cycles * 3 / 4
+            && resp.is_empty()
+            && !g_held
+            && !sm.held
+            && !trap.held
+            && pend.is_empty()
+        {
             resetup = true;
             // the last quarter starts from the set-up configuration
             write(d, &pin, swreg::NUM_PORTS, u32::from(nports))?;
             setup(d, &mut r, nports, &pin)?;
             gbank0 = gmp_bank(d, &pin)?;
+            prot_prev = None;
         }
         if r.chance(20_000) && cyc < cycles * 3 / 4 {
             d.reset(1 + r.below(3) as u32)
                 .context("reset mid traffic")?;
             rx_mad.clear();
             resp.clear();
+            sm.clear();
+            trap.clear();
+            pend.clear();
+            rearm = None;
+            p0base = [0; 16];
             gq.clear();
             g_held = false;
             pkey_idx = 0;
+            prot_prev = None;
+            txpos.iter_mut().for_each(|t| *t = (0, false));
             for (p, x) in drv.iter_mut().zip(pin.iter_mut()) {
                 p.q.clear();
                 p.down = 0;
@@ -418,7 +662,11 @@ fn run(f: Fidelity, nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<(
                     x.rx_tvalid = false;
                     continue;
                 }
-                let max = if r.chance(4) { 400 } else { 20 };
+                let max = match (r.chance(4), nports < 4) {
+                    (true, false) => 400,
+                    (true, true) => 60,
+                    _ => 20,
+                };
                 p.gap = r.below(max) as u32;
                 p.q.extend(beats(&packet(&mut r, nports), db));
             }
@@ -439,20 +687,26 @@ fn run(f: Fidelity, nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<(
         // register traffic
         let mut i = DevIn::default();
         let port = 1 + r.below(u64::from(nports)) as u16;
-        i.reg_addr = match r.below(6) {
+        i.reg_addr = match r.below(8) {
             0 => swreg::ctr(port as u8, r.below(16) as u8),
             1 => swreg::PORT_STATE + port,
             2 => swreg::ctr(0, r.below(16) as u8),
             3 => swreg::ctr0g(r.below(16) as u8),
             4 => [swreg::PKEY_IDX, swreg::PKEY_DATA][r.below(2) as usize],
+            5 => swreg::MKEY_BASE + r.below(8) as u16,
+            6 => [swreg::MASTER_SM_LID, swreg::MASTER_SM_SL][r.below(2) as usize],
             _ => swreg::LFT_BASE + r.below(u64::from(LIDS / 4 + 2)) as u16,
         };
         // the last quarter presets and clears no counter: the counters at
         // the end show that every class of traffic happened
         let quiet_regs = cyc > cycles * 3 / 4;
-        if r.chance(300) && !quiet_regs {
+        if let Some((a, v)) = pend.pop_front() {
+            i.reg_we = v.is_some();
+            i.reg_addr = a;
+            i.reg_wdata = v.unwrap_or(0);
+        } else if r.chance(300) && !quiet_regs {
             i.reg_we = true;
-            let (a, v) = match r.below(11) {
+            let (a, v) = match r.below(13) {
                 0 => (swreg::CTR_CLEAR, 1),
                 1 => (
                     swreg::CTR_CLEAR_SEL + r.below(u64::from(nports) + 1) as u16,
@@ -492,6 +746,18 @@ fn run(f: Fidelity, nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<(
                     pkey_idx += 1;
                     (swreg::PKEY_DATA, u32::from(v))
                 }
+                // the traps' MasterSM: a LID of the LFT or none
+                10 => (
+                    swreg::MASTER_SM_LID,
+                    match r.below(8) {
+                        0 => 0,
+                        1 => 0xFFFF,
+                        2 => 0xC001,
+                        3 => u32::from(P0_LID),
+                        _ => 2 + r.below(u64::from(LIDS)) as u32,
+                    },
+                ),
+                11 => (swreg::MASTER_SM_SL, r.next() as u32),
                 _ => (
                     swreg::LFT_BASE + r.below(u64::from(LIDS / 4 + 2)) as u16,
                     0x0101_0101 * (1 + r.below(u64::from(nports)) as u32),
@@ -499,6 +765,60 @@ fn run(f: Fidelity, nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<(
             };
             i.reg_addr = a;
             i.reg_wdata = v;
+            if a == swreg::CTR_CLEAR
+                || a == swreg::CTR_CLEAR_SEL
+                || (swreg::ctr(0, 0)..swreg::ctr(1, 0)).contains(&a)
+            {
+                // port 0's SMI counters are read first (what they counted
+                // since their last write), then written
+                i.reg_we = false;
+                i.reg_addr = swreg::ctr(0, 0);
+                pend.extend((1..16).map(|c| (swreg::ctr(0, c), None)));
+                pend.push_back((a, Some(v)));
+            }
+        } else if r.chance(250) {
+            // port 0's M_Key state: the key (low word staged until the
+            // high one), protect bits, lease period, tick (a few cycles
+            // per lease second), M_KeyViolations (near its saturation),
+            // the read-only and reserved registers
+            i.reg_we = true;
+            let m = |a: u8| swreg::mkey(a);
+            let (a, v) = match r.below(10) {
+                0 | 1 => {
+                    let k = [MKEYS[0], MKEYS[0], MKEYS[1], 0][r.below(4) as usize];
+                    if r.chance(8) {
+                        (m(reg::MKEY_HI), r.next() as u32)
+                    } else {
+                        pend.push_back((m(reg::MKEY_HI), Some((k >> 32) as u32)));
+                        (m(reg::MKEY_LO), k as u32)
+                    }
+                }
+                2..=4 => (m(reg::MKEY_PROT), [0, 1, 1, 2, 3][r.below(5) as usize]),
+                5 | 6 => (m(reg::MKEY_LEASE), [0, 1, 1, 2, 3][r.below(5) as usize]),
+                7 | 8 => (
+                    m(reg::MKEY_TICK),
+                    [0, 1, 2, 7, 20, 60, 150, 1000][r.below(8) as usize],
+                ),
+                _ => (
+                    m(
+                        [reg::MKEY_VIOLS, reg::MKEY_LEASE_ST, reg::MKEY_LEASE_ST + 1]
+                            [r.below(3) as usize],
+                    ),
+                    [0, 0xFFFE, r.next() as u32][r.below(3) as usize],
+                ),
+            };
+            i.reg_addr = a;
+            i.reg_wdata = v;
+        }
+        if i.reg_we {
+            let (a, w) = (i.reg_addr, i.reg_wdata);
+            for (c, b) in p0base.iter_mut().enumerate() {
+                if a == swreg::CTR_CLEAR || a == swreg::CTR_CLEAR_SEL && w >> c & 1 != 0 {
+                    *b = 0;
+                } else if a == swreg::ctr(0, c as u8) {
+                    *b = w;
+                }
+            }
         }
         // name only the ports whose inputs changed, as the fabric does
         let changed: Vec<u8> = (0..n)
@@ -517,6 +837,33 @@ fn run(f: Fidelity, nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<(
             i.sma_tx_tdata = data;
             i.sma_tx_tlast = last;
             (i.sma_tx_slid, i.sma_tx_dlid, i.sma_tx_sl) = resp_meta;
+        }
+        // the SM's requests and the traps; the SM receive doorbell, which
+        // a switch does not have (its SM has no receive queue)
+        if sm.q.is_empty() && r.chance(200) {
+            let (mad, dlid, sl) = sm_request(&mut r, nports);
+            sm.load(&mad, db);
+            sm_meta = (dlid, sl, r.next() as u8);
+        }
+        if let Some((data, last)) = sm.present(&mut r, true) {
+            i.sm_tx_tvalid = true;
+            i.sm_tx_tdata = data;
+            i.sm_tx_tlast = last;
+            (i.sm_tx_dlid, i.sm_tx_sl, i.sm_tx_path_bits) = sm_meta;
+        }
+        if trap.q.is_empty() && r.chance(400) {
+            trap.load(&trap_mad(&mut r, nports), db);
+        }
+        if let Some((data, last)) = trap.present(&mut r, true) {
+            i.trap_tx_tvalid = true;
+            i.trap_tx_tdata = data;
+            i.trap_tx_tlast = last;
+        }
+        if r.chance(100) {
+            i.sm_rq_post = true;
+            i.sm_rq_post_n = r.next() as u8;
+            i.sm_rq_clr = r.chance(2);
+            i.sm_rq_port = r.below(3) as u8;
         }
         if gq.is_empty() && r.chance(60) {
             let mut g = packet(&mut r, nports);
@@ -545,6 +892,8 @@ fn run(f: Fidelity, nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<(
         if i.sma_tx_tvalid && o.sma_tx_tready {
             resp.pop_front();
         }
+        seen.sm_sent += u64::from(sm.step(i.sm_tx_tvalid, o.sm_tx_tready));
+        seen.trap_sent += u64::from(trap.step(i.trap_tx_tvalid, o.trap_tx_tready));
         g_held = i.gmp_tx_tvalid && !o.gmp_tx_tready;
         if o.gmp_rx_tvalid && o.gmp_rx_tlast {
             verdicts[usize::from(o.gmp_rx_reason & 7)] += 1;
@@ -552,9 +901,12 @@ fn run(f: Fidelity, nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<(
         if i.gmp_tx_tvalid && o.gmp_tx_tready {
             gq.pop_front();
         }
+        seen.sm_rx += u64::from(o.sm_rx_tvalid && o.sm_rx_tlast && i.sm_rx_tready);
         if o.sma_rx_tvalid && i.sma_rx_tready {
             rx_mad.extend((0..db).map(|j| (o.sma_rx_tdata[j / 8] >> ((j % 8) * 8)) as u8));
             if o.sma_rx_tlast {
+                seen.viol += u64::from(o.sma_rx_mkey_viol);
+                seen.mask += u64::from(o.sma_rx_mkey_mask);
                 let mut mad = std::mem::take(&mut rx_mad);
                 if resp.is_empty() && !o.sma_rx_mkey_viol {
                     // the answer: GetResp, back to the requester
@@ -564,15 +916,62 @@ fn run(f: Fidelity, nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<(
                 }
             }
         }
+        let c0 = i.reg_addr.wrapping_sub(swreg::ctr(0, 0));
+        if !i.reg_we && c0 < 16 {
+            p0moved[usize::from(c0)] |= o.reg_rdata != p0base[usize::from(c0)];
+        }
+        // the lease expiring: the protect bits fall to 0 with no write
+        // (the SM protects the port again a while later)
+        if let Some((p, wrote)) = prot_prev {
+            if p != 0 && o.port0_mkey_prot == 0 && !wrote {
+                seen.expiry += 1;
+                rearm = Some(r.below(200) as u32);
+            }
+        }
+        match rearm {
+            Some(0) if pend.is_empty() => {
+                let p = [1, 1, 2, 3][r.below(4) as usize];
+                pend.push_back((swreg::mkey(reg::MKEY_PROT), Some(p)));
+                rearm = None;
+            }
+            Some(ref mut k) => *k = k.saturating_sub(1),
+            None => {}
+        }
+        let prot_w = i.reg_we && i.reg_addr == swreg::mkey(reg::MKEY_PROT);
+        prot_prev = Some((o.port0_mkey_prot, prot_w));
         offered += pin.iter().filter(|x| x.rx_tvalid && x.rx_tlast).count() as u64;
         for (k, o) in d.ports_out().iter().enumerate() {
-            if o.tx_tvalid && o.tx_tlast && pin[k].tx_tready {
+            let x = &pin[k];
+            if !x.link_up {
+                txpos[k] = (0, false);
+            }
+            if !(o.tx_tvalid && x.tx_tready) {
+                continue;
+            }
+            let (pos, vl15) = &mut txpos[k];
+            if *pos == 0 {
+                *vl15 = o.tx_tdata[0] as u8 >> 4 == 15;
+            }
+            if *vl15 && *pos == tid {
+                let w = o.tx_tdata[tid_lane / 8] >> ((tid_lane % 8) * 8);
+                match [w as u8, (w >> 8) as u8] {
+                    [TID_SM, 0xA5] => seen.sm_out += 1,
+                    [TID_TRAP, 0x85] => seen.trap_out += 1,
+                    _ => {}
+                }
+            }
+            *pos += 1;
+            if o.tx_tlast {
+                *pos = 0;
                 sent += 1;
             }
         }
     }
-    // finish the packets on the wires and drain, then every class of
-    // event must have been counted
+    // finish the packets on the wires and drain (the lease ends: a period
+    // of one second of one cycle), then every class of event must have
+    // been counted
+    pend.push_back((swreg::mkey(reg::MKEY_LEASE), Some(1)));
+    pend.push_back((swreg::mkey(reg::MKEY_TICK), Some(1)));
     for _ in 0..20_000 {
         for (p, x) in drv.iter_mut().zip(pin.iter_mut()) {
             x.link_up = true;
@@ -590,11 +989,25 @@ fn run(f: Fidelity, nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<(
             sm_rx_tready: true,
             ..DevIn::default()
         };
+        if let Some((a, v)) = pend.pop_front() {
+            (i.reg_we, i.reg_addr, i.reg_wdata) = (v.is_some(), a, v.unwrap_or(0));
+        }
         if let Some(&(data, last)) = resp.front() {
             i.sma_tx_tvalid = true;
             i.sma_tx_tdata = data;
             i.sma_tx_tlast = last;
             (i.sma_tx_slid, i.sma_tx_dlid, i.sma_tx_sl) = resp_meta;
+        }
+        if let Some((data, last)) = sm.present(&mut r, false) {
+            i.sm_tx_tvalid = true;
+            i.sm_tx_tdata = data;
+            i.sm_tx_tlast = last;
+            (i.sm_tx_dlid, i.sm_tx_sl, i.sm_tx_path_bits) = sm_meta;
+        }
+        if let Some((data, last)) = trap.present(&mut r, false) {
+            i.trap_tx_tvalid = true;
+            i.trap_tx_tdata = data;
+            i.trap_tx_tlast = last;
         }
         if let Some(&(data, keep, last)) = gq.front() {
             i.gmp_tx_tvalid = true;
@@ -606,6 +1019,8 @@ fn run(f: Fidelity, nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<(
         if o.sma_tx_tready && i.sma_tx_tvalid {
             resp.pop_front();
         }
+        seen.sm_sent += u64::from(sm.step(i.sm_tx_tvalid, o.sm_tx_tready));
+        seen.trap_sent += u64::from(trap.step(i.trap_tx_tvalid, o.trap_tx_tready));
         if o.gmp_tx_tready && i.gmp_tx_tvalid {
             gq.pop_front();
         }
@@ -625,6 +1040,47 @@ fn run(f: Fidelity, nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<(
         idle,
         "the switch is not idle after the drain ({sent} sent, counters {sum:?})"
     );
+    // port 0's host side: the SM's requests and the traps went out, the SM
+    // took MADs, the M_Key check found violations and masked Gets, a lease
+    // expired
+    anyhow::ensure!(
+        seen.sm_sent > 0
+            && seen.trap_sent > 0
+            && seen.sm_out > 0
+            && seen.trap_out > 0
+            && seen.sm_rx > 0
+            && seen.viol > 0
+            && seen.mask > 0
+            && seen.expiry > 0,
+        "port 0's host side missed a class of event: {seen:?}"
+    );
+    // port 0's SMI counters counting: deliveries,
+    // each receive check discarding (ICRC, header: the short and malformed
+    // VL15 packets, LID, DR rules), forwards, the send queue's packets,
+    // DR discards and local SMPs, routes to nowhere, M_Key violations
+    use swreg::ctr;
+    let p0bank = p0_bank(d, &pin)?;
+    for c in [
+        ctr::P0_TO_SMA,
+        ctr::P0_TO_SM,
+        ctr::P0_ICRC_ERR,
+        ctr::P0_BAD_HDR,
+        ctr::P0_LID_ERR,
+        ctr::P0_DR_DISCARD,
+        ctr::P0_DR_FORWARDED,
+        ctr::P0_SQ_PKTS,
+        ctr::P0_SQ_DR_DISCARD,
+        ctr::P0_SQ_LOCAL,
+        ctr::P0_NO_ROUTE,
+        ctr::P0_MKEY_VIOL,
+    ] {
+        let k = usize::from(c);
+        anyhow::ensure!(
+            p0moved[k] || p0bank[k] != p0base[k],
+            "port-0 counter {} never counted: {p0bank:?} ({seen:?})",
+            ctr::P0_NAMES[k]
+        );
+    }
     if nports == 1 {
         // every routed packet loops back: nothing leaves
         anyhow::ensure!(
@@ -637,24 +1093,6 @@ fn run(f: Fidelity, nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<(
         sent > cycles / 200,
         "only {sent} packets sent in {cycles} cycles"
     );
-    use swreg::ctr;
-    for c in [
-        ctr::P0_TO_SMA,
-        ctr::P0_TO_SM,
-        ctr::P0_SQ_PKTS,
-        ctr::P0_ICRC_ERR,
-    ] {
-        let i = DevIn {
-            reg_addr: swreg::ctr(0, c),
-            ..DevIn::default()
-        };
-        let v = tick(d, &i, &pin)?;
-        anyhow::ensure!(
-            v > 0,
-            "port-0 counter {} never moved",
-            ctr::P0_NAMES[usize::from(c)]
-        );
-    }
     for c in [ctr::G_TX_PKTS, ctr::G_TX_DROP, ctr::G_TX_WORDS] {
         let i = DevIn {
             reg_addr: swreg::ctr0g(c),
@@ -774,6 +1212,301 @@ fn unaligned_host_gmp_leaves_as_the_rtl_sends_it() -> Result<()> {
     Ok(())
 }
 
+/// Two ports, both links up and ready.
+fn two_ports() -> Vec<PortIn> {
+    vec![
+        PortIn {
+            link_up: true,
+            tx_tready: true,
+            ..PortIn::default()
+        };
+        2
+    ]
+}
+
+/// A 2-port switch, RTL and twin in lockstep, reset, with the port-0 LID
+/// and port 1 Active: the directed tests of port 0.
+fn p0_switch(data_w: u32, pin: &[PortIn]) -> Result<Box<dyn Dut>> {
+    let spec = DeviceSpec::Switch { nports: 2, data_w };
+    let mut d = backend(Fidelity::Lockstep).build(spec)?;
+    d.reset(4)?;
+    write(d.as_mut(), pin, swreg::PORT0_LID, u32::from(P0_LID))?;
+    for v in [3, 4] {
+        write(d.as_mut(), pin, swreg::PORT_STATE + 1, v)?;
+    }
+    Ok(d)
+}
+
+/// An SMP for port 0's SMA (LRH..ICRC): `method` of PortInfo with M_Key
+/// `key`, LID-routed to the port-0 LID or (`dr`) directed route with no
+/// hops, to the permissive LID.
+fn sma_smp(dr: bool, method: u8, key: u64) -> Vec<u8> {
+    let mut b = vec![0u8; 28 + 256];
+    let dlid = if dr { 0xFFFF } else { P0_LID };
+    b[0] = 0xF0;
+    b[1] = 2;
+    b[2..4].copy_from_slice(&dlid.to_be_bytes());
+    b[5] = 72;
+    b[6..8].copy_from_slice(&2u16.to_be_bytes());
+    b[8] = 0x64;
+    b[10..12].fill(0xFF);
+    let m = &mut b[28..];
+    m[0] = 1;
+    m[1] = if dr { 0x81 } else { 0x01 };
+    m[2] = 1;
+    m[3] = method;
+    m[16..18].copy_from_slice(&0x0015u16.to_be_bytes());
+    m[24..32].copy_from_slice(&key.to_be_bytes());
+    m[32..36].fill(0xFF); // DrSLID, DrDLID permissive
+    crc::append_icrc(&mut b);
+    b
+}
+
+/// `b` (LRH..ICRC) with its VCRC, as beats on a port's wire.
+fn wire(b: &[u8], db: usize) -> Vec<([u64; 2], u16, bool)> {
+    let mut w = b.to_vec();
+    w.extend_from_slice(&crc::vcrc(b).to_le_bytes());
+    beats(&w, db)
+}
+
+/// One cycle of a directed test: port 1 sends the next beat of `q` (a
+/// beat of no bytes is an idle cycle).
+fn drive(
+    d: &mut dyn Dut,
+    pin: &mut [PortIn],
+    q: &mut VecDeque<([u64; 2], u16, bool)>,
+    i: &DevIn,
+) -> Result<vl15_bindings::DevOut> {
+    let x = &mut pin[0];
+    x.rx_tvalid = false;
+    if let Some((data, keep, last)) = q.pop_front().filter(|b| b.1 != 0) {
+        x.rx_tvalid = true;
+        x.rx_tdata = data;
+        x.rx_tkeep = keep;
+        x.rx_tlast = last;
+    }
+    d.step(i, pin, Changed::All)
+}
+
+/// Port 0's M_Key set up: key `MKEYS[0]`, protect bits `prot`, lease
+/// period and tick.
+fn mkey_setup(d: &mut dyn Dut, pin: &[PortIn], prot: u32, lease: u32, tick: u32) -> Result<()> {
+    for (a, v) in [
+        (reg::MKEY_LO, MKEYS[0] as u32),
+        (reg::MKEY_HI, (MKEYS[0] >> 32) as u32),
+        (reg::MKEY_PROT, prot),
+        (reg::MKEY_LEASE, lease),
+        (reg::MKEY_TICK, tick),
+    ] {
+        write(d, pin, swreg::mkey(a), v)?;
+    }
+    Ok(())
+}
+
+/// The M_Key lease expiring in the cycle of a verdict: a Set with a wrong
+/// M_Key starts the lease (protect 2, two seconds of 50 cycles); the SMA
+/// takes the last beat of a second SMP in every cycle from three before the
+/// expiry to three after it: a Get with the right M_Key (it stops the
+/// timer; in the expiry's cycle the protect bits are still cleared), or a
+/// Set with a wrong one (a violation, which starts no lease while one runs
+/// and starts one after the expiry). RTL and twin in lockstep, the lease
+/// status read in every cycle; each sweep sees both ends, so it holds the
+/// expiry's own cycle.
+#[test]
+fn mkey_lease_expiry_racing_a_verdict() -> Result<()> {
+    const TICK: u32 = 50;
+    const LEASE: u32 = 2;
+    for data_w in [64u32, 128] {
+        let db = (data_w / 8) as usize;
+        let mad_beats = 256 / db;
+        for set in [false, true] {
+            let mut ends = Vec::new();
+            for dx in -3i64..=3 {
+                let mut pin = two_ports();
+                let mut d = p0_switch(data_w, &pin)?;
+                let d = d.as_mut();
+                mkey_setup(d, &pin, 2, LEASE, TICK)?;
+                let mut q: VecDeque<_> = wire(&sma_smp(false, 2, 0), db).into();
+                let second = if set {
+                    sma_smp(false, 2, MKEYS[1])
+                } else {
+                    sma_smp(false, 1, MKEYS[0])
+                };
+                q.extend(wire(&second, db));
+                // the cycle of the first verdict, the beats taken of the
+                // MAD on sma_rx, the cycle the second one's was taken
+                let mut h0: Option<i64> = None;
+                let mut taken = 0;
+                let mut at = None;
+                let mut end = (0, 0);
+                for c in 0..300i64 {
+                    let ready = match h0 {
+                        Some(h) if taken + 1 == mad_beats => c >= h + i64::from(LEASE * TICK) + dx,
+                        _ => true,
+                    };
+                    let i = DevIn {
+                        sma_rx_tready: ready,
+                        reg_addr: swreg::mkey(reg::MKEY_LEASE_ST),
+                        ..DevIn::default()
+                    };
+                    let o = drive(d, &mut pin, &mut q, &i)
+                        .with_context(|| format!("DataW {data_w}, set {set}, dx {dx}"))?;
+                    if o.sma_rx_tvalid && ready {
+                        taken += 1;
+                        if o.sma_rx_tlast {
+                            taken = 0;
+                            match h0 {
+                                None => {
+                                    anyhow::ensure!(o.sma_rx_mkey_viol, "no violation");
+                                    h0 = Some(c);
+                                }
+                                Some(h) => at = Some(c - h),
+                            }
+                        }
+                    }
+                    if at.is_some_and(|a| c == h0.unwrap_or(0) + a + 3) {
+                        end = (o.port0_mkey_prot, o.reg_rdata >> 16);
+                    }
+                }
+                let at = at.with_context(|| format!("DataW {data_w}: no second verdict"))?;
+                anyhow::ensure!(
+                    at == i64::from(LEASE * TICK) + dx,
+                    "DataW {data_w}: the second verdict came {at} cycles after the first"
+                );
+                ends.push(end);
+            }
+            // (protect bits, lease running) 3 cycles after the second
+            // verdict: a Get before the expiry stops the lease, one after
+            // finds it expired; a Set after the expiry starts a new lease
+            let want = if set {
+                [(0, 0), (0, 1)]
+            } else {
+                [(2, 0), (0, 0)]
+            };
+            anyhow::ensure!(
+                want.iter().all(|w| ends.contains(w)),
+                "DataW {data_w}, set {set}: ends {ends:?}"
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Writes of the lease period and the tick while the lease runs (protect
+/// 3, three seconds of 20 cycles), in cycles spread over its run: a
+/// period that has already passed ends it at the next second's end, a
+/// period of 0 keeps it running, a tick of 1 or 0 ends it within three
+/// cycles. RTL and twin in lockstep, the lease status read in every cycle.
+#[test]
+fn mkey_lease_and_tick_writes_while_the_lease_runs() -> Result<()> {
+    for data_w in [64u32, 128] {
+        let db = (data_w / 8) as usize;
+        for (a, v, prot_end) in [
+            (reg::MKEY_LEASE, 1, 0),
+            (reg::MKEY_LEASE, 0, 3),
+            (reg::MKEY_TICK, 1, 0),
+            (reg::MKEY_TICK, 0, 0),
+        ] {
+            for k in (1..60i64).step_by(4) {
+                let mut pin = two_ports();
+                let mut d = p0_switch(data_w, &pin)?;
+                let d = d.as_mut();
+                mkey_setup(d, &pin, 3, 3, 20)?;
+                let mut q: VecDeque<_> = wire(&sma_smp(true, 2, 0), db).into();
+                let mut h0: Option<i64> = None;
+                let mut o = None;
+                for c in 0..200i64 {
+                    let mut i = DevIn {
+                        sma_rx_tready: true,
+                        reg_addr: swreg::mkey(reg::MKEY_LEASE_ST),
+                        ..DevIn::default()
+                    };
+                    if h0.is_some_and(|h| c == h + k) {
+                        (i.reg_we, i.reg_addr, i.reg_wdata) = (true, swreg::mkey(a), v);
+                    }
+                    let x = drive(d, &mut pin, &mut q, &i)
+                        .with_context(|| format!("DataW {data_w}, {a:#x} := {v} at {k}"))?;
+                    if x.sma_rx_tvalid && x.sma_rx_tlast && h0.is_none() {
+                        anyhow::ensure!(x.sma_rx_mkey_viol, "no violation");
+                        h0 = Some(c);
+                    }
+                    o = Some(x);
+                }
+                let o = o.context("no cycle")?;
+                anyhow::ensure!(
+                    h0.is_some() && o.port0_mkey_prot == prot_end,
+                    "DataW {data_w}, {a:#x} := {v} at {k}: protect bits {}, verdict at {h0:?}",
+                    o.port0_mkey_prot
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// VL15 packets for port 0 that are no SMP: shorter than one (LRH..ICRC
+/// of every length from 24 to 284 bytes, LID-routed and directed route,
+/// each with an SMP's header as far as it reaches and a good ICRC), each
+/// right after an SMP whose header fields would pass were they kept, and
+/// SMPs with one header field wrong. RTL and twin in lockstep; port 0
+/// counts each BadHdr and delivers every SMP to the SMA.
+#[test]
+fn short_and_malformed_vl15_packets_to_port0() -> Result<()> {
+    for data_w in [64u32, 128] {
+        let db = (data_w / 8) as usize;
+        let mut pin = two_ports();
+        let mut d = p0_switch(data_w, &pin)?;
+        let d = d.as_mut();
+        let mut q = VecDeque::new();
+        let (mut good, mut bad) = (0u32, 0u32);
+        for words in 6..72usize {
+            for dr in [false, true] {
+                let smp = sma_smp(dr, 1, 0);
+                q.extend(wire(&smp, db));
+                let mut s = smp[..4 * words - 4].to_vec();
+                s[4] = (words >> 8) as u8;
+                s[5] = words as u8;
+                crc::append_icrc(&mut s);
+                q.extend(wire(&s, db));
+                // (port 0 takes an SMP in about as many cycles as the SMA
+                // takes its MAD: room for it, so that port 1 drops none)
+                q.extend(std::iter::repeat_n(([0, 0], 0, false), 300 / db));
+                good += 1;
+                bad += 1;
+            }
+        }
+        for fault in 0..6 {
+            let mut s = sma_smp(fault % 2 == 0, 2, 0);
+            s.truncate(s.len() - 4);
+            match fault {
+                0 => s[1] |= 3,    // LNH: a GRH
+                1 => s[8] = 0x04,  // opcode
+                2 => s[9] |= 1,    // TVer
+                3 => s[15] = 1,    // DestQP
+                4 => s[28] = 2,    // BaseVersion
+                _ => s[29] = 0x04, // class
+            }
+            crc::append_icrc(&mut s);
+            q.extend(wire(&s, db));
+            bad += 1;
+        }
+        let i = DevIn {
+            sma_rx_tready: true,
+            ..DevIn::default()
+        };
+        for _ in 0..q.len() + 1000 {
+            drive(d, &mut pin, &mut q, &i).with_context(|| format!("DataW {data_w}"))?;
+        }
+        let b = p0_bank(d, &pin)?;
+        use swreg::ctr;
+        anyhow::ensure!(
+            b[usize::from(ctr::P0_BAD_HDR)] == bad && b[usize::from(ctr::P0_TO_SMA)] == good,
+            "DataW {data_w}: {bad} malformed and {good} SMPs sent, port-0 counters {b:?}"
+        );
+    }
+    Ok(())
+}
+
 /// A P_Key table write racing a GMP's verdict: the GMP's P_Key is in the
 /// table only from the write on, which comes at every cycle around the
 /// GMP's tlast; RTL and twin in lockstep give the same verdict each time
@@ -872,7 +1605,12 @@ fn lockstep_64_ports_w128() {
 
 #[test]
 fn lockstep_1_port_w64() {
-    soak(1, 64, 5, 20_000).unwrap();
+    soak(1, 64, 5, 30_000).unwrap();
+}
+
+#[test]
+fn lockstep_1_port_w128() {
+    soak(1, 128, 6, 30_000).unwrap();
 }
 
 /// Longer soaks, several seeds at every radix and width the fabric builds
