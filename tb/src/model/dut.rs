@@ -27,6 +27,20 @@ pub struct PortsHint {
     pub tx_valid: u64,
 }
 
+/// The set bits of a port or request mask, ascending (bit k: index k).
+pub fn bits(m: impl Into<u128>) -> impl Iterator<Item = usize> {
+    let mut m: u128 = m.into();
+    std::iter::from_fn(move || {
+        if m == 0 {
+            None
+        } else {
+            let b = m.trailing_zeros() as usize;
+            m &= m - 1;
+            Some(b)
+        }
+    })
+}
+
 /// A Verilated top as the testbench clocks it.
 pub trait Dut: Send {
     /// One clock cycle; `pin` has [`Dut::num_ports`] elements, of which

@@ -31,7 +31,7 @@ use vl15_bindings::{
 };
 
 use crate::model::device::{sm_rx_meta, sma_rx_meta, AddressHandle, CaPort, RecvQueue, SmiMeta};
-use crate::model::dut::{ca_mp_kind, Dut};
+use crate::model::dut::{bits, ca_mp_kind, Dut};
 use crate::model::node_hw::{HwWrite, KeyViolation, NodeAgent, NodeHw};
 use crate::model::regmap::{mpreg, swreg};
 use crate::model::stream::{Beat, PacketAssembler, Pattern, Sink, Source};
@@ -123,19 +123,6 @@ impl Default for NetOptions {
 /// calling thread: a device's cycle costs a few µs, about what handing work
 /// to the pool and back costs (docs/fabric.md "Threads").
 const PAR_MIN_DEVICES: usize = 8;
-
-/// The bits of `m`, ascending.
-fn bits(mut m: u64) -> impl Iterator<Item = usize> {
-    std::iter::from_fn(move || {
-        if m == 0 {
-            None
-        } else {
-            let b = m.trailing_zeros() as usize;
-            m &= m - 1;
-            Some(b)
-        }
-    })
-}
 
 /// What the input side of a device's cycle decided, for its output side
 /// (the model's inputs are in `Device::din`).

@@ -81,7 +81,7 @@ mod tile;
 use anyhow::{bail, Result};
 use vl15_bindings::{Changed, DevIn, DevOut, PortIn, PortOut};
 
-use crate::model::dut::{Dut, PortsHint};
+use crate::model::dut::{bits, Dut, PortsHint};
 use port0::{P0Ctx, Port0};
 use tile::{ps, Beat, Bus, RouteCfg, Tile, TileCtx, TxIn, TxPlan, NUM_CTRS};
 
@@ -400,32 +400,6 @@ impl SwitchTwin {
     }
 }
 
-/// The bits of `m`, ascending.
-fn bits(mut m: u64) -> impl Iterator<Item = usize> {
-    std::iter::from_fn(move || {
-        if m == 0 {
-            None
-        } else {
-            let b = m.trailing_zeros() as usize;
-            m &= m - 1;
-            Some(b)
-        }
-    })
-}
-
-/// The bits of `m`, ascending.
-fn bits128(mut m: u128) -> impl Iterator<Item = usize> {
-    std::iter::from_fn(move || {
-        if m == 0 {
-            None
-        } else {
-            let b = m.trailing_zeros() as usize;
-            m &= m - 1;
-            Some(b)
-        }
-    })
-}
-
 impl Dut for SwitchTwin {
     fn step(&mut self, i: &DevIn, pin: &[PortIn], changed: Changed<'_>) -> Result<DevOut> {
         if pin.len() != usize::from(self.radix) {
@@ -512,7 +486,7 @@ impl Dut for SwitchTwin {
             return Ok(o);
         }
         // requests for the outputs, LFT lookups
-        for e in bits128(std::mem::take(&mut self.req_used)) {
+        for e in bits(std::mem::take(&mut self.req_used)) {
             self.vreq[e].clear();
             self.dreq[e].clear();
         }
