@@ -22,12 +22,9 @@
 //!   `:830`) the packet's PktLen then; the GSI counters count in the cycle
 //!   the tlast beat is on `gmp_rx` (`:960-973`).
 
-use super::tile::{Beat, OutArb};
+use super::tile::{Beat, OutArb, PktLenTap};
 use crate::model::regmap::swreg::ctr;
 use crate::model::twin::gsi::{GsiEv, GsiRx};
-
-/// Byte offset of the LRH's PktLen (`PbLrhPktLen`).
-const LRH_PKTLEN: usize = 4;
 
 /// The head beat of the input output 0's data arbiter grants, as the
 /// crossbar presents it: (valid, beat, the VCRC its packet arrived with).
@@ -58,8 +55,7 @@ pub struct GmpRx {
     g_beat: Beat,
     g_vcrc: u16,
     // u_grx_words: beat index (saturating at 3) and PktLen
-    tap_bidx: u8,
-    tap_len: u16,
+    tap: PktLenTap,
     // gsi_rx_check: the packet on its input so far (LRH..VCRC) and the
     // cycles its beats were there; its state across packets
     pkt: Vec<u8>,
@@ -81,8 +77,7 @@ impl GmpRx {
             g_extra: false,
             g_beat: Beat::default(),
             g_vcrc: 0,
-            tap_bidx: 0,
-            tap_len: 0,
+            tap: PktLenTap::default(),
             pkt: Vec::new(),
             cycles: Vec::new(),
             gsi: GsiRx::new(),
@@ -142,22 +137,10 @@ impl GmpRx {
         let take_last = take && hb.last;
         if take {
             // RxPkts, and RxWords (sw_pktlen_tap, ok_i = 1)
-            let hdr = usize::from(self.tap_bidx) == LRH_PKTLEN / db;
-            let len = if hdr {
-                let o = LRH_PKTLEN % db;
-                u16::from(hb.data[o] & 7) << 8 | u16::from(hb.data[o + 1])
-            } else {
-                self.tap_len
-            };
+            let len = self.tap.beat(&hb, db);
             if hb.last {
                 gev[usize::from(ctr::G_RX_PKTS)] += 1;
                 gev[usize::from(ctr::G_RX_WORDS)] += u32::from(len);
-                self.tap_bidx = 0;
-            } else if self.tap_bidx != 3 {
-                self.tap_bidx += 1;
-            }
-            if hdr {
-                self.tap_len = len;
             }
         }
         // gsi_rx_check: the register stage's beat enters

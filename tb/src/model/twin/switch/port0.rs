@@ -41,7 +41,7 @@ use std::collections::VecDeque;
 use vl15_bindings::{DevIn, DevOut};
 
 use super::gmp_rx::{GmpRx, GmpRxCtx, OdHead};
-use super::tile::{ps, Beat, OutArb, Route, RouteCfg, RouteSt};
+use super::tile::{ps, Beat, OutArb, PktLenTap, Route, RouteCfg, RouteSt};
 use crate::model::regmap::swreg::ctr;
 use crate::model::twin::ca::{pack, smp_packet};
 use crate::model::twin::mkey::Mkey;
@@ -59,8 +59,6 @@ const RX_DEPTH: u32 = 4;
 const P0_DEPTH: u32 = 2;
 /// Port 0's GMP send buffer slots (`GmpDepth`, `rtl/sw_mgmt_tile.sv:183`).
 const GMP_DEPTH: u32 = 2;
-/// Byte 0 (VL, LVer) and bytes 4..5 (PktLen) of the LRH.
-const LRH_PKTLEN: usize = 4;
 /// Sources of the send queue.
 const SRC_SMA: u8 = 0;
 const SRC_SM: u8 = 1;
@@ -218,9 +216,7 @@ struct GmpTx {
     beats: u32,
     dlid: u16,
     cur: Vec<u8>,
-    /// The tap's beat index (saturating at 3) and PktLen register.
-    bidx: u8,
-    len: u16,
+    tap: PktLenTap,
 }
 
 /// Port 0 of the switch.
@@ -540,19 +536,8 @@ impl Port0 {
             let ovf = g.beats as usize + 1 > SMP_PKT_BYTES / db;
             let n = d.gmp_tx_tkeep.count_ones() as usize;
             g.cur.extend_from_slice(&b.data[..n.min(db)]);
-            // the PktLen tap
-            let hdr = usize::from(g.bidx) == LRH_PKTLEN / db;
-            let len = if hdr {
-                let o = LRH_PKTLEN % db;
-                u16::from(b.data[o] & 7) << 8 | u16::from(b.data[o + 1])
-            } else {
-                g.len
-            };
-            if hdr {
-                g.len = len;
-            }
+            let len = g.tap.beat(&b, db);
             if d.gmp_tx_tlast {
-                g.bidx = 0;
                 g.open = false;
                 g.beats = 0;
                 let pkt = std::mem::take(&mut g.cur);
@@ -564,9 +549,6 @@ impl Port0 {
                     gev[usize::from(ctr::G_TX_DROP)] += 1;
                 }
             } else {
-                if g.bidx != 3 {
-                    g.bidx += 1;
-                }
                 g.open = true;
                 g.vl15 = vl15;
                 g.dlid = dlid;

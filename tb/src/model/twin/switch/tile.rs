@@ -51,6 +51,39 @@ mod ctr {
     pub const TX_WORDS: usize = 15;
 }
 
+/// `sw_pktlen_tap` (`rtl/sw_pktlen_tap.sv`): the beat index (saturating
+/// at 3) and the LRH.PktLen register of one packet stream.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PktLenTap {
+    bidx: u8,
+    len: u16,
+}
+
+impl PktLenTap {
+    /// A beat of `db` bytes passes: the packet's PktLen as of this beat
+    /// (`len_now`, what a counted tlast beat adds to a word counter).
+    pub fn beat(&mut self, b: &Beat, db: usize) -> u16 {
+        /// Byte offset of the LRH's PktLen (`PbLrhPktLen`).
+        const LRH_PKTLEN: usize = 4;
+        let hdr = usize::from(self.bidx) == LRH_PKTLEN / db;
+        let len = if hdr {
+            let o = LRH_PKTLEN % db;
+            u16::from(b.data[o] & 7) << 8 | u16::from(b.data[o + 1])
+        } else {
+            self.len
+        };
+        if b.last {
+            self.bidx = 0;
+        } else if self.bidx != 3 {
+            self.bidx += 1;
+        }
+        if hdr {
+            self.len = len;
+        }
+        len
+    }
+}
+
 /// One beat of a stream: bytes in lane order (byte 0 first on the wire),
 /// keep, last.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
