@@ -1156,14 +1156,7 @@ fn unaligned_host_gmp_leaves_as_the_rtl_sends_it() -> Result<()> {
             let mut d = backend(Fidelity::Lockstep).build(spec)?;
             let d = d.as_mut();
             let db = (data_w / 8) as usize;
-            let pin = vec![
-                PortIn {
-                    link_up: true,
-                    tx_tready: true,
-                    ..PortIn::default()
-                };
-                2
-            ];
+            let pin = two_ports();
             d.reset(4)?;
             // LIDs 0..3 to port 2
             write(d, &pin, swreg::LFT_BASE, 0x0202_0202)?;
@@ -1518,22 +1511,9 @@ fn pkey_write_racing_a_gmp_verdict() -> Result<()> {
         let db = (data_w / 8) as usize;
         let mut seen = Vec::new();
         for k in 0..90u32 {
-            let spec = DeviceSpec::Switch { nports: 2, data_w };
-            let mut d = backend(Fidelity::Lockstep).build(spec)?;
+            let mut pin = two_ports();
+            let mut d = p0_switch(data_w, &pin)?;
             let d = d.as_mut();
-            let mut pin = vec![
-                PortIn {
-                    link_up: true,
-                    tx_tready: true,
-                    ..PortIn::default()
-                };
-                2
-            ];
-            d.reset(4)?;
-            write(d, &pin, swreg::PORT0_LID, u32::from(P0_LID))?;
-            for v in [3, 4] {
-                write(d, &pin, swreg::PORT_STATE + 1, v)?;
-            }
             write(d, &pin, swreg::PKEY_IDX, 1)?;
             // a good GMP but for its P_Key
             let mut r = Rng(3);
