@@ -16,6 +16,38 @@ use anyhow::{bail, Context, Result};
 use vl15_bindings::dev::{Changed, Dev, DevIn, DevKind, DevOut, PortIn, PortOut};
 use vl15_bindings::{Ca, CaIn};
 
+use crate::model::stream::Beat;
+
+/// Beats a model will put on one port's `tx_*` in consecutive cycles,
+/// announced before they leave (a twin whose transmitter holds the whole
+/// packet knows them).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TxBurst {
+    /// Port index (port p at p−1).
+    pub port: usize,
+    /// The cycle of the first beat ([`Dut::cycle`]'s count).
+    pub first: u64,
+    /// One beat per cycle from `first`; the last one has `last` set.
+    pub beats: Vec<Beat>,
+}
+
+/// The management-side inputs at rest: no stream beat offered, no
+/// register write, no doorbell, every receive stream ready, register
+/// address 0 — what a fabric gives a device whose host side has no work.
+pub fn rest_dev_in() -> DevIn {
+    DevIn {
+        sma_rx_tready: true,
+        sm_rx_tready: true,
+        ..DevIn::default()
+    }
+}
+
+/// Whether `p` is a port's inputs at rest, with `link_up` as the model
+/// last saw it: no beat arriving, no host data offered, `tx_tready`.
+pub fn port_at_rest(p: &PortIn, link_up: bool) -> bool {
+    !p.rx_tvalid && !p.dtx_tvalid && p.tx_tready && p.link_up == link_up
+}
+
 /// What a step changed of a model's port outputs, as masks with bit p−1
 /// for port p (models of at most 64 ports).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -55,9 +87,31 @@ pub trait Dut: Send {
     fn ports_hint(&self) -> Option<PortsHint> {
         None
     }
-    /// Count `n` cycles without evaluating: only while the model is idle
-    /// (`DevOut::idle`) and gets no input, when its state would not change.
+    /// Count `n` cycles without evaluating: while the model is idle
+    /// (`DevOut::idle`) and gets no input, when its state would not change,
+    /// or while it is calm (before [`Dut::calm_until`]) with its inputs at
+    /// rest, when the model moves its state on by `n` cycles at once.
     fn skip(&mut self, n: u64);
+    /// Calm: after a step, the first cycle in which the model must be
+    /// stepped again if from the next cycle on its inputs are at rest
+    /// ([`rest_dev_in`]; every port as [`port_at_rest`] says, with the
+    /// last step's `link_up`). In every cycle before it, the model's
+    /// outputs are the last step's, except `tx_*`: a beat of a burst it
+    /// announced ([`Dut::take_tx_bursts`]) in that burst's cycles, no beat
+    /// (`tx_tvalid` 0) otherwise. A caller may then [`Dut::skip`] up to
+    /// that cycle instead of stepping, and must step the model (after
+    /// skipping to it) in any cycle in which an input is not at rest, and
+    /// tell it every port changed. None (the default): the next cycle.
+    fn calm_until(&self) -> Option<u64> {
+        None
+    }
+    /// Move the transmit bursts the last step announced into `out`. Each
+    /// starts after that step's cycle, and holds what the model's `tx_*`
+    /// show in those cycles if its inputs stay at rest; a step inside a
+    /// burst shows its beat again, and where an input that is not at
+    /// rest changes what leaves (a link going down), the step's `tx_*` are
+    /// the truth and the rest of the burst is void.
+    fn take_tx_bursts(&mut self, _out: &mut Vec<TxBurst>) {}
     /// Hold `rst_ni` low for `cycles` cycles.
     fn reset(&mut self, cycles: u32) -> Result<()>;
     /// Cycles so far (reset and skipped cycles included).
