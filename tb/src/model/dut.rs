@@ -48,6 +48,14 @@ pub fn port_at_rest(p: &PortIn, link_up: bool) -> bool {
     !p.rx_tvalid && !p.dtx_tvalid && p.tx_tready && p.link_up == link_up
 }
 
+/// Whether a cycle's inputs are all at rest ([`rest_dev_in`],
+/// [`port_at_rest`] against the `link_up`s of the step before).
+pub fn inputs_at_rest(i: &DevIn, pin: &[PortIn], link_up: &[bool]) -> bool {
+    *i == rest_dev_in()
+        && pin.len() == link_up.len()
+        && pin.iter().zip(link_up).all(|(p, &l)| port_at_rest(p, l))
+}
+
 /// What a step changed of a model's port outputs, as masks with bit p−1
 /// for port p (models of at most 64 ports).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -92,7 +100,9 @@ pub trait Dut: Send {
     /// or while it is calm (before [`Dut::calm_until`]) with its inputs at
     /// rest, when the model moves its state on by `n` cycles at once.
     fn skip(&mut self, n: u64);
-    /// Calm: after a step, the first cycle in which the model must be
+    /// Calm: after a step whose own inputs were at rest (after any other
+    /// step a caller steps the model in the next cycle, whatever this
+    /// says), the first cycle in which the model must be
     /// stepped again if from the next cycle on its inputs are at rest
     /// ([`rest_dev_in`]; every port as [`port_at_rest`] says, with the
     /// last step's `link_up`). In every cycle before it, the model's

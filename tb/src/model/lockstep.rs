@@ -11,11 +11,18 @@
 //! verdicts that ride on a last beat only on that beat. Every ready,
 //! register read, state, counter output and `idle` is compared in every
 //! cycle.
+//!
+//! The other model runs as it does in a fabric: where it says it is calm
+//! ([`Dut::calm_until`]) and a cycle's inputs are at rest, it is not
+//! stepped; its outputs in that cycle are those of its last step with the
+//! beats of the bursts it announced ([`Dut::take_tx_bursts`]) on `tx_*`,
+//! and they are compared with the RTL's all the same. In the first cycle
+//! that is not calm it is skipped up to it and stepped.
 
 use anyhow::{bail, ensure, Result};
 use vl15_bindings::{Changed, DevIn, DevOut, PortIn, PortOut};
 
-use crate::model::dut::Dut;
+use crate::model::dut::{inputs_at_rest, Dut, TxBurst};
 
 /// The RTL and a second model of the same device, in lockstep.
 pub struct Lockstep {
@@ -23,6 +30,20 @@ pub struct Lockstep {
     other: Box<dyn Dut>,
     /// Cycles compared.
     compared: u64,
+    /// Cycles in which the other model was calm and not stepped.
+    calm: u64,
+    /// The other model's outputs of its last step, and the `link_up` of
+    /// each port it saw.
+    o_dev: DevOut,
+    o_ports: Vec<PortOut>,
+    o_link: Vec<bool>,
+    /// Where the other model's last step left it calm (its inputs were at
+    /// rest): the cycle it must be stepped again.
+    o_calm: Option<u64>,
+    /// The bursts it announced that have beats still to come.
+    bursts: Vec<TxBurst>,
+    /// Its port outputs in a calm cycle.
+    view: Vec<PortOut>,
 }
 
 impl Lockstep {
@@ -35,16 +56,101 @@ impl Lockstep {
             rtl.describe(),
             other.describe()
         );
+        let n = rtl.num_ports() as usize;
         Ok(Lockstep {
             rtl,
             other,
             compared: 0,
+            calm: 0,
+            o_dev: DevOut::default(),
+            o_ports: vec![PortOut::default(); n],
+            o_link: vec![false; n],
+            o_calm: None,
+            bursts: Vec::new(),
+            view: vec![PortOut::default(); n],
         })
     }
 
-    /// Cycles in which both models were stepped and compared.
+    /// Cycles in which both models were compared.
     pub fn compared(&self) -> u64 {
         self.compared
+    }
+
+    /// Cycles of those in which the other model was calm: not stepped, its
+    /// outputs those of its last step and its announced bursts.
+    pub fn calm_cycles(&self) -> u64 {
+        self.calm
+    }
+
+    /// The other model's outputs in `cycle`: stepped if it is not calm or
+    /// an input is not at rest, else its last step's and its bursts'.
+    fn other_step(
+        &mut self,
+        cycle: u64,
+        i: &DevIn,
+        pin: &[PortIn],
+        changed: Changed<'_>,
+    ) -> Result<(DevOut, bool)> {
+        let calm = self.o_calm.is_some_and(|c| cycle < c)
+            && self.other.cycle() <= cycle
+            && inputs_at_rest(i, pin, &self.o_link);
+        self.bursts
+            .retain(|b| b.first + b.beats.len() as u64 > cycle);
+        if calm {
+            self.view.clone_from(&self.o_ports);
+            for v in &mut self.view {
+                v.tx_tvalid = false;
+            }
+            for b in &self.bursts {
+                let Some(k) = cycle.checked_sub(b.first) else {
+                    continue;
+                };
+                if let (Some(beat), Some(v)) = (b.beats.get(k as usize), self.view.get_mut(b.port))
+                {
+                    v.tx_tvalid = true;
+                    v.tx_tdata = beat.data;
+                    v.tx_tkeep = beat.keep;
+                    v.tx_tlast = beat.last;
+                }
+            }
+            return Ok((self.o_dev, true));
+        }
+        let lag = cycle.saturating_sub(self.other.cycle());
+        let changed = if lag > 0 {
+            self.other.skip(lag);
+            Changed::All
+        } else {
+            changed
+        };
+        let at_rest = inputs_at_rest(i, pin, &self.o_link);
+        let t = self.other.step(i, pin, changed)?;
+        self.o_dev = t;
+        self.o_ports.clear();
+        self.o_ports.extend_from_slice(self.other.ports_out());
+        self.o_link.clear();
+        self.o_link.extend(pin.iter().map(|p| p.link_up));
+        // A step inside a burst is the truth: a burst whose beat it does
+        // not show is void from here on.
+        let ports = &self.o_ports;
+        self.bursts.retain(|b| {
+            let k = (cycle - b.first.min(cycle)) as usize;
+            cycle < b.first
+                || b.beats.get(k).is_some_and(|beat| {
+                    ports.get(b.port).is_some_and(|o| {
+                        o.tx_tvalid
+                            && o.tx_tdata == beat.data
+                            && o.tx_tkeep == beat.keep
+                            && o.tx_tlast == beat.last
+                    })
+                })
+        });
+        self.other.take_tx_bursts(&mut self.bursts);
+        self.o_calm = if at_rest {
+            self.other.calm_until()
+        } else {
+            None
+        };
+        Ok((t, false))
     }
 }
 
@@ -185,7 +291,7 @@ impl Dut for Lockstep {
     fn step(&mut self, i: &DevIn, pin: &[PortIn], changed: Changed<'_>) -> Result<DevOut> {
         let cycle = self.rtl.cycle();
         let o = self.rtl.step(i, pin, changed)?;
-        let t = self.other.step(i, pin, changed)?;
+        let (t, calm) = self.other_step(cycle, i, pin, changed)?;
         let w = self.rtl.data_w();
         let (vo, vt) = (visible_dev(&o, w), visible_dev(&t, w));
         let mut diffs = Vec::new();
@@ -195,13 +301,12 @@ impl Dut for Lockstep {
                 field_diff(&format!("{vo:?}"), &format!("{vt:?}"))
             ));
         }
-        for (p, (a, b)) in self
-            .rtl
-            .ports_out()
-            .iter()
-            .zip(self.other.ports_out())
-            .enumerate()
-        {
+        let other_ports = if calm {
+            &self.view[..]
+        } else {
+            &self.o_ports[..]
+        };
+        for (p, (a, b)) in self.rtl.ports_out().iter().zip(other_ports).enumerate() {
             let (va, vb) = (visible_port(a), visible_port(b));
             if va != vb {
                 diffs.push(format!(
@@ -213,13 +318,15 @@ impl Dut for Lockstep {
         }
         if !diffs.is_empty() {
             bail!(
-                "{} and {} differ in cycle {cycle}: {}",
+                "{} and {} differ in cycle {cycle}{}: {}",
                 self.rtl.describe(),
                 self.other.describe(),
+                if calm { " (the twin calm)" } else { "" },
                 diffs.join("; ")
             );
         }
         self.compared += 1;
+        self.calm += u64::from(calm);
         Ok(o)
     }
 
@@ -228,11 +335,17 @@ impl Dut for Lockstep {
     }
 
     fn skip(&mut self, n: u64) {
+        // Only while idle: the other model catches up at its next step.
         self.rtl.skip(n);
-        self.other.skip(n);
     }
 
     fn reset(&mut self, cycles: u32) -> Result<()> {
+        let lag = self.rtl.cycle().saturating_sub(self.other.cycle());
+        if lag > 0 {
+            self.other.skip(lag);
+        }
+        self.o_calm = None;
+        self.bursts.clear();
         self.rtl.reset(cycles)?;
         self.other.reset(cycles)
     }
