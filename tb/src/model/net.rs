@@ -22,7 +22,7 @@
 use crate::model::cells::{self, Outcome};
 use std::any::Any;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 
 use anyhow::{anyhow, bail, Context, Result};
 use rayon::prelude::*;
@@ -31,7 +31,7 @@ use vl15_bindings::{
 };
 
 use crate::model::device::{sm_rx_meta, sma_rx_meta, AddressHandle, CaPort, RecvQueue, SmiMeta};
-use crate::model::dut::{bits, ca_mp_kind, Dut};
+use crate::model::dut::{bits, ca_mp_kind, rest_dev_in, Dut, TxBurst};
 use crate::model::node_hw::{HwWrite, KeyViolation, NodeAgent, NodeHw};
 use crate::model::regmap::{mpreg, swreg};
 use crate::model::stream::{Beat, PacketAssembler, Pattern, Sink, Source};
@@ -132,6 +132,33 @@ struct Prep {
     reading: bool,
     /// The pending SMA response whose counter field this cycle's read fills.
     patch: Option<usize>,
+    /// Every input of the cycle is at rest (`crate::model::dut::inputs_at_rest`):
+    /// what the model says of calm after it counts.
+    at_rest: bool,
+}
+
+/// A burst a model announced that `Net` put on the cable ahead: the beats
+/// its steps inside it show again are not sent twice.
+struct Announced {
+    first: u64,
+    beats: Vec<Beat>,
+    /// Its packet's entry in the trace and wire log, written when its last
+    /// beat leaves.
+    log: Option<LogKey>,
+}
+
+/// Where a packet's line goes among those of its cycle: (cycle, 0 for the
+/// input side of the cycle and 1 for the output side, device, port,
+/// direction). Lines are written in this order, so a packet a model put on
+/// the cable ahead is written where it would have been beat by beat.
+type LogKey = (u64, u8, usize, u8, u8);
+
+/// A packet for the trace (`trace`: its direction label) and the wire log.
+struct LogLine {
+    dir: Direction,
+    first: u64,
+    bytes: Vec<u8>,
+    trace: Option<String>,
 }
 
 /// One end of a link: (device index, port number 1..N).
@@ -400,6 +427,15 @@ pub struct Device<S> {
     scan_at: Option<u64>,
     /// The last tick looked at every port (its `link_up`s may differ).
     scanned: bool,
+    /// Per port index: the burst the model announced that is on the cable
+    /// ahead of its cycles.
+    announced: Vec<Option<Announced>>,
+    /// Asleep through a calm period of its model ([`Dut::calm_until`]):
+    /// its next step sees every port changed.
+    calm_sleep: bool,
+    /// Stepped in every cycle before this one whatever its model says of
+    /// calm (a burst it announced that could not go on the cable ahead).
+    no_calm_until: u64,
 }
 
 impl<S> Device<S> {
@@ -474,6 +510,9 @@ impl<S> Device<S> {
             scan_ports: true,
             scan_at: None,
             scanned: false,
+            announced: (0..np).map(|_| None).collect(),
+            calm_sleep: false,
+            no_calm_until: 0,
             regs: VecDeque::new(),
             read: None,
             read_value: None,
@@ -736,6 +775,11 @@ pub struct Net<S> {
     out_buf: Vec<Result<()>>,
     /// The ports of the device being clocked that put a beat out.
     sending: Vec<(usize, PortOut)>,
+    /// Lines for the trace and the wire log, written in key order once
+    /// their cycle is simulated.
+    log_lines: BTreeMap<LogKey, LogLine>,
+    /// The bursts the device being clocked announced.
+    bursts: Vec<TxBurst>,
 }
 
 impl<S: NodeAgent> Default for Net<S> {
@@ -867,6 +911,8 @@ impl<S: NodeAgent> Net<S> {
             prep_buf: Vec::new(),
             out_buf: Vec::new(),
             sending: Vec::new(),
+            log_lines: BTreeMap::new(),
+            bursts: Vec::new(),
         };
         // Ports without a cable are down; every device runs once so that the
         // port states and the SMA's register images settle.
@@ -947,6 +993,8 @@ impl<S: NodeAgent> Net<S> {
             prep_buf: Vec::new(),
             out_buf: Vec::new(),
             sending: Vec::new(),
+            log_lines: BTreeMap::new(),
+            bursts: Vec::new(),
         }
     }
 
@@ -1064,7 +1112,7 @@ impl<S: NodeAgent> Net<S> {
             || self
                 .devs
                 .iter()
-                .any(|d| d.driven.as_ref().is_some_and(|x| x.busy()))
+                .any(|d| d.calm_sleep || d.driven.as_ref().is_some_and(|x| x.busy()))
     }
 
     /// Run until nothing is queued on a link or with a driver and no beat
@@ -1298,6 +1346,18 @@ impl<S: NodeAgent> Net<S> {
     fn drop_in_flight(&mut self, l: usize) {
         let link = &mut self.links[l];
         for dir in 0..2 {
+            // A burst on the cable ahead is lost with it, and its packet,
+            // which will not end, is not written.
+            let (d, p) = link.ends[dir];
+            if let Some(a) = self.devs[d]
+                .announced
+                .get_mut(usize::from(p) - 1)
+                .and_then(Option::take)
+            {
+                if let Some(k) = a.log {
+                    self.log_lines.remove(&k);
+                }
+            }
             self.stats.beats_lost += link.pipe[dir].len() as u64;
             link.pipe[dir].clear();
             link.sent[dir] = PacketAssembler::default();
@@ -1483,7 +1543,21 @@ impl<S: NodeAgent> Net<S> {
     /// `spec` says (None: stop). Errors when the port has no cable.
     pub fn set_wire_fault(&mut self, d: usize, p: u8, spec: Option<FaultSpec>) -> Result<()> {
         let (l, k) = self.cable_of(d, p)?;
-        self.links[l].fault[1 - k] = spec.map(|s| Box::new(WireFault::new(s)));
+        let dir = 1 - k;
+        let link = &mut self.links[l];
+        link.fault[dir] = spec.map(|s| Box::new(WireFault::new(s)));
+        // The beats of a burst on the cable ahead that have not left yet
+        // leave through the new fault.
+        let (sd, sp) = link.ends[dir];
+        if let Some(a) = &self.devs[sd].announced[usize::from(sp) - 1] {
+            let now = self.cycle;
+            let cut = now + link.latency;
+            link.pipe[dir].retain(|(due, _)| *due < cut);
+            let from = now.saturating_sub(a.first) as usize;
+            for (k, b) in a.beats.iter().enumerate().skip(from) {
+                link.send(dir, a.first + k as u64, *b);
+            }
+        }
         Ok(())
     }
 
@@ -1682,6 +1756,7 @@ impl<S: NodeAgent> Net<S> {
             self.answer(d, m, meta, now)?;
         }
         self.active_list.sort_unstable();
+        self.write_log_lines(now);
         self.cycle += 1;
         self.quiet_cycles = if self.moved { 0 } else { self.quiet_cycles + 1 };
         if let Some(e) = self.wire_log_err.take() {
@@ -1750,6 +1825,11 @@ impl<S: NodeAgent> Net<S> {
             if lag > 0 {
                 dev.dev.skip(lag);
             }
+            if std::mem::take(&mut dev.calm_sleep) {
+                // (its model skipped a calm period: it looks at every port)
+                dev.pin_all = true;
+            }
+            let mut at_rest = true;
             // Links into the device: every port after a link change, else
             // the ports with beats coming in (or one to clear), in port order.
             let retrained = dev.scan_at.is_some_and(|t| now >= t);
@@ -1766,6 +1846,7 @@ impl<S: NodeAgent> Net<S> {
             }
             if full {
                 dev.pin_all = true;
+                at_rest = false;
             }
             let mut k = 0;
             while let Some(&q) = dev.inbound.get(k) {
@@ -1788,6 +1869,7 @@ impl<S: NodeAgent> Net<S> {
                         pi.rx_tkeep = b.keep;
                         pi.rx_tvalid = true;
                         pi.rx_tlast = b.last;
+                        at_rest = false;
                         if self.wire_log.is_some() {
                             if let Some((first, bytes)) = link.arriving[1 - dir].beat(now, &b) {
                                 arrived.push((p as u8 + 1, first, bytes));
@@ -1817,6 +1899,7 @@ impl<S: NodeAgent> Net<S> {
                         pi.dtx_tkeep = b.keep;
                         pi.dtx_tvalid = true;
                         pi.dtx_tlast = b.last;
+                        at_rest = false;
                     }
                     dev.data_rx[p].always();
                 }
@@ -1913,9 +1996,10 @@ impl<S: NodeAgent> Net<S> {
             }
             prep.reading = reading;
             prep.patch = patch;
+            prep.at_rest = at_rest && dev.din == rest_dev_in();
         }
         for (p, first, bytes) in arrived {
-            self.log_packet(d, p, Direction::Inbound, first, &bytes);
+            self.log_packet(now, 0, d, p, Direction::Inbound, first, bytes, None);
         }
     }
 
@@ -1932,8 +2016,14 @@ impl<S: NodeAgent> Net<S> {
         if self.devs[d].is_driven() {
             return self.tick_out_driven(d, now, lent);
         }
-        let &Prep { reading, patch } = prep;
+        let &Prep {
+            reading,
+            patch,
+            at_rest,
+        } = prep;
         let mut rewake = false;
+        // Not idle, and no input change of this cycle wakes it anyway.
+        let mut busy = false;
         {
             let dev = &mut self.devs[d];
             dev.ticks += 1;
@@ -2089,9 +2179,13 @@ impl<S: NodeAgent> Net<S> {
                     dev.sm_rx_skip = false;
                 }
             }
-            if !o.idle || dev.has_host_work() {
-                rewake = true;
+            if (!o.idle || dev.has_host_work()) && !rewake {
+                busy = true;
             }
+        }
+        // The bursts on the cable ahead that a step inside shows again.
+        if self.devs[d].announced.iter().any(Option::is_some) {
+            self.check_announced(d, now);
         }
         // Beats onto links: the ports with tx_tvalid (those the model
         // names, where it does).
@@ -2112,8 +2206,11 @@ impl<S: NodeAgent> Net<S> {
             let Some((l, dir)) = self.devs[d].port_links[p] else {
                 continue;
             };
-            let link = &mut self.links[l];
-            if !link.carrying(now) {
+            if self.devs[d].announced[p].is_some() {
+                // (a beat of a burst already on the cable)
+                continue;
+            }
+            if !self.links[l].carrying(now) {
                 self.stats.beats_lost += 1;
                 continue;
             }
@@ -2122,33 +2219,166 @@ impl<S: NodeAgent> Net<S> {
                 keep: po.tx_tkeep,
                 last: po.tx_tlast,
             };
-            let due = link.send(dir, now, b);
-            self.stats.beats += 1;
-            self.moved = true;
-            let (other, other_port) = link.ends[1 - dir];
-            if self.opts.trace || self.wire_log.is_some() {
-                if let Some((first, bytes)) = link.sent[dir].beat(now, &b) {
-                    if self.opts.trace {
-                        self.trace.push(TraceEntry {
-                            cycle: first,
-                            dir: link.label[dir].clone(),
-                            bytes: bytes.clone(),
-                        });
-                    }
-                    self.log_packet(d, p as u8 + 1, Direction::Outbound, first, &bytes);
-                }
-            }
-            if let Some(due) = due {
-                self.wake.push(Reverse((due, other)));
-                self.devs[other].note_inbound(usize::from(other_port) - 1);
-            }
+            self.send_beat(d, p, l, dir, now, b);
         }
         sending.clear();
         self.sending = sending;
+        // Bursts the model announced go on the cable ahead.
+        let mut bursts = std::mem::take(&mut self.bursts);
+        self.devs[d].dev.take_tx_bursts(&mut bursts);
+        for b in bursts.drain(..) {
+            self.put_burst(d, b, now);
+        }
+        self.bursts = bursts;
+        // A model that is calm sleeps until it must be stepped again, or
+        // an input wakes it.
+        if busy {
+            let dev = &mut self.devs[d];
+            let calm = if at_rest && dev.no_calm_until <= now + 1 && !dev.has_host_work() {
+                dev.dev.calm_until().filter(|&t| t > now + 1)
+            } else {
+                None
+            };
+            match calm {
+                Some(t) => {
+                    dev.calm_sleep = true;
+                    self.wake.push(Reverse((t, d)));
+                }
+                None => rewake = true,
+            }
+        }
         if rewake {
             self.activate(d);
         }
         Ok(())
+    }
+
+    /// Beat `b` from device `d` port index `p` onto link `l` (direction
+    /// `dir`) at cycle `at`: the receiver is woken when it arrives, and a
+    /// packet it ends is queued for the trace and the wire log (its key).
+    fn send_beat(
+        &mut self,
+        d: usize,
+        p: usize,
+        l: usize,
+        dir: usize,
+        at: u64,
+        b: Beat,
+    ) -> Option<LogKey> {
+        let keep = self.opts.trace || self.wire_log.is_some();
+        let link = &mut self.links[l];
+        let due = link.send(dir, at, b);
+        self.stats.beats += 1;
+        self.moved = true;
+        let (other, other_port) = link.ends[1 - dir];
+        let done = if keep {
+            link.sent[dir]
+                .beat(at, &b)
+                .map(|(first, bytes)| (first, bytes, link.label[dir].clone()))
+        } else {
+            None
+        };
+        if let Some(due) = due {
+            self.wake.push(Reverse((due, other)));
+            self.devs[other].note_inbound(usize::from(other_port) - 1);
+        }
+        done.map(|(first, bytes, label)| {
+            let trace = self.opts.trace.then_some(label);
+            self.log_packet(
+                at,
+                1,
+                d,
+                p as u8 + 1,
+                Direction::Outbound,
+                first,
+                bytes,
+                trace,
+            )
+        })
+    }
+
+    /// Burst `b` that device `d` announced at cycle `now` onto its cable,
+    /// beat by beat with the cycles it leaves in. A cable that does not
+    /// carry now or has a wire fault takes it beat by beat instead, and the
+    /// device is stepped through it.
+    fn put_burst(&mut self, d: usize, b: TxBurst, now: u64) {
+        let p = b.port;
+        let Some(&Some((l, dir))) = self.devs[d].port_links.get(p) else {
+            // No cable: nothing leaves the port.
+            return;
+        };
+        let end = b.first + b.beats.len() as u64;
+        let link = &self.links[l];
+        if b.first <= now
+            || b.beats.is_empty()
+            || !link.carrying(now)
+            || link.fault[dir].is_some()
+            || self.devs[d].announced[p].is_some()
+        {
+            let dev = &mut self.devs[d];
+            dev.no_calm_until = dev.no_calm_until.max(end);
+            return;
+        }
+        let mut log = None;
+        for (k, beat) in b.beats.iter().enumerate() {
+            if let Some(key) = self.send_beat(d, p, l, dir, b.first + k as u64, *beat) {
+                log = Some(key);
+            }
+        }
+        self.devs[d].announced[p] = Some(Announced {
+            first: b.first,
+            beats: b.beats,
+            log,
+        });
+    }
+
+    /// Device `d`'s bursts on the cable ahead, against what its step in
+    /// cycle `now` shows: one that is over is forgotten; one whose beat
+    /// the step does not show (an input that was not at rest changed what
+    /// leaves) is void from this cycle on: its beats still to leave come
+    /// off the cable and its packet is not written, and the step's own
+    /// beats go out one by one.
+    fn check_announced(&mut self, d: usize, now: u64) {
+        let dev = &mut self.devs[d];
+        for p in 0..dev.announced.len() {
+            let Some(a) = &dev.announced[p] else {
+                continue;
+            };
+            let k = now.saturating_sub(a.first) as usize;
+            if k >= a.beats.len() {
+                dev.announced[p] = None;
+                continue;
+            }
+            let po = &dev.dev.ports_out()[p];
+            let beat = a.beats[k];
+            if now < a.first
+                || (po.tx_tvalid
+                    && po.tx_tdata == beat.data
+                    && po.tx_tkeep == beat.keep
+                    && po.tx_tlast == beat.last)
+            {
+                continue;
+            }
+            let Some(a) = dev.announced[p].take() else {
+                continue;
+            };
+            let Some((l, dir)) = dev.port_links[p] else {
+                continue;
+            };
+            let link = &mut self.links[l];
+            let cut = now + link.latency;
+            let before = link.pipe[dir].len();
+            link.pipe[dir].retain(|(due, _)| *due < cut);
+            self.stats.beats -= (before - link.pipe[dir].len()) as u64;
+            if let Some(key) = a.log {
+                self.log_lines.remove(&key);
+            }
+            link.sent[dir] = PacketAssembler::default();
+            for (j, b) in a.beats[..k].iter().enumerate() {
+                link.sent[dir].beat(a.first + j as u64, b);
+            }
+            link.in_packet[dir] = a.beats[..k].last().is_some_and(|b| !b.last);
+        }
     }
 
     /// The input side of a driven device's cycle: the beats its links
@@ -2196,7 +2426,6 @@ impl<S: NodeAgent> Net<S> {
         let Net {
             devs,
             links,
-            trace,
             opts,
             stats,
             wake,
@@ -2228,14 +2457,9 @@ impl<S: NodeAgent> Net<S> {
                     None
                 };
                 if let Some((first, bytes)) = done {
-                    if dev.drv_link_rx[p].is_none() && opts.trace {
-                        trace.push(TraceEntry {
-                            cycle: first,
-                            dir: format!("tb>{}", dev.name),
-                            bytes: bytes.clone(),
-                        });
-                    }
-                    log.push((p as u8 + 1, Direction::Inbound, first, bytes));
+                    let label = (dev.drv_link_rx[p].is_none() && opts.trace)
+                        .then(|| format!("tb>{}", dev.name));
+                    log.push((p as u8 + 1, Direction::Inbound, first, bytes, label));
                 }
             }
             if !(po.tx_tvalid && pi.tx_tready) {
@@ -2261,7 +2485,7 @@ impl<S: NodeAgent> Net<S> {
             }
             if keep {
                 if let Some((first, bytes)) = dev.drv_tx[p].beat(now, &b) {
-                    log.push((p as u8 + 1, Direction::Outbound, first, bytes));
+                    log.push((p as u8 + 1, Direction::Outbound, first, bytes, None));
                 }
             }
         }
@@ -2270,18 +2494,14 @@ impl<S: NodeAgent> Net<S> {
             self.devs[e].note_inbound(usize::from(p) - 1);
         }
         // Packets out are traced as "name>peer" ("name>tb" with no link).
-        for (p, dir, first, bytes) in log {
+        for (p, dir, first, bytes, mut label) in log {
             if dir == Direction::Outbound && self.opts.trace {
                 let peer = self.devs[d].port_links[usize::from(p) - 1]
                     .map(|(l, k)| self.devs[self.links[l].ends[1 - k].0].name.as_str())
                     .unwrap_or("tb");
-                self.trace.push(TraceEntry {
-                    cycle: first,
-                    dir: format!("{}>{peer}", self.devs[d].name),
-                    bytes: bytes.clone(),
-                });
+                label = Some(format!("{}>{peer}", self.devs[d].name));
             }
-            self.log_packet(d, p, dir, first, &bytes);
+            self.log_packet(now, 1, d, p, dir, first, bytes, label);
         }
         self.activate(d);
         Ok(())
@@ -2498,10 +2718,59 @@ impl<S: NodeAgent> Net<S> {
 
     /// The wire log, once the run is over.
     pub fn take_wire_log(&mut self) -> Option<TraceFile> {
+        if let Some(last) = self.cycle.checked_sub(1) {
+            self.write_log_lines(last);
+        }
         self.wire_log.take()
     }
 
-    fn log_packet(&mut self, d: usize, p: u8, dir: Direction, cycle: u64, bytes: &[u8]) {
+    /// Queue a packet crossing device `d` port `p` (its first beat at
+    /// `first`) for the wire log and, with `trace`, the trace: written at
+    /// the end of cycle `at` in [`LogKey`] order.
+    #[allow(clippy::too_many_arguments)]
+    fn log_packet(
+        &mut self,
+        at: u64,
+        side: u8,
+        d: usize,
+        p: u8,
+        dir: Direction,
+        first: u64,
+        bytes: Vec<u8>,
+        trace: Option<String>,
+    ) -> LogKey {
+        let key = (at, side, d, p, u8::from(dir == Direction::Outbound));
+        self.log_lines.insert(
+            key,
+            LogLine {
+                dir,
+                first,
+                bytes,
+                trace,
+            },
+        );
+        key
+    }
+
+    /// Write the queued lines of every cycle up to `now`.
+    fn write_log_lines(&mut self, now: u64) {
+        while let Some(e) = self.log_lines.first_entry() {
+            if e.key().0 > now {
+                break;
+            }
+            let ((_, _, d, p, _), line) = e.remove_entry();
+            self.write_wire(d, p, line.dir, line.first, &line.bytes);
+            if let Some(dir) = line.trace {
+                self.trace.push(TraceEntry {
+                    cycle: line.first,
+                    dir,
+                    bytes: line.bytes,
+                });
+            }
+        }
+    }
+
+    fn write_wire(&mut self, d: usize, p: u8, dir: Direction, first: u64, bytes: &[u8]) {
         let Some(log) = self.wire_log.as_mut() else {
             return;
         };
@@ -2509,7 +2778,7 @@ impl<S: NodeAgent> Net<S> {
             return;
         }
         let name = port_name(&format!("{}{}", self.log_prefix, self.devs[d].name), p);
-        if let Err(e) = log.packet(&name, dir, cycle, bytes) {
+        if let Err(e) = log.packet(&name, dir, first, bytes) {
             self.wire_log_err = Some(e);
         }
     }
