@@ -122,6 +122,23 @@ pub trait Dut: Send {
     /// rest changes what leaves (a link going down), the step's `tx_*` are
     /// the truth and the rest of the burst is void.
     fn take_tx_bursts(&mut self, _out: &mut Vec<TxBurst>) {}
+    /// Whether the model takes the beats a port will receive ahead of
+    /// their cycles ([`Dut::rx_burst`]).
+    fn takes_rx_bursts(&self) -> bool {
+        false
+    }
+    /// Beats that arrive on port index `port`'s `rx_*` one per cycle from
+    /// `first` (the cycle of the next step), the last one with `last`.
+    /// The model takes them in those cycles as if `rx_*` carried them; its
+    /// callers drive no beat on that port then, so its inputs count as at
+    /// rest there, and its calm may run through them. Beats of a cycle in
+    /// which the port's `link_up` is low, and those after it, are lost (the
+    /// cable dropped them). Only called where [`Dut::takes_rx_bursts`].
+    fn rx_burst(&mut self, _port: usize, _first: u64, _beats: &[Beat]) {}
+    /// The beats of cycles from `from` on of the receive bursts of port
+    /// index `port` do not arrive after all (the cable takes them back to
+    /// send them again, through a wire fault set since).
+    fn rx_burst_cut(&mut self, _port: usize, _from: u64) {}
     /// Hold `rst_ni` low for `cycles` cycles.
     fn reset(&mut self, cycles: u32) -> Result<()>;
     /// Cycles so far (reset and skipped cycles included).

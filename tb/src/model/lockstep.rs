@@ -22,7 +22,10 @@
 use anyhow::{bail, ensure, Result};
 use vl15_bindings::{Changed, DevIn, DevOut, PortIn, PortOut};
 
+use std::collections::VecDeque;
+
 use crate::model::dut::{inputs_at_rest, Dut, TxBurst};
+use crate::model::stream::Beat;
 
 /// The RTL and a second model of the same device, in lockstep.
 pub struct Lockstep {
@@ -44,6 +47,11 @@ pub struct Lockstep {
     bursts: Vec<TxBurst>,
     /// Its port outputs in a calm cycle.
     view: Vec<PortOut>,
+    /// Per port index: the beats of receive bursts the other model took
+    /// ahead, which the RTL gets in their cycles: (cycle, beat).
+    rtl_rx: Vec<VecDeque<(u64, Beat)>>,
+    /// The RTL's port inputs in a cycle with such a beat.
+    rtl_pin: Vec<PortIn>,
 }
 
 impl Lockstep {
@@ -68,6 +76,8 @@ impl Lockstep {
             o_calm: None,
             bursts: Vec::new(),
             view: vec![PortOut::default(); n],
+            rtl_rx: vec![VecDeque::new(); n],
+            rtl_pin: Vec::new(),
         })
     }
 
@@ -290,7 +300,29 @@ fn field_diff(a: &str, b: &str) -> String {
 impl Dut for Lockstep {
     fn step(&mut self, i: &DevIn, pin: &[PortIn], changed: Changed<'_>) -> Result<DevOut> {
         let cycle = self.rtl.cycle();
-        let o = self.rtl.step(i, pin, changed)?;
+        let o = if self.rtl_rx.iter().all(VecDeque::is_empty) {
+            self.rtl.step(i, pin, changed)?
+        } else {
+            // The beats the other model took ahead reach the RTL now.
+            self.rtl_pin.clear();
+            self.rtl_pin.extend_from_slice(pin);
+            for (q, p) in self.rtl_rx.iter_mut().zip(self.rtl_pin.iter_mut()) {
+                if !p.link_up {
+                    q.clear();
+                }
+                while q.front().is_some_and(|(c, _)| *c < cycle) {
+                    q.pop_front();
+                }
+                if let Some((_, b)) = q.front().filter(|(c, _)| *c == cycle) {
+                    p.rx_tdata = b.data;
+                    p.rx_tkeep = b.keep;
+                    p.rx_tlast = b.last;
+                    p.rx_tvalid = true;
+                    q.pop_front();
+                }
+            }
+            self.rtl.step(i, &self.rtl_pin, Changed::All)?
+        };
         let (t, calm) = self.other_step(cycle, i, pin, changed)?;
         let w = self.rtl.data_w();
         let (vo, vt) = (visible_dev(&o, w), visible_dev(&t, w));
@@ -332,6 +364,24 @@ impl Dut for Lockstep {
 
     fn ports_out(&self) -> &[PortOut] {
         self.rtl.ports_out()
+    }
+
+    fn takes_rx_bursts(&self) -> bool {
+        self.other.takes_rx_bursts()
+    }
+
+    fn rx_burst(&mut self, port: usize, first: u64, beats: &[Beat]) {
+        if let Some(q) = self.rtl_rx.get_mut(port) {
+            q.extend((first..).zip(beats.iter().copied()));
+        }
+        self.other.rx_burst(port, first, beats);
+    }
+
+    fn rx_burst_cut(&mut self, port: usize, from: u64) {
+        if let Some(q) = self.rtl_rx.get_mut(port) {
+            q.retain(|(c, _)| *c < from);
+        }
+        self.other.rx_burst_cut(port, from);
     }
 
     fn skip(&mut self, n: u64) {

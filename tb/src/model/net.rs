@@ -119,6 +119,21 @@ impl Default for NetOptions {
     }
 }
 
+/// The beats at the front of a cable's `pipe` that make a whole packet
+/// arriving one a cycle from `now` on (the first due now, the last with
+/// `last`), or 0.
+fn whole_packet(pipe: &VecDeque<(u64, Beat)>, now: u64) -> usize {
+    for (k, (due, b)) in pipe.iter().enumerate() {
+        if *due != now + k as u64 {
+            return 0;
+        }
+        if b.last {
+            return k + 1;
+        }
+    }
+    0
+}
+
 /// Devices with work in one cycle below which they are evaluated on the
 /// calling thread: a device's cycle costs a few µs, about what handing work
 /// to the pool and back costs (docs/fabric.md "Threads").
@@ -430,6 +445,9 @@ pub struct Device<S> {
     /// Per port index: the burst the model announced that is on the cable
     /// ahead of its cycles.
     announced: Vec<Option<Announced>>,
+    /// Per port index: the cycles [from, to) of the last receive burst its
+    /// model took ahead ([`Dut::rx_burst`]).
+    rx_given: Vec<Option<(u64, u64)>>,
     /// Asleep through a calm period of its model ([`Dut::calm_until`]):
     /// its next step sees every port changed.
     calm_sleep: bool,
@@ -511,6 +529,7 @@ impl<S> Device<S> {
             scan_at: None,
             scanned: false,
             announced: (0..np).map(|_| None).collect(),
+            rx_given: vec![None; np],
             calm_sleep: false,
             no_calm_until: 0,
             regs: VecDeque::new(),
@@ -780,6 +799,8 @@ pub struct Net<S> {
     log_lines: BTreeMap<LogKey, LogLine>,
     /// The bursts the device being clocked announced.
     bursts: Vec<TxBurst>,
+    /// The beats of a receive burst being handed over.
+    rx_beats: Vec<Beat>,
 }
 
 impl<S: NodeAgent> Default for Net<S> {
@@ -913,6 +934,7 @@ impl<S: NodeAgent> Net<S> {
             sending: Vec::new(),
             log_lines: BTreeMap::new(),
             bursts: Vec::new(),
+            rx_beats: Vec::new(),
         };
         // Ports without a cable are down; every device runs once so that the
         // port states and the SMA's register images settle.
@@ -995,6 +1017,7 @@ impl<S: NodeAgent> Net<S> {
             sending: Vec::new(),
             log_lines: BTreeMap::new(),
             bursts: Vec::new(),
+            rx_beats: Vec::new(),
         }
     }
 
@@ -1549,13 +1572,30 @@ impl<S: NodeAgent> Net<S> {
         // The beats of a burst on the cable ahead that have not left yet
         // leave through the new fault.
         let (sd, sp) = link.ends[dir];
-        if let Some(a) = &self.devs[sd].announced[usize::from(sp) - 1] {
+        let ahead = self.devs[sd].announced[usize::from(sp) - 1]
+            .as_ref()
+            .map(|a| (a.first, a.beats.clone()));
+        if let Some((first, beats)) = ahead {
             let now = self.cycle;
             let cut = now + link.latency;
             link.pipe[dir].retain(|(due, _)| *due < cut);
-            let from = now.saturating_sub(a.first) as usize;
-            for (k, b) in a.beats.iter().enumerate().skip(from) {
-                link.send(dir, a.first + k as u64, *b);
+            // A receiver that took them ahead loses them.
+            let (rd, rp) = link.ends[1 - dir];
+            let rp = usize::from(rp) - 1;
+            if self.devs[rd].rx_given[rp].is_some_and(|(_, to)| to > cut) {
+                self.devs[rd].dev.rx_burst_cut(rp, cut);
+            }
+            let from = now.saturating_sub(first) as usize;
+            let mut wake = None;
+            let link = &mut self.links[l];
+            for (k, b) in beats.iter().enumerate().skip(from) {
+                if let Some(due) = link.send(dir, first + k as u64, *b) {
+                    wake.get_or_insert(due);
+                }
+            }
+            if let Some(due) = wake {
+                self.wake.push(Reverse((due, rd)));
+                self.devs[rd].note_inbound(rp);
             }
         }
         Ok(())
@@ -1817,8 +1857,9 @@ impl<S: NodeAgent> Net<S> {
         if self.devs[d].is_driven() {
             return self.tick_in_driven(d, now, lent);
         }
-        // Packets whose last beat arrives now: (port, first cycle, bytes).
-        let mut arrived: Vec<(u8, u64, Vec<u8>)> = Vec::new();
+        // Packets whose last beat arrives: (cycle of that, port, first
+        // cycle, bytes).
+        let mut arrived: Vec<(u64, u8, u64, Vec<u8>)> = Vec::new();
         {
             let dev = &mut self.devs[d];
             let lag = now.saturating_sub(dev.dev.cycle());
@@ -1830,6 +1871,7 @@ impl<S: NodeAgent> Net<S> {
                 dev.pin_all = true;
             }
             let mut at_rest = true;
+            let bursts = dev.dev.takes_rx_bursts();
             // Links into the device: every port after a link change, else
             // the ports with beats coming in (or one to clear), in port order.
             let retrained = dev.scan_at.is_some_and(|t| now >= t);
@@ -1863,7 +1905,28 @@ impl<S: NodeAgent> Net<S> {
                         pi.link_up = link.carrying(now);
                     }
                     let rx = &mut link.pipe[1 - dir];
-                    if rx.front().is_some_and(|(due, _)| *due <= now) {
+                    let burst = if bursts { whole_packet(rx, now) } else { 0 };
+                    if burst > 0 {
+                        // A whole packet from now on, one beat a cycle:
+                        // the model takes it ahead.
+                        let mut beats = std::mem::take(&mut self.rx_beats);
+                        beats.clear();
+                        for (due, b) in rx.drain(..burst) {
+                            beats.push(b);
+                            if self.wire_log.is_some() {
+                                if let Some((first, bytes)) = link.arriving[1 - dir].beat(due, &b) {
+                                    arrived.push((due, p as u8 + 1, first, bytes));
+                                }
+                            }
+                        }
+                        dev.dev.rx_burst(p, now, &beats);
+                        dev.rx_given[p] = Some((now, now + burst as u64));
+                        self.rx_beats = beats;
+                        if let Some(&(due, _)) = rx.front() {
+                            // (the next packet's first beat wakes it)
+                            self.wake.push(Reverse((due, d)));
+                        }
+                    } else if rx.front().is_some_and(|(due, _)| *due <= now) {
                         let (_, b) = rx.pop_front().expect("checked");
                         pi.rx_tdata = b.data;
                         pi.rx_tkeep = b.keep;
@@ -1872,7 +1935,7 @@ impl<S: NodeAgent> Net<S> {
                         at_rest = false;
                         if self.wire_log.is_some() {
                             if let Some((first, bytes)) = link.arriving[1 - dir].beat(now, &b) {
-                                arrived.push((p as u8 + 1, first, bytes));
+                                arrived.push((now, p as u8 + 1, first, bytes));
                             }
                         }
                     }
@@ -1998,8 +2061,8 @@ impl<S: NodeAgent> Net<S> {
             prep.patch = patch;
             prep.at_rest = at_rest && dev.din == rest_dev_in();
         }
-        for (p, first, bytes) in arrived {
-            self.log_packet(now, 0, d, p, Direction::Inbound, first, bytes, None);
+        for (at, p, first, bytes) in arrived {
+            self.log_packet(at, 0, d, p, Direction::Inbound, first, bytes, None);
         }
     }
 
@@ -2219,7 +2282,7 @@ impl<S: NodeAgent> Net<S> {
                 keep: po.tx_tkeep,
                 last: po.tx_tlast,
             };
-            self.send_beat(d, p, l, dir, now, b);
+            self.send_beat(d, p, l, dir, now, b, true);
         }
         sending.clear();
         self.sending = sending;
@@ -2264,6 +2327,7 @@ impl<S: NodeAgent> Net<S> {
         dir: usize,
         at: u64,
         b: Beat,
+        wake: bool,
     ) -> Option<LogKey> {
         let keep = self.opts.trace || self.wire_log.is_some();
         let link = &mut self.links[l];
@@ -2279,7 +2343,9 @@ impl<S: NodeAgent> Net<S> {
             None
         };
         if let Some(due) = due {
-            self.wake.push(Reverse((due, other)));
+            if wake {
+                self.wake.push(Reverse((due, other)));
+            }
             self.devs[other].note_inbound(usize::from(other_port) - 1);
         }
         done.map(|(first, bytes, label)| {
@@ -2319,9 +2385,14 @@ impl<S: NodeAgent> Net<S> {
             dev.no_calm_until = dev.no_calm_until.max(end);
             return;
         }
+        // A receiver that takes the packet ahead needs waking for its
+        // first beat only.
+        let (rd, _) = link.ends[1 - dir];
+        let wake_all = !self.devs[rd].dev.takes_rx_bursts();
         let mut log = None;
         for (k, beat) in b.beats.iter().enumerate() {
-            if let Some(key) = self.send_beat(d, p, l, dir, b.first + k as u64, *beat) {
+            let at = b.first + k as u64;
+            if let Some(key) = self.send_beat(d, p, l, dir, at, *beat, wake_all || k == 0) {
                 log = Some(key);
             }
         }
