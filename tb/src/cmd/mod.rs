@@ -160,6 +160,12 @@ pub struct FabricArgs {
     /// Devices that run as twins whatever --fidelity says (as --rtl)
     #[arg(long, value_name = "NODES", value_delimiter = ',')]
     twin: Vec<String>,
+    /// Step every twin in every cycle it has work, as the RTL is, instead
+    /// of letting it sleep through the cycles in which it only streams
+    /// and putting whole packets on its cables ahead: the same run, at
+    /// the per-cycle cost (to compare against)
+    #[arg(long)]
+    every_cycle: bool,
     #[command(flatten)]
     pub pcap: CaptureArgs,
 }
@@ -178,6 +184,7 @@ impl FabricArgs {
                 rtl: self.rtl.clone(),
                 twin: self.twin.clone(),
             },
+            every_cycle: self.every_cycle,
             ..Default::default()
         }
     }

@@ -99,6 +99,10 @@ pub struct NetOptions {
     pub wave: Option<std::path::PathBuf>,
     /// Which devices run as RTL and which as twins.
     pub fidelity: FidelityChoice,
+    /// Step every model in every cycle it is not idle, as the RTL is: no
+    /// calm periods, no bursts ahead (the twins' own per-cycle form, to
+    /// check a run against).
+    pub every_cycle: bool,
 }
 
 impl Default for NetOptions {
@@ -115,6 +119,7 @@ impl Default for NetOptions {
             pcap: None,
             wave: None,
             fidelity: FidelityChoice::default(),
+            every_cycle: false,
         }
     }
 }
@@ -1871,7 +1876,7 @@ impl<S: NodeAgent> Net<S> {
                 dev.pin_all = true;
             }
             let mut at_rest = true;
-            let bursts = dev.dev.takes_rx_bursts();
+            let bursts = !self.opts.every_cycle && dev.dev.takes_rx_bursts();
             // Links into the device: every port after a link change, else
             // the ports with beats coming in (or one to clear), in port order.
             let retrained = dev.scan_at.is_some_and(|t| now >= t);
@@ -2289,6 +2294,10 @@ impl<S: NodeAgent> Net<S> {
         // Bursts the model announced go on the cable ahead.
         let mut bursts = std::mem::take(&mut self.bursts);
         self.devs[d].dev.take_tx_bursts(&mut bursts);
+        if self.opts.every_cycle {
+            // (its steps show every beat)
+            bursts.clear();
+        }
         for b in bursts.drain(..) {
             self.put_burst(d, b, now);
         }
@@ -2297,7 +2306,11 @@ impl<S: NodeAgent> Net<S> {
         // an input wakes it.
         if busy {
             let dev = &mut self.devs[d];
-            let calm = if at_rest && dev.no_calm_until <= now + 1 && !dev.has_host_work() {
+            let calm = if at_rest
+                && !self.opts.every_cycle
+                && dev.no_calm_until <= now + 1
+                && !dev.has_host_work()
+            {
                 dev.dev.calm_until().filter(|&t| t > now + 1)
             } else {
                 None
