@@ -120,3 +120,347 @@ fn fabric_with_ca_twins_equals_rtl() {
     assert_eq!(texts[0].0, texts[1].0, "traces differ");
     assert_eq!(texts[0].1, texts[1].1, "end states differ");
 }
+
+/// The CA twins' calm periods (`Dut::calm_until`, `skip`, the transmit
+/// bursts) against the RTL: the device's inputs are driven directly, at
+/// rest (`rest_dev_in`, every port at rest) whenever the host side has
+/// nothing to do, so that `Lockstep` leaves the twin unstepped wherever
+/// it says it is calm and compares its frozen outputs and announced
+/// beats with the RTL's in every cycle. Traffic: SMPs and faults on the
+/// wire with gaps and back to back, the SMA answering after a latency,
+/// SM sends, traps, data sends, doorbells, counter reads, M_Key leases
+/// that expire at rest, link flaps, and phases of backpressure.
+mod calm {
+    use std::collections::VecDeque;
+
+    use vl15::check::faults::{response, FaultClass, Gen, GenCfg};
+    use vl15::model::dut::{inputs_at_rest, rest_dev_in, Dut};
+    use vl15::model::lockstep::Lockstep;
+    use vl15::model::regmap::{mpreg, reg};
+    use vl15::model::stream::{to_beats, Beat, Rng};
+    use vl15::model::twin::{Backend, DeviceSpec, RtlBackend, TwinBackend};
+    use vl15::proto::mad;
+    use vl15_bindings::{Changed, PortIn};
+
+    /// A host stream source: packets of beats with their sideband.
+    #[derive(Default)]
+    struct Src<M> {
+        q: VecDeque<(Vec<Beat>, M)>,
+        k: usize,
+        /// A beat offered stays offered until it is taken (AXI-Stream).
+        offered: bool,
+    }
+
+    impl<M: Copy> Src<M> {
+        fn push(&mut self, beats: Vec<Beat>, m: M) {
+            self.q.push_back((beats, m));
+        }
+        /// The beat offered this cycle, if `go` or one is offered already.
+        fn offer(&mut self, go: bool) -> Option<(Beat, M)> {
+            let h = self.q.front().map(|(b, m)| (b[self.k], *m));
+            self.offered = h.is_some() && (self.offered || go);
+            h.filter(|_| self.offered)
+        }
+        fn taken(&mut self) {
+            let n = self.q.front().map_or(0, |(b, _)| b.len());
+            self.offered = false;
+            self.k += 1;
+            if self.k == n {
+                self.k = 0;
+                self.q.pop_front();
+            }
+        }
+    }
+
+    /// Per phase: how often each source presents a beat it has and each
+    /// sink is ready (percent).
+    struct Phase {
+        valid: u32,
+        ready: u32,
+        tx_ready: u32,
+        rx_gap: u64,
+    }
+
+    pub struct Report {
+        pub cycles: u64,
+        pub calm: u64,
+        /// Cycles whose inputs were at rest.
+        pub rest: u64,
+        pub answered: u64,
+        pub sent: u64,
+    }
+
+    pub fn soak(spec: DeviceSpec, port: u8, cycles: u64, seed: u64) -> Report {
+        let rtl = RtlBackend.build(spec).expect("RTL");
+        let twin = TwinBackend.build(spec).expect("twin");
+        let mut ls = Lockstep::new(rtl, twin).expect("lockstep");
+        ls.reset(4).expect("reset");
+        let n = ls.num_ports() as usize;
+        let db = (ls.data_w() / 8) as usize;
+        let mp = matches!(spec, DeviceSpec::CaMp { .. });
+        let pi = usize::from(port) - 1;
+        let mut rng = Rng::new(seed);
+        let mut g = Gen::new(
+            seed ^ 0xC0FFEE,
+            GenCfg {
+                lid: 0x0040,
+                lmc: 2,
+                port,
+            },
+        );
+        let mut links = vec![mp; n];
+        links[pi] = true;
+        let mut regs: VecDeque<(u8, u32)> = [
+            (reg::PORT_LID, 0x40),
+            (reg::PORT_LMC, 2),
+            (reg::MASTER_SM_LID, 1),
+            (reg::MASTER_SM_SL, 3),
+            (reg::PORT_STATE, 4),
+        ]
+        .into_iter()
+        .collect();
+        let mut rx: VecDeque<Beat> = VecDeque::new();
+        let mut next_rx = 0u64;
+        let mut sma_rx: Vec<u8> = Vec::new();
+        let mut answers: VecDeque<(u64, mad::Mad, (u16, u16, u8))> = VecDeque::new();
+        let mut sma_tx: Src<(u16, u16, u8)> = Src::default();
+        let mut sm_tx: Src<(u16, u8, u8)> = Src::default();
+        let mut trap_tx: Src<()> = Src::default();
+        let mut dtx: Src<()> = Src::default();
+        let mut link_back: Option<u64> = None;
+        let mut last_links = links.clone();
+        let mut ph = Phase {
+            valid: 100,
+            ready: 100,
+            tx_ready: 100,
+            rx_gap: 200,
+        };
+        let mut rep = Report {
+            cycles,
+            calm: 0,
+            rest: 0,
+            answered: 0,
+            sent: 0,
+        };
+        for c in 0..cycles {
+            if c % 3000 == 2999 {
+                // a new phase: mostly free running, now and then backpressure
+                let busy = rng.chance(30);
+                ph = Phase {
+                    valid: if busy { 40 + rng.below(60) as u32 } else { 100 },
+                    ready: if busy { 40 + rng.below(60) as u32 } else { 100 },
+                    tx_ready: if rng.chance(25) {
+                        50 + rng.below(50) as u32
+                    } else {
+                        100
+                    },
+                    rx_gap: [0, 100, 400, 1500][rng.below(4)],
+                };
+                // the M_Key: a lease of a few short seconds that a
+                // violation starts and that runs out at rest, or none
+                if rng.chance(40) {
+                    let key = rng.next_u64() | 1;
+                    regs.extend([
+                        (reg::MKEY_TICK, 20 + rng.below(200) as u32),
+                        (reg::MKEY_LEASE, 1 + rng.below(3) as u32),
+                        (reg::MKEY_LO, key as u32),
+                        (reg::MKEY_HI, (key >> 32) as u32),
+                        (reg::MKEY_PROT, 3),
+                    ]);
+                } else {
+                    regs.extend([(reg::MKEY_LO, 0), (reg::MKEY_HI, 0), (reg::MKEY_PROT, 0)]);
+                }
+                if rng.chance(10) && link_back.is_none() {
+                    links[pi] = false;
+                    link_back = Some(c + 50 + rng.below(400) as u64);
+                }
+            }
+            if link_back.is_some_and(|t| c >= t) {
+                link_back = None;
+                links[pi] = true;
+                regs.push_back((reg::PORT_STATE, 4));
+            }
+            // traffic: wire packets, SM sends, traps, data sends
+            if rx.is_empty() && c >= next_rx {
+                let bytes = if rng.chance(15) {
+                    let rx_classes: Vec<FaultClass> =
+                        FaultClass::ALL.into_iter().filter(|f| f.is_rx()).collect();
+                    g.rx_fault(*rng.pick(&rx_classes))
+                } else {
+                    g.good().1
+                };
+                rx.extend(to_beats(&bytes, db));
+                next_rx = c + if rng.chance(15) {
+                    0
+                } else {
+                    rng.below(ph.rx_gap as usize + 1) as u64
+                };
+            }
+            if c % 409 == 100 && sm_tx.q.len() < 2 {
+                let (m, ah) = g.sm_request();
+                sm_tx.push(to_beats(&m[..], db), (ah.dlid, ah.sl, ah.path_bits));
+            }
+            if c % 997 == 500 {
+                trap_tx.push(to_beats(&g.trap()[..], db), ());
+            }
+            if c % 1499 == 700 && dtx.q.is_empty() {
+                dtx.push(to_beats(&g.data_tx(), db), ());
+            }
+            while answers.front().is_some_and(|a| a.0 <= c) {
+                let (_, r, meta) = answers.pop_front().expect("an answer");
+                sma_tx.push(to_beats(&r[..], db), meta);
+                rep.answered += 1;
+            }
+            // this cycle's inputs: at rest but for what has work
+            let mut d = rest_dev_in();
+            let mut pin: Vec<PortIn> = links
+                .iter()
+                .map(|&l| PortIn {
+                    link_up: l,
+                    tx_tready: true,
+                    ..PortIn::default()
+                })
+                .collect();
+            let p = &mut pin[pi];
+            p.tx_tready = rng.chance(ph.tx_ready);
+            if !rx.is_empty() && rng.chance(if ph.valid == 100 { 100 } else { 90 }) {
+                let b = rx.pop_front().expect("a beat");
+                p.rx_tvalid = true;
+                p.rx_tdata = b.data;
+                p.rx_tkeep = b.keep;
+                p.rx_tlast = b.last;
+            }
+            let go = rng.chance(ph.valid);
+            let dtx_v = dtx.offer(go);
+            if let Some((b, ())) = dtx_v {
+                p.dtx_tvalid = true;
+                p.dtx_tdata = b.data;
+                p.dtx_tkeep = b.keep;
+                p.dtx_tlast = b.last;
+            }
+            d.sma_rx_tready = rng.chance(ph.ready);
+            d.sm_rx_tready = rng.chance(ph.ready);
+            let go = rng.chance(ph.valid);
+            let sma_v = sma_tx.offer(go);
+            if let Some((b, (slid, dlid, sl))) = sma_v {
+                d.sma_tx_tvalid = true;
+                d.sma_tx_tdata = b.data;
+                d.sma_tx_tlast = b.last;
+                d.sma_tx_slid = slid;
+                d.sma_tx_dlid = dlid;
+                d.sma_tx_sl = sl;
+                d.sma_tx_port = port;
+            }
+            let go = rng.chance(ph.valid);
+            let sm_v = sm_tx.offer(go);
+            if let Some((b, (dlid, sl, bits))) = sm_v {
+                d.sm_tx_tvalid = true;
+                d.sm_tx_tdata = b.data;
+                d.sm_tx_tlast = b.last;
+                d.sm_tx_dlid = dlid;
+                d.sm_tx_sl = sl;
+                d.sm_tx_path_bits = bits;
+                d.sm_tx_port = port;
+            }
+            let go = rng.chance(ph.valid);
+            let trap_v = trap_tx.offer(go);
+            if let Some((b, ())) = trap_v {
+                d.trap_tx_tvalid = true;
+                d.trap_tx_tdata = b.data;
+                d.trap_tx_tlast = b.last;
+                d.trap_tx_port = port;
+            }
+            if c % 701 == 300 {
+                d.sm_rq_post = true;
+                d.sm_rq_post_n = 1 + rng.below(3) as u8;
+                d.sm_rq_port = port;
+            }
+            if let Some((a, w)) = regs.pop_front() {
+                d.reg_we = true;
+                d.reg_addr = mpreg::port(port, a);
+                d.reg_wdata = w;
+            } else if rng.chance(1) {
+                d.reg_addr = mpreg::port(port, reg::CTR_BASE + rng.below(27) as u8);
+            }
+            rep.rest += u64::from(inputs_at_rest(&d, &pin, &last_links));
+            last_links.clone_from(&links);
+            let o = ls
+                .step(&d, &pin, Changed::All)
+                .unwrap_or_else(|e| panic!("cycle {c}: {e:#}"));
+            let po = ls.ports_out()[pi];
+            // the host side takes what the device gave and took
+            if o.sma_rx_tvalid && d.sma_rx_tready {
+                sma_rx.extend((0..db).map(|j| (o.sma_rx_tdata[j / 8] >> (8 * (j % 8))) as u8));
+                if o.sma_rx_tlast {
+                    let mut req = [0u8; 256];
+                    req.copy_from_slice(&sma_rx[..256]);
+                    sma_rx.clear();
+                    if mad::method(&req) != 0x07 && !o.sma_rx_mkey_viol {
+                        let lat = rng.below(120) as u64;
+                        let meta = (o.sma_rx_slid, o.sma_rx_dlid, o.sma_rx_sl);
+                        answers.push_back((c + lat, response(&req, &mut rng), meta));
+                    }
+                }
+            }
+            if sma_v.is_some() && o.sma_tx_tready {
+                sma_tx.taken();
+            }
+            if sm_v.is_some() && o.sm_tx_tready {
+                sm_tx.taken();
+                rep.sent += 1;
+            }
+            if trap_v.is_some() && o.trap_tx_tready {
+                trap_tx.taken();
+            }
+            if dtx_v.is_some() && po.dtx_tready {
+                dtx.taken();
+            }
+        }
+        rep.calm = ls.calm_cycles();
+        rep
+    }
+}
+
+fn calm_soak(spec: vl15::model::twin::DeviceSpec, port: u8, seed: u64) {
+    let r = calm::soak(spec, port, 120_000, seed);
+    eprintln!(
+        "{spec:?} port {port}: {} cycles, {} at rest, {} calm ({:.0} % of those), {} answers, {} SM beats",
+        r.cycles,
+        r.rest,
+        r.calm,
+        100.0 * r.calm as f64 / r.rest as f64,
+        r.answered,
+        r.sent
+    );
+    assert!(r.answered > 100, "the SMA answered {}", r.answered);
+    // every cycle at rest but those of a stream's beats on sma_rx/sm_rx
+    // and the steps that decide
+    assert!(
+        r.calm * 10 > r.cycles && r.calm * 2 > r.rest,
+        "the twin was calm in {} of {} cycles, {} at rest",
+        r.calm,
+        r.cycles,
+        r.rest
+    );
+}
+
+#[test]
+fn ca_top_calm_in_lockstep() {
+    use vl15::model::twin::DeviceSpec::CaTop;
+    for (w, seed) in [(32, 0xCA1_0001), (64, 0xCA1_0002), (128, 0xCA1_0003)] {
+        calm_soak(CaTop { data_w: w }, 1, seed);
+    }
+}
+
+#[test]
+fn ca_mp_calm_in_lockstep() {
+    use vl15::model::twin::DeviceSpec::CaMp;
+    for (nports, port, w, seed) in [
+        (1, 1, 64, 0xCA2_0001),
+        (1, 1, 128, 0xCA2_0002),
+        (2, 1, 64, 0xCA2_0003),
+        (2, 2, 128, 0xCA2_0004),
+    ] {
+        calm_soak(CaMp { nports, data_w: w }, port, seed);
+    }
+}

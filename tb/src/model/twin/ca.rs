@@ -51,6 +51,7 @@
 pub use super::gsi::pkey_match;
 use super::gsi::{GsiEv, GsiRx};
 use super::mkey::Mkey;
+use crate::model::stream::Beat;
 use crate::proto::crc;
 use vl15_bindings::{DevIn, PortIn};
 
@@ -267,6 +268,20 @@ struct TxBeat {
     vl15: bool,
     /// PktLen of the packet (the word counter).
     pkt_len: u16,
+    /// The packet (ib_link_tx's count of packets started) and the beat's
+    /// index in it: a beat's identity, for the bursts announced.
+    seq: u64,
+    idx: u32,
+}
+
+/// The transmit burst a port last announced: the beats of packet `seq`
+/// from index `idx0` in the cycles `first..end`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct BurstRec {
+    first: u64,
+    end: u64,
+    seq: u64,
+    idx0: u32,
 }
 
 /// What a port gives in one cycle, before the multiport mux.
@@ -365,6 +380,12 @@ pub(crate) struct CaPort {
     lt_out: Option<TxBeat>,
     lt_extra: Option<TxBeat>,
     lt_data: Vec<u8>,
+    /// Packets started on ib_link_tx's output, and beats loaded of the
+    /// current one.
+    lt_seq: u64,
+    lt_k: u32,
+    /// The burst announced whose beats are still to come, if any.
+    burst: Option<BurstRec>,
     wire_pkt: bool,
     drop_pkt: bool,
     sq_busy: bool,
@@ -462,6 +483,9 @@ impl CaPort {
             lt_out: None,
             lt_extra: None,
             lt_data: Vec::new(),
+            lt_seq: 0,
+            lt_k: 0,
+            burst: None,
             wire_pkt: false,
             drop_pkt: false,
             sq_busy: false,
@@ -482,6 +506,228 @@ impl CaPort {
         self.t += n;
     }
 
+    /// Whether nothing of the port's state moves in a cycle at rest but
+    /// the cycle count, the registers every cycle rewrites and the M_Key
+    /// lease's expiry: no event to count, nothing in a pipeline stage or a
+    /// buffer, the send engine idle or waiting for a source's beat.
+    /// (`idle` implies it.)
+    pub(crate) fn settled(&self, link_up: bool) -> bool {
+        !self.ev_any
+            && !self.ev_q_any
+            && self.lrx_out.is_none()
+            && self.drx_out.is_none()
+            && self.gsi_ev.is_none()
+            && self.rx_out.is_none()
+            && self.rx_iss == 0
+            && self.sq.as_ref().map_or(true, |q| self.sq_waits(q))
+            && self.tx_out.is_none()
+            && self.tx_iss == 0
+            && self.lt_out.is_none()
+            && self.lt_state != 2
+            && self.link_q == link_up
+    }
+
+    /// `n` cycles at rest of a [`CaPort::settled`] port at once, as `n`
+    /// steps would move it.
+    pub(crate) fn jump(&mut self, n: u64) {
+        if n == 0 {
+            return;
+        }
+        if let Some(e) = self.mkey.expiry() {
+            if e >= self.t && e < self.t + n {
+                self.mkey.expire(e);
+            }
+        }
+        self.lid_prev = (self.lid, self.lmc);
+        self.rx_slot_free = self.rx_cnt < self.rx_lim();
+        self.t += n;
+    }
+
+    /// The send engine is in the MAD and waits for its source's beat.
+    fn sq_waits(&self, q: &SqPkt) -> bool {
+        let hb = self.hdr_beats();
+        q.k >= hb && q.k < hb + self.mad_beats()
+    }
+
+    /// Whether the burst announced holds beat `b` on the output in cycle
+    /// `t`.
+    fn burst_holds(&self, b: &TxBeat, t: u64) -> bool {
+        self.burst.is_some_and(|r| {
+            r.seq == b.seq
+                && t >= r.first
+                && t < r.end
+                && u64::from(b.idx) == u64::from(r.idx0) + (t - r.first)
+        })
+    }
+
+    /// After a step: where the beat on ib_link_tx's output in the next
+    /// cycle leaves and the rest of its packet follows it at rest with no
+    /// input (a VL15 packet; a data packet's last beat and its VCRC beat),
+    /// and the burst last announced does not hold it, announce them: their
+    /// first cycle, the beats into `out`.
+    pub(crate) fn announce(&mut self, out: &mut Vec<Beat>) -> Option<u64> {
+        let t = self.t;
+        let b = self.lt_out.as_ref()?;
+        if !self.gate_pass() || self.burst_holds(b, t) {
+            return None;
+        }
+        let beat = |x: &TxBeat| Beat {
+            data: x.data,
+            keep: x.keep,
+            last: x.last,
+        };
+        out.clear();
+        out.push(beat(b));
+        let bb = SMP_PKT_BYTES / self.db;
+        let j = b.idx as usize;
+        if b.vl15 && j + 1 < bb {
+            // the packet is at the head of the TX buffer until its last
+            // beat is loaded
+            let pkt = self.tx_q.front()?;
+            for k in j + 1..bb {
+                let (data, keep) = self.beat_of(pkt, k);
+                out.push(Beat {
+                    data,
+                    keep,
+                    last: false,
+                });
+            }
+            let (data, keep) = pack(&crc::vcrc_to_wire(crc::vcrc(pkt)));
+            out.push(Beat {
+                data,
+                keep,
+                last: true,
+            });
+        } else if (b.vl15 && j + 1 == bb) || (!b.vl15 && !b.last && self.lt_state == 2) {
+            out.push(beat(self.lt_extra.as_ref()?));
+        } else if !b.last {
+            // a data packet's beat with more to come from dtx
+            return None;
+        }
+        self.burst = Some(BurstRec {
+            first: t,
+            end: t + out.len() as u64,
+            seq: b.seq,
+            idx0: b.idx,
+        });
+        Some(t)
+    }
+
+    /// Calm: the first cycle from the next one (`t`) on in which this
+    /// port's outputs, its inputs at rest (`link_up` as now), may differ
+    /// from those of the cycle before, or a beat leaves that the burst
+    /// announced does not hold (`t` itself: not calm).
+    pub(crate) fn calm_end(&self, link_up: bool) -> u64 {
+        let t = self.t;
+        let mut u = u64::MAX;
+        // receive: a beat on sma_rx/sm_rx or drx moves on; one issued now
+        // shows next cycle; a VL15 packet's verdict now is issued next
+        if self.rx_out.is_some() || self.rx_iss > 0 || self.drx_out.is_some() {
+            u = t + 1;
+        }
+        match self.lrx_out {
+            Some((false, _, _)) => u = u.min(t + 1),
+            Some((true, _, true)) => u = u.min(t + 2),
+            _ => {}
+        }
+        // send engine: tready rises at the MAD, the tail writes its beat
+        let mut waits = false;
+        if let Some(q) = &self.sq {
+            let hb = self.hdr_beats();
+            if q.k < hb {
+                u = u.min(t + (hb - q.k) as u64);
+            } else if self.sq_waits(q) {
+                waits = true;
+            } else {
+                u = u.min(t + 1);
+            }
+        }
+        // the lease's expiry clears the protect bits
+        let expiry = self.mkey.expiry().map(|e| e.max(t) + 1);
+        if let Some(e) = expiry {
+            u = u.min(e);
+        }
+        let (tx_until, tx_idle) = self.tx_calm();
+        u = u.min(tx_until);
+        if !self.is_idle(link_up) {
+            // idle rises no earlier than every reason it is low is gone
+            let mut lb = tx_idle.max(t + 1);
+            if self.mkey.run.is_some() {
+                lb = lb.max(expiry.unwrap_or(u64::MAX));
+            }
+            if self.rx_open || waits {
+                lb = u64::MAX;
+            }
+            u = u.min(lb);
+        }
+        u
+    }
+
+    /// The transmit side at rest from `t`: (the first cycle in which
+    /// `dtx_tready` may change or a beat leaves that the burst announced
+    /// does not hold; the first in which it may no longer keep `idle`
+    /// low).
+    fn tx_calm(&self) -> (u64, u64) {
+        let t = self.t;
+        let Some(b) = &self.lt_out else {
+            return if self.lt_state == 0 {
+                if self.tx_out.is_some() || self.tx_iss > 0 {
+                    // a packet's first beat is loaded or issued now
+                    (t + 1, t + 1)
+                } else if self.tx_cnt > 0 || self.wire_pkt || self.drop_pkt {
+                    (t + 1, t + 1)
+                } else {
+                    (u64::MAX, t)
+                }
+            } else if self.lt_state == 1 && !self.lt_sel_vl15 {
+                // a data packet waits for its next beat from dtx
+                (u64::MAX, u64::MAX)
+            } else {
+                (t + 1, t + 1)
+            };
+        };
+        let gp = self.gate_pass();
+        let bb = (SMP_PKT_BYTES / self.db) as u32;
+        // beats from t to the packet's last
+        let rem = if b.vl15 {
+            u64::from(bb.saturating_sub(b.idx)) + 1
+        } else if b.last {
+            1
+        } else if self.lt_state == 2 {
+            2
+        } else {
+            // a data packet's beat with more to come from dtx
+            return if gp { (t, t) } else { (u64::MAX, u64::MAX) };
+        };
+        let x = t + rem - 1;
+        if gp && !self.burst_holds(b, t) {
+            return (t, t);
+        }
+        // a VL15 packet queued leaves right after this one: its first beat
+        // is not announced
+        let queued = if b.vl15 && b.idx + 1 < bb {
+            self.tx_q.len() >= 2
+        } else {
+            !self.tx_q.is_empty()
+        };
+        if queued {
+            return (x + 1, x + 1);
+        }
+        // dtx_tready is low up to the last beat, high from it; the
+        // counters' events of a packet that left are counted at x + 1
+        let until = if rem >= 2 { x } else { u64::MAX };
+        (until, if gp { x + 2 } else { x + 1 })
+    }
+
+    /// Packets the RX buffer takes, by its depth register.
+    fn rx_lim(&self) -> u32 {
+        match self.rx_depth {
+            0 => 1,
+            n if n > RX_DEPTH => u32::from(RX_DEPTH),
+            n => u32::from(n),
+        }
+    }
+
     fn hdr_beats(&self) -> usize {
         MAD_OFF / self.db
     }
@@ -494,6 +740,18 @@ impl CaPort {
         } else {
             MAD_OFF / self.db + 1
         }
+    }
+
+    /// The identity of the beat ib_link_tx loads now: (packet, index), a
+    /// new packet where none is under way.
+    fn lt_next_beat(&mut self) -> (u64, u32) {
+        if self.lt_state == 0 {
+            self.lt_seq += 1;
+            self.lt_k = 0;
+        }
+        let k = self.lt_k;
+        self.lt_k += 1;
+        (self.lt_seq, k)
     }
 
     fn event(&mut self, c: usize, n: u32) {
@@ -847,6 +1105,7 @@ impl CaPort {
                 self.lt_state = 0;
             } else if use_vl15 {
                 if let Some((i, b, last)) = self.tx_out {
+                    let (seq, idx) = self.lt_next_beat();
                     let (data, keep) = self.beat_of(&self.tx_q[i], b);
                     let pl = pkt_len_of(&self.tx_q[i]);
                     tx_issue_ok = true;
@@ -862,6 +1121,8 @@ impl CaPort {
                             last: true,
                             vl15: true,
                             pkt_len: pl,
+                            seq,
+                            idx: idx + 1,
                         });
                         self.lt_state = 2;
                     } else {
@@ -873,10 +1134,13 @@ impl CaPort {
                         last: false,
                         vl15: true,
                         pkt_len: pl,
+                        seq,
+                        idx,
                     });
                 }
             } else if p.dtx_tvalid {
                 let n = p.dtx_tkeep.count_ones() as usize;
+                let (seq, idx) = self.lt_next_beat();
                 if self.lt_state == 0 {
                     self.lt_data.clear();
                 }
@@ -905,6 +1169,8 @@ impl CaPort {
                             last: true,
                             vl15: false,
                             pkt_len: pl,
+                            seq,
+                            idx: idx + 1,
                         });
                         self.lt_state = 2;
                     } else {
@@ -915,6 +1181,8 @@ impl CaPort {
                             last: true,
                             vl15: false,
                             pkt_len: pl,
+                            seq,
+                            idx: idx + 1,
                         });
                         self.lt_state = 2;
                     }
@@ -928,6 +1196,8 @@ impl CaPort {
                     last,
                     vl15: false,
                     pkt_len: pl,
+                    seq,
+                    idx,
                 });
             }
             self.lt_out = new_lt;
@@ -958,12 +1228,7 @@ impl CaPort {
         }
         self.rx_out = next_rx_out;
         self.rx_cnt = self.rx_q.len() as u32;
-        let lim = match self.rx_depth {
-            0 => 1,
-            n if n > RX_DEPTH => u32::from(RX_DEPTH),
-            n => u32::from(n),
-        };
-        self.rx_slot_free = self.rx_cnt < lim;
+        self.rx_slot_free = self.rx_cnt < self.rx_lim();
         if freed_tx {
             self.tx_q.pop_front();
             if let Some(x) = next_tx_out.as_mut() {

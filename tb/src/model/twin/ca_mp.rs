@@ -19,7 +19,8 @@ use anyhow::Result;
 use vl15_bindings::{Changed, DevIn, DevOut, PortIn, PortOut};
 
 use super::ca::{CaPort, PortCtl, PortOuts};
-use crate::model::dut::Dut;
+use crate::model::dut::{port_at_rest, rest_dev_in, Dut, TxBurst};
+use crate::model::stream::Beat;
 
 /// A round-robin packet mux of `smi_port_mux`.
 #[derive(Debug, Clone)]
@@ -72,6 +73,16 @@ pub struct CaTwin {
     /// The ports' outputs of the cycle being stepped (a buffer reused).
     outs: Vec<PortOuts>,
     cycle: u64,
+    /// After a step at rest: the cycle it must be stepped again in
+    /// ([`Dut::calm_until`]).
+    calm: Option<u64>,
+    /// The bursts the last step announced.
+    bursts: Vec<TxBurst>,
+    /// Buffers reused: the outputs of the next cycle at rest.
+    rest_pin: Vec<PortIn>,
+    rest_outs: Vec<PortOuts>,
+    rest_pout: Vec<PortOut>,
+    beats: Vec<Beat>,
 }
 
 impl CaTwin {
@@ -97,6 +108,12 @@ impl CaTwin {
             pin_last: vec![PortIn::default(); n],
             outs: Vec::with_capacity(n),
             cycle: 0,
+            calm: None,
+            bursts: Vec::new(),
+            rest_pin: vec![PortIn::default(); n],
+            rest_outs: Vec::with_capacity(n),
+            rest_pout: vec![PortOut::default(); n],
+            beats: Vec::new(),
         }
     }
 
@@ -110,30 +127,21 @@ impl CaTwin {
     }
 }
 
-impl Dut for CaTwin {
-    fn step(&mut self, i: &DevIn, pin: &[PortIn], changed: Changed<'_>) -> Result<DevOut> {
+impl CaTwin {
+    /// The outputs of the cycle about to be evaluated with inputs `i` and
+    /// `pin`: the device's (returned), each port's (into `pout`), each
+    /// port's before the muxes (into `outs`), and the ports the receive
+    /// muxes grant (SMA, SM).
+    fn present(
+        &self,
+        i: &DevIn,
+        pin: &[PortIn],
+        outs: &mut Vec<PortOuts>,
+        pout: &mut [PortOut],
+    ) -> (DevOut, usize, usize) {
         let n = self.ports.len();
-        anyhow::ensure!(
-            pin.len() == n,
-            "{} has {n} ports, not {}",
-            self.describe(),
-            pin.len()
-        );
-        match changed {
-            Changed::All => self.pin_last.copy_from_slice(pin),
-            Changed::Ports(ps) => {
-                for &p in ps {
-                    let p = usize::from(p);
-                    if p < n {
-                        self.pin_last[p] = pin[p];
-                    }
-                }
-            }
-        }
-        let pin = &self.pin_last;
         let reg_port = (i.reg_addr >> 8) as usize;
         let low = (i.reg_addr & 0xFF) as u8;
-        let mut outs = std::mem::take(&mut self.outs);
         outs.clear();
         outs.extend(
             self.ports
@@ -148,7 +156,6 @@ impl Dut for CaTwin {
         let sma_to = self.tagged(i.sma_tx_port);
         let sm_to = self.tagged(i.sm_tx_port);
         let trap_to = self.tagged(i.trap_tx_port);
-        let rq_to = self.tagged(i.sm_rq_port);
         let mut o = DevOut::default();
         let s = &outs[sma_sel];
         o.sma_rx_tvalid = s.sma.valid;
@@ -193,6 +200,11 @@ impl Dut for CaTwin {
         } else {
             0
         };
+        if !self.mp {
+            // ib_ca_top's streams carry no tag: CaTopDut reports port 1
+            o.sma_rx_port = 1;
+            o.sm_rx_port = 1;
+        }
         // this cycle's port outputs
         for (k, p) in self.ports.iter().enumerate() {
             let (v, data, keep, last) = p.tx_out();
@@ -202,7 +214,7 @@ impl Dut for CaTwin {
                 trap_to == Some(k) && i.trap_tx_tvalid,
             ];
             let (dv, dd, dk, dl, du, dr) = p.drx();
-            self.pout[k] = PortOut {
+            pout[k] = PortOut {
                 drx_tvalid: dv,
                 drx_tdata: dd,
                 drx_tkeep: dk,
@@ -220,8 +232,23 @@ impl Dut for CaTwin {
                 sq_tx_beat: p.sq_beat(any.iter().any(|&x| x), any),
             };
         }
-        // advance
-        for (k, pk) in pin.iter().enumerate() {
+        (o, sma_sel, sm_sel)
+    }
+
+    /// One cycle with inputs `i` and `pin_last`: its outputs (the ports'
+    /// into `pout`), then every port and mux moves on.
+    fn eval(&mut self, i: &DevIn) -> DevOut {
+        let mut outs = std::mem::take(&mut self.outs);
+        let mut pout = std::mem::take(&mut self.pout);
+        let (o, sma_sel, sm_sel) = self.present(i, &self.pin_last, &mut outs, &mut pout);
+        self.outs = outs;
+        self.pout = pout;
+        let reg_port = (i.reg_addr >> 8) as usize;
+        let sma_to = self.tagged(i.sma_tx_port);
+        let sm_to = self.tagged(i.sm_tx_port);
+        let trap_to = self.tagged(i.trap_tx_port);
+        let rq_to = self.tagged(i.sm_rq_port);
+        for (k, pk) in self.pin_last.iter().enumerate() {
             let ctl = PortCtl {
                 sma_rx_tready: sma_sel == k && i.sma_rx_tready,
                 sm_rx_tready: sm_sel == k && i.sm_rx_tready,
@@ -250,14 +277,108 @@ impl Dut for CaTwin {
                     .wrapping_add(bad(i.trap_tx_tvalid, i.trap_tx_tlast, trap_to));
             }
         }
-        self.outs = outs;
         self.cycle += 1;
-        if !self.mp {
-            // ib_ca_top's streams carry no tag: CaTopDut reports port 1
-            o.sma_rx_port = 1;
-            o.sm_rx_port = 1;
+        o
+    }
+
+    /// After a step at rest with outputs `o` (the ports' in `pout`): the
+    /// first cycle it must be stepped again in if its inputs stay at rest,
+    /// where that is after the next one.
+    fn calm_after(&mut self, o: &DevOut) -> Option<u64> {
+        let t = self.cycle;
+        let u = self
+            .ports
+            .iter()
+            .zip(&self.pin_last)
+            .map(|(p, pi)| p.calm_end(pi.link_up))
+            .min()?;
+        if u <= t {
+            return None;
         }
+        // the outputs of cycle t at rest are this step's (but tx_*)
+        let mut rest_pin = std::mem::take(&mut self.rest_pin);
+        let mut outs = std::mem::take(&mut self.rest_outs);
+        let mut pout = std::mem::take(&mut self.rest_pout);
+        for (r, p) in rest_pin.iter_mut().zip(&self.pin_last) {
+            *r = rest_port_in(p.link_up);
+        }
+        let (r, _, _) = self.present(&rest_dev_in(), &rest_pin, &mut outs, &mut pout);
+        let same = r == *o && pout.iter().zip(&self.pout).all(|(a, b)| same_but_tx(a, b));
+        self.rest_pin = rest_pin;
+        self.rest_outs = outs;
+        self.rest_pout = pout;
+        same.then_some(u)
+    }
+}
+
+/// A port's inputs at rest with `link_up`.
+fn rest_port_in(link_up: bool) -> PortIn {
+    PortIn {
+        link_up,
+        tx_tready: true,
+        ..PortIn::default()
+    }
+}
+
+/// Whether two ports' outputs are the same but for `tx_*`.
+fn same_but_tx(a: &PortOut, b: &PortOut) -> bool {
+    let strip = |p: &PortOut| PortOut {
+        tx_tdata: [0; 2],
+        tx_tkeep: 0,
+        tx_tvalid: false,
+        tx_tlast: false,
+        ..*p
+    };
+    strip(a) == strip(b)
+}
+
+impl Dut for CaTwin {
+    fn step(&mut self, i: &DevIn, pin: &[PortIn], changed: Changed<'_>) -> Result<DevOut> {
+        let n = self.ports.len();
+        anyhow::ensure!(
+            pin.len() == n,
+            "{} has {n} ports, not {}",
+            self.describe(),
+            pin.len()
+        );
+        // inputs_at_rest, against the link_ups of the step before
+        let at_rest = *i == rest_dev_in()
+            && pin
+                .iter()
+                .zip(&self.pin_last)
+                .all(|(p, l)| port_at_rest(p, l.link_up));
+        match changed {
+            Changed::All => self.pin_last.copy_from_slice(pin),
+            Changed::Ports(ps) => {
+                for &p in ps {
+                    let p = usize::from(p);
+                    if p < n {
+                        self.pin_last[p] = pin[p];
+                    }
+                }
+            }
+        }
+        let o = self.eval(i);
+        self.bursts.clear();
+        for (k, p) in self.ports.iter_mut().enumerate() {
+            if let Some(first) = p.announce(&mut self.beats) {
+                self.bursts.push(TxBurst {
+                    port: k,
+                    first,
+                    beats: self.beats.clone(),
+                });
+            }
+        }
+        self.calm = if at_rest { self.calm_after(&o) } else { None };
         Ok(o)
+    }
+
+    fn calm_until(&self) -> Option<u64> {
+        self.calm
+    }
+
+    fn take_tx_bursts(&mut self, out: &mut Vec<TxBurst>) {
+        out.append(&mut self.bursts);
     }
 
     fn ports_out(&self) -> &[PortOut] {
@@ -265,10 +386,28 @@ impl Dut for CaTwin {
     }
 
     fn skip(&mut self, n: u64) {
-        self.cycle += n;
-        for p in &mut self.ports {
-            p.skip(n);
+        // cycles at rest, evaluated until nothing moves but the count
+        let mut left = n;
+        while left > 0 {
+            if self
+                .ports
+                .iter()
+                .zip(&self.pin_last)
+                .all(|(p, pi)| p.settled(pi.link_up))
+            {
+                for p in &mut self.ports {
+                    p.jump(left);
+                }
+                self.cycle += left;
+                break;
+            }
+            for pi in &mut self.pin_last {
+                *pi = rest_port_in(pi.link_up);
+            }
+            self.eval(&rest_dev_in());
+            left -= 1;
         }
+        self.calm = None;
     }
 
     fn reset(&mut self, cycles: u32) -> Result<()> {
@@ -292,6 +431,8 @@ impl Dut for CaTwin {
         ];
         self.pout = vec![PortOut::default(); n];
         self.cycle += u64::from(cycles);
+        self.calm = None;
+        self.bursts.clear();
         Ok(())
     }
 
