@@ -140,7 +140,7 @@ mod calm {
     use vl15::model::stream::{to_beats, Beat, Rng};
     use vl15::model::twin::{Backend, DeviceSpec, RtlBackend, TwinBackend};
     use vl15::proto::mad;
-    use vl15_bindings::{Changed, PortIn};
+    use vl15_bindings::{Changed, DevIn, DevOut, PortIn, PortOut};
 
     /// A host stream source: packets of beats with their sideband.
     #[derive(Default)]
@@ -181,6 +181,87 @@ mod calm {
         rx_gap: u64,
     }
 
+    /// How the device is run: the RTL and the twin in lockstep, or the
+    /// twin alone, stepped in every cycle or as a fabric runs it (not in
+    /// its calm cycles at rest).
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    pub enum Run {
+        Lockstep,
+        TwinEveryCycle,
+        TwinCalm,
+    }
+
+    /// The device under `Run`: a cycle's outputs (the device's and port
+    /// `pi`'s).
+    enum Model {
+        Ls(Box<Lockstep>),
+        Twin(Box<TwinRun>),
+    }
+
+    /// The twin alone.
+    struct TwinRun {
+        dut: Box<dyn Dut>,
+        calm_aware: bool,
+        now: u64,
+        calm: Option<u64>,
+        frozen: (DevOut, PortOut),
+        links: Vec<bool>,
+        bursts: Vec<vl15::model::dut::TxBurst>,
+        steps: u64,
+        calm_cycles: u64,
+        /// Time in the twin's skip and step.
+        busy: std::time::Duration,
+    }
+
+    impl Model {
+        fn cycle(&mut self, d: &DevIn, pin: &[PortIn], pi: usize) -> (DevOut, PortOut) {
+            match self {
+                Model::Ls(ls) => {
+                    let o = ls
+                        .step(d, pin, Changed::All)
+                        .unwrap_or_else(|e| panic!("{e:#}"));
+                    (o, ls.ports_out()[pi])
+                }
+                Model::Twin(tw) => {
+                    let TwinRun {
+                        dut,
+                        calm_aware,
+                        now,
+                        calm,
+                        frozen,
+                        links,
+                        bursts,
+                        steps,
+                        calm_cycles,
+                        busy,
+                    } = &mut **tw;
+                    let c = *now;
+                    *now += 1;
+                    let at_rest = inputs_at_rest(d, pin, links);
+                    if *calm_aware && at_rest && calm.is_some_and(|u| c < u) {
+                        *calm_cycles += 1;
+                        return *frozen;
+                    }
+                    let t0 = std::time::Instant::now();
+                    let lag = c - dut.cycle();
+                    if lag > 0 {
+                        dut.skip(lag);
+                    }
+                    let o = dut.step(d, pin, Changed::All).expect("twin step");
+                    *busy += t0.elapsed();
+                    *steps += 1;
+                    *frozen = (o, dut.ports_out()[pi]);
+                    links.clear();
+                    links.extend(pin.iter().map(|p| p.link_up));
+                    dut.take_tx_bursts(bursts);
+                    bursts.clear();
+                    *calm = if at_rest { dut.calm_until() } else { None };
+                    *frozen
+                }
+            }
+        }
+    }
+
     pub struct Report {
         pub cycles: u64,
         pub calm: u64,
@@ -188,15 +269,37 @@ mod calm {
         pub rest: u64,
         pub answered: u64,
         pub sent: u64,
+        /// The twin alone: its steps, the wall time, the time in the twin.
+        pub steps: u64,
+        pub wall_s: f64,
+        pub twin_s: f64,
     }
 
-    pub fn soak(spec: DeviceSpec, port: u8, cycles: u64, seed: u64) -> Report {
-        let rtl = RtlBackend.build(spec).expect("RTL");
-        let twin = TwinBackend.build(spec).expect("twin");
-        let mut ls = Lockstep::new(rtl, twin).expect("lockstep");
-        ls.reset(4).expect("reset");
-        let n = ls.num_ports() as usize;
-        let db = (ls.data_w() / 8) as usize;
+    pub fn soak(spec: DeviceSpec, port: u8, cycles: u64, seed: u64, run: Run) -> Report {
+        let mut twin = TwinBackend.build(spec).expect("twin");
+        let n = twin.num_ports() as usize;
+        let db = (twin.data_w() / 8) as usize;
+        let mut m = if run == Run::Lockstep {
+            let rtl = RtlBackend.build(spec).expect("RTL");
+            let mut ls = Lockstep::new(rtl, twin).expect("lockstep");
+            ls.reset(4).expect("reset");
+            Model::Ls(Box::new(ls))
+        } else {
+            twin.reset(4).expect("reset");
+            Model::Twin(Box::new(TwinRun {
+                now: twin.cycle(),
+                dut: twin,
+                calm_aware: run == Run::TwinCalm,
+                calm: None,
+                frozen: Default::default(),
+                links: vec![false; n],
+                bursts: Vec::new(),
+                steps: 0,
+                calm_cycles: 0,
+                busy: Default::default(),
+            }))
+        };
+        let t0 = std::time::Instant::now();
         let mp = matches!(spec, DeviceSpec::CaMp { .. });
         let pi = usize::from(port) - 1;
         let mut rng = Rng::new(seed);
@@ -241,6 +344,9 @@ mod calm {
             rest: 0,
             answered: 0,
             sent: 0,
+            steps: 0,
+            wall_s: 0.0,
+            twin_s: 0.0,
         };
         for c in 0..cycles {
             if c % 3000 == 2999 {
@@ -384,10 +490,7 @@ mod calm {
             }
             rep.rest += u64::from(inputs_at_rest(&d, &pin, &last_links));
             last_links.clone_from(&links);
-            let o = ls
-                .step(&d, &pin, Changed::All)
-                .unwrap_or_else(|e| panic!("cycle {c}: {e:#}"));
-            let po = ls.ports_out()[pi];
+            let (o, po) = m.cycle(&d, &pin, pi);
             // the host side takes what the device gave and took
             if o.sma_rx_tvalid && d.sma_rx_tready {
                 sma_rx.extend((0..db).map(|j| (o.sma_rx_tdata[j / 8] >> (8 * (j % 8))) as u8));
@@ -416,13 +519,24 @@ mod calm {
                 dtx.taken();
             }
         }
-        rep.calm = ls.calm_cycles();
+        rep.wall_s = t0.elapsed().as_secs_f64();
+        match m {
+            Model::Ls(ls) => {
+                rep.calm = ls.calm_cycles();
+                rep.steps = ls.compared() - rep.calm;
+            }
+            Model::Twin(tw) => {
+                rep.calm = tw.calm_cycles;
+                rep.steps = tw.steps;
+                rep.twin_s = tw.busy.as_secs_f64();
+            }
+        }
         rep
     }
 }
 
 fn calm_soak(spec: vl15::model::twin::DeviceSpec, port: u8, seed: u64) {
-    let r = calm::soak(spec, port, 120_000, seed);
+    let r = calm::soak(spec, port, 120_000, seed, calm::Run::Lockstep);
     eprintln!(
         "{spec:?} port {port}: {} cycles, {} at rest, {} calm ({:.0} % of those), {} answers, {} SM beats",
         r.cycles,
@@ -462,5 +576,48 @@ fn ca_mp_calm_in_lockstep() {
         (2, 2, 128, 0xCA2_0004),
     ] {
         calm_soak(CaMp { nports, data_w: w }, port, seed);
+    }
+}
+
+/// What calm saves the twin alone on the calm soak's traffic: its steps
+/// and wall time stepped in every cycle and as a fabric runs it.
+/// `cargo test --release -p vl15 --test twin_ca -- --ignored --nocapture`
+#[test]
+#[ignore]
+fn ca_twin_calm_cost() {
+    use vl15::model::twin::DeviceSpec::{CaMp, CaTop};
+    for (spec, port) in [
+        (CaTop { data_w: 32 }, 1),
+        (CaTop { data_w: 128 }, 1),
+        (
+            CaMp {
+                nports: 2,
+                data_w: 64,
+            },
+            2,
+        ),
+        (
+            CaMp {
+                nports: 2,
+                data_w: 128,
+            },
+            1,
+        ),
+    ] {
+        let cycles = 2_000_000;
+        let every = calm::soak(spec, port, cycles, 0xC057, calm::Run::TwinEveryCycle);
+        let calm = calm::soak(spec, port, cycles, 0xC057, calm::Run::TwinCalm);
+        assert_eq!((every.answered, every.sent), (calm.answered, calm.sent));
+        eprintln!(
+            "{spec:?}: every cycle: {} steps, {:.3} s in the twin ({:.3} s in all); \
+             calm: {} steps, {} calm cycles, {:.3} s in the twin ({:.3} s)",
+            every.steps,
+            every.twin_s,
+            every.wall_s,
+            calm.steps,
+            calm.calm,
+            calm.twin_s,
+            calm.wall_s
+        );
     }
 }

@@ -543,6 +543,11 @@ impl CaPort {
         self.t += n;
     }
 
+    /// Whether the RX buffer presents a beat to the dispatcher.
+    pub(crate) fn rx_presents(&self) -> bool {
+        self.rx_out.is_some()
+    }
+
     /// The send engine is in the MAD and waits for its source's beat.
     fn sq_waits(&self, q: &SqPkt) -> bool {
         let hb = self.hdr_beats();
