@@ -1232,14 +1232,18 @@ impl CaBench {
         Ok(())
     }
 
-    /// One clock cycle with the register bus idle (reading RegId).
+    /// One clock cycle with the register bus idle (address 0).
     pub fn step(&mut self) -> Result<()> {
-        self.step_read(reg::ID).map(|_| ())
+        self.step_with(None).map(|_| ())
     }
 
     /// One clock cycle reading register `addr`; returns its value.
     pub fn step_read(&mut self, addr: u8) -> Result<u32> {
-        self.port_mut().read_next = Some(addr);
+        self.step_with(Some(addr))
+    }
+
+    fn step_with(&mut self, read: Option<u8>) -> Result<u32> {
+        self.port_mut().read_next = read;
         self.net.step()?;
         let p = self.net.ca_port_mut(0).expect("a CaBench is one CA port");
         if let Some((file, l)) = self.log.as_mut() {

@@ -17,7 +17,7 @@ use anyhow::{bail, Context, Result};
 use vl15_bindings::dev::{DevIn, DevOut, PortIn, PortOut};
 
 use crate::model::dut::{ca_mp_kind, Dut};
-use crate::model::regmap::{mpreg, reg};
+use crate::model::regmap::mpreg;
 use crate::model::stream::{Beat, Pattern, Received, Sink, Source};
 use crate::model::twin::{self, DeviceSpec, Fidelity};
 use crate::proto::mad::Mad;
@@ -456,7 +456,7 @@ pub struct CaPort {
     pub sm_tx: Source<AddressHandle>,
     pub trap_tx: Source<()>,
     reg_writes: VecDeque<(u8, u32)>,
-    /// The register read in the next cycle (instead of RegId), and the
+    /// The register read in the next cycle (none: address 0), and the
     /// register bus's read data of the last cycle.
     pub read_next: Option<u8>,
     pub reg_rdata: u32,
@@ -594,7 +594,7 @@ impl CaPort {
     /// The model's inputs for the next cycle: the management side `d` and
     /// this port's entry of `pin`. `link_rx` is a wire beat arriving from a
     /// link, which takes the place of the `wire_rx` source; the register
-    /// read is `read_next`, else RegId.
+    /// read is `read_next`, else none (address 0).
     pub fn drive(&mut self, link_rx: Option<Beat>, d: &mut DevIn, pin: &mut [PortIn]) {
         let mut p = PortIn::default();
         let port = self.port;
@@ -652,19 +652,20 @@ impl CaPort {
         d.sm_rq_clr = db.clr;
         self.drx.always();
         let reg_write = self.reg_writes.pop_front();
-        let read_addr = self.read_next.take().unwrap_or(reg::ID);
         if let Some((addr, value)) = reg_write {
             d.reg_we = true;
             d.reg_addr = mpreg::port(port, addr);
             d.reg_wdata = value;
-        } else {
-            d.reg_addr = mpreg::port(port, read_addr);
+        } else if let Some(a) = self.read_next.take() {
+            d.reg_addr = mpreg::port(port, a);
         }
-        // Every send and the doorbell are this port's.
-        d.sma_tx_port = port;
-        d.sm_tx_port = port;
-        d.trap_tx_port = port;
-        d.sm_rq_port = port;
+        // Every send and the doorbell are this port's (a tag is driven
+        // with its valid: otherwise the inputs are at rest, as a fabric's).
+        let tag = |on: bool| if on { port } else { 0 };
+        d.sma_tx_port = tag(d.sma_tx_tvalid);
+        d.sm_tx_port = tag(d.sm_tx_tvalid);
+        d.trap_tx_port = tag(d.trap_tx_tvalid);
+        d.sm_rq_port = tag(d.sm_rq_post || d.sm_rq_clr);
         self.presented = Presented {
             rx,
             from_link: link_rx.is_some(),

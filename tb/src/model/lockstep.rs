@@ -45,6 +45,8 @@ pub struct Lockstep {
     o_calm: Option<u64>,
     /// The bursts it announced that have beats still to come.
     bursts: Vec<TxBurst>,
+    /// Those its last step announced (a buffer reused).
+    fresh: Vec<TxBurst>,
     /// Its port outputs in a calm cycle.
     view: Vec<PortOut>,
     /// Per port index: the beats of receive bursts the other model took
@@ -75,6 +77,7 @@ impl Lockstep {
             o_link: vec![false; n],
             o_calm: None,
             bursts: Vec::new(),
+            fresh: Vec::new(),
             view: vec![PortOut::default(); n],
             rtl_rx: vec![VecDeque::new(); n],
             rtl_pin: Vec::new(),
@@ -154,7 +157,15 @@ impl Lockstep {
                     })
                 })
         });
-        self.other.take_tx_bursts(&mut self.bursts);
+        // A burst announced again (after a stall) holds from its first
+        // beat: it replaces what was announced on that port before.
+        let mut new = std::mem::take(&mut self.fresh);
+        self.other.take_tx_bursts(&mut new);
+        for b in new.drain(..) {
+            self.bursts.retain(|o| o.port != b.port);
+            self.bursts.push(b);
+        }
+        self.fresh = new;
         self.o_calm = if at_rest {
             self.other.calm_until()
         } else {

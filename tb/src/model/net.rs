@@ -459,6 +459,10 @@ pub struct Device<S> {
     /// Stepped in every cycle before this one whatever its model says of
     /// calm (a burst it announced that could not go on the cable ahead).
     no_calm_until: u64,
+    /// How far its model's cycle count ([`Dut::cycle`]) is ahead of the
+    /// fabric's (its reset cycles): what converts the cycles its model
+    /// names (calm, bursts) into the fabric's.
+    off: u64,
 }
 
 impl<S> Device<S> {
@@ -537,6 +541,7 @@ impl<S> Device<S> {
             rx_given: vec![None; np],
             calm_sleep: false,
             no_calm_until: 0,
+            off: 0,
             regs: VecDeque::new(),
             read: None,
             read_value: None,
@@ -1588,7 +1593,8 @@ impl<S: NodeAgent> Net<S> {
             let (rd, rp) = link.ends[1 - dir];
             let rp = usize::from(rp) - 1;
             if self.devs[rd].rx_given[rp].is_some_and(|(_, to)| to > cut) {
-                self.devs[rd].dev.rx_burst_cut(rp, cut);
+                let off = self.devs[rd].off;
+                self.devs[rd].dev.rx_burst_cut(rp, cut + off);
             }
             let from = now.saturating_sub(first) as usize;
             let mut wake = None;
@@ -1867,14 +1873,21 @@ impl<S: NodeAgent> Net<S> {
         let mut arrived: Vec<(u64, u8, u64, Vec<u8>)> = Vec::new();
         {
             let dev = &mut self.devs[d];
-            let lag = now.saturating_sub(dev.dev.cycle());
-            if lag > 0 {
-                dev.dev.skip(lag);
-            }
             if std::mem::take(&mut dev.calm_sleep) {
-                // (its model skipped a calm period: it looks at every port)
+                // Its model sleeps through a calm period: it is moved on to
+                // now and looks at every port.
+                let lag = (now + dev.off).saturating_sub(dev.dev.cycle());
+                if lag > 0 {
+                    dev.dev.skip(lag);
+                }
                 dev.pin_all = true;
+            } else {
+                let lag = now.saturating_sub(dev.dev.cycle());
+                if lag > 0 {
+                    dev.dev.skip(lag);
+                }
             }
+            dev.off = dev.dev.cycle().saturating_sub(now);
             let mut at_rest = true;
             let bursts = !self.opts.every_cycle && dev.dev.takes_rx_bursts();
             // Links into the device: every port after a link change, else
@@ -1924,7 +1937,7 @@ impl<S: NodeAgent> Net<S> {
                                 }
                             }
                         }
-                        dev.dev.rx_burst(p, now, &beats);
+                        dev.dev.rx_burst(p, now + dev.off, &beats);
                         dev.rx_given[p] = Some((now, now + burst as u64));
                         self.rx_beats = beats;
                         if let Some(&(due, _)) = rx.front() {
@@ -2067,7 +2080,7 @@ impl<S: NodeAgent> Net<S> {
             prep.at_rest = at_rest && dev.din == rest_dev_in();
         }
         for (at, p, first, bytes) in arrived {
-            self.log_packet(at, 0, d, p, Direction::Inbound, first, bytes, None);
+            self.log_packet((at, 0, d, p), Direction::Inbound, first, bytes, None);
         }
     }
 
@@ -2287,7 +2300,7 @@ impl<S: NodeAgent> Net<S> {
                 keep: po.tx_tkeep,
                 last: po.tx_tlast,
             };
-            self.send_beat(d, p, l, dir, now, b, true);
+            self.send_beat(d, p, (l, dir), now, b, true);
         }
         sending.clear();
         self.sending = sending;
@@ -2311,7 +2324,11 @@ impl<S: NodeAgent> Net<S> {
                 && dev.no_calm_until <= now + 1
                 && !dev.has_host_work()
             {
-                dev.dev.calm_until().filter(|&t| t > now + 1)
+                let off = dev.off;
+                dev.dev
+                    .calm_until()
+                    .map(|t| t.saturating_sub(off))
+                    .filter(|&t| t > now + 1)
             } else {
                 None
             };
@@ -2336,8 +2353,7 @@ impl<S: NodeAgent> Net<S> {
         &mut self,
         d: usize,
         p: usize,
-        l: usize,
-        dir: usize,
+        (l, dir): (usize, usize),
         at: u64,
         b: Beat,
         wake: bool,
@@ -2364,10 +2380,7 @@ impl<S: NodeAgent> Net<S> {
         done.map(|(first, bytes, label)| {
             let trace = self.opts.trace.then_some(label);
             self.log_packet(
-                at,
-                1,
-                d,
-                p as u8 + 1,
+                (at, 1, d, p as u8 + 1),
                 Direction::Outbound,
                 first,
                 bytes,
@@ -2380,19 +2393,22 @@ impl<S: NodeAgent> Net<S> {
     /// beat by beat with the cycles it leaves in. A cable that does not
     /// carry now or has a wire fault takes it beat by beat instead, and the
     /// device is stepped through it.
-    fn put_burst(&mut self, d: usize, b: TxBurst, now: u64) {
+    fn put_burst(&mut self, d: usize, mut b: TxBurst, now: u64) {
         let p = b.port;
         let Some(&Some((l, dir))) = self.devs[d].port_links.get(p) else {
             // No cable: nothing leaves the port.
             return;
         };
+        // (the model counts its own cycles)
+        b.first = b.first.saturating_sub(self.devs[d].off);
         let end = b.first + b.beats.len() as u64;
+        if self.devs[d].announced[p].is_some() {
+            // It announces again what it announced before (a burst it
+            // stalled): the new one holds from its first beat.
+            self.void_announced(d, p, b.first);
+        }
         let link = &self.links[l];
-        if b.first <= now
-            || b.beats.is_empty()
-            || !link.carrying(now)
-            || link.fault[dir].is_some()
-            || self.devs[d].announced[p].is_some()
+        if b.first <= now || b.beats.is_empty() || !link.carrying(now) || link.fault[dir].is_some()
         {
             let dev = &mut self.devs[d];
             dev.no_calm_until = dev.no_calm_until.max(end);
@@ -2405,7 +2421,7 @@ impl<S: NodeAgent> Net<S> {
         let mut log = None;
         for (k, beat) in b.beats.iter().enumerate() {
             let at = b.first + k as u64;
-            if let Some(key) = self.send_beat(d, p, l, dir, at, *beat, wake_all || k == 0) {
+            if let Some(key) = self.send_beat(d, p, (l, dir), at, *beat, wake_all || k == 0) {
                 log = Some(key);
             }
         }
@@ -2424,6 +2440,7 @@ impl<S: NodeAgent> Net<S> {
     /// beats go out one by one.
     fn check_announced(&mut self, d: usize, now: u64) {
         let dev = &mut self.devs[d];
+        let mut void: u128 = 0;
         for p in 0..dev.announced.len() {
             let Some(a) = &dev.announced[p] else {
                 continue;
@@ -2443,26 +2460,42 @@ impl<S: NodeAgent> Net<S> {
             {
                 continue;
             }
-            let Some(a) = dev.announced[p].take() else {
-                continue;
-            };
-            let Some((l, dir)) = dev.port_links[p] else {
-                continue;
-            };
-            let link = &mut self.links[l];
-            let cut = now + link.latency;
-            let before = link.pipe[dir].len();
-            link.pipe[dir].retain(|(due, _)| *due < cut);
-            self.stats.beats -= (before - link.pipe[dir].len()) as u64;
-            if let Some(key) = a.log {
-                self.log_lines.remove(&key);
-            }
-            link.sent[dir] = PacketAssembler::default();
-            for (j, b) in a.beats[..k].iter().enumerate() {
-                link.sent[dir].beat(a.first + j as u64, b);
-            }
-            link.in_packet[dir] = a.beats[..k].last().is_some_and(|b| !b.last);
+            void |= 1 << p;
         }
+        for p in bits(void) {
+            self.void_announced(d, p, now);
+        }
+    }
+
+    /// Device `d`'s burst on port index `p` is void from cycle `from` on:
+    /// its beats that leave from then come off the cable, and its packet
+    /// is not written (the beats before `from` left).
+    fn void_announced(&mut self, d: usize, p: usize, from: u64) {
+        let dev = &mut self.devs[d];
+        let Some(a) = dev.announced[p].take() else {
+            return;
+        };
+        let Some((l, dir)) = dev.port_links[p] else {
+            return;
+        };
+        let k = from.saturating_sub(a.first) as usize;
+        if k >= a.beats.len() {
+            // (it was over: nothing of it is void)
+            return;
+        }
+        let link = &mut self.links[l];
+        let cut = from + link.latency;
+        let before = link.pipe[dir].len();
+        link.pipe[dir].retain(|(due, _)| *due < cut);
+        self.stats.beats -= (before - link.pipe[dir].len()) as u64;
+        if let Some(key) = a.log {
+            self.log_lines.remove(&key);
+        }
+        link.sent[dir] = PacketAssembler::default();
+        for (j, b) in a.beats[..k].iter().enumerate() {
+            link.sent[dir].beat(a.first + j as u64, b);
+        }
+        link.in_packet[dir] = a.beats[..k].last().is_some_and(|b| !b.last);
     }
 
     /// The input side of a driven device's cycle: the beats its links
@@ -2585,7 +2618,7 @@ impl<S: NodeAgent> Net<S> {
                     .unwrap_or("tb");
                 label = Some(format!("{}>{peer}", self.devs[d].name));
             }
-            self.log_packet(now, 1, d, p, dir, first, bytes, label);
+            self.log_packet((now, 1, d, p), dir, first, bytes, label);
         }
         self.activate(d);
         Ok(())
@@ -2808,16 +2841,13 @@ impl<S: NodeAgent> Net<S> {
         self.wire_log.take()
     }
 
-    /// Queue a packet crossing device `d` port `p` (its first beat at
-    /// `first`) for the wire log and, with `trace`, the trace: written at
-    /// the end of cycle `at` in [`LogKey`] order.
-    #[allow(clippy::too_many_arguments)]
+    /// Queue a packet crossing device `d` port `p` in direction `dir` in
+    /// cycle `at` on `side` of it (`key`: at, side, d, p; its first beat
+    /// at `first`) for the wire log and, with `trace`, the trace: written
+    /// at the end of cycle `at` in [`LogKey`] order.
     fn log_packet(
         &mut self,
-        at: u64,
-        side: u8,
-        d: usize,
-        p: u8,
+        (at, side, d, p): (u64, u8, usize, u8),
         dir: Direction,
         first: u64,
         bytes: Vec<u8>,
