@@ -74,6 +74,7 @@
 //! addressing them, or a request for their output. A step with no active
 //! tile only decodes the register address.
 
+mod calm;
 mod gmp_rx;
 mod port0;
 mod tile;
@@ -81,7 +82,7 @@ mod tile;
 use anyhow::{bail, Result};
 use vl15_bindings::{Changed, DevIn, DevOut, PortIn, PortOut};
 
-use crate::model::dut::{bits, Dut, PortsHint};
+use crate::model::dut::{bits, Dut, PortsHint, TxBurst};
 use port0::{P0Ctx, Port0};
 use tile::{ps, Beat, Bus, RouteCfg, Tile, TileCtx, TxIn, TxPlan, NUM_CTRS};
 
@@ -152,6 +153,18 @@ pub struct SwitchTwin {
     /// `tx_tvalid` is set (bit p-1 for port p): [`Dut::ports_hint`].
     touched: u64,
     tx_valid: u64,
+    /// The outputs of the last step ([`Dut::calm_until`] holds them).
+    last_o: DevOut,
+    /// Ports whose packet leaving has its remaining beats announced
+    /// ([`Dut::take_tx_bursts`]), valid while their inputs stay at rest.
+    ann: u64,
+    /// Ports whose stored inputs are not at rest: `tx_tready` low, a beat
+    /// arriving; ports whose `link_up` changed in the last step.
+    tready_low: u64,
+    rx_on: u64,
+    link_chg: u64,
+    /// Ports [`Dut::skip`] evaluated: the next step's hint names them.
+    skip_touch: u64,
 }
 
 impl SwitchTwin {
@@ -197,6 +210,12 @@ impl SwitchTwin {
             plans: Vec::with_capacity(MAX_PORTS),
             touched: 0,
             tx_valid: 0,
+            last_o: DevOut::default(),
+            ann: 0,
+            tready_low: 0,
+            rx_on: 0,
+            link_chg: 0,
+            skip_touch: 0,
         };
         t.reset_state();
         Ok(t)
@@ -234,6 +253,39 @@ impl SwitchTwin {
         self.active = self.all_mask();
         self.refresh = self.all_mask();
         self.all_next = true;
+        self.ann = 0;
+        self.tready_low = 0;
+        self.rx_on = 0;
+        self.link_chg = 0;
+        self.skip_touch = self.all_mask();
+    }
+
+    /// Port `k`'s wire inputs of this cycle.
+    fn apply(&mut self, k: usize, p: &PortIn) {
+        let t = &mut self.tiles[k];
+        let bit = 1u64 << k;
+        if p.rx_tvalid {
+            t.rx_beat = Beat::from_words(p.rx_tdata, p.rx_tkeep, p.rx_tlast);
+        }
+        if p.link_up != t.link_up {
+            self.link_chg |= bit;
+        }
+        if p.rx_tvalid || t.rx_valid || p.tx_tready != t.tx_tready || p.link_up != t.link_up {
+            self.active |= bit;
+        }
+        t.rx_valid = p.rx_tvalid;
+        t.tx_tready = p.tx_tready;
+        t.link_up = p.link_up;
+        if p.rx_tvalid {
+            self.rx_on |= bit;
+        } else {
+            self.rx_on &= !bit;
+        }
+        if p.tx_tready {
+            self.tready_low &= !bit;
+        } else {
+            self.tready_low |= bit;
+        }
     }
 
     fn refresh_eff(&mut self) {
@@ -398,52 +450,10 @@ impl SwitchTwin {
             0xFF
         }
     }
-}
 
-impl Dut for SwitchTwin {
-    fn step(&mut self, i: &DevIn, pin: &[PortIn], changed: Changed<'_>) -> Result<DevOut> {
-        if pin.len() != usize::from(self.radix) {
-            bail!(
-                "the switch twin has {} ports, given {} port inputs",
-                self.radix,
-                pin.len()
-            );
-        }
-        // the wire inputs
-        let apply = |k: usize, tiles: &mut [Tile], active: &mut u64| {
-            let p = &pin[k];
-            let t = &mut tiles[k];
-            if p.rx_tvalid {
-                t.rx_beat = Beat::from_words(p.rx_tdata, p.rx_tkeep, p.rx_tlast);
-            }
-            if p.rx_tvalid || t.rx_valid || p.tx_tready != t.tx_tready || p.link_up != t.link_up {
-                *active |= 1 << k;
-            }
-            t.rx_valid = p.rx_tvalid;
-            t.tx_tready = p.tx_tready;
-            t.link_up = p.link_up;
-        };
-        let changed = if std::mem::take(&mut self.all_next) {
-            Changed::All
-        } else {
-            changed
-        };
-        match changed {
-            Changed::All => {
-                for k in 0..pin.len() {
-                    apply(k, &mut self.tiles, &mut self.active);
-                }
-            }
-            Changed::Ports(l) => {
-                for &k in l {
-                    let k = usize::from(k);
-                    if k >= pin.len() {
-                        bail!("port index {k} of a {}-port switch", self.radix);
-                    }
-                    apply(k, &mut self.tiles, &mut self.active);
-                }
-            }
-        }
+    /// The cycle once the wire inputs are in the tiles: the outputs, then
+    /// the edges.
+    fn core(&mut self, i: &DevIn) -> DevOut {
         // the register bus: the tile it addresses (every tile for CTR_CLEAR)
         let rport = self.reg_port(i.reg_addr);
         let bcast = i.reg_we && i.reg_addr == reg::CTR_CLEAR;
@@ -483,7 +493,7 @@ impl Dut for SwitchTwin {
         self.p0.outputs(&mut o);
         if self.active == 0 && !i.reg_we && self.p0.quiet(i) {
             self.cycle += 1;
-            return Ok(o);
+            return o;
         }
         // requests for the outputs, LFT lookups
         for e in bits(std::mem::take(&mut self.req_used)) {
@@ -652,7 +662,11 @@ impl Dut for SwitchTwin {
                 txin: ti,
                 plan,
             };
-            state_chg |= self.tiles[k].edge(&ctx).state_chg;
+            let te = self.tiles[k].edge(&ctx);
+            state_chg |= te.state_chg;
+            if te.tx_start {
+                self.ann &= !(1 << k);
+            }
         }
         self.plans = plans;
         // port 0
@@ -723,6 +737,47 @@ impl Dut for SwitchTwin {
             self.refresh_eff();
         }
         self.cycle += 1;
+        o
+    }
+}
+
+impl Dut for SwitchTwin {
+    fn step(&mut self, i: &DevIn, pin: &[PortIn], changed: Changed<'_>) -> Result<DevOut> {
+        if pin.len() != usize::from(self.radix) {
+            bail!(
+                "the switch twin has {} ports, given {} port inputs",
+                self.radix,
+                pin.len()
+            );
+        }
+        // the wire inputs
+        self.link_chg = 0;
+        let changed = if std::mem::take(&mut self.all_next) {
+            Changed::All
+        } else {
+            changed
+        };
+        match changed {
+            Changed::All => {
+                for (k, p) in pin.iter().enumerate() {
+                    self.apply(k, p);
+                }
+            }
+            Changed::Ports(l) => {
+                for &k in l {
+                    let k = usize::from(k);
+                    if k >= pin.len() {
+                        bail!("port index {k} of a {}-port switch", self.radix);
+                    }
+                    self.apply(k, &pin[k]);
+                }
+            }
+        }
+        // a port that stalls or whose link changes voids its announcement
+        self.ann &= !(self.tready_low | self.link_chg);
+        let o = self.core(i);
+        self.last_o = o;
+        self.touched |= std::mem::take(&mut self.skip_touch);
         Ok(o)
     }
 
@@ -738,7 +793,16 @@ impl Dut for SwitchTwin {
     }
 
     fn skip(&mut self, n: u64) {
-        self.cycle += n;
+        self.skip_rest(n);
+    }
+
+    fn calm_until(&self) -> Option<u64> {
+        let t = self.calm_horizon();
+        (t > self.cycle).then_some(t)
+    }
+
+    fn take_tx_bursts(&mut self, out: &mut Vec<TxBurst>) {
+        self.announce(out);
     }
 
     fn reset(&mut self, cycles: u32) -> Result<()> {

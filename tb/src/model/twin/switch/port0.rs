@@ -124,6 +124,36 @@ impl<M: Copy + Default> Fifo<M> {
         self.cnt == 0 && !self.out_valid
     }
 
+    /// Nothing to read: no head and none to issue.
+    fn read_idle(&self) -> bool {
+        !self.out_valid && self.iss_cnt == 0
+    }
+
+    /// Where the valid head is in its packet (the oldest one held): its
+    /// beat index and the packet's beats.
+    fn head_pos(&self, db: usize) -> Option<(u32, u32)> {
+        let (bytes, _) = self.pkts.front().filter(|_| self.out_valid)?;
+        let beats = bytes.len().div_ceil(db) as u32;
+        let j = if self.cnt == self.iss_cnt {
+            (self.iss_beat as u32).checked_sub(1)?
+        } else {
+            beats.checked_sub(1)?
+        };
+        Some((j, beats))
+    }
+
+    /// Beat `k` of the head's packet, as the buffer issues it.
+    fn beat_at(&self, k: u32, db: usize) -> Beat {
+        let Some((bytes, _)) = self.pkts.front() else {
+            return Beat::default();
+        };
+        let beats = bytes.len().div_ceil(db);
+        let s = (k as usize * db).min(bytes.len());
+        let e = (s + db).min(bytes.len());
+        let (w, keep) = pack(&bytes[s..e]);
+        Beat::from_words(w, keep, k as usize + 1 == beats)
+    }
+
     /// The edge: the output beat is taken when `tready`; `commit` enters.
     /// Returns whether a packet's last beat was taken.
     fn edge(&mut self, tready: bool, commit: Option<(Vec<u8>, M)>, db: usize) -> bool {
@@ -342,6 +372,12 @@ impl Port0 {
 
     /// Nothing to evaluate: no state that changes without an input.
     pub fn quiet(&self, d: &DevIn) -> bool {
+        self.quiet_but_lease(d) && self.mkey.run.is_none()
+    }
+
+    /// [`Port0::quiet`] but for a running M_Key lease timer, which is
+    /// kept as the cycle it started ([`Port0::skip_quiet`]).
+    pub fn quiet_but_lease(&self, d: &DevIn) -> bool {
         !self.oarb.locked
             && !self.extra_q
             && self.rxf.idle()
@@ -352,10 +388,111 @@ impl Port0 {
             && self.droute.st == RouteSt::Idle
             && self.grx.quiet()
             && !d.gmp_tx_tvalid
-            && self.mkey.run.is_none()
             && !d.sma_tx_tvalid
             && !d.sm_tx_tvalid
             && !d.trap_tx_tvalid
+    }
+
+    /// The edges of cycles `from..to` with the inputs at rest, while
+    /// [`Port0::quiet_but_lease`]: a running lease timer expires at its
+    /// cycle (the edges evaluate port 0, which takes the port-0 LID `lid`).
+    pub fn skip_quiet(&mut self, from: u64, to: u64, lid: u16) {
+        if self.mkey.run.is_none() || to <= from {
+            return;
+        }
+        self.lid_seen = lid;
+        if let Some(x) = self.mkey.expiry().filter(|x| (from..to).contains(x)) {
+            self.mkey.expire(x);
+        }
+    }
+
+    /// Port 0's VL15 input (`vl15`: the send queue's buffer) or data
+    /// input (the GMP send buffer): where its valid head is in its packet
+    /// (beat index, beats), beat `k` of that packet, the packets held,
+    /// whether there is nothing to read.
+    pub fn head_pos(&self, vl15: bool) -> Option<(u32, u32)> {
+        if vl15 {
+            self.p0.head_pos(self.db)
+        } else {
+            self.gbuf.head_pos(self.db)
+        }
+    }
+    pub fn beat_at(&self, vl15: bool, k: u32) -> Beat {
+        if vl15 {
+            self.p0.beat_at(k, self.db)
+        } else {
+            self.gbuf.beat_at(k, self.db)
+        }
+    }
+    pub fn read_idle(&self, vl15: bool) -> bool {
+        if vl15 {
+            self.p0.read_idle()
+        } else {
+            self.gbuf.read_idle()
+        }
+    }
+
+    /// Output 0's VL15 side takes a beat in every cycle from now on while
+    /// its granted input presents one: a packet is open.
+    pub fn ov_streaming(&self) -> bool {
+        self.oarb.locked && self.in_pkt_q && !self.extra_q
+    }
+
+    /// Output 0's VL15 side takes a beat at the next edge if its granted
+    /// input presents one (a packet's first beat).
+    pub fn ov_ready(&self) -> bool {
+        self.ov_tready()
+    }
+
+    /// Calm (inputs at rest from cycle `now` on): the first cycle at which
+    /// port 0's SMI receive buffer, send queue, GMP receive path, dummy
+    /// VCRC beat or M_Key lease decides something or changes an output
+    /// (`now`: at once), or u64::MAX; its own inputs' and output 0's
+    /// streams are the switch's to judge. Streams that are calm: the send
+    /// queue's header beats and its copy of a forwarded MAD from the
+    /// receive buffer, up to the tail beat (its verdict).
+    pub fn calm_bound(&self, now: u64) -> u64 {
+        if self.extra_q || !self.grx.quiet() {
+            return now;
+        }
+        let mut t = u64::MAX;
+        if let (Some(_), Some(x)) = (self.mkey.run, self.mkey.expiry()) {
+            // the lease expires at the edge of x: the outputs change after
+            t = t.min(x.saturating_add(1));
+        }
+        let hb = self.hdr_beats();
+        let me = self.mad_end();
+        match &self.sq {
+            None => {
+                if self.fwd_valid() && self.p0.slot_free {
+                    return now;
+                }
+            }
+            Some(q) => {
+                if q.k >= me {
+                    return now;
+                }
+                if q.src == SRC_FWD {
+                    // one header beat or MAD beat per cycle, the forwarded
+                    // MAD's beats all in the receive buffer: the tail at
+                    // now + me - k
+                    if !self.fwd_valid() {
+                        return now;
+                    }
+                    t = t.min(now + (me - q.k) as u64);
+                } else if q.k < hb {
+                    // the host source's ready rises at its MAD beats
+                    t = t.min(now + (hb - q.k) as u64);
+                }
+            }
+        }
+        // the receive buffer: empty, or a forward the send queue copies or
+        // will copy (a delivery to the SMA or SM is the host's stream)
+        let rx_calm = self.rxf.idle() || (self.rxf.out_valid && self.rxf.out_meta.fwd);
+        if !rx_calm {
+            return now;
+        }
+        t
     }
 
     pub fn vhead(&self) -> (bool, &Beat) {

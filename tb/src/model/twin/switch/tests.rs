@@ -26,11 +26,13 @@
 use std::collections::VecDeque;
 
 use anyhow::{Context, Result};
-use vl15_bindings::{Changed, DevIn, PortIn};
+use vl15_bindings::{Changed, DevIn, DevOut, PortIn};
 
 use crate::model::dut::Dut;
+use crate::model::lockstep::Lockstep;
 use crate::model::regmap::{reg, swreg};
 use crate::model::twin::{backend, DeviceSpec, Fidelity};
+use crate::model::twin::{Backend, RtlBackend, TwinBackend};
 use crate::proto::crc;
 
 /// xorshift64*: the test's seeded randomness.
@@ -513,17 +515,89 @@ struct Seen {
     expiry: u64,
 }
 
+/// A [`Lockstep`] that counts its calm cycles (the twin not stepped) in
+/// which the switch was busy, and of those the ones with a beat leaving.
+struct CalmProbe {
+    ls: Lockstep,
+    busy: u64,
+    tx: u64,
+}
+
+impl Dut for CalmProbe {
+    fn step(&mut self, i: &DevIn, pin: &[PortIn], changed: Changed<'_>) -> Result<DevOut> {
+        let c0 = self.ls.calm_cycles();
+        let o = self.ls.step(i, pin, changed)?;
+        if self.ls.calm_cycles() > c0 && !o.idle {
+            self.busy += 1;
+            self.tx += u64::from(self.ls.ports_out().iter().any(|p| p.tx_tvalid));
+        }
+        Ok(o)
+    }
+    fn ports_out(&self) -> &[vl15_bindings::PortOut] {
+        self.ls.ports_out()
+    }
+    fn skip(&mut self, n: u64) {
+        self.ls.skip(n);
+    }
+    fn reset(&mut self, cycles: u32) -> Result<()> {
+        self.ls.reset(cycles)
+    }
+    fn cycle(&self) -> u64 {
+        self.ls.cycle()
+    }
+    fn num_ports(&self) -> u32 {
+        self.ls.num_ports()
+    }
+    fn data_w(&self) -> u32 {
+        self.ls.data_w()
+    }
+    fn describe(&self) -> String {
+        self.ls.describe()
+    }
+    fn trace_open(&mut self, path: &std::path::Path) -> Result<()> {
+        self.ls.trace_open(path)
+    }
+    fn trace_close(&mut self) {
+        self.ls.trace_close();
+    }
+}
+
 /// `cycles` cycles of seeded traffic through a switch of `nports` ports at
-/// `data_w`, RTL and twin in lockstep.
+/// `data_w`, RTL and twin in lockstep; the twin must have been calm (not
+/// stepped) in cycles in which the switch was busy, some with packets
+/// leaving, and some without (port 0's streams).
 fn soak(nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<()> {
-    run(Fidelity::Lockstep, nports, data_w, seed, cycles)
+    let spec = DeviceSpec::Switch { nports, data_w };
+    let ls = Lockstep::new(RtlBackend.build(spec)?, TwinBackend.build(spec)?)?;
+    let mut p = CalmProbe { ls, busy: 0, tx: 0 };
+    traffic(&mut p, nports, data_w, seed, cycles)?;
+    let (calm, all) = (p.ls.calm_cycles(), p.ls.compared());
+    eprintln!(
+        "{nports} ports DataW {data_w} seed {seed}: twin calm in {calm} of {all} cycles, \
+         {} of them busy, {} with a beat leaving",
+        p.busy, p.tx
+    );
+    anyhow::ensure!(
+        p.busy > 0 && p.busy > p.tx && (nports == 1 || p.tx > 0),
+        "the twin was calm in {calm} cycles, {} busy, {} with a beat leaving",
+        p.busy,
+        p.tx
+    );
+    Ok(())
 }
 
 /// [`soak`]'s traffic through the model `f` chooses.
 fn run(f: Fidelity, nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<()> {
     let spec = DeviceSpec::Switch { nports, data_w };
     let mut d = backend(f).build(spec)?;
-    let d = d.as_mut();
+    traffic(d.as_mut(), nports, data_w, seed, cycles)
+}
+
+/// [`soak`]'s traffic through `d`: phases of traffic, now and then a
+/// phase of some hundred cycles with every input at rest (no beat
+/// arriving, every ready high, no register access or host beat but one
+/// held).
+fn traffic(d: &mut dyn Dut, nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<()> {
     let db = (data_w / 8) as usize;
     let mut r = Rng(seed | 1);
     let n = usize::from(nports);
@@ -590,8 +664,17 @@ fn run(f: Fidelity, nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<(
     let mut txpos = vec![(0usize, false); n];
     let tid = (28 + 8) / db;
     let tid_lane = (28 + 8) % db;
+    // cycles left of a phase at rest; a beat on sma_tx not taken
+    let mut rest_left = 0u32;
+    let mut resp_held = false;
     while cyc < cycles {
         cyc += 1;
+        let rest = rest_left > 0;
+        if rest {
+            rest_left -= 1;
+        } else if r.chance(400) {
+            rest_left = 20 + r.below(300) as u32;
+        }
         // (its register writes step with no host stream valid: not while a
         // beat is held on sma_tx, sm_tx, trap_tx or gmp_tx)
         if !resetup
@@ -638,6 +721,11 @@ fn run(f: Fidelity, nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<(
         }
         for (k, p) in drv.iter_mut().enumerate() {
             let x = &mut pin[k];
+            if rest {
+                x.tx_tready = true;
+                x.rx_tvalid = false;
+                continue;
+            }
             if r.chance(500) {
                 p.ready_pct = [100, 100, 50, 90, 10][r.below(5) as usize];
             }
@@ -700,7 +788,9 @@ fn run(f: Fidelity, nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<(
         // the last quarter presets and clears no counter: the counters at
         // the end show that every class of traffic happened
         let quiet_regs = cyc > cycles * 3 / 4;
-        if let Some((a, v)) = pend.pop_front() {
+        if rest {
+            i.reg_addr = 0;
+        } else if let Some((a, v)) = pend.pop_front() {
             i.reg_we = v.is_some();
             i.reg_addr = a;
             i.reg_wdata = v.unwrap_or(0);
@@ -830,9 +920,9 @@ fn run(f: Fidelity, nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<(
         if r.chance(500) {
             sma_ready = [100, 100, 50, 10, 0][r.below(5) as usize];
         }
-        i.sma_rx_tready = r.below(100) < sma_ready;
-        i.sm_rx_tready = r.below(100) < sma_ready;
-        if let Some(&(data, last)) = resp.front() {
+        i.sma_rx_tready = rest || r.below(100) < sma_ready;
+        i.sm_rx_tready = rest || r.below(100) < sma_ready;
+        if let Some(&(data, last)) = resp.front().filter(|_| !rest || resp_held) {
             i.sma_tx_tvalid = true;
             i.sma_tx_tdata = data;
             i.sma_tx_tlast = last;
@@ -840,32 +930,32 @@ fn run(f: Fidelity, nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<(
         }
         // the SM's requests and the traps; the SM receive doorbell, which
         // a switch does not have (its SM has no receive queue)
-        if sm.q.is_empty() && r.chance(200) {
+        if !rest && sm.q.is_empty() && r.chance(200) {
             let (mad, dlid, sl) = sm_request(&mut r, nports);
             sm.load(&mad, db);
             sm_meta = (dlid, sl, r.next() as u8);
         }
-        if let Some((data, last)) = sm.present(&mut r, true) {
+        if let Some((data, last)) = sm.present(&mut r, true).filter(|_| !rest || sm.held) {
             i.sm_tx_tvalid = true;
             i.sm_tx_tdata = data;
             i.sm_tx_tlast = last;
             (i.sm_tx_dlid, i.sm_tx_sl, i.sm_tx_path_bits) = sm_meta;
         }
-        if trap.q.is_empty() && r.chance(400) {
+        if !rest && trap.q.is_empty() && r.chance(400) {
             trap.load(&trap_mad(&mut r, nports), db);
         }
-        if let Some((data, last)) = trap.present(&mut r, true) {
+        if let Some((data, last)) = trap.present(&mut r, true).filter(|_| !rest || trap.held) {
             i.trap_tx_tvalid = true;
             i.trap_tx_tdata = data;
             i.trap_tx_tlast = last;
         }
-        if r.chance(100) {
+        if !rest && r.chance(100) {
             i.sm_rq_post = true;
             i.sm_rq_post_n = r.next() as u8;
             i.sm_rq_clr = r.chance(2);
             i.sm_rq_port = r.below(3) as u8;
         }
-        if gq.is_empty() && r.chance(60) {
+        if !rest && gq.is_empty() && r.chance(60) {
             let mut g = packet(&mut r, nports);
             // LRH..ICRC: whole 4-byte words, as the host builds them, or
             // not (the RTL sends those too, the VCRC over the whole words)
@@ -879,7 +969,7 @@ fn run(f: Fidelity, nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<(
             gq.extend(beats(&g, db));
         }
         if let Some(&(data, keep, last)) = gq.front() {
-            if g_held || !r.chance(5) {
+            if g_held || (!rest && !r.chance(5)) {
                 i.gmp_tx_tvalid = true;
                 i.gmp_tx_tdata = data;
                 i.gmp_tx_tkeep = keep;
@@ -892,6 +982,7 @@ fn run(f: Fidelity, nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<(
         if i.sma_tx_tvalid && o.sma_tx_tready {
             resp.pop_front();
         }
+        resp_held = i.sma_tx_tvalid && !o.sma_tx_tready;
         seen.sm_sent += u64::from(sm.step(i.sm_tx_tvalid, o.sm_tx_tready));
         seen.trap_sent += u64::from(trap.step(i.trap_tx_tvalid, o.trap_tx_tready));
         g_held = i.gmp_tx_tvalid && !o.gmp_tx_tready;
@@ -1654,4 +1745,101 @@ fn cost_twin_vs_rtl() {
             t[1] * 1e9 / cycles as f64
         );
     }
+}
+
+/// The twin calm through a switch hop (RTL and twin in lockstep, a
+/// 3-port switch, the inputs at rest but for the beats arriving): a
+/// LID-routed SMP from port 1 out of port 2, a directed-route SMP that port
+/// 0 forwards from port 1 out of port 2, two of those back to back, and
+/// two GMPs from the host out of port 2 (the GMP send buffer full, its
+/// `gmp_tx_tready` rising when the first has left). Prints where the twin
+/// is stepped (`R` a beat arriving, `s` stepped, `.` calm, `|` a beat
+/// leaving port 2 in a calm cycle, `!` one in a stepped cycle) and bounds
+/// the steps per hop.
+#[test]
+fn calm_through_a_hop() -> Result<()> {
+    for data_w in [64u32, 128] {
+        let db = (data_w / 8) as usize;
+        let spec = DeviceSpec::Switch { nports: 3, data_w };
+        let ls = Lockstep::new(RtlBackend.build(spec)?, TwinBackend.build(spec)?)?;
+        let mut p = CalmProbe { ls, busy: 0, tx: 0 };
+        let mut pin = vec![
+            PortIn {
+                link_up: true,
+                tx_tready: true,
+                ..PortIn::default()
+            };
+            3
+        ];
+        p.reset(4)?;
+        write(&mut p, &pin, swreg::PORT0_LID, u32::from(P0_LID))?;
+        write(&mut p, &pin, swreg::LFT_BASE + 1, 0x0202_0202)?; // LIDs 4..7
+        write(&mut p, &pin, swreg::LINEAR_FDB_TOP, u32::from(TOP))?;
+        for port in 1..=3u16 {
+            for v in [3, 4] {
+                write(&mut p, &pin, swreg::PORT_STATE + port, v)?;
+            }
+        }
+        // LID-routed to LID 5; directed route, hop 1 of 2, out of port 2
+        let mut lid = sma_smp(false, 1, 0);
+        lid.truncate(lid.len() - 4);
+        lid[2..4].copy_from_slice(&5u16.to_be_bytes());
+        crc::append_icrc(&mut lid);
+        let mut dr = sma_smp(true, 1, 0);
+        dr.truncate(dr.len() - 4);
+        dr[28 + 6] = 1;
+        dr[28 + 7] = 2;
+        dr[28 + 128 + 2] = 2;
+        crc::append_icrc(&mut dr);
+        let mut gmp: Vec<u8> = (0..64usize).map(|k| (k * 37 + 5) as u8).collect();
+        gmp[0] = 0x00;
+        gmp[1] = 0x02;
+        gmp[2..4].copy_from_slice(&5u16.to_be_bytes());
+        gmp[4] = 0;
+        gmp[5] = 16;
+        let rest = crate::model::dut::rest_dev_in();
+        for (name, wire_pkts, host, max_steps) in [
+            ("LID-routed SMP", vec![lid.clone()], 0, 9),
+            ("DR SMP forwarded", vec![dr.clone()], 0, 17),
+            ("2 DR SMPs forwarded", vec![dr.clone(), dr.clone()], 0, 18),
+            ("2 GMPs from the host", vec![], 2, 11),
+        ] {
+            let mut q: VecDeque<_> = wire_pkts.iter().flat_map(|b| wire(b, db)).collect();
+            let mut g: VecDeque<_> = (0..host).flat_map(|_| beats(&gmp, db)).collect();
+            let mut line = String::new();
+            let mut steps = 0;
+            let mut quiet = 0;
+            while quiet < 20 && line.len() < 2000 {
+                let mut i = rest;
+                if let Some(&(data, keep, last)) = g.front() {
+                    (i.gmp_tx_tvalid, i.gmp_tx_tdata, i.gmp_tx_tkeep) = (true, data, keep);
+                    i.gmp_tx_tlast = last;
+                }
+                let arriving = !q.is_empty() || i.gmp_tx_tvalid;
+                let c0 = p.ls.calm_cycles();
+                let o = drive(&mut p, &mut pin, &mut q, &i)
+                    .with_context(|| format!("DataW {data_w}, {name}"))?;
+                if i.gmp_tx_tvalid && o.gmp_tx_tready {
+                    g.pop_front();
+                }
+                let calm = p.ls.calm_cycles() > c0;
+                let out = p.ports_out()[1].tx_tvalid;
+                line.push(match (arriving, calm, out) {
+                    (true, _, _) => 'R',
+                    (false, true, true) => '|',
+                    (false, true, false) => '.',
+                    (false, false, true) => '!',
+                    (false, false, false) => 's',
+                });
+                steps += usize::from(!arriving && !calm);
+                quiet = if o.idle && !arriving { quiet + 1 } else { 0 };
+            }
+            eprintln!("DataW {data_w}, {name}: {steps} steps after the arrival\n  {line}");
+            anyhow::ensure!(
+                steps <= max_steps,
+                "DataW {data_w}, {name}: stepped in {steps} cycles after the arrival: {line}"
+            );
+        }
+    }
+    Ok(())
 }

@@ -284,7 +284,7 @@ impl Pkt {
 /// An input buffer: `sw_in_writer` and `ib_pkt_fifo` (slots `depth`,
 /// `slot_words` beats each) with the occupancy count of the tile.
 #[derive(Clone, Debug)]
-struct InBuf {
+pub(super) struct InBuf {
     depth: u32,
     slot_words: u32,
     // sw_in_writer
@@ -375,6 +375,45 @@ impl InBuf {
     /// The head beat as the buffer presents it (valid, beat).
     fn head(&self) -> (bool, &Beat) {
         (self.out_valid, &self.out)
+    }
+
+    /// Where the valid head is in its packet (the oldest one held): its
+    /// beat index and the packet's beats.
+    pub(super) fn head_pos(&self) -> Option<(u32, u32)> {
+        let p = self.pkts.front().filter(|_| self.out_valid)?;
+        let j = if self.cnt == self.iss_cnt {
+            self.iss_beat.checked_sub(1)?
+        } else {
+            p.beats - 1
+        };
+        Some((j, p.beats))
+    }
+
+    /// Beat `k` of the head's packet, as the buffer issues it.
+    pub(super) fn beat_at(&self, k: u32, db: u32) -> Beat {
+        self.pkts
+            .front()
+            .map_or_else(Beat::default, |p| p.beat(k, db, k + 1 == p.beats))
+    }
+
+    /// Packets held (committed, not yet freed).
+    pub(super) fn held(&self) -> u32 {
+        self.cnt
+    }
+
+    /// Nothing to read: no head and none to issue.
+    pub(super) fn read_idle(&self) -> bool {
+        !self.out_valid && self.iss_cnt == 0
+    }
+
+    /// A packet is being written (`sw_in_writer` open).
+    pub(super) fn w_open(&self) -> bool {
+        self.w_open
+    }
+
+    /// The tile's occupancy count of this buffer.
+    pub(super) fn occ(&self) -> u32 {
+        self.occ
     }
 
     /// The clock edge: beat `s` from the link (`s_valid`, `s_user` on its
@@ -689,7 +728,7 @@ impl OutArb {
 
 /// `ib_link_tx` states.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-enum TxSt {
+pub(super) enum TxSt {
     #[default]
     Idle,
     Pkt,
@@ -701,8 +740,8 @@ enum TxSt {
 /// beat's trailing partial word aside).
 #[derive(Clone, Debug, Default)]
 pub struct LinkTx {
-    st: TxSt,
-    sel_vl15: bool,
+    pub(super) st: TxSt,
+    pub(super) sel_vl15: bool,
     vcrc: u16,
     split: bool,
     bytes: Vec<u8>,
@@ -774,7 +813,13 @@ impl LinkTx {
     }
 
     /// The edge; returns the (VL15, data) packet events and TxWords.
-    fn edge(&mut self, i: &TxIn, p: &TxPlan, tready: bool, db: u32) -> (bool, bool, u32) {
+    pub(super) fn edge(
+        &mut self,
+        i: &TxIn,
+        p: &TxPlan,
+        tready: bool,
+        db: u32,
+    ) -> (bool, bool, u32) {
         // events and the tap see this cycle's output register
         let beat = self.out_valid && tready;
         let ev_v = beat && self.out.last && self.out_vl15;
@@ -926,6 +971,8 @@ pub struct Tile {
 pub struct TileEdge {
     /// The stored PortState changed (`state_chg_o`).
     pub state_chg: bool,
+    /// The link transmitter took the first beat of a packet.
+    pub tx_start: bool,
 }
 
 /// The cross-tile inputs of one tile's edge.
@@ -1172,6 +1219,7 @@ impl Tile {
         let ov_take_last = c.txin.v_valid && c.plan.v_take && c.txin.v.last;
         let od_take_last = c.txin.d_valid && c.plan.d_take && c.txin.d.last;
         let tready = self.tready_eff();
+        let tx_start = self.tx.st == TxSt::Idle && (c.plan.v_take || c.plan.d_take);
         let (ev_v, ev_d, words) = self.tx.edge(&c.txin, &c.plan, tready, db);
         ev[ctr::TX_VL15_PKTS] = u32::from(ev_v);
         ev[ctr::TX_DATA_PKTS] = u32::from(ev_d);
@@ -1204,6 +1252,23 @@ impl Tile {
                 *r = r.wrapping_add(e);
             }
         }
-        TileEdge { state_chg }
+        TileEdge {
+            state_chg,
+            tx_start,
+        }
+    }
+
+    /// The VL15 (`vl15`) or data input buffer.
+    pub(super) fn buf(&self, vl15: bool) -> &InBuf {
+        if vl15 {
+            &self.vbuf
+        } else {
+            &self.dbuf
+        }
+    }
+
+    /// The link receiver's register stage holds a beat (or its events).
+    pub(super) fn rx_staged(&self) -> bool {
+        self.rx.out_valid || self.rx.ev_pkt
     }
 }

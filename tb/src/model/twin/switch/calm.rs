@@ -1,0 +1,421 @@
+//! Calm periods of the switch twin ([`Dut::calm_until`], [`Dut::skip`],
+//! [`Dut::take_tx_bursts`]): the cycles, with the inputs at rest, in which
+//! no output changes but the beats of packets leaving, which the twin
+//! announces whole when their first beat is taken.
+//!
+//! # What is calm
+//! After a step the twin is calm up to the first cycle in which, with
+//! every input at rest, something decides or an output changes. The
+//! states that stay calm:
+//! - a packet leaving an external port: its output's link transmitter
+//!   streams it from the granted input's buffer (an external input's VL15
+//!   or data buffer, port 0's send-queue buffer or GMP send buffer), one
+//!   beat per cycle, the VCRC appended; announced as one burst, calm
+//!   through its end unless something waits for the output (the other
+//!   arbiter locked, another input's request) or the input holds another
+//!   packet (then up to the cycle after its last beat is taken);
+//! - an input draining a packet it drops (to the cycle after its last
+//!   beat);
+//! - output 0's VL15 side taking a packet into the SMI receive buffer (to
+//!   the cycle of its dummy VCRC beat, the verdict);
+//! - port 0's send queue writing a forwarded MAD from the SMI receive
+//!   buffer into port 0's VL15 input (to its tail beat, the verdict);
+//! - waiting: an input whose output takes another packet, a send queue or
+//!   SMI receive buffer that waits for a slot, a host MAD paused on
+//!   `sma_tx` / `sm_tx` / `trap_tx` or `gmp_tx`, a packet half received;
+//! - the M_Key lease timer running (to the cycle after it expires).
+//!
+//! Everything else is stepped: an arbiter or route deciding, the SMI
+//! receive's verdict, a MAD on `sma_rx` / `sm_rx`, the GMP receive path,
+//! a link that is down, a beat arriving. `idle` falls in the first cycle
+//! in which nothing is busy: calm ends there too.
+//!
+//! # How a calm period is skipped
+//! [`SwitchTwin::skip_rest`] evaluates the tiles that are active with the
+//! inputs at rest, cycle by cycle (the twin's own edges: what a step does,
+//! so exact by construction), and jumps at once where nothing is active
+//! (a running lease timer expires at its cycle).
+
+use vl15_bindings::DevOut;
+
+use super::tile::{ps, Beat, Route, RouteSt, TxIn, TxSt};
+use super::{SwitchTwin, MAX_PORTS};
+use crate::model::dut::{bits, rest_dev_in, TxBurst};
+use crate::model::stream;
+
+/// How an input's buffer and route stay with the inputs at rest.
+enum InCalm {
+    /// Nothing changes (empty, or waiting for an output).
+    Static,
+    /// Calm up to this cycle.
+    Bound(u64),
+    /// Its head packet leaves through an external output whose stream
+    /// takes its last beat in this cycle.
+    Streams(u64),
+}
+
+impl SwitchTwin {
+    /// The route of input `g` (0: port 0) for VL15 or data.
+    fn route_of(&self, g: u8, vl15: bool) -> Route {
+        match (g, vl15) {
+            (0, true) => self.p0.route,
+            (0, false) => self.p0.droute,
+            (_, true) => self.tiles[usize::from(g) - 1].vroute,
+            (_, false) => self.tiles[usize::from(g) - 1].droute,
+        }
+    }
+
+    /// Where input `g`'s valid VL15 or data head is in its packet.
+    fn head_pos(&self, g: u8, vl15: bool) -> Option<(u32, u32)> {
+        if g == 0 {
+            self.p0.head_pos(vl15)
+        } else {
+            self.tiles[usize::from(g) - 1].buf(vl15).head_pos()
+        }
+    }
+
+    /// Beat `k` of input `g`'s head packet.
+    fn beat_at(&self, g: u8, vl15: bool, k: u32) -> Beat {
+        if g == 0 {
+            self.p0.beat_at(vl15, k)
+        } else {
+            self.tiles[usize::from(g) - 1]
+                .buf(vl15)
+                .beat_at(k, self.data_w / 8)
+        }
+    }
+
+    fn read_idle(&self, g: u8, vl15: bool) -> bool {
+        if g == 0 {
+            self.p0.read_idle(vl15)
+        } else {
+            self.tiles[usize::from(g) - 1].buf(vl15).read_idle()
+        }
+    }
+
+    /// The device outputs of the coming cycle with the inputs at rest.
+    pub(super) fn rest_out(&self) -> DevOut {
+        let rest = rest_dev_in();
+        let busy = bits(self.active).any(|k| self.tiles[k].busy()) || self.p0.busy(&rest);
+        let mut o = DevOut {
+            reg_rdata: self.rdata(rest.reg_addr),
+            idle: !busy,
+            port_state_change: self.change,
+            port0_state: ps::ACTIVE,
+            gmp_tx_tready: self.p0.gmp_tx_tready(),
+            ..DevOut::default()
+        };
+        self.p0.outputs(&mut o);
+        o
+    }
+
+    /// How input `g`'s VL15 or data side (buffer and route `r`) stays
+    /// calm from `now`, the external outputs' streams being `ends`
+    /// (VL15, the cycle its last beat is taken); None: it decides now.
+    fn input_calm(
+        &self,
+        g: u8,
+        vl15: bool,
+        r: Route,
+        ends: &[Option<(bool, u64)>],
+        now: u64,
+    ) -> Option<InCalm> {
+        match r.st {
+            RouteSt::Idle => self.read_idle(g, vl15).then_some(InCalm::Static),
+            RouteSt::Lookup | RouteSt::Rsp | RouteSt::Check => None,
+            RouteSt::Drain => {
+                let (j, b) = self.head_pos(g, vl15)?;
+                Some(InCalm::Bound(now + u64::from(b - j)))
+            }
+            RouteSt::Req => {
+                let e = usize::from(r.dest);
+                if e == 0 {
+                    // output 0's VL15 side (its data side is stepped)
+                    if !vl15 || g == 0 {
+                        return None;
+                    }
+                    let oa = self.p0.oarb;
+                    if !oa.locked {
+                        return None;
+                    }
+                    if oa.grant == g {
+                        if self.p0.ov_streaming() {
+                            let (j, b) = self.head_pos(g, vl15)?;
+                            // the dummy VCRC beat, the verdict, after the last
+                            return Some(InCalm::Bound(now + u64::from(b - j)));
+                        }
+                        if self.p0.ov_ready() {
+                            return None;
+                        }
+                    }
+                    // waiting for another input's packet or for a slot of
+                    // the SMI receive buffer (which the send queue frees)
+                    return Some(InCalm::Static);
+                }
+                if e > usize::from(self.radix) {
+                    return None;
+                }
+                let ot = &self.tiles[e - 1];
+                let arb = if vl15 { ot.varb } else { ot.darb };
+                if !arb.locked {
+                    return None;
+                }
+                match ends[e] {
+                    Some((v, l)) if v == vl15 && arb.grant == g => Some(if g == 0 {
+                        InCalm::Bound(l + 1)
+                    } else {
+                        InCalm::Streams(l)
+                    }),
+                    Some((_, l)) => Some(InCalm::Bound(l + 1)),
+                    None if ot.tx.st == TxSt::Extra => Some(InCalm::Bound(now + 1)),
+                    None => None,
+                }
+            }
+        }
+    }
+
+    /// The first cycle from which the twin must be stepped with its inputs
+    /// at rest (the current cycle: not calm).
+    pub(super) fn calm_horizon(&self) -> u64 {
+        let now = self.cycle;
+        if self.all_next || self.rest_out() != self.last_o {
+            return now;
+        }
+        for k in bits(self.active | self.refresh) {
+            if self.tiles[k].state_o(self.n) != self.pout[k].port_state {
+                return now;
+            }
+        }
+        let db = self.data_w / 8;
+        let mut t = u64::MAX;
+        // the first cycle in which no busy part stays busy, and whether one
+        // stays busy through the period
+        let mut xmax = now;
+        let mut stays = false;
+        // the external outputs: their streams
+        let mut ends = [None::<(bool, u64)>; MAX_PORTS + 1];
+        for k in bits(self.active) {
+            let tl = &self.tiles[k];
+            let e = k + 1;
+            if tl.rx_staged() || !tl.link_up {
+                return now;
+            }
+            let announced = self.ann >> k & 1 != 0;
+            let tx = &tl.tx;
+            match tx.st {
+                TxSt::Pkt => {
+                    let vl = tx.sel_vl15;
+                    let (arb, other) = if vl {
+                        (tl.varb, tl.darb)
+                    } else {
+                        (tl.darb, tl.varb)
+                    };
+                    if !arb.locked || !announced {
+                        return now;
+                    }
+                    let g = arb.grant;
+                    let r = self.route_of(g, vl);
+                    if r.st != RouteSt::Req || usize::from(r.dest) != e {
+                        return now;
+                    }
+                    let Some((j, b)) = self.head_pos(g, vl) else {
+                        return now;
+                    };
+                    let l = now + u64::from(b - j) - 1;
+                    let nb = self.beat_at(g, vl, b - 1).keep.count_ones();
+                    let fits = nb != db && nb + 2 <= db;
+                    xmax = xmax.max(l + if fits { 2 } else { 3 });
+                    ends[e] = Some((vl, l));
+                    if other.locked {
+                        t = t.min(l + 1);
+                        stays = true;
+                    }
+                }
+                TxSt::Extra => {
+                    if !announced {
+                        return now;
+                    }
+                    xmax = xmax.max(now + 2);
+                    if tl.varb.locked || tl.darb.locked {
+                        t = t.min(now + 1);
+                        stays = true;
+                    }
+                }
+                TxSt::Idle => {
+                    if tl.varb.locked || tl.darb.locked {
+                        return now;
+                    }
+                    if tx.out_valid {
+                        if !announced {
+                            return now;
+                        }
+                        xmax = xmax.max(now + 1);
+                    }
+                }
+            }
+        }
+        // the external inputs
+        for k in bits(self.active) {
+            let tl = &self.tiles[k];
+            let g = (k + 1) as u8;
+            for vl in [true, false] {
+                let buf = tl.buf(vl);
+                let r = if vl { tl.vroute } else { tl.droute };
+                stays |= buf.w_open();
+                let occ = buf.occ();
+                match self.input_calm(g, vl, r, &ends, now) {
+                    None => return now,
+                    Some(InCalm::Static) => stays |= occ != 0,
+                    Some(InCalm::Bound(x)) => {
+                        t = t.min(x);
+                        stays |= occ != 0;
+                    }
+                    Some(InCalm::Streams(l)) => {
+                        if buf.held() > 1 {
+                            // the next packet's route starts
+                            t = t.min(l + 1);
+                        }
+                        if occ == 1 && buf.held() == 1 {
+                            xmax = xmax.max(l + 1);
+                        } else {
+                            stays |= occ != 0;
+                        }
+                    }
+                }
+            }
+        }
+        // port 0's inputs (a slot freed lets the send queue or gmp_tx on)
+        for vl in [true, false] {
+            let r = if vl { self.p0.route } else { self.p0.droute };
+            match self.input_calm(0, vl, r, &ends, now) {
+                None => return now,
+                Some(InCalm::Static) => {}
+                Some(InCalm::Bound(x)) => t = t.min(x),
+                Some(InCalm::Streams(l)) => t = t.min(l + 1),
+            }
+        }
+        t = t.min(self.p0.calm_bound(now));
+        if t <= now {
+            return now;
+        }
+        stays |= self.p0.busy(&rest_dev_in());
+        if !self.last_o.idle && !stays {
+            // idle rises when the last busy part is done
+            t = t.min(xmax);
+        }
+        t.max(now)
+    }
+
+    /// The beats port `k` shows from the coming cycle on with its inputs
+    /// at rest: the beat in its output register, the rest of the packet
+    /// its transmitter streams, the VCRC; None if it is not streaming one.
+    fn burst(&self, k: usize) -> Option<Vec<stream::Beat>> {
+        let tl = &self.tiles[k];
+        if !tl.link_up {
+            return None;
+        }
+        let db = self.data_w / 8;
+        let mut tx = tl.tx.clone();
+        let mut out = Vec::new();
+        let conv = |b: &Beat| stream::Beat {
+            data: b.words(),
+            keep: b.keep,
+            last: b.last,
+        };
+        if tx.out_valid {
+            out.push(conv(&tx.out));
+        }
+        let mut src = None;
+        if tx.st == TxSt::Pkt {
+            let vl = tx.sel_vl15;
+            let arb = if vl { tl.varb } else { tl.darb };
+            let r = self.route_of(arb.grant, vl);
+            if !arb.locked || r.st != RouteSt::Req || usize::from(r.dest) != k + 1 {
+                return None;
+            }
+            let (j, b) = self.head_pos(arb.grant, vl)?;
+            src = Some((arb.grant, vl, j, b));
+        }
+        while tx.st != TxSt::Idle {
+            let mut ti = TxIn::default();
+            if tx.st == TxSt::Pkt {
+                let (g, vl, j, b) = src.as_mut()?;
+                if *j >= *b {
+                    return None;
+                }
+                let beat = self.beat_at(*g, *vl, *j);
+                *j += 1;
+                if *vl {
+                    ti.v_valid = true;
+                    ti.v = beat;
+                } else {
+                    ti.d_valid = true;
+                    ti.d = beat;
+                }
+            }
+            let plan = tx.plan(&ti, true);
+            tx.edge(&ti, &plan, true, db);
+            if !tx.out_valid {
+                return None;
+            }
+            out.push(conv(&tx.out));
+        }
+        (!out.is_empty()).then_some(out)
+    }
+
+    /// Announce the rest of every packet leaving a port that is not yet
+    /// announced (its first beat taken, or a stall or link change voided
+    /// its burst), where the port's inputs are at rest.
+    pub(super) fn announce(&mut self, out: &mut Vec<TxBurst>) {
+        let cand = self.active & !self.ann & !self.tready_low & !self.link_chg;
+        for k in bits(cand) {
+            let tx = &self.tiles[k].tx;
+            if !tx.out_valid && tx.st == TxSt::Idle {
+                continue;
+            }
+            if let Some(beats) = self.burst(k) {
+                out.push(TxBurst {
+                    port: k,
+                    first: self.cycle,
+                    beats,
+                });
+                self.ann |= 1 << k;
+            }
+        }
+    }
+
+    /// `n` cycles with the inputs at rest: the active tiles and port 0
+    /// evaluated cycle by cycle, at once where nothing is active.
+    pub(super) fn skip_rest(&mut self, n: u64) {
+        if self.all_next {
+            // reset and not yet stepped: nothing runs
+            self.cycle += n;
+            return;
+        }
+        let rest = rest_dev_in();
+        let end = self.cycle.saturating_add(n);
+        while self.cycle < end {
+            if self.active == 0 && self.p0.quiet_but_lease(&rest) {
+                self.p0.skip_quiet(self.cycle, end, self.lid);
+                self.cycle = end;
+                break;
+            }
+            self.rest_step();
+        }
+    }
+
+    /// One cycle with every input at rest.
+    fn rest_step(&mut self) {
+        for k in bits(self.tready_low | self.rx_on) {
+            let t = &mut self.tiles[k];
+            t.rx_valid = false;
+            t.tx_tready = true;
+            self.active |= 1 << k;
+        }
+        self.tready_low = 0;
+        self.rx_on = 0;
+        self.link_chg = 0;
+        self.last_o = self.core(&rest_dev_in());
+        self.skip_touch |= self.touched;
+    }
+}
