@@ -31,6 +31,44 @@ pub struct TxBurst {
     pub beats: Vec<Beat>,
 }
 
+/// A management-side stream from the model to its host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostOut {
+    /// `sma_rx_*`: MADs for the SMA.
+    SmaRx,
+    /// `sm_rx_*`: MADs for the SM.
+    SmRx,
+}
+
+/// The beats a model will show on a stream to its host in consecutive
+/// cycles while that stream's `tready` stays high, announced before
+/// (a MAD it holds whole).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostBurst {
+    pub stream: HostOut,
+    /// The cycle of the first beat ([`Dut::cycle`]'s count).
+    pub first: u64,
+    /// One beat per cycle from `first` (`keep` unused); the last one has
+    /// `last` set.
+    pub beats: Vec<Beat>,
+    /// The stream's sideband fields (`*_slid`, `*_dlid`, `*_sl`, `*_port`,
+    /// `*_mgmt_class`, `*_hop_ptr`, `*_hop_cnt`, and on the last beat
+    /// `sma_rx_mkey_viol`/`sma_rx_mkey_mask`) as they show with every beat
+    /// of it; the other fields are not looked at.
+    pub side: DevOut,
+}
+
+/// A management-side stream from the host to the model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostIn {
+    /// `sma_tx_*`: the SMA's responses.
+    SmaTx,
+    /// `sm_tx_*`: the SM's requests.
+    SmTx,
+    /// `trap_tx_*`: traps.
+    TrapTx,
+}
+
 /// The management-side inputs at rest: no stream beat offered, no
 /// register write, no doorbell, every receive stream ready, register
 /// address 0 — what a fabric gives a device whose host side has no work.
@@ -139,6 +177,23 @@ pub trait Dut: Send {
     /// index `port` do not arrive after all (the cable takes them back to
     /// send them again, through a wire fault set since).
     fn rx_burst_cut(&mut self, _port: usize, _from: u64) {}
+    /// Move the bursts to the host the last step announced into `out`:
+    /// each starts after that step's cycle, and holds what the stream's
+    /// fields show in those cycles if the inputs stay at rest (every
+    /// `tready` high). In a calm cycle a stream with no burst beat shows
+    /// `tvalid` 0. A step inside one shows its beat again.
+    fn take_host_bursts(&mut self, _out: &mut Vec<HostBurst>) {}
+    /// A whole MAD the host offers on stream `s` from cycle `first` (the
+    /// cycle of the next step), one beat a cycle, with the sideband of
+    /// `side` (`*_slid`, `*_dlid`, `*_sl`, `*_path_bits`, `*_port` of that
+    /// stream). True: the model takes it so, with `tready` high in each of
+    /// those cycles (what it would do if the host drove the beats), and
+    /// the host then drives `tvalid` 0 there (its inputs count as at rest
+    /// on that stream); false (the default): the host drives it beat by
+    /// beat.
+    fn host_burst(&mut self, _s: HostIn, _first: u64, _beats: &[Beat], _side: &DevIn) -> bool {
+        false
+    }
     /// Hold `rst_ni` low for `cycles` cycles.
     fn reset(&mut self, cycles: u32) -> Result<()>;
     /// Cycles so far (reset and skipped cycles included).
