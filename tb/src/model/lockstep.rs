@@ -24,7 +24,7 @@ use vl15_bindings::{Changed, DevIn, DevOut, PortIn, PortOut};
 
 use std::collections::VecDeque;
 
-use crate::model::dut::{inputs_at_rest, Dut, TxBurst};
+use crate::model::dut::{inputs_at_rest, Dut, HostBurst, HostIn, HostOut, TxBurst};
 use crate::model::stream::Beat;
 
 /// The RTL and a second model of the same device, in lockstep.
@@ -54,6 +54,13 @@ pub struct Lockstep {
     rtl_rx: Vec<VecDeque<(u64, Beat)>>,
     /// The RTL's port inputs in a cycle with such a beat.
     rtl_pin: Vec<PortIn>,
+    /// MADs the other model took whole from the host (`sma_tx`, `sm_tx`,
+    /// `trap_tx`), which the RTL gets beat by beat in their cycles: the
+    /// beats with their cycles, and the sideband.
+    rtl_host: Vec<(HostIn, VecDeque<(u64, Beat)>, DevIn)>,
+    /// MADs the other model announced to its host, with beats to come.
+    host_out: Vec<HostBurst>,
+    fresh_host: Vec<HostBurst>,
 }
 
 impl Lockstep {
@@ -81,6 +88,9 @@ impl Lockstep {
             view: vec![PortOut::default(); n],
             rtl_rx: vec![VecDeque::new(); n],
             rtl_pin: Vec::new(),
+            rtl_host: Vec::new(),
+            host_out: Vec::new(),
+            fresh_host: Vec::new(),
         })
     }
 
@@ -126,7 +136,21 @@ impl Lockstep {
                     v.tx_tlast = beat.last;
                 }
             }
-            return Ok((self.o_dev, true));
+            let mut o = self.o_dev;
+            o.sma_rx_tvalid = false;
+            o.sm_rx_tvalid = false;
+            self.host_out
+                .retain(|b| b.first + b.beats.len() as u64 > cycle);
+            for b in &self.host_out {
+                let Some(beat) = cycle
+                    .checked_sub(b.first)
+                    .and_then(|k| b.beats.get(k as usize))
+                else {
+                    continue;
+                };
+                show_host(&mut o, b, beat);
+            }
+            return Ok((o, true));
         }
         let lag = cycle.saturating_sub(self.other.cycle());
         let changed = if lag > 0 {
@@ -166,12 +190,95 @@ impl Lockstep {
             self.bursts.push(b);
         }
         self.fresh = new;
+        // Host bursts likewise: a step inside shows the beat again, or the
+        // rest is void.
+        self.host_out.retain(|b| {
+            let Some(k) = cycle.checked_sub(b.first) else {
+                return true;
+            };
+            b.beats.get(k as usize).is_some_and(|beat| {
+                let mut v = t;
+                show_host(&mut v, b, beat);
+                v == t
+            })
+        });
+        let mut new = std::mem::take(&mut self.fresh_host);
+        self.other.take_host_bursts(&mut new);
+        for b in new.drain(..) {
+            self.host_out.retain(|o| o.stream != b.stream);
+            self.host_out.push(b);
+        }
+        self.fresh_host = new;
         self.o_calm = if at_rest {
             self.other.calm_until()
         } else {
             None
         };
         Ok((t, false))
+    }
+}
+
+/// `o` showing beat `beat` of host burst `b` on its stream.
+fn show_host(o: &mut DevOut, b: &HostBurst, beat: &Beat) {
+    let s = &b.side;
+    match b.stream {
+        HostOut::SmaRx => {
+            o.sma_rx_tvalid = true;
+            o.sma_rx_tdata = beat.data;
+            o.sma_rx_tlast = beat.last;
+            o.sma_rx_slid = s.sma_rx_slid;
+            o.sma_rx_dlid = s.sma_rx_dlid;
+            o.sma_rx_sl = s.sma_rx_sl;
+            o.sma_rx_port = s.sma_rx_port;
+            o.sma_rx_mgmt_class = s.sma_rx_mgmt_class;
+            o.sma_rx_hop_ptr = s.sma_rx_hop_ptr;
+            o.sma_rx_hop_cnt = s.sma_rx_hop_cnt;
+            o.sma_rx_mkey_viol = s.sma_rx_mkey_viol;
+            o.sma_rx_mkey_mask = s.sma_rx_mkey_mask;
+        }
+        HostOut::SmRx => {
+            o.sm_rx_tvalid = true;
+            o.sm_rx_tdata = beat.data;
+            o.sm_rx_tlast = beat.last;
+            o.sm_rx_slid = s.sm_rx_slid;
+            o.sm_rx_dlid = s.sm_rx_dlid;
+            o.sm_rx_sl = s.sm_rx_sl;
+            o.sm_rx_port = s.sm_rx_port;
+            o.sm_rx_mgmt_class = s.sm_rx_mgmt_class;
+            o.sm_rx_hop_ptr = s.sm_rx_hop_ptr;
+            o.sm_rx_hop_cnt = s.sm_rx_hop_cnt;
+        }
+    }
+}
+
+/// `i` offering beat `b` of a MAD on host stream `s` with the sideband of
+/// `side`.
+fn drive_host(i: &mut DevIn, s: HostIn, b: &Beat, side: &DevIn) {
+    match s {
+        HostIn::SmaTx => {
+            i.sma_tx_tvalid = true;
+            i.sma_tx_tdata = b.data;
+            i.sma_tx_tlast = b.last;
+            i.sma_tx_slid = side.sma_tx_slid;
+            i.sma_tx_dlid = side.sma_tx_dlid;
+            i.sma_tx_sl = side.sma_tx_sl;
+            i.sma_tx_port = side.sma_tx_port;
+        }
+        HostIn::SmTx => {
+            i.sm_tx_tvalid = true;
+            i.sm_tx_tdata = b.data;
+            i.sm_tx_tlast = b.last;
+            i.sm_tx_dlid = side.sm_tx_dlid;
+            i.sm_tx_sl = side.sm_tx_sl;
+            i.sm_tx_path_bits = side.sm_tx_path_bits;
+            i.sm_tx_port = side.sm_tx_port;
+        }
+        HostIn::TrapTx => {
+            i.trap_tx_tvalid = true;
+            i.trap_tx_tdata = b.data;
+            i.trap_tx_tlast = b.last;
+            i.trap_tx_port = side.trap_tx_port;
+        }
     }
 }
 
@@ -311,6 +418,21 @@ fn field_diff(a: &str, b: &str) -> String {
 impl Dut for Lockstep {
     fn step(&mut self, i: &DevIn, pin: &[PortIn], changed: Changed<'_>) -> Result<DevOut> {
         let cycle = self.rtl.cycle();
+        let i_twin = i;
+        let mut ri = *i;
+        let mut fed: Vec<HostIn> = Vec::new();
+        for (s, q, side) in &mut self.rtl_host {
+            while q.front().is_some_and(|(c, _)| *c < cycle) {
+                q.pop_front();
+            }
+            if let Some((_, b)) = q.front().filter(|(c, _)| *c == cycle) {
+                drive_host(&mut ri, *s, b, side);
+                fed.push(*s);
+                q.pop_front();
+            }
+        }
+        self.rtl_host.retain(|(_, q, _)| !q.is_empty());
+        let i = &ri;
         let o = if self.rtl_rx.iter().all(VecDeque::is_empty) {
             self.rtl.step(i, pin, changed)?
         } else {
@@ -334,7 +456,21 @@ impl Dut for Lockstep {
             }
             self.rtl.step(i, &self.rtl_pin, Changed::All)?
         };
-        let (t, calm) = self.other_step(cycle, i, pin, changed)?;
+        for s in fed {
+            let ready = match s {
+                HostIn::SmaTx => o.sma_tx_tready,
+                HostIn::SmTx => o.sm_tx_tready,
+                HostIn::TrapTx => o.trap_tx_tready,
+            };
+            if !ready {
+                bail!(
+                    "{} took a MAD on {s:?} whole, but {} did not take its beat in cycle {cycle}",
+                    self.other.describe(),
+                    self.rtl.describe()
+                );
+            }
+        }
+        let (t, calm) = self.other_step(cycle, i_twin, pin, changed)?;
         let w = self.rtl.data_w();
         let (vo, vt) = (visible_dev(&o, w), visible_dev(&t, w));
         let mut diffs = Vec::new();
@@ -388,6 +524,15 @@ impl Dut for Lockstep {
         self.other.rx_burst(port, first, beats);
     }
 
+    fn host_burst(&mut self, s: HostIn, first: u64, beats: &[Beat], side: &DevIn) -> bool {
+        if !self.other.host_burst(s, first, beats, side) {
+            return false;
+        }
+        let q = (first..).zip(beats.iter().copied()).collect();
+        self.rtl_host.push((s, q, *side));
+        true
+    }
+
     fn rx_burst_cut(&mut self, port: usize, from: u64) {
         if let Some(q) = self.rtl_rx.get_mut(port) {
             q.retain(|(c, _)| *c < from);
@@ -407,6 +552,8 @@ impl Dut for Lockstep {
         }
         self.o_calm = None;
         self.bursts.clear();
+        self.host_out.clear();
+        self.rtl_host.clear();
         self.rtl.reset(cycles)?;
         self.other.reset(cycles)
     }

@@ -31,7 +31,7 @@ use vl15_bindings::{
 };
 
 use crate::model::device::{sm_rx_meta, sma_rx_meta, AddressHandle, CaPort, RecvQueue, SmiMeta};
-use crate::model::dut::{bits, ca_mp_kind, rest_dev_in, Dut, TxBurst};
+use crate::model::dut::{bits, ca_mp_kind, rest_dev_in, Dut, HostBurst, HostIn, HostOut, TxBurst};
 use crate::model::node_hw::{HwWrite, KeyViolation, NodeAgent, NodeHw};
 use crate::model::regmap::{mpreg, swreg};
 use crate::model::stream::{Beat, PacketAssembler, Pattern, Sink, Source};
@@ -137,6 +137,49 @@ fn whole_packet(pipe: &VecDeque<(u64, Beat)>, now: u64) -> usize {
         }
     }
     0
+}
+
+/// A step in cycle `now` against the MAD its model announced on a stream
+/// to its host (`ahead`), with the stream's beat of the step: what the host
+/// takes of it now (the burst and how many of its beats, from its first),
+/// and whether the step's own beat is then taken as usual. Inside the
+/// burst the step shows its beat again (kept, nothing taken until its last
+/// beat, when the host takes it whole); a step that shows another beat
+/// voids the rest (the host takes the beats before now and then this
+/// step's).
+fn host_out_step(
+    ahead: &mut Option<HostBurst>,
+    now: u64,
+    valid: bool,
+    data: [u64; 2],
+    last: bool,
+) -> (Option<(HostBurst, usize)>, bool) {
+    let Some(b) = ahead.as_ref() else {
+        return (None, true);
+    };
+    if now < b.first {
+        return (None, true);
+    }
+    let k = (now - b.first) as usize;
+    let n = b.beats.len();
+    let shows = b
+        .beats
+        .get(k)
+        .is_some_and(|x| valid && x.data == data && x.last == last);
+    match (shows, k + 1 == n) {
+        (true, false) => (None, false),
+        (true, true) => (ahead.take().map(|b| (b, n)), false),
+        (false, _) => (ahead.take().map(|b| (b, k.min(n))), true),
+    }
+}
+
+/// A source's MAD taken whole by its model: each beat taken in its
+/// cycle, `first` to `last`.
+fn replay_taken<M: Clone>(src: &mut Source<M>, first: u64, last: u64) {
+    for c in first..=last {
+        src.present();
+        src.taken(true, c);
+    }
 }
 
 /// Devices with work in one cycle below which they are evaluated on the
@@ -459,6 +502,13 @@ pub struct Device<S> {
     /// Stepped in every cycle before this one whatever its model says of
     /// calm (a burst it announced that could not go on the cable ahead).
     no_calm_until: u64,
+    /// MADs its model announced on `sma_rx` (0) and `sm_rx` (1), in the
+    /// fabric's cycles: the host takes them whole at their last beat.
+    host_out: [Option<HostBurst>; 2],
+    /// MADs its model took whole from `sma_tx` (0), `sm_tx` (1) and
+    /// `trap_tx` (2): the cycles of their first and last beat. Their
+    /// source hears each beat taken at the last.
+    host_in: [Option<(u64, u64)>; 3],
     /// How far its model's cycle count ([`Dut::cycle`]) is ahead of the
     /// fabric's (its reset cycles): what converts the cycles its model
     /// names (calm, bursts) into the fabric's.
@@ -542,6 +592,8 @@ impl<S> Device<S> {
             calm_sleep: false,
             no_calm_until: 0,
             off: 0,
+            host_out: [None, None],
+            host_in: [None; 3],
             regs: VecDeque::new(),
             read: None,
             read_value: None,
@@ -588,8 +640,8 @@ impl<S> Device<S> {
 
     fn has_host_work(&self) -> bool {
         let hp = self.host_ports();
-        !self.sma_tx.idle()
-            || !self.trap_tx.idle()
+        (!self.sma_tx.idle() && self.host_in[0].is_none())
+            || (!self.trap_tx.idle() && self.host_in[2].is_none())
             || !self.sma_pending.is_empty()
             || self.sma_rx.in_packet()
             || !self.regs.is_empty()
@@ -602,8 +654,13 @@ impl<S> Device<S> {
             || self
                 .sm
                 .as_ref()
-                .is_some_and(|s| !s.tx.idle() || s.rx.in_packet())
+                .is_some_and(|s| (!s.tx.idle() && self.host_in[1].is_none()) || s.rx.in_packet())
             || self.sm_tx_tail.is_some()
+    }
+
+    /// An SM-bound MAD its model announced has begun by cycle `now`.
+    fn sm_rx_ahead_started(&self, now: u64) -> bool {
+        self.host_out[1].as_ref().is_some_and(|b| b.first <= now)
     }
     /// PortState of port `p` as the RTL shows it (switch port 0 included).
     pub fn port_state(&self, p: u8) -> u8 {
@@ -811,6 +868,8 @@ pub struct Net<S> {
     bursts: Vec<TxBurst>,
     /// The beats of a receive burst being handed over.
     rx_beats: Vec<Beat>,
+    /// The host bursts the device being clocked announced.
+    host_bursts: Vec<HostBurst>,
 }
 
 impl<S: NodeAgent> Default for Net<S> {
@@ -945,6 +1004,7 @@ impl<S: NodeAgent> Net<S> {
             log_lines: BTreeMap::new(),
             bursts: Vec::new(),
             rx_beats: Vec::new(),
+            host_bursts: Vec::new(),
         };
         // Ports without a cable are down; every device runs once so that the
         // port states and the SMA's register images settle.
@@ -1028,6 +1088,7 @@ impl<S: NodeAgent> Net<S> {
             log_lines: BTreeMap::new(),
             bursts: Vec::new(),
             rx_beats: Vec::new(),
+            host_bursts: Vec::new(),
         }
     }
 
@@ -1229,7 +1290,7 @@ impl<S: NodeAgent> Net<S> {
                 bail!("{}: a switch's host sits on port 0, not {port}", dev.name);
             }
             dev.sm = Some(SmHost::new(0, self.opts.data_w));
-            dev.sm_rx_skip = dev.sm_rx_mid;
+            dev.sm_rx_skip = dev.sm_rx_mid || dev.sm_rx_ahead_started(self.cycle);
             self.activate(d);
             if is_sm {
                 self.set_is_sm(d, 0, true);
@@ -1250,7 +1311,7 @@ impl<S: NodeAgent> Net<S> {
             }
         }
         dev.sm = Some(SmHost::new(port, self.opts.data_w));
-        dev.sm_rx_skip = dev.sm_rx_mid;
+        dev.sm_rx_skip = dev.sm_rx_mid || dev.sm_rx_ahead_started(self.cycle);
         dev.sm_rq[p] = RecvQueue::take_all();
         self.activate(d);
         if is_sm {
@@ -1287,6 +1348,11 @@ impl<S: NodeAgent> Net<S> {
             .get_mut(d)
             .ok_or_else(|| anyhow!("no device {d}"))?;
         if let Some(mut sm) = dev.sm.take() {
+            // A request its model took whole runs to its end there, as one
+            // begun on the stream would.
+            if let Some((first, last)) = dev.host_in[1].take() {
+                replay_taken(&mut sm.tx, first, last);
+            }
             if sm.tx.withdraw_unstarted() {
                 dev.sm_tx_tail = Some(sm.tx);
             }
@@ -1871,6 +1937,9 @@ impl<S: NodeAgent> Net<S> {
         // Packets whose last beat arrives: (cycle of that, port, first
         // cycle, bytes).
         let mut arrived: Vec<(u64, u8, u64, Vec<u8>)> = Vec::new();
+        // Cycles it must be stepped in: the last beats of host MADs its
+        // model took whole.
+        let mut wake_at: Vec<u64> = Vec::new();
         {
             let dev = &mut self.devs[d];
             if std::mem::take(&mut dev.calm_sleep) {
@@ -1889,7 +1958,8 @@ impl<S: NodeAgent> Net<S> {
             }
             dev.off = dev.dev.cycle().saturating_sub(now);
             let mut at_rest = true;
-            let bursts = !self.opts.every_cycle && dev.dev.takes_rx_bursts();
+            let ahead_ok = !self.opts.every_cycle;
+            let bursts = ahead_ok && dev.dev.takes_rx_bursts();
             // Links into the device: every port after a link change, else
             // the ports with beats coming in (or one to clear), in port order.
             let retrained = dev.scan_at.is_some_and(|t| now >= t);
@@ -1998,7 +2068,57 @@ impl<S: NodeAgent> Net<S> {
                 let (_, m, meta, _) = dev.sma_pending.pop_front().expect("checked");
                 dev.sma_tx.push(&m, meta);
             }
-            if let Some((b, m)) = dev.sma_tx.present() {
+            // A whole MAD the model takes at one beat a cycle goes in at
+            // once; its source hears the beats taken at the last one.
+            let off = dev.off;
+            let ahead = move |dev: &mut dyn Dut, s: HostIn, beats: &[Beat], side: &DevIn| {
+                let last = now + beats.len() as u64 - 1;
+                (ahead_ok && dev.host_burst(s, now + off, beats, side)).then_some((now, last))
+            };
+            if dev.host_in[0].is_none() {
+                if let Some((beats, m)) = dev.sma_tx.whole_front() {
+                    let side = DevIn {
+                        sma_tx_slid: m.slid,
+                        sma_tx_dlid: m.dlid,
+                        sma_tx_sl: m.sl,
+                        sma_tx_port: m.port,
+                        ..DevIn::default()
+                    };
+                    dev.host_in[0] = ahead(&mut *dev.dev, HostIn::SmaTx, beats, &side);
+                    wake_at.extend(dev.host_in[0].map(|(_, l)| l));
+                }
+            }
+            if dev.host_in[2].is_none() {
+                if let Some((beats, &port)) = dev.trap_tx.whole_front() {
+                    let side = DevIn {
+                        trap_tx_port: port,
+                        ..DevIn::default()
+                    };
+                    dev.host_in[2] = ahead(&mut *dev.dev, HostIn::TrapTx, beats, &side);
+                    wake_at.extend(dev.host_in[2].map(|(_, l)| l));
+                }
+            }
+            if dev.host_in[1].is_none() && dev.sm_tx_tail.is_none() {
+                if let Some((beats, (ah, port))) =
+                    dev.sm.as_ref().and_then(|sm| sm.tx.whole_front())
+                {
+                    let side = DevIn {
+                        sm_tx_dlid: ah.dlid,
+                        sm_tx_sl: ah.sl,
+                        sm_tx_path_bits: ah.path_bits,
+                        sm_tx_port: *port,
+                        ..DevIn::default()
+                    };
+                    dev.host_in[1] = ahead(&mut *dev.dev, HostIn::SmTx, beats, &side);
+                    wake_at.extend(dev.host_in[1].map(|(_, l)| l));
+                }
+            }
+            let sma_tx = if dev.host_in[0].is_none() {
+                dev.sma_tx.present()
+            } else {
+                None
+            };
+            if let Some((b, m)) = sma_tx {
                 i.sma_tx_tdata = b.data;
                 i.sma_tx_tvalid = true;
                 i.sma_tx_tlast = b.last;
@@ -2007,7 +2127,12 @@ impl<S: NodeAgent> Net<S> {
                 i.sma_tx_sl = m.sl;
                 i.sma_tx_port = m.port;
             }
-            if let Some((b, port)) = dev.trap_tx.present() {
+            let trap = if dev.host_in[2].is_none() {
+                dev.trap_tx.present()
+            } else {
+                None
+            };
+            if let Some((b, port)) = trap {
                 i.trap_tx_tdata = b.data;
                 i.trap_tx_tvalid = true;
                 i.trap_tx_tlast = b.last;
@@ -2032,8 +2157,8 @@ impl<S: NodeAgent> Net<S> {
             }
             let sm_tx = match (dev.sm_tx_tail.as_mut(), dev.sm.as_mut()) {
                 (Some(t), _) => Some(t),
-                (None, Some(sm)) => Some(&mut sm.tx),
-                (None, None) => None,
+                (None, Some(sm)) if dev.host_in[1].is_none() => Some(&mut sm.tx),
+                _ => None,
             };
             if let Some(tx) = sm_tx {
                 if let Some((b, (ah, port))) = tx.present() {
@@ -2082,6 +2207,9 @@ impl<S: NodeAgent> Net<S> {
         for (at, p, first, bytes) in arrived {
             self.log_packet((at, 0, d, p), Direction::Inbound, first, bytes, None);
         }
+        for t in wake_at {
+            self.wake.push(Reverse((t, d)));
+        }
     }
 
     /// The output side of clocking device `d` at cycle `now`, with what its
@@ -2118,6 +2246,23 @@ impl<S: NodeAgent> Net<S> {
                 let (_, m, _, reads) = &mut dev.sma_pending[k];
                 let (off, _) = reads.remove(0);
                 put_sat16(m, off, o.reg_rdata);
+            }
+            // MADs the model took whole: their sources hear each beat
+            // taken, in its cycle, at the last one.
+            for s in 0..3 {
+                let Some((first, last)) = dev.host_in[s].filter(|&(_, l)| now >= l) else {
+                    continue;
+                };
+                dev.host_in[s] = None;
+                match s {
+                    0 => replay_taken(&mut dev.sma_tx, first, last),
+                    1 => {
+                        if let Some(sm) = dev.sm.as_mut() {
+                            replay_taken(&mut sm.tx, first, last);
+                        }
+                    }
+                    _ => replay_taken(&mut dev.trap_tx, first, last),
+                }
             }
             dev.sma_tx.taken(o.sma_tx_tready, now);
             dev.trap_tx.taken(o.trap_tx_tready, now);
@@ -2179,7 +2324,23 @@ impl<S: NodeAgent> Net<S> {
                 keep: full_keep,
                 last,
             };
-            if o.sma_rx_tvalid || dev.sma_rx.in_packet() {
+            let (feed, observe) = host_out_step(
+                &mut dev.host_out[0],
+                now,
+                o.sma_rx_tvalid,
+                o.sma_rx_tdata,
+                o.sma_rx_tlast,
+            );
+            if let Some((b, n)) = feed {
+                for (k, beat) in b.beats[..n].iter().enumerate() {
+                    dev.sma_rx.ready();
+                    let at = b.first + k as u64;
+                    let bt = full(beat.data, beat.last);
+                    dev.sma_rx
+                        .observe(true, bt, false, at, || sma_rx_meta(&b.side));
+                }
+            }
+            if observe && (o.sma_rx_tvalid || dev.sma_rx.in_packet()) {
                 dev.sma_rx.observe(
                     o.sma_rx_tvalid,
                     full(o.sma_rx_tdata, o.sma_rx_tlast),
@@ -2219,7 +2380,27 @@ impl<S: NodeAgent> Net<S> {
                         cycle: now,
                     });
                 }
-                if !dev.sm_rx_skip && (o.sm_rx_tvalid || sm.rx.in_packet()) {
+                let (feed, observe) = host_out_step(
+                    &mut dev.host_out[1],
+                    now,
+                    o.sm_rx_tvalid,
+                    o.sm_rx_tdata,
+                    o.sm_rx_tlast,
+                );
+                if let Some((b, n)) = feed {
+                    if !dev.sm_rx_skip {
+                        for (k, beat) in b.beats[..n].iter().enumerate() {
+                            sm.rx.ready();
+                            let at = b.first + k as u64;
+                            let bt = full(beat.data, beat.last);
+                            sm.rx.observe(true, bt, false, at, || sm_rx_meta(&b.side));
+                        }
+                    }
+                    if b.beats[..n].last().is_some_and(|x| x.last) {
+                        dev.sm_rx_skip = false;
+                    }
+                }
+                if observe && !dev.sm_rx_skip && (o.sm_rx_tvalid || sm.rx.in_packet()) {
                     sm.rx.observe(
                         o.sm_rx_tvalid,
                         full(o.sm_rx_tdata, o.sm_rx_tlast),
@@ -2254,12 +2435,44 @@ impl<S: NodeAgent> Net<S> {
                     });
                 }
             }
+            if dev.sm.is_none() {
+                // (no SM: what reaches sm_rx goes nowhere)
+                if let (Some((b, n)), _) = host_out_step(
+                    &mut dev.host_out[1],
+                    now,
+                    o.sm_rx_tvalid,
+                    o.sm_rx_tdata,
+                    o.sm_rx_tlast,
+                ) {
+                    if b.beats[..n].last().is_some_and(|x| x.last) {
+                        dev.sm_rx_skip = false;
+                    }
+                }
+            }
             if o.sm_rx_tvalid && dev.din.sm_rx_tready {
                 dev.sm_rx_mid = !o.sm_rx_tlast;
                 if o.sm_rx_tlast {
                     dev.sm_rx_skip = false;
                 }
             }
+            // MADs the model announced to its host: taken whole at their
+            // last beat, when it is stepped.
+            let mut hb = std::mem::take(&mut self.host_bursts);
+            dev.dev.take_host_bursts(&mut hb);
+            for mut b in hb.drain(..) {
+                if self.opts.every_cycle || b.beats.is_empty() {
+                    continue;
+                }
+                b.first = b.first.saturating_sub(dev.off);
+                let last = b.first + b.beats.len() as u64 - 1;
+                let s = match b.stream {
+                    HostOut::SmaRx => 0,
+                    HostOut::SmRx => 1,
+                };
+                dev.host_out[s] = Some(b);
+                self.wake.push(Reverse((last, d)));
+            }
+            self.host_bursts = hb;
             if (!o.idle || dev.has_host_work()) && !rewake {
                 busy = true;
             }

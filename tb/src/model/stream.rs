@@ -213,6 +213,16 @@ impl<M: Clone> Source<M> {
         }
         Some((beats[self.pos], meta.clone()))
     }
+    /// The front packet's beats and sideband, where none of it has been
+    /// presented yet and the gate opens in every cycle: a packet that can
+    /// be offered whole, one beat a cycle.
+    pub fn whole_front(&self) -> Option<(&[Beat], &M)> {
+        if self.presenting || self.pos > 0 || *self.gate.pattern() != Pattern::Always {
+            return None;
+        }
+        self.queue.front().map(|(b, m)| (b.as_slice(), m))
+    }
+
     /// Note the cycle in which a packet's first beat is presented.
     pub fn mark_presented(&mut self, cycle: u64) {
         if self.presenting && self.pos == 0 && self.presented.len() == self.started.len() {
