@@ -173,6 +173,27 @@ fn host_out_step(
     }
 }
 
+/// The SM `sm` takes the first `n` beats of MAD `b` its model announced
+/// on `sm_rx`, each in its cycle, unless it attached in the middle of that
+/// MAD (`skip`, cleared by its last beat).
+fn feed_sm(sm: &mut SmHost, skip: &mut bool, b: &HostBurst, n: usize, keep: u16) {
+    if !*skip {
+        for (k, beat) in b.beats[..n].iter().enumerate() {
+            sm.rx.ready();
+            let bt = Beat {
+                data: beat.data,
+                keep,
+                last: beat.last,
+            };
+            let at = b.first + k as u64;
+            sm.rx.observe(true, bt, false, at, || sm_rx_meta(&b.side));
+        }
+    }
+    if b.beats[..n].last().is_some_and(|x| x.last) {
+        *skip = false;
+    }
+}
+
 /// A source's MAD taken whole by its model: each beat taken in its
 /// cycle, `first` to `last`.
 fn replay_taken<M: Clone>(src: &mut Source<M>, first: u64, last: u64) {
@@ -509,6 +530,8 @@ pub struct Device<S> {
     /// `trap_tx` (2): the cycles of their first and last beat. Their
     /// source hears each beat taken at the last.
     host_in: [Option<(u64, u64)>; 3],
+    /// `tkeep` of a whole beat at the fabric's width.
+    full_keep: u16,
     /// How far its model's cycle count ([`Dut::cycle`]) is ahead of the
     /// fabric's (its reset cycles): what converts the cycles its model
     /// names (calm, bursts) into the fabric's.
@@ -594,6 +617,7 @@ impl<S> Device<S> {
             off: 0,
             host_out: [None, None],
             host_in: [None; 3],
+            full_keep: crate::model::stream::full_keep(w),
             regs: VecDeque::new(),
             read: None,
             read_value: None,
@@ -656,6 +680,29 @@ impl<S> Device<S> {
                 .as_ref()
                 .is_some_and(|s| (!s.tx.idle() && self.host_in[1].is_none()) || s.rx.in_packet())
             || self.sm_tx_tail.is_some()
+    }
+
+    /// The host takes the first `n` beats of MAD `b` its model announced
+    /// on `sma_rx` (`s` 0) or `sm_rx` (1), each in its cycle.
+    fn feed_host(&mut self, s: usize, b: &HostBurst, n: usize) {
+        let keep = self.full_keep;
+        if s == 0 {
+            for (k, beat) in b.beats[..n].iter().enumerate() {
+                self.sma_rx.ready();
+                let bt = Beat {
+                    data: beat.data,
+                    keep,
+                    last: beat.last,
+                };
+                let at = b.first + k as u64;
+                self.sma_rx
+                    .observe(true, bt, false, at, || sma_rx_meta(&b.side));
+            }
+        } else if let Some(sm) = self.sm.as_mut() {
+            feed_sm(sm, &mut self.sm_rx_skip, b, n, keep);
+        } else if b.beats[..n].last().is_some_and(|x| x.last) {
+            self.sm_rx_skip = false;
+        }
     }
 
     /// An SM-bound MAD its model announced has begun by cycle `now`.
@@ -2332,13 +2379,7 @@ impl<S: NodeAgent> Net<S> {
                 o.sma_rx_tlast,
             );
             if let Some((b, n)) = feed {
-                for (k, beat) in b.beats[..n].iter().enumerate() {
-                    dev.sma_rx.ready();
-                    let at = b.first + k as u64;
-                    let bt = full(beat.data, beat.last);
-                    dev.sma_rx
-                        .observe(true, bt, false, at, || sma_rx_meta(&b.side));
-                }
+                dev.feed_host(0, &b, n);
             }
             if observe && (o.sma_rx_tvalid || dev.sma_rx.in_packet()) {
                 dev.sma_rx.observe(
@@ -2388,17 +2429,7 @@ impl<S: NodeAgent> Net<S> {
                     o.sm_rx_tlast,
                 );
                 if let Some((b, n)) = feed {
-                    if !dev.sm_rx_skip {
-                        for (k, beat) in b.beats[..n].iter().enumerate() {
-                            sm.rx.ready();
-                            let at = b.first + k as u64;
-                            let bt = full(beat.data, beat.last);
-                            sm.rx.observe(true, bt, false, at, || sm_rx_meta(&b.side));
-                        }
-                    }
-                    if b.beats[..n].last().is_some_and(|x| x.last) {
-                        dev.sm_rx_skip = false;
-                    }
+                    feed_sm(sm, &mut dev.sm_rx_skip, &b, n, full_keep);
                 }
                 if observe && !dev.sm_rx_skip && (o.sm_rx_tvalid || sm.rx.in_packet()) {
                     sm.rx.observe(
@@ -2444,9 +2475,7 @@ impl<S: NodeAgent> Net<S> {
                     o.sm_rx_tdata,
                     o.sm_rx_tlast,
                 ) {
-                    if b.beats[..n].last().is_some_and(|x| x.last) {
-                        dev.sm_rx_skip = false;
-                    }
+                    dev.feed_host(1, &b, n);
                 }
             }
             if o.sm_rx_tvalid && dev.din.sm_rx_tready {
@@ -2469,6 +2498,13 @@ impl<S: NodeAgent> Net<S> {
                     HostOut::SmaRx => 0,
                     HostOut::SmRx => 1,
                 };
+                // One announced again (after a stall) holds from its first
+                // beat: the host takes the beats before it of the one it
+                // replaces.
+                if let Some(old) = dev.host_out[s].take() {
+                    let k = (b.first.saturating_sub(old.first) as usize).min(old.beats.len());
+                    dev.feed_host(s, &old, k);
+                }
                 dev.host_out[s] = Some(b);
                 self.wake.push(Reverse((last, d)));
             }
