@@ -25,16 +25,27 @@
 //!   `sma_tx` / `sm_tx` / `trap_tx` or `gmp_tx`, a packet half received;
 //! - the M_Key lease timer running (to the cycle after it expires).
 //!
-//! Everything else is stepped: an arbiter or route deciding, the SMI
-//! receive's verdict, a MAD on `sma_rx` / `sm_rx`, the GMP receive path,
-//! a link that is down, a beat arriving. `idle` falls in the first cycle
-//! in which nothing is busy: calm ends there too.
+//! - a route deciding (the head seen, the LFT lookup, the PortState check,
+//!   the arbiter locking): up to the first cycle in which its packet's
+//!   first beat could be on `tx_*` (the step there shows it and announces
+//!   the rest).
+//!
+//! Everything else is stepped: the SMI receive's verdict, the send
+//! queue's, a MAD on `sma_rx` / `sm_rx`, the GMP receive path, a link
+//! that is down, a beat in the link receiver's register stage, a beat
+//! arriving. `idle` falls in the first cycle in which nothing is busy:
+//! calm ends there too.
 //!
 //! # How a calm period is skipped
-//! [`SwitchTwin::skip_rest`] evaluates the tiles that are active with the
-//! inputs at rest, cycle by cycle (the twin's own edges: what a step does,
-//! so exact by construction), and jumps at once where nothing is active
-//! (a running lease timer expires at its cycle).
+//! [`SwitchTwin::skip_rest`] moves the twin as its own edges would with
+//! the inputs at rest: at once where nothing is active (a running lease
+//! timer expires at its cycle); by a jump of many edges where every
+//! stream is in the middle of its packet and nothing else moves (the
+//! transmitters and output 0's VL15 side take their beats, the buffers
+//! issue the next, the send queue copies its MAD: a few operations per
+//! beat, [`SwitchTwin::jump_plan`]); else one edge of the active tiles
+//! and port 0 (the step's own code, exact by construction): at a
+//! packet's last beat, a route deciding, a transmitter's last beats.
 
 use vl15_bindings::DevOut;
 
@@ -85,6 +96,17 @@ impl SwitchTwin {
         }
     }
 
+    fn head_valid(&self, g: u8, vl15: bool) -> bool {
+        if g == 0 {
+            self.p0.head_pos(vl15).is_some()
+        } else {
+            self.tiles[usize::from(g) - 1]
+                .buf(vl15)
+                .head_pos()
+                .is_some()
+        }
+    }
+
     fn read_idle(&self, g: u8, vl15: bool) -> bool {
         if g == 0 {
             self.p0.read_idle(vl15)
@@ -120,9 +142,17 @@ impl SwitchTwin {
         ends: &[Option<(bool, u64)>],
         now: u64,
     ) -> Option<InCalm> {
+        // a route deciding: the earliest cycle in which its packet's first
+        // beat can leave (Idle sees the head, Check, Req, the arbiter locks,
+        // the take, the beat on tx_*: a step shows it and announces the
+        // rest), the LFT lookup two cycles more
         match r.st {
-            RouteSt::Idle => self.read_idle(g, vl15).then_some(InCalm::Static),
-            RouteSt::Lookup | RouteSt::Rsp | RouteSt::Check => None,
+            RouteSt::Idle if self.read_idle(g, vl15) => Some(InCalm::Static),
+            RouteSt::Idle if self.head_valid(g, vl15) => Some(InCalm::Bound(now + 4)),
+            RouteSt::Idle => Some(InCalm::Bound(now + 5)),
+            RouteSt::Lookup => Some(InCalm::Bound(now + 5)),
+            RouteSt::Rsp => Some(InCalm::Bound(now + 4)),
+            RouteSt::Check => Some(InCalm::Bound(now + 3)),
             RouteSt::Drain => {
                 let (j, b) = self.head_pos(g, vl15)?;
                 Some(InCalm::Bound(now + u64::from(b - j)))
@@ -130,13 +160,14 @@ impl SwitchTwin {
             RouteSt::Req => {
                 let e = usize::from(r.dest);
                 if e == 0 {
-                    // output 0's VL15 side (its data side is stepped)
-                    if !vl15 || g == 0 {
+                    // output 0's VL15 side; its data side takes the first
+                    // beat a cycle after it locks, then is stepped
+                    if g == 0 {
                         return None;
                     }
                     let oa = self.p0.oarb;
-                    if !oa.locked {
-                        return None;
+                    if !vl15 || !oa.locked {
+                        return Some(InCalm::Bound(now + 2));
                     }
                     if oa.grant == g {
                         if self.p0.ov_streaming() {
@@ -158,7 +189,9 @@ impl SwitchTwin {
                 let ot = &self.tiles[e - 1];
                 let arb = if vl15 { ot.varb } else { ot.darb };
                 if !arb.locked {
-                    return None;
+                    // it locks now, takes the first beat next cycle, which
+                    // leaves the cycle after
+                    return Some(InCalm::Bound(now + 2));
                 }
                 match ends[e] {
                     Some((v, l)) if v == vl15 && arb.grant == g => Some(if g == 0 {
@@ -166,9 +199,14 @@ impl SwitchTwin {
                     } else {
                         InCalm::Streams(l)
                     }),
-                    Some((_, l)) => Some(InCalm::Bound(l + 1)),
-                    None if ot.tx.st == TxSt::Extra => Some(InCalm::Bound(now + 1)),
-                    None => None,
+                    // waiting for the arbiter: it locks the cycle after the
+                    // last beat is taken, takes the first beat the next;
+                    // for the transmitter (the other VL's packet): it takes
+                    // the first beat the cycle after the last one
+                    Some((v, l)) if v == vl15 => Some(InCalm::Bound(l + 3)),
+                    Some((_, l)) => Some(InCalm::Bound(l + 2)),
+                    None if ot.tx.st == TxSt::Extra => Some(InCalm::Bound(now + 2)),
+                    None => Some(InCalm::Bound(now + 1)),
                 }
             }
         }
@@ -227,7 +265,7 @@ impl SwitchTwin {
                     xmax = xmax.max(l + if fits { 2 } else { 3 });
                     ends[e] = Some((vl, l));
                     if other.locked {
-                        t = t.min(l + 1);
+                        t = t.min(l + 2);
                         stays = true;
                     }
                 }
@@ -237,13 +275,15 @@ impl SwitchTwin {
                     }
                     xmax = xmax.max(now + 2);
                     if tl.varb.locked || tl.darb.locked {
-                        t = t.min(now + 1);
+                        t = t.min(now + 2);
                         stays = true;
                     }
                 }
                 TxSt::Idle => {
                     if tl.varb.locked || tl.darb.locked {
-                        return now;
+                        // a packet's first beat is taken now
+                        t = t.min(now + 1);
+                        stays = true;
                     }
                     if tx.out_valid {
                         if !announced {
@@ -394,13 +434,146 @@ impl SwitchTwin {
         }
         let rest = rest_dev_in();
         let end = self.cycle.saturating_add(n);
+        let mut tx = std::mem::take(&mut self.jump_tx);
         while self.cycle < end {
             if self.active == 0 && self.p0.quiet_but_lease(&rest) {
                 self.p0.skip_quiet(self.cycle, end, self.lid);
                 self.cycle = end;
                 break;
             }
-            self.rest_step();
+            let (m, ov) = self.jump_plan(end - self.cycle, &mut tx);
+            if m >= 2 {
+                self.jump(m, &tx, ov);
+            } else {
+                self.rest_step();
+            }
+        }
+        self.jump_tx = tx;
+    }
+
+    /// How many edges from now (at most `left`) can be jumped at once: in
+    /// each, every stream takes a beat that is not its packet's last
+    /// (packets leaving external ports into `tx`, output 0's VL15 side
+    /// from the input returned, port 0's send queue from the SMI receive
+    /// buffer) and nothing else changes; 0 if not two.
+    fn jump_plan(
+        &self,
+        left: u64,
+        tx: &mut Vec<(usize, u8, bool, u32)>,
+    ) -> (u64, Option<(u8, u32)>) {
+        tx.clear();
+        let mut ov = None;
+        if self.tready_low | self.rx_on != 0 {
+            return (0, None);
+        }
+        let Some(mut m) = self.p0.jump_bound(self.cycle) else {
+            return (0, None);
+        };
+        m = m.min(left);
+        for k in bits(self.active) {
+            let tl = &self.tiles[k];
+            if tl.rx_staged() || !tl.link_up {
+                return (0, None);
+            }
+            match tl.tx.st {
+                TxSt::Pkt => {
+                    let vl = tl.tx.sel_vl15;
+                    let arb = if vl { tl.varb } else { tl.darb };
+                    let r = self.route_of(arb.grant, vl);
+                    if !arb.locked || r.st != RouteSt::Req || usize::from(r.dest) != k + 1 {
+                        return (0, None);
+                    }
+                    let Some((j, b)) = self.head_pos(arb.grant, vl) else {
+                        return (0, None);
+                    };
+                    m = m.min(u64::from(b - j - 1));
+                    tx.push((k, arb.grant, vl, j));
+                }
+                TxSt::Idle if !tl.tx.out_valid && !tl.varb.locked && !tl.darb.locked => {}
+                _ => return (0, None),
+            }
+        }
+        // every input streams (above), waits for its output or is idle
+        let inputs = std::iter::once(0u8).chain(bits(self.active).map(|k| (k + 1) as u8));
+        for g in inputs {
+            for vl in [true, false] {
+                let r = self.route_of(g, vl);
+                match r.st {
+                    RouteSt::Idle if self.read_idle(g, vl) => {}
+                    RouteSt::Req => {
+                        let e = usize::from(r.dest);
+                        if e == 0 {
+                            let oa = self.p0.oarb;
+                            if !vl || g == 0 || !oa.locked {
+                                return (0, None);
+                            }
+                            if oa.grant == g {
+                                if self.p0.ov_streaming() {
+                                    let Some((j, b)) = self.head_pos(g, true) else {
+                                        return (0, None);
+                                    };
+                                    m = m.min(u64::from(b - j - 1));
+                                    ov = Some((g, j));
+                                } else if self.p0.ov_ready() {
+                                    return (0, None);
+                                }
+                            }
+                        } else {
+                            let Some(ot) = self.tiles.get(e - 1) else {
+                                return (0, None);
+                            };
+                            let arb = if vl { ot.varb } else { ot.darb };
+                            if !arb.locked {
+                                return (0, None);
+                            }
+                            // granted: streaming, or waiting while the other
+                            // VL's packet leaves
+                            let other_vl = ot.tx.st == TxSt::Pkt && ot.tx.sel_vl15 != vl;
+                            if arb.grant == g
+                                && !other_vl
+                                && !tx.iter().any(|s| s.0 == e - 1 && s.2 == vl)
+                            {
+                                return (0, None);
+                            }
+                        }
+                    }
+                    _ => return (0, None),
+                }
+            }
+        }
+        (m, ov)
+    }
+
+    /// `m` edges as [`SwitchTwin::jump_plan`] found them.
+    fn jump(&mut self, m: u64, tx: &[(usize, u8, bool, u32)], ov: Option<(u8, u32)>) {
+        let db = self.data_w / 8;
+        for &(k, g, vl, j) in tx {
+            for i in 0..m as u32 {
+                let b = self.beat_at(g, vl, j + i);
+                self.tiles[k].tx.take_mid(&b, vl, db);
+            }
+            self.advance(g, vl, m);
+        }
+        if let Some((g, j)) = ov {
+            for i in 0..m as u32 {
+                let b = self.beat_at(g, true, j + i);
+                self.p0.ov_take_mid(&b);
+            }
+            self.advance(g, true, m);
+        }
+        self.p0.jump(m, self.lid);
+        self.lft_rsp = None;
+        self.skip_touch |= self.active;
+        self.cycle += m;
+    }
+
+    /// `m` edges of input `g`'s VL15 or data buffer taking its head.
+    fn advance(&mut self, g: u8, vl15: bool, m: u64) {
+        if g == 0 {
+            self.p0.advance(vl15, m);
+        } else {
+            let db = self.data_w / 8;
+            self.tiles[usize::from(g) - 1].buf_mut(vl15).advance(m, db);
         }
     }
 

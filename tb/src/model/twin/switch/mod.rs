@@ -165,6 +165,9 @@ pub struct SwitchTwin {
     link_chg: u64,
     /// Ports [`Dut::skip`] evaluated: the next step's hint names them.
     skip_touch: u64,
+    /// The streams a jump of [`Dut::skip`] moves: (output tile, input,
+    /// VL15, the input's head beat index).
+    jump_tx: Vec<(usize, u8, bool, u32)>,
 }
 
 impl SwitchTwin {
@@ -216,6 +219,7 @@ impl SwitchTwin {
             rx_on: 0,
             link_chg: 0,
             skip_touch: 0,
+            jump_tx: Vec::with_capacity(MAX_PORTS),
         };
         t.reset_state();
         Ok(t)

@@ -142,6 +142,29 @@ impl<M: Copy + Default> Fifo<M> {
         Some((j, beats))
     }
 
+    /// `m` edges in which the head is taken and is not its packet's last
+    /// beat (nothing committed): the next beats issue.
+    fn advance(&mut self, m: u64, db: usize) {
+        for _ in 0..m {
+            let Some((bytes, meta)) = self.pkts.get((self.cnt - self.iss_cnt) as usize) else {
+                return;
+            };
+            let beats = bytes.len().div_ceil(db);
+            let s = (self.iss_beat * db).min(bytes.len());
+            let e = (s + db).min(bytes.len());
+            let (w, keep) = pack(&bytes[s..e]);
+            let last = self.iss_beat + 1 == beats;
+            self.out = Beat::from_words(w, keep, last);
+            self.out_meta = *meta;
+            if last {
+                self.iss_beat = 0;
+                self.iss_cnt -= 1;
+            } else {
+                self.iss_beat += 1;
+            }
+        }
+    }
+
     /// Beat `k` of the head's packet, as the buffer issues it.
     fn beat_at(&self, k: u32, db: usize) -> Beat {
         let Some((bytes, _)) = self.pkts.front() else {
@@ -429,6 +452,86 @@ impl Port0 {
             self.p0.read_idle()
         } else {
             self.gbuf.read_idle()
+        }
+    }
+
+    /// `m` edges of port 0's VL15 input (`vl15`) or data input whose head
+    /// is taken and is not its packet's last beat.
+    pub fn advance(&mut self, vl15: bool, m: u64) {
+        if vl15 {
+            self.p0.advance(m, self.db);
+        } else {
+            self.gbuf.advance(m, self.db);
+        }
+    }
+
+    /// Output 0's VL15 side takes `b`, a beat that is not its packet's
+    /// last, into the SMI receive (an edge in the middle of a packet).
+    pub fn ov_take_mid(&mut self, b: &Beat) {
+        self.cur.extend_from_slice(&b.data[..self.db]);
+    }
+
+    /// How many edges from cycle `now` on port 0 can be jumped at once
+    /// with its inputs at rest, and the send queue's stream that they
+    /// move (`None`: not one; `u64::MAX`: no bound from port 0): nothing
+    /// decides, the send queue copies a forwarded MAD up to the last beat
+    /// before its last, the lease does not expire; output 0's VL15 side
+    /// and port 0's inputs are the switch's to judge.
+    pub fn jump_bound(&self, now: u64) -> Option<u64> {
+        if self.extra_q || !self.grx.quiet() {
+            return None;
+        }
+        let mut m = u64::MAX;
+        if let (Some(_), Some(x)) = (self.mkey.run, self.mkey.expiry()) {
+            if x >= now {
+                m = m.min(x - now);
+            }
+        }
+        let rx_calm = self.rxf.idle() || (self.rxf.out_valid && self.rxf.out_meta.fwd);
+        if !rx_calm {
+            return None;
+        }
+        let hb = self.hdr_beats();
+        let me = self.mad_end();
+        match &self.sq {
+            None => {
+                if self.fwd_valid() && self.p0.slot_free {
+                    return None;
+                }
+            }
+            Some(q) if q.src == SRC_FWD => {
+                if !self.fwd_valid() || q.k + 1 >= me {
+                    return None;
+                }
+                m = m.min((me - 1 - q.k) as u64);
+            }
+            Some(q) => {
+                if q.k < hb {
+                    return None;
+                }
+            }
+        }
+        Some(m)
+    }
+
+    /// `m` edges as [`Port0::jump_bound`] allows (the port-0 LID `lid`):
+    /// the send queue copies on; output 0's VL15 side and port 0's inputs
+    /// are moved by the switch.
+    pub fn jump(&mut self, m: u64, lid: u16) {
+        self.lid_seen = lid;
+        let hb = self.hdr_beats();
+        let db = self.db;
+        let Some(q) = self.sq.as_mut().filter(|q| q.src == SRC_FWD) else {
+            return;
+        };
+        for _ in 0..m {
+            if q.k >= hb {
+                let w = self.rxf.out.words();
+                q.mad
+                    .extend((0..db).map(|i| (w[i / 8] >> ((i % 8) * 8)) as u8));
+                self.rxf.advance(1, db);
+            }
+            q.k += 1;
         }
     }
 

@@ -1799,10 +1799,10 @@ fn calm_through_a_hop() -> Result<()> {
         gmp[5] = 16;
         let rest = crate::model::dut::rest_dev_in();
         for (name, wire_pkts, host, max_steps) in [
-            ("LID-routed SMP", vec![lid.clone()], 0, 9),
-            ("DR SMP forwarded", vec![dr.clone()], 0, 17),
-            ("2 DR SMPs forwarded", vec![dr.clone(), dr.clone()], 0, 18),
-            ("2 GMPs from the host", vec![], 2, 11),
+            ("LID-routed SMP", vec![lid.clone()], 0, 4),
+            ("DR SMP forwarded", vec![dr.clone()], 0, 9),
+            ("2 DR SMPs forwarded", vec![dr.clone(), dr.clone()], 0, 15),
+            ("2 GMPs from the host", vec![], 2, 6),
         ] {
             let mut q: VecDeque<_> = wire_pkts.iter().flat_map(|b| wire(b, db)).collect();
             let mut g: VecDeque<_> = (0..host).flat_map(|_| beats(&gmp, db)).collect();
@@ -1839,6 +1839,79 @@ fn calm_through_a_hop() -> Result<()> {
                 steps <= max_steps,
                 "DataW {data_w}, {name}: stepped in {steps} cycles after the arrival: {line}"
             );
+        }
+    }
+    Ok(())
+}
+
+/// The cost of the twin's calm periods (run with `--ignored --nocapture`):
+/// a 3-port twin forwarding SMPs from port 1 out of port 2 (LID-routed
+/// and directed route through port 0), stepped in every cycle, or stepped
+/// only where it is not calm and skipped to there.
+#[test]
+#[ignore]
+fn cost_calm_skip() -> Result<()> {
+    for data_w in [64u32, 128] {
+        let db = (data_w / 8) as usize;
+        let mut lid = sma_smp(false, 1, 0);
+        lid.truncate(lid.len() - 4);
+        lid[2..4].copy_from_slice(&5u16.to_be_bytes());
+        crc::append_icrc(&mut lid);
+        let mut dr = sma_smp(true, 1, 0);
+        dr.truncate(dr.len() - 4);
+        dr[28 + 6] = 1;
+        dr[28 + 7] = 2;
+        dr[28 + 128 + 2] = 2;
+        crc::append_icrc(&mut dr);
+        for (name, pkt) in [("LID-routed", &lid), ("DR", &dr)] {
+            let mut res = Vec::new();
+            for calm in [false, true] {
+                let spec = DeviceSpec::Switch { nports: 3, data_w };
+                let mut d = TwinBackend.build(spec)?;
+                let d = d.as_mut();
+                let mut pin = vec![
+                    PortIn {
+                        link_up: true,
+                        tx_tready: true,
+                        ..PortIn::default()
+                    };
+                    3
+                ];
+                d.reset(4)?;
+                write(d, &pin, swreg::PORT0_LID, u32::from(P0_LID))?;
+                write(d, &pin, swreg::LFT_BASE + 1, 0x0202_0202)?;
+                write(d, &pin, swreg::LINEAR_FDB_TOP, u32::from(TOP))?;
+                let rest = crate::model::dut::rest_dev_in();
+                let hops = 20_000;
+                let (mut steps, mut bursts) = (0u64, Vec::new());
+                let s = std::time::Instant::now();
+                for _ in 0..hops {
+                    let mut q: VecDeque<_> = wire(pkt, db).into();
+                    let mut quiet = 0;
+                    while quiet < 3 {
+                        let arriving = !q.is_empty();
+                        let o = drive(d, &mut pin, &mut q, &rest)?;
+                        steps += 1;
+                        bursts.clear();
+                        d.take_tx_bursts(&mut bursts);
+                        quiet = if o.idle { quiet + 1 } else { 0 };
+                        if calm && !arriving && q.is_empty() {
+                            if let Some(t) = d.calm_until() {
+                                let n = t.min(d.cycle() + 10_000) - d.cycle();
+                                d.skip(n);
+                            }
+                        }
+                    }
+                }
+                let dt = s.elapsed().as_secs_f64();
+                res.push(format!(
+                    "{}: {:.0} ns/hop, {:.1} steps/hop",
+                    if calm { "calm" } else { "every cycle" },
+                    dt * 1e9 / f64::from(hops),
+                    steps as f64 / f64::from(hops)
+                ));
+            }
+            eprintln!("DataW {data_w}, {name} SMP: {}", res.join("; "));
         }
     }
     Ok(())

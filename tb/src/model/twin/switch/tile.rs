@@ -416,6 +416,24 @@ impl InBuf {
         self.occ
     }
 
+    /// `m` edges in which the head is taken and is not its packet's last
+    /// beat (nothing written): the next beats issue.
+    pub(super) fn advance(&mut self, m: u64, db: u32) {
+        for _ in 0..m {
+            let Some(p) = self.pkts.get((self.cnt - self.iss_cnt) as usize) else {
+                return;
+            };
+            let iss_last = self.iss_beat + 1 == p.beats;
+            self.out = p.beat(self.iss_beat, db, iss_last);
+            if iss_last {
+                self.iss_beat = 0;
+                self.iss_cnt -= 1;
+            } else {
+                self.iss_beat += 1;
+            }
+        }
+    }
+
     /// The clock edge: beat `s` from the link (`s_valid`, `s_user` on its
     /// last beat) enters, and the head is taken when `tready`. Returns the
     /// write side's events and whether a packet was committed.
@@ -790,6 +808,28 @@ impl LinkTx {
 
     fn idle(&self) -> bool {
         self.st == TxSt::Idle && !self.out_valid
+    }
+
+    /// An edge in the middle of a packet with `tready`: the beat shown
+    /// leaves, and `b`, a beat of the packet that is not its last, is
+    /// taken from the VL15 (`vl15`) or data input.
+    pub(super) fn take_mid(&mut self, b: &Beat, vl15: bool, db: u32) {
+        if self.out_valid && self.tap_bidx != 3 {
+            if self.tap_bidx == 0 {
+                self.tap_len = (u16::from(self.out.data[4] & 7) << 8) | u16::from(self.out.data[5]);
+            }
+            self.tap_bidx += 1;
+        }
+        self.bytes.extend_from_slice(&b.data[..db as usize]);
+        self.out = Beat {
+            data: b.data,
+            keep: b.keep,
+            last: false,
+        };
+        self.out_valid = true;
+        self.out_vl15 = vl15;
+        self.sel_vl15 = vl15;
+        self.st = TxSt::Pkt;
     }
 
     /// The readies of this cycle (`tready`: the wire's, or a down link).
@@ -1264,6 +1304,14 @@ impl Tile {
             &self.vbuf
         } else {
             &self.dbuf
+        }
+    }
+
+    pub(super) fn buf_mut(&mut self, vl15: bool) -> &mut InBuf {
+        if vl15 {
+            &mut self.vbuf
+        } else {
+            &mut self.dbuf
         }
     }
 
