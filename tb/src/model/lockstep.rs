@@ -27,6 +27,10 @@ use std::collections::VecDeque;
 use crate::model::dut::{inputs_at_rest, Dut, HostBurst, HostIn, HostOut, TxBurst};
 use crate::model::stream::Beat;
 
+/// A MAD taken whole by the other model that the RTL gets beat by beat:
+/// its stream, its beats with their cycles, and its sideband.
+type HostFeed = (HostIn, VecDeque<(u64, Beat)>, DevIn);
+
 /// The RTL and a second model of the same device, in lockstep.
 pub struct Lockstep {
     rtl: Box<dyn Dut>,
@@ -57,7 +61,7 @@ pub struct Lockstep {
     /// MADs the other model took whole from the host (`sma_tx`, `sm_tx`,
     /// `trap_tx`), which the RTL gets beat by beat in their cycles: the
     /// beats with their cycles, and the sideband.
-    rtl_host: Vec<(HostIn, VecDeque<(u64, Beat)>, DevIn)>,
+    rtl_host: Vec<HostFeed>,
     /// MADs the other model announced to its host, with beats to come.
     host_out: Vec<HostBurst>,
     fresh_host: Vec<HostBurst>,
