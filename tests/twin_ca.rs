@@ -214,13 +214,34 @@ mod calm {
     }
 
     impl Model {
-        fn cycle(&mut self, d: &DevIn, pin: &[PortIn], pi: usize) -> (DevOut, PortOut) {
+        /// The beats port index `pi` receives one a cycle from the next
+        /// cycle on, given ahead ([`Dut::rx_burst`]). As in a fabric, the
+        /// caller steps the model in that cycle: Lockstep does where the
+        /// inputs of the cycle before were not at rest.
+        fn rx_burst(&mut self, pi: usize, beats: &[Beat]) {
             match self {
                 Model::Ls(ls) => {
+                    let first = ls.cycle();
+                    ls.rx_burst(pi, first, beats);
+                }
+                Model::Twin(tw) => {
+                    tw.dut.rx_burst(pi, tw.now, beats);
+                    let now = tw.now;
+                    tw.calm = tw.calm.map(|u| u.min(now));
+                }
+            }
+        }
+
+        /// A cycle's outputs (the device's and port `pi`'s), and whether
+        /// the twin was calm in it.
+        fn cycle(&mut self, d: &DevIn, pin: &[PortIn], pi: usize) -> (DevOut, PortOut, bool) {
+            match self {
+                Model::Ls(ls) => {
+                    let calm0 = ls.calm_cycles();
                     let o = ls
                         .step(d, pin, Changed::All)
                         .unwrap_or_else(|e| panic!("{e:#}"));
-                    (o, ls.ports_out()[pi])
+                    (o, ls.ports_out()[pi], ls.calm_cycles() > calm0)
                 }
                 Model::Twin(tw) => {
                     let TwinRun {
@@ -240,7 +261,7 @@ mod calm {
                     let at_rest = inputs_at_rest(d, pin, links);
                     if *calm_aware && at_rest && calm.is_some_and(|u| c < u) {
                         *calm_cycles += 1;
-                        return *frozen;
+                        return (frozen.0, frozen.1, true);
                     }
                     let t0 = std::time::Instant::now();
                     let lag = c - dut.cycle();
@@ -256,7 +277,7 @@ mod calm {
                     dut.take_tx_bursts(bursts);
                     bursts.clear();
                     *calm = if at_rest { dut.calm_until() } else { None };
-                    *frozen
+                    (frozen.0, frozen.1, false)
                 }
             }
         }
@@ -269,6 +290,16 @@ mod calm {
         pub rest: u64,
         pub answered: u64,
         pub sent: u64,
+        /// Packets received as bursts given ahead, and the calm cycles in
+        /// which a beat of one arrived.
+        pub rx_bursts: u64,
+        pub rx_burst_calm: u64,
+        /// Cycles at rest in which a beat of one arrived.
+        pub rx_burst_rest: u64,
+        /// Calm cycles in which sma_rx or sm_rx showed a beat (of a MAD
+        /// the twin announced), and the cycles at rest with such a beat.
+        pub host_out_calm: u64,
+        pub host_out_beats: u64,
         /// The twin alone: its steps, the wall time, the time in the twin.
         pub steps: u64,
         pub wall_s: f64,
@@ -324,6 +355,15 @@ mod calm {
         .collect();
         let mut rx: VecDeque<Beat> = VecDeque::new();
         let mut next_rx = 0u64;
+        // A packet received as a burst: its beats given ahead, the rest of
+        // one whose first beat is driven now (given next cycle), and the
+        // cycles (of `c`) its beats arrive in.
+        let mut burst_rest: Option<Vec<Beat>> = None;
+        let mut burst_at = 0..0u64;
+        // The cycle before had inputs not at rest (Lockstep steps the twin
+        // in this one), or a cycle to force one (a register read).
+        let mut prev_rest = true;
+        let mut force_step = false;
         let mut sma_rx: Vec<u8> = Vec::new();
         let mut answers: VecDeque<(u64, mad::Mad, (u16, u16, u8))> = VecDeque::new();
         let mut sma_tx: Src<(u16, u16, u8)> = Src::default();
@@ -344,6 +384,11 @@ mod calm {
             rest: 0,
             answered: 0,
             sent: 0,
+            rx_bursts: 0,
+            rx_burst_calm: 0,
+            rx_burst_rest: 0,
+            host_out_calm: 0,
+            host_out_beats: 0,
             steps: 0,
             wall_s: 0.0,
             twin_s: 0.0,
@@ -387,7 +432,10 @@ mod calm {
                 regs.push_back((reg::PORT_STATE, 4));
             }
             // traffic: wire packets, SM sends, traps, data sends
-            if rx.is_empty() && c >= next_rx {
+            if let Some(b) = burst_rest.take() {
+                m.rx_burst(pi, &b);
+            }
+            if rx.is_empty() && c >= next_rx && c >= burst_at.end {
                 let bytes = if rng.chance(15) {
                     let rx_classes: Vec<FaultClass> =
                         FaultClass::ALL.into_iter().filter(|f| f.is_rx()).collect();
@@ -395,12 +443,29 @@ mod calm {
                 } else {
                     g.good().1
                 };
-                rx.extend(to_beats(&bytes, db));
+                let beats = to_beats(&bytes, db);
                 next_rx = c + if rng.chance(15) {
                     0
                 } else {
                     rng.below(ph.rx_gap as usize + 1) as u64
                 };
+                if rng.chance(70) {
+                    // a burst from now on: where the twin would not be
+                    // stepped now, a register read makes it so, or the
+                    // first beat is driven and the rest given next cycle
+                    rep.rx_bursts += 1;
+                    burst_at = c..c + beats.len() as u64;
+                    if prev_rest && rng.chance(50) && beats.len() > 1 {
+                        rx.push_back(beats[0]);
+                        burst_rest = Some(beats[1..].to_vec());
+                        burst_at.start += 1;
+                    } else {
+                        force_step = prev_rest;
+                        m.rx_burst(pi, &beats);
+                    }
+                } else {
+                    rx.extend(beats);
+                }
             }
             if c % 409 == 100 && sm_tx.q.len() < 2 {
                 let (m, ah) = g.sm_request();
@@ -429,7 +494,10 @@ mod calm {
                 .collect();
             let p = &mut pin[pi];
             p.tx_tready = rng.chance(ph.tx_ready);
-            if !rx.is_empty() && rng.chance(if ph.valid == 100 { 100 } else { 90 }) {
+            // (a burst's first beat driven goes now)
+            if !rx.is_empty()
+                && (burst_rest.is_some() || rng.chance(if ph.valid == 100 { 100 } else { 90 }))
+            {
                 let b = rx.pop_front().expect("a beat");
                 p.rx_tvalid = true;
                 p.rx_tdata = b.data;
@@ -485,12 +553,22 @@ mod calm {
                 d.reg_we = true;
                 d.reg_addr = mpreg::port(port, a);
                 d.reg_wdata = w;
-            } else if rng.chance(1) {
+            } else if std::mem::take(&mut force_step) || rng.chance(1) {
                 d.reg_addr = mpreg::port(port, reg::CTR_BASE + rng.below(27) as u8);
             }
-            rep.rest += u64::from(inputs_at_rest(&d, &pin, &last_links));
+            let at_rest = inputs_at_rest(&d, &pin, &last_links);
+            rep.rest += u64::from(at_rest);
+            prev_rest = at_rest;
             last_links.clone_from(&links);
-            let (o, po) = m.cycle(&d, &pin, pi);
+            let (o, po, calm) = m.cycle(&d, &pin, pi);
+            if (o.sma_rx_tvalid || o.sm_rx_tvalid) && at_rest {
+                rep.host_out_beats += 1;
+                rep.host_out_calm += u64::from(calm);
+            }
+            if burst_at.contains(&c) {
+                rep.rx_burst_calm += u64::from(calm);
+                rep.rx_burst_rest += u64::from(at_rest);
+            }
             // the host side takes what the device gave and took
             if o.sma_rx_tvalid && d.sma_rx_tready {
                 sma_rx.extend((0..db).map(|j| (o.sma_rx_tdata[j / 8] >> (8 * (j % 8))) as u8));
@@ -538,15 +616,37 @@ mod calm {
 fn calm_soak(spec: vl15::model::twin::DeviceSpec, port: u8, seed: u64) {
     let r = calm::soak(spec, port, 120_000, seed, calm::Run::Lockstep);
     eprintln!(
-        "{spec:?} port {port}: {} cycles, {} at rest, {} calm ({:.0} % of those), {} answers, {} SM beats",
+        "{spec:?} port {port}: {} cycles, {} at rest, {} calm ({:.0} % of those), {} answers, \
+         {} SM beats, {} packets received as bursts, {} calm cycles in them of {} at rest, \
+         {} of {} cycles with a beat on sma_rx/sm_rx calm",
         r.cycles,
         r.rest,
         r.calm,
         100.0 * r.calm as f64 / r.rest as f64,
         r.answered,
-        r.sent
+        r.sent,
+        r.rx_bursts,
+        r.rx_burst_calm,
+        r.rx_burst_rest,
+        r.host_out_calm,
+        r.host_out_beats
     );
     assert!(r.answered > 100, "the SMA answered {}", r.answered);
+    // the receive bursts were given and the twin was calm through them
+    assert!(
+        r.rx_bursts > 100 && r.rx_burst_calm * 2 > r.rx_burst_rest,
+        "{} receive bursts, {} calm cycles in them of {} at rest",
+        r.rx_bursts,
+        r.rx_burst_calm,
+        r.rx_burst_rest
+    );
+    // and through the MADs it announced to the host
+    assert!(
+        r.host_out_calm * 2 > r.host_out_beats,
+        "{} of {} cycles with a beat on sma_rx/sm_rx calm",
+        r.host_out_calm,
+        r.host_out_beats
+    );
     // every cycle at rest but those of a stream's beats on sma_rx/sm_rx
     // and the steps that decide
     assert!(

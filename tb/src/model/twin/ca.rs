@@ -237,6 +237,8 @@ fn dr_recv_ca(
 /// What the dispatcher presents of a packet in the RX buffer.
 #[derive(Debug, Clone)]
 struct RxSlot {
+    /// The packets committed before it (an identity).
+    id: u64,
     mad: Box<[u8; MAD_BYTES]>,
     to_sm: bool,
     slid: u16,
@@ -389,6 +391,15 @@ pub(crate) struct CaPort {
     wire_pkt: bool,
     drop_pkt: bool,
     sq_busy: bool,
+    /// Beats taken ahead ([`CaPort::rx_burst`]): (cycle, beat), each
+    /// arriving on `rx_*` in its cycle.
+    rx_ahead: std::collections::VecDeque<(u64, Beat)>,
+    /// Packets committed to the RX buffer so far.
+    rx_ids: u64,
+    /// The MAD of the RX buffer announced to the host
+    /// ([`CaPort::note_host_burst`]): its id and the cycle of its first
+    /// beat.
+    host_rec: Option<(u64, u64)>,
 }
 
 /// The port's inputs of one cycle, after the multiport demux.
@@ -489,7 +500,84 @@ impl CaPort {
             wire_pkt: false,
             drop_pkt: false,
             sq_busy: false,
+            rx_ahead: Default::default(),
+            rx_ids: 0,
+            host_rec: None,
         }
+    }
+
+    /// Where the RX buffer presents a MAD's first beat in the next cycle
+    /// (`t`) that no burst announced holds: whether it is for the SM.
+    pub(crate) fn host_mad_start(&self) -> Option<bool> {
+        let (i, b, _) = self.rx_out?;
+        let s = self.rx_q.get(i)?;
+        (b == 0 && self.host_rec.map_or(true, |(id, _)| id != s.id)).then_some(s.to_sm)
+    }
+
+    /// The beats of the MAD [`CaPort::host_mad_start`] names, into `out`,
+    /// and the M_Key verdict its last beat shows at rest (`sma_rx_mkey_viol`,
+    /// `sma_rx_mkey_mask`): against the state of that cycle, a lease that
+    /// expires before it expired.
+    pub(crate) fn host_mad(&self, out: &mut Vec<Beat>) -> (bool, bool) {
+        out.clear();
+        let Some(s) = self.rx_out.and_then(|(i, _, _)| self.rx_q.get(i)) else {
+            return (false, false);
+        };
+        let mb = self.mad_beats();
+        for b in 0..mb {
+            let (data, keep) = self.beat_of(&s.mad[..], b);
+            out.push(Beat {
+                data,
+                keep,
+                last: b + 1 == mb,
+            });
+        }
+        let l = self.t + mb as u64 - 1;
+        let mut m = self.mkey.clone();
+        if let Some(e) = m.expiry().filter(|&e| e < l) {
+            m.expire(e);
+        }
+        let (viol, mask, _) = m.verdict(&s.mad[..]);
+        (viol, mask)
+    }
+
+    /// The MAD [`CaPort::host_mad_start`] names was announced from the next
+    /// cycle on.
+    pub(crate) fn note_host_burst(&mut self) {
+        if let Some(s) = self.rx_out.and_then(|(i, _, _)| self.rx_q.get(i)) {
+            self.host_rec = Some((s.id, self.t));
+        }
+    }
+
+    /// Where the RX buffer's output moves on one beat a cycle at rest from
+    /// `t`: a MAD dropped for the SM (not shown), or one announced to the
+    /// host whose beat the announcement holds now; then the cycle after its
+    /// last beat.
+    fn rx_run_end(&self) -> Option<u64> {
+        let (i, b, _) = self.rx_out?;
+        let s = self.rx_q.get(i)?;
+        let drop = if self.disp_open {
+            self.disp_drop
+        } else {
+            s.to_sm && self.sm_rq == 0
+        };
+        let held = self
+            .host_rec
+            .is_some_and(|(id, first)| id == s.id && first + b as u64 == self.t);
+        (drop || held).then(|| self.t + (self.mad_beats() - b) as u64)
+    }
+
+    /// Beats that arrive on `rx_*` one a cycle from `first`, taken ahead:
+    /// each is this port's receive beat in its cycle (the caller drives
+    /// none then); those of a cycle whose `link_up` is low, and after, are
+    /// lost.
+    pub(crate) fn rx_burst(&mut self, first: u64, beats: &[Beat]) {
+        self.rx_ahead.extend((first..).zip(beats.iter().copied()));
+    }
+
+    /// The beats taken ahead of cycles from `from` on do not arrive.
+    pub(crate) fn rx_burst_cut(&mut self, from: u64) {
+        self.rx_ahead.retain(|(c, _)| *c < from);
     }
 
     /// Reset with `link_up` as the link's level: every register to its
@@ -510,7 +598,8 @@ impl CaPort {
     /// the cycle count, the registers every cycle rewrites and the M_Key
     /// lease's expiry: no event to count, nothing in a pipeline stage or a
     /// buffer, the send engine idle or waiting for a source's beat.
-    /// (`idle` implies it.)
+    /// (`idle` implies it.) Up to the first beat taken ahead
+    /// ([`CaPort::rx_next`]).
     pub(crate) fn settled(&self, link_up: bool) -> bool {
         !self.ev_any
             && !self.ev_q_any
@@ -525,6 +614,12 @@ impl CaPort {
             && self.lt_out.is_none()
             && self.lt_state != 2
             && self.link_q == link_up
+    }
+
+    /// The cycle of the first beat taken ahead still to arrive, if any: a
+    /// [`CaPort::settled`] port is settled up to it.
+    pub(crate) fn rx_next(&self) -> Option<u64> {
+        self.rx_ahead.front().map(|(c, _)| *c)
     }
 
     /// `n` cycles at rest of a [`CaPort::settled`] port at once, as `n`
@@ -625,16 +720,29 @@ impl CaPort {
     pub(crate) fn calm_end(&self, link_up: bool) -> u64 {
         let t = self.t;
         let mut u = u64::MAX;
-        // receive: a beat on sma_rx/sm_rx or drx moves on; one issued now
-        // shows next cycle; a VL15 packet's verdict now is issued next
-        if self.rx_out.is_some() || self.rx_iss > 0 || self.drx_out.is_some() {
+        // receive: a beat on drx moves on; a MAD the RX buffer presents
+        // moves on (where it runs one beat a cycle at rest, up to its end,
+        // or its last beat where the next one follows: the step that
+        // issues a MAD announces it); a VL15 packet's verdict now is
+        // issued next cycle
+        if self.drx_out.is_some() {
             u = t + 1;
+        }
+        if self.rx_out.is_some() {
+            u = u.min(match self.rx_run_end() {
+                Some(end) if self.rx_iss > 0 => end - 1,
+                Some(end) => end,
+                None => t + 1,
+            });
+        } else if self.rx_iss > 0 {
+            u = t;
         }
         match self.lrx_out {
             Some((false, _, _)) => u = u.min(t + 1),
-            Some((true, _, true)) => u = u.min(t + 2),
+            Some((true, _, true)) => u = u.min(t + 1),
             _ => {}
         }
+        u = u.min(self.rx_ahead_end());
         // send engine: tready rises at the MAD, the tail writes its beat
         let mut waits = false;
         if let Some(q) = &self.sq {
@@ -660,12 +768,57 @@ impl CaPort {
             if self.mkey.run.is_some() {
                 lb = lb.max(expiry.unwrap_or(u64::MAX));
             }
-            if self.rx_open || waits {
+            if waits {
                 lb = u64::MAX;
+            }
+            if self.rx_cnt > 0 {
+                // the RX buffer empties no earlier than its MAD's end
+                lb = lb.max(self.rx_run_end().unwrap_or(t + 1));
+            }
+            if self.rx_open {
+                // the open packet keeps idle low up to its last beat's
+                // verdict: the link output at T + 1, the link's events
+                // (ev_q) at T + 2
+                lb = lb.max(
+                    self.rx_ahead
+                        .iter()
+                        .find(|(_, b)| b.last)
+                        .map_or(u64::MAX, |(c, _)| c + 3),
+                );
             }
             u = u.min(lb);
         }
         u
+    }
+
+    /// The beats taken ahead at rest: the first cycle in which they may
+    /// change an output or the model must be stepped. A packet starting
+    /// at `c` lowers `idle` at `c + 1`; a data packet's beat of `c` leaves
+    /// on drx at `c + 2`; a VL15 packet whose last beat arrives at `T` is
+    /// judged at `T + 1`, and its MAD is issued at `T + 2` (the step that
+    /// announces it), presented at `T + 3`.
+    fn rx_ahead_end(&self) -> u64 {
+        let Some(&(c0, _)) = self.rx_ahead.front() else {
+            return u64::MAX;
+        };
+        if !self.rx_open {
+            return c0 + 1;
+        }
+        // the packet's byte 0, which picks its stream
+        let mut b0 = self.rx_cur.first().copied();
+        for &(c, b) in &self.rx_ahead {
+            if b0.is_none() && b.keep != 0 {
+                b0 = Some(b.data[0] as u8);
+            }
+            if !b0.is_some_and(|x| x >> 4 == 0xF) {
+                return c + 2;
+            }
+            if b.last {
+                // (a next packet starts after it: no earlier than c + 2)
+                return c + 2;
+            }
+        }
+        u64::MAX
     }
 
     /// The transmit side at rest from `t`: (the first cycle in which
@@ -802,12 +955,12 @@ impl CaPort {
                     o.sm = st;
                 }
             } else {
+                // (looked at on the last beat; shown on every beat, as a
+                // MAD announced shows it)
                 o.sma = st;
-                if last {
-                    let (viol, mask, _) = self.mkey.verdict(&s.mad[..]);
-                    o.mkey_viol = viol;
-                    o.mkey_mask = mask;
-                }
+                let (viol, mask, _) = self.mkey.verdict(&s.mad[..]);
+                o.mkey_viol = viol;
+                o.mkey_mask = mask;
             }
         }
         if let Some(q) = &self.sq {
@@ -917,6 +1070,27 @@ impl CaPort {
     pub(crate) fn step(&mut self, d: &DevIn, p: &PortIn, c: &PortCtl) {
         let t = self.t;
         let db = self.db;
+        let mut ahead;
+        let p = if self.rx_ahead.is_empty() {
+            p
+        } else {
+            // a beat taken ahead arrives now (as Lockstep feeds the RTL)
+            ahead = *p;
+            if !p.link_up {
+                self.rx_ahead.clear();
+            }
+            while self.rx_ahead.front().is_some_and(|(c, _)| *c < t) {
+                self.rx_ahead.pop_front();
+            }
+            if let Some((_, b)) = self.rx_ahead.front().filter(|(c, _)| *c == t) {
+                ahead.rx_tdata = b.data;
+                ahead.rx_tkeep = b.keep;
+                ahead.rx_tlast = b.last;
+                ahead.rx_tvalid = true;
+                self.rx_ahead.pop_front();
+            }
+            &ahead
+        };
         // ---------------- RX buffer read side and dispatch ----------------
         let mut take_sm_rq = false;
         let mut freed_rx = false;
@@ -1227,7 +1401,9 @@ impl CaPort {
                 x.0 -= 1;
             }
         }
-        if let Some(s) = commit_rx {
+        if let Some(mut s) = commit_rx {
+            s.id = self.rx_ids;
+            self.rx_ids += 1;
             self.rx_q.push_back(s);
             self.rx_iss += 1;
         }
@@ -1475,6 +1651,7 @@ impl CaPort {
                 }
             }
             Some(RxSlot {
+                id: 0,
                 mad,
                 to_sm,
                 slid: f.be16(6),
