@@ -207,6 +207,8 @@ mod calm {
         frozen: (DevOut, PortOut),
         links: Vec<bool>,
         bursts: Vec<vl15::model::dut::TxBurst>,
+        /// The MADs it announced to the host (what a calm cycle shows).
+        host: Vec<vl15::model::dut::HostBurst>,
         steps: u64,
         calm_cycles: u64,
         /// Time in the twin's skip and step.
@@ -252,6 +254,7 @@ mod calm {
                         frozen,
                         links,
                         bursts,
+                        host,
                         steps,
                         calm_cycles,
                         busy,
@@ -261,7 +264,32 @@ mod calm {
                     let at_rest = inputs_at_rest(d, pin, links);
                     if *calm_aware && at_rest && calm.is_some_and(|u| c < u) {
                         *calm_cycles += 1;
-                        return (frozen.0, frozen.1, true);
+                        // sma_rx/sm_rx show the beats announced, or none
+                        let mut o = frozen.0;
+                        o.sma_rx_tvalid = false;
+                        o.sm_rx_tvalid = false;
+                        for b in host.iter() {
+                            let Some(beat) =
+                                c.checked_sub(b.first).and_then(|k| b.beats.get(k as usize))
+                            else {
+                                continue;
+                            };
+                            let s = &b.side;
+                            if b.stream == vl15::model::dut::HostOut::SmaRx {
+                                o.sma_rx_tvalid = true;
+                                o.sma_rx_tdata = beat.data;
+                                o.sma_rx_tlast = beat.last;
+                                o.sma_rx_slid = s.sma_rx_slid;
+                                o.sma_rx_dlid = s.sma_rx_dlid;
+                                o.sma_rx_sl = s.sma_rx_sl;
+                                o.sma_rx_mkey_viol = s.sma_rx_mkey_viol;
+                            } else {
+                                o.sm_rx_tvalid = true;
+                                o.sm_rx_tdata = beat.data;
+                                o.sm_rx_tlast = beat.last;
+                            }
+                        }
+                        return (o, frozen.1, true);
                     }
                     let t0 = std::time::Instant::now();
                     let lag = c - dut.cycle();
@@ -276,6 +304,12 @@ mod calm {
                     links.extend(pin.iter().map(|p| p.link_up));
                     dut.take_tx_bursts(bursts);
                     bursts.clear();
+                    let mut new = Vec::new();
+                    dut.take_host_bursts(&mut new);
+                    for b in new {
+                        host.retain(|x| x.stream != b.stream);
+                        host.push(b);
+                    }
                     *calm = if at_rest { dut.calm_until() } else { None };
                     (frozen.0, frozen.1, false)
                 }
@@ -325,6 +359,7 @@ mod calm {
                 frozen: Default::default(),
                 links: vec![false; n],
                 bursts: Vec::new(),
+                host: Vec::new(),
                 steps: 0,
                 calm_cycles: 0,
                 busy: Default::default(),
