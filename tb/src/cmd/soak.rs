@@ -195,7 +195,7 @@ impl Args {
     /// reference model's verdicts.
     fn say_lockstep(&self, cycles: u64) {
         if let Against::Twin = self.against {
-            outln!("  twin in lockstep: stepped beside the RTL over the {cycles} cycles, no output differed");
+            outln!("  twin in lockstep: compared with the RTL in each of the {cycles} cycles (asleep in its calm ones, as in a fabric), no output differed");
         }
     }
 

@@ -2509,7 +2509,10 @@ impl<S: NodeAgent> Net<S> {
                 self.wake.push(Reverse((last, d)));
             }
             self.host_bursts = hb;
-            if (!o.idle || dev.has_host_work()) && !rewake {
+            // (a model given a packet ahead may show idle in its first
+            // beat's cycle: its beats to come keep it busy)
+            let rx_ahead = dev.rx_given.iter().flatten().any(|&(_, to)| to > now + 1);
+            if (!o.idle || rx_ahead || dev.has_host_work()) && !rewake {
                 busy = true;
             }
         }

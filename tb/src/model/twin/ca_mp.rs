@@ -499,12 +499,7 @@ impl Dut for CaTwin {
     }
 
     fn takes_rx_bursts(&self) -> bool {
-        // Not yet in a fabric: Net wakes a model given a burst for its
-        // first beat only, and a CA that was idle still shows `idle` in
-        // that cycle (it falls a cycle later), so Net lets it sleep as
-        // idle and it skips through the packet. `rx_burst` itself is
-        // exact (Lockstep gives bursts whatever this says: tests/twin_ca.rs).
-        false
+        true
     }
 
     fn rx_burst(&mut self, port: usize, first: u64, beats: &[Beat]) {
