@@ -131,6 +131,53 @@ impl SwitchTwin {
         o
     }
 
+    /// Whether external input `g`'s route `r` (Idle with a packet,
+    /// Lookup, Rsp or Check) drops the packet it decides on, with the
+    /// inputs at rest (the LFT, LinearFDBTop and PortStates as they are):
+    /// its input then empties, and `idle` may rise, sooner than a packet
+    /// forwarded could leave.
+    fn route_drops(&self, g: u8, vl15: bool, r: Route) -> bool {
+        let buf = self.tiles[usize::from(g) - 1].buf(vl15);
+        let Some(dlid) = buf.next_dlid() else {
+            return false;
+        };
+        let check = |e: u8| {
+            let es = if e <= self.radix {
+                self.eff[usize::from(e)]
+            } else {
+                ps::DOWN
+            };
+            if vl15 {
+                es == ps::DOWN
+            } else {
+                es != ps::ACTIVE || self.eff[usize::from(g)] != ps::ACTIVE
+            }
+        };
+        let lookup = || {
+            let e = self.lft_entry(dlid);
+            if e == 0xFF || e > self.radix || (!vl15 && e == 0) || e == g {
+                true
+            } else {
+                check(e)
+            }
+        };
+        match r.st {
+            RouteSt::Idle => {
+                let unicast = dlid != 0 && dlid < 0xC000;
+                if (vl15 && dlid == 0xFFFF) || (dlid == self.lid && self.lid != 0) {
+                    check(0)
+                } else if !unicast || u32::from(dlid) >= super::LFT_DEPTH || dlid > self.top {
+                    true
+                } else {
+                    lookup()
+                }
+            }
+            RouteSt::Lookup | RouteSt::Rsp => lookup(),
+            RouteSt::Check => check(r.dest),
+            _ => false,
+        }
+    }
+
     /// How input `g`'s VL15 or data side (buffer and route `r`) stays
     /// calm from `now`, the external outputs' streams being `ends`
     /// (VL15, the cycle its last beat is taken); None: it decides now.
@@ -146,6 +193,17 @@ impl SwitchTwin {
         // beat can leave (Idle sees the head, Check, Req, the arbiter locks,
         // the take, the beat on tx_*: a step shows it and announces the
         // rest), the LFT lookup two cycles more
+        if g != 0
+            && matches!(
+                r.st,
+                RouteSt::Idle | RouteSt::Lookup | RouteSt::Rsp | RouteSt::Check
+            )
+            && !self.read_idle(g, vl15)
+            && self.route_drops(g, vl15, r)
+        {
+            // a drop: stepped up to its drain
+            return None;
+        }
         match r.st {
             RouteSt::Idle if self.read_idle(g, vl15) => Some(InCalm::Static),
             RouteSt::Idle if self.head_valid(g, vl15) => Some(InCalm::Bound(now + 4)),
@@ -232,11 +290,22 @@ impl SwitchTwin {
         let mut stays = false;
         // the external outputs: their streams
         let mut ends = [None::<(bool, u64)>; MAX_PORTS + 1];
-        for k in bits(self.active) {
+        for k in bits(self.active | self.rx_pend) {
             let tl = &self.tiles[k];
             let e = k + 1;
-            if tl.rx_staged() || !tl.link_up {
+            if !tl.link_up {
                 return now;
+            }
+            // a receive burst: the link checks and the input writer take
+            // its beats, which nothing shows before the last one's verdict;
+            // stepped from the cycle of its last beat
+            match self.rx_last(k) {
+                Some(l) => {
+                    t = t.min(l);
+                    stays = true;
+                }
+                None if tl.rx_staged() => return now,
+                None => {}
             }
             let announced = self.ann >> k & 1 != 0;
             let tx = &tl.tx;
@@ -436,7 +505,7 @@ impl SwitchTwin {
         let end = self.cycle.saturating_add(n);
         let mut tx = std::mem::take(&mut self.jump_tx);
         while self.cycle < end {
-            if self.active == 0 && self.p0.quiet_but_lease(&rest) {
+            if self.active | self.rx_pend == 0 && self.p0.quiet_but_lease(&rest) {
                 self.p0.skip_quiet(self.cycle, end, self.lid);
                 self.cycle = end;
                 break;
@@ -463,7 +532,7 @@ impl SwitchTwin {
     ) -> (u64, Option<(u8, u32)>) {
         tx.clear();
         let mut ov = None;
-        if self.tready_low | self.rx_on != 0 {
+        if self.tready_low | self.rx_on | self.rx_pend | self.rx_fed != 0 {
             return (0, None);
         }
         let Some(mut m) = self.p0.jump_bound(self.cycle) else {
@@ -588,6 +657,7 @@ impl SwitchTwin {
         self.tready_low = 0;
         self.rx_on = 0;
         self.link_chg = 0;
+        self.feed_rx();
         self.last_o = self.core(&rest_dev_in());
         self.skip_touch |= self.touched;
     }

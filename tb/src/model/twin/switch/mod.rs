@@ -79,10 +79,13 @@ mod gmp_rx;
 mod port0;
 mod tile;
 
+use std::collections::VecDeque;
+
 use anyhow::{bail, Result};
 use vl15_bindings::{Changed, DevIn, DevOut, PortIn, PortOut};
 
 use crate::model::dut::{bits, Dut, PortsHint, TxBurst};
+use crate::model::stream;
 use port0::{P0Ctx, Port0};
 use tile::{ps, Beat, Bus, RouteCfg, Tile, TileCtx, TxIn, TxPlan, NUM_CTRS};
 
@@ -168,6 +171,12 @@ pub struct SwitchTwin {
     /// The streams a jump of [`Dut::skip`] moves: (output tile, input,
     /// VL15, the input's head beat index).
     jump_tx: Vec<(usize, u8, bool, u32)>,
+    /// Receive bursts ([`Dut::rx_burst`]) per port: (cycle, beat), the
+    /// ports with beats queued, and those fed one at the last edge (their
+    /// `rx_valid` falls at the next unless fed again).
+    rx_q: Vec<VecDeque<(u64, Beat)>>,
+    rx_pend: u64,
+    rx_fed: u64,
 }
 
 impl SwitchTwin {
@@ -220,6 +229,9 @@ impl SwitchTwin {
             link_chg: 0,
             skip_touch: 0,
             jump_tx: Vec::with_capacity(MAX_PORTS),
+            rx_q: vec![VecDeque::new(); usize::from(nports)],
+            rx_pend: 0,
+            rx_fed: 0,
         };
         t.reset_state();
         Ok(t)
@@ -261,7 +273,49 @@ impl SwitchTwin {
         self.tready_low = 0;
         self.rx_on = 0;
         self.link_chg = 0;
+        self.rx_fed = 0;
         self.skip_touch = self.all_mask();
+    }
+
+    /// The beats of receive bursts due in this cycle into the link
+    /// receivers (as `rx_*` would carry them), once the wire inputs are
+    /// in: a port fed at the last edge gets none unless fed again; a port
+    /// whose link is down loses its queued beats.
+    fn feed_rx(&mut self) {
+        let now = self.cycle;
+        for k in bits(std::mem::take(&mut self.rx_fed)) {
+            if self.rx_on >> k & 1 == 0 {
+                self.tiles[k].rx_valid = false;
+            }
+        }
+        for k in bits(self.rx_pend) {
+            let bit = 1u64 << k;
+            let t = &mut self.tiles[k];
+            let q = &mut self.rx_q[k];
+            if !t.link_up {
+                q.clear();
+            }
+            while q.front().is_some_and(|&(c, _)| c < now) {
+                q.pop_front();
+            }
+            if let Some(&(c, b)) = q.front() {
+                if c == now && !t.rx_valid {
+                    t.rx_valid = true;
+                    t.rx_beat = b;
+                    self.rx_fed |= bit;
+                    self.active |= bit;
+                    q.pop_front();
+                }
+            }
+            if q.is_empty() {
+                self.rx_pend &= !bit;
+            }
+        }
+    }
+
+    /// The last cycle of port `k`'s queued receive beats.
+    pub(super) fn rx_last(&self, k: usize) -> Option<u64> {
+        self.rx_q[k].back().map(|&(c, _)| c)
     }
 
     /// Port `k`'s wire inputs of this cycle.
@@ -779,6 +833,7 @@ impl Dut for SwitchTwin {
         }
         // a port that stalls or whose link changes voids its announcement
         self.ann &= !(self.tready_low | self.link_chg);
+        self.feed_rx();
         let o = self.core(i);
         self.last_o = o;
         self.touched |= std::mem::take(&mut self.skip_touch);
@@ -807,6 +862,35 @@ impl Dut for SwitchTwin {
 
     fn take_tx_bursts(&mut self, out: &mut Vec<TxBurst>) {
         self.announce(out);
+    }
+
+    fn takes_rx_bursts(&self) -> bool {
+        true
+    }
+
+    fn rx_burst(&mut self, port: usize, first: u64, beats: &[stream::Beat]) {
+        let Some(q) = self.rx_q.get_mut(port) else {
+            return;
+        };
+        q.extend(
+            (first..)
+                .zip(beats)
+                .map(|(c, b)| (c, Beat::from_words(b.data, b.keep, b.last))),
+        );
+        if !q.is_empty() {
+            self.rx_pend |= 1 << port;
+            self.active |= 1 << port;
+        }
+    }
+
+    fn rx_burst_cut(&mut self, port: usize, from: u64) {
+        let Some(q) = self.rx_q.get_mut(port) else {
+            return;
+        };
+        q.retain(|&(c, _)| c < from);
+        if q.is_empty() {
+            self.rx_pend &= !(1 << port);
+        }
     }
 
     fn reset(&mut self, cycles: u32) -> Result<()> {

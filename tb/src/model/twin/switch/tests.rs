@@ -28,9 +28,10 @@ use std::collections::VecDeque;
 use anyhow::{Context, Result};
 use vl15_bindings::{Changed, DevIn, DevOut, PortIn};
 
-use crate::model::dut::Dut;
+use crate::model::dut::{inputs_at_rest, Dut};
 use crate::model::lockstep::Lockstep;
 use crate::model::regmap::{reg, swreg};
+use crate::model::stream;
 use crate::model::twin::{backend, DeviceSpec, Fidelity};
 use crate::model::twin::{Backend, RtlBackend, TwinBackend};
 use crate::proto::crc;
@@ -457,9 +458,12 @@ fn p0_bank(d: &mut dyn Dut, pin: &[PortIn]) -> Result<[u32; 16]> {
     bank(d, pin, |c| swreg::ctr(0, c))
 }
 
-/// Per port: the beats still to send, link and ready patterns.
+/// Per port: the beats still to send, link and ready patterns; the
+/// beats of a packet given to the model whole ([`Dut::rx_burst`]) still
+/// to arrive, one a cycle.
 struct PortDrv {
     q: VecDeque<([u64; 2], u16, bool)>,
+    burst: VecDeque<([u64; 2], u16, bool)>,
     gap: u32,
     down: u32,
     ready_pct: u64,
@@ -516,22 +520,65 @@ struct Seen {
 }
 
 /// A [`Lockstep`] that counts its calm cycles (the twin not stepped) in
-/// which the switch was busy, and of those the ones with a beat leaving.
-struct CalmProbe {
-    ls: Lockstep,
+/// which the switch was busy, and of those the ones with a beat leaving;
+/// the receive bursts given, and the calm cycles in which one's beat
+/// arrived.
+#[derive(Default)]
+struct Counts {
     busy: u64,
     tx: u64,
+    rx_bursts: u64,
+    rx_calm: u64,
+}
+
+struct CalmProbe {
+    ls: Lockstep,
+    n: Counts,
+    /// Per port, the cycles up to which its receive burst's beats arrive.
+    rx_to: Vec<u64>,
+}
+
+impl CalmProbe {
+    fn new(ls: Lockstep) -> Self {
+        let n = ls.num_ports() as usize;
+        CalmProbe {
+            ls,
+            n: Counts::default(),
+            rx_to: vec![0; n],
+        }
+    }
 }
 
 impl Dut for CalmProbe {
     fn step(&mut self, i: &DevIn, pin: &[PortIn], changed: Changed<'_>) -> Result<DevOut> {
         let c0 = self.ls.calm_cycles();
+        let now = self.ls.cycle();
         let o = self.ls.step(i, pin, changed)?;
-        if self.ls.calm_cycles() > c0 && !o.idle {
-            self.busy += 1;
-            self.tx += u64::from(self.ls.ports_out().iter().any(|p| p.tx_tvalid));
+        if self.ls.calm_cycles() > c0 {
+            if !o.idle {
+                self.n.busy += 1;
+                self.n.tx += u64::from(self.ls.ports_out().iter().any(|p| p.tx_tvalid));
+            }
+            self.n.rx_calm += u64::from(
+                self.rx_to
+                    .iter()
+                    .zip(pin)
+                    .any(|(&to, p)| now < to && p.link_up),
+            );
         }
         Ok(o)
+    }
+    fn takes_rx_bursts(&self) -> bool {
+        self.ls.takes_rx_bursts()
+    }
+    fn rx_burst(&mut self, port: usize, first: u64, beats: &[stream::Beat]) {
+        self.n.rx_bursts += 1;
+        self.rx_to[port] = first + beats.len() as u64;
+        self.ls.rx_burst(port, first, beats);
+    }
+    fn rx_burst_cut(&mut self, port: usize, from: u64) {
+        self.rx_to[port] = self.rx_to[port].min(from);
+        self.ls.rx_burst_cut(port, from);
     }
     fn ports_out(&self) -> &[vl15_bindings::PortOut] {
         self.ls.ports_out()
@@ -569,19 +616,27 @@ impl Dut for CalmProbe {
 fn soak(nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<()> {
     let spec = DeviceSpec::Switch { nports, data_w };
     let ls = Lockstep::new(RtlBackend.build(spec)?, TwinBackend.build(spec)?)?;
-    let mut p = CalmProbe { ls, busy: 0, tx: 0 };
+    let mut p = CalmProbe::new(ls);
     traffic(&mut p, nports, data_w, seed, cycles)?;
     let (calm, all) = (p.ls.calm_cycles(), p.ls.compared());
+    let n = &p.n;
     eprintln!(
         "{nports} ports DataW {data_w} seed {seed}: twin calm in {calm} of {all} cycles, \
-         {} of them busy, {} with a beat leaving",
-        p.busy, p.tx
+         {} of them busy, {} with a beat leaving; {} receive bursts, calm in {} cycles \
+         of them",
+        n.busy, n.tx, n.rx_bursts, n.rx_calm
     );
     anyhow::ensure!(
-        p.busy > 0 && p.busy > p.tx && (nports == 1 || p.tx > 0),
+        n.busy > 0 && n.busy > n.tx && (nports == 1 || n.tx > 0),
         "the twin was calm in {calm} cycles, {} busy, {} with a beat leaving",
-        p.busy,
-        p.tx
+        n.busy,
+        n.tx
+    );
+    anyhow::ensure!(
+        n.rx_bursts > 0 && n.rx_calm > 0,
+        "{} receive bursts, the twin calm in {} cycles of them",
+        n.rx_bursts,
+        n.rx_calm
     );
     Ok(())
 }
@@ -614,6 +669,7 @@ fn traffic(d: &mut dyn Dut, nports: u8, data_w: u32, seed: u64, cycles: u64) -> 
     let mut drv: Vec<PortDrv> = (0..n)
         .map(|_| PortDrv {
             q: VecDeque::new(),
+            burst: VecDeque::new(),
             gap: 0,
             down: 0,
             ready_pct: 100,
@@ -667,6 +723,12 @@ fn traffic(d: &mut dyn Dut, nports: u8, data_w: u32, seed: u64, cycles: u64) -> 
     // cycles left of a phase at rest; a beat on sma_tx not taken
     let mut rest_left = 0u32;
     let mut resp_held = false;
+    // whether the last cycle's inputs were at rest, with the links before
+    // it: a model that takes receive bursts is given a packet whole only
+    // after a cycle that was not (as in a fabric, the step of its first
+    // beat is then not skipped)
+    let mut last_rest = true;
+    let mut links = vec![true; n];
     while cyc < cycles {
         cyc += 1;
         let rest = rest_left > 0;
@@ -707,8 +769,13 @@ fn traffic(d: &mut dyn Dut, nports: u8, data_w: u32, seed: u64, cycles: u64) -> 
             pkey_idx = 0;
             prot_prev = None;
             txpos.iter_mut().for_each(|t| *t = (0, false));
-            for (p, x) in drv.iter_mut().zip(pin.iter_mut()) {
+            for (k, (p, x)) in drv.iter_mut().zip(pin.iter_mut()).enumerate() {
                 p.q.clear();
+                if !p.burst.is_empty() {
+                    // (the beats of a burst still to come do not arrive)
+                    d.rx_burst_cut(k, d.cycle());
+                    p.burst.clear();
+                }
                 p.down = 0;
                 *x = PortIn {
                     link_up: true,
@@ -719,8 +786,24 @@ fn traffic(d: &mut dyn Dut, nports: u8, data_w: u32, seed: u64, cycles: u64) -> 
             setup(d, &mut r, nports, &pin)?;
             continue;
         }
+        let mut rest_from = None;
         for (k, p) in drv.iter_mut().enumerate() {
             let x = &mut pin[k];
+            // a burst's beat arrives on its own (rx_tvalid low)
+            let in_burst = p.burst.pop_front().is_some();
+            if in_burst {
+                x.rx_tvalid = false;
+                if !rest && r.chance(40) && !p.burst.is_empty() {
+                    // the cable takes the rest back and sends it again
+                    // beat by beat
+                    let j = r.below(p.burst.len() as u64) as usize;
+                    d.rx_burst_cut(k, d.cycle() + 1 + j as u64);
+                    while p.burst.len() > j {
+                        let b = p.burst.pop_back().expect("non-empty");
+                        p.q.push_front(b);
+                    }
+                }
+            }
             if rest {
                 x.tx_tready = true;
                 x.rx_tvalid = false;
@@ -741,9 +824,13 @@ fn traffic(d: &mut dyn Dut, nports: u8, data_w: u32, seed: u64, cycles: u64) -> 
                 x.link_up = false;
                 x.rx_tvalid = false;
                 p.q.clear(); // the packet on the wire is cut
+                p.burst.clear();
                 continue;
             }
             x.link_up = true;
+            if in_burst || !p.burst.is_empty() {
+                continue;
+            }
             if p.q.is_empty() {
                 if p.gap > 0 {
                     p.gap -= 1;
@@ -757,6 +844,21 @@ fn traffic(d: &mut dyn Dut, nports: u8, data_w: u32, seed: u64, cycles: u64) -> 
                 };
                 p.gap = r.below(max) as u32;
                 p.q.extend(beats(&packet(&mut r, nports), db));
+                if !last_rest && d.takes_rx_bursts() && !r.chance(3) {
+                    // the whole packet, one beat a cycle from now
+                    let bs: Vec<stream::Beat> =
+                        p.q.iter()
+                            .map(|&(data, keep, last)| stream::Beat { data, keep, last })
+                            .collect();
+                    d.rx_burst(k, d.cycle(), &bs);
+                    p.burst.extend(p.q.drain(..).skip(1));
+                    x.rx_tvalid = false;
+                    if r.chance(3) {
+                        // the rest of the switch at rest while it arrives
+                        rest_from = Some(bs.len() as u32 + r.below(40) as u32);
+                    }
+                    continue;
+                }
             }
             if r.chance(6) && !p.q.is_empty() {
                 x.rx_tvalid = false; // an idle cycle inside a packet
@@ -979,6 +1081,12 @@ fn traffic(d: &mut dyn Dut, nports: u8, data_w: u32, seed: u64, cycles: u64) -> 
         let o = d
             .step(&i, &pin, Changed::Ports(&changed))
             .with_context(|| format!("cycle {cyc} of the soak (seed {seed})"))?;
+        last_rest = inputs_at_rest(&i, &pin, &links);
+        links.clear();
+        links.extend(pin.iter().map(|x| x.link_up));
+        if let Some(m) = rest_from {
+            rest_left = rest_left.max(m);
+        }
         if i.sma_tx_tvalid && o.sma_tx_tready {
             resp.pop_front();
         }
@@ -1754,15 +1862,16 @@ fn cost_twin_vs_rtl() {
 /// two GMPs from the host out of port 2 (the GMP send buffer full, its
 /// `gmp_tx_tready` rising when the first has left). Prints where the twin
 /// is stepped (`R` a beat arriving, `s` stepped, `.` calm, `|` a beat
-/// leaving port 2 in a calm cycle, `!` one in a stepped cycle) and bounds
-/// the steps per hop.
+/// leaving port 2 in a calm cycle, `!` one in a stepped cycle; for a
+/// packet given whole as a receive burst, `b` calm and `B` stepped while
+/// its beats arrive, counted as steps) and bounds the steps per hop.
 #[test]
 fn calm_through_a_hop() -> Result<()> {
     for data_w in [64u32, 128] {
         let db = (data_w / 8) as usize;
         let spec = DeviceSpec::Switch { nports: 3, data_w };
         let ls = Lockstep::new(RtlBackend.build(spec)?, TwinBackend.build(spec)?)?;
-        let mut p = CalmProbe { ls, busy: 0, tx: 0 };
+        let mut p = CalmProbe::new(ls);
         let mut pin = vec![
             PortIn {
                 link_up: true,
@@ -1798,13 +1907,37 @@ fn calm_through_a_hop() -> Result<()> {
         gmp[4] = 0;
         gmp[5] = 16;
         let rest = crate::model::dut::rest_dev_in();
-        for (name, wire_pkts, host, max_steps) in [
-            ("LID-routed SMP", vec![lid.clone()], 0, 4),
-            ("DR SMP forwarded", vec![dr.clone()], 0, 9),
-            ("2 DR SMPs forwarded", vec![dr.clone(), dr.clone()], 0, 15),
-            ("2 GMPs from the host", vec![], 2, 6),
+        for (name, wire_pkts, host, max_steps, burst) in [
+            ("LID-routed SMP", vec![lid.clone()], 0, 4, false),
+            ("DR SMP forwarded", vec![dr.clone()], 0, 9, false),
+            (
+                "2 DR SMPs forwarded",
+                vec![dr.clone(), dr.clone()],
+                0,
+                15,
+                false,
+            ),
+            ("2 GMPs from the host", vec![], 2, 6, false),
+            ("LID-routed SMP, a burst", vec![lid.clone()], 0, 7, true),
+            ("DR SMP forwarded, a burst", vec![dr.clone()], 0, 12, true),
         ] {
             let mut q: VecDeque<_> = wire_pkts.iter().flat_map(|b| wire(b, db)).collect();
+            let mut arrive = 0;
+            if burst {
+                // the whole packet given at once, after a cycle not at
+                // rest (as in a fabric, its first beat's cycle is stepped);
+                // its cycles count as steps where the twin is stepped
+                let mut i = rest;
+                i.reg_addr = swreg::NUM_PORTS;
+                drive(&mut p, &mut pin, &mut VecDeque::new(), &i)?;
+                let bs: Vec<stream::Beat> = q
+                    .drain(..)
+                    .map(|(data, keep, last)| stream::Beat { data, keep, last })
+                    .collect();
+                arrive = bs.len();
+                p.rx_burst(0, p.cycle(), &bs);
+                anyhow::ensure!(p.takes_rx_bursts(), "the switch twin takes receive bursts");
+            }
             let mut g: VecDeque<_> = (0..host).flat_map(|_| beats(&gmp, db)).collect();
             let mut line = String::new();
             let mut steps = 0;
@@ -1816,6 +1949,8 @@ fn calm_through_a_hop() -> Result<()> {
                     i.gmp_tx_tlast = last;
                 }
                 let arriving = !q.is_empty() || i.gmp_tx_tvalid;
+                let in_burst = arrive > 0;
+                arrive = arrive.saturating_sub(1);
                 let c0 = p.ls.calm_cycles();
                 let o = drive(&mut p, &mut pin, &mut q, &i)
                     .with_context(|| format!("DataW {data_w}, {name}"))?;
@@ -1825,6 +1960,8 @@ fn calm_through_a_hop() -> Result<()> {
                 let calm = p.ls.calm_cycles() > c0;
                 let out = p.ports_out()[1].tx_tvalid;
                 line.push(match (arriving, calm, out) {
+                    (false, true, _) if in_burst => 'b',
+                    (false, false, _) if in_burst => 'B',
                     (true, _, _) => 'R',
                     (false, true, true) => '|',
                     (false, true, false) => '.',
@@ -1835,6 +1972,12 @@ fn calm_through_a_hop() -> Result<()> {
                 quiet = if o.idle && !arriving { quiet + 1 } else { 0 };
             }
             eprintln!("DataW {data_w}, {name}: {steps} steps after the arrival\n  {line}");
+            if burst {
+                anyhow::ensure!(
+                    line.contains('b'),
+                    "DataW {data_w}, {name}: never calm while the burst arrived: {line}"
+                );
+            }
             anyhow::ensure!(
                 steps <= max_steps,
                 "DataW {data_w}, {name}: stepped in {steps} cycles after the arrival: {line}"

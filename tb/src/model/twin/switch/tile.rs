@@ -396,6 +396,16 @@ impl InBuf {
             .map_or_else(Beat::default, |p| p.beat(k, db, k + 1 == p.beats))
     }
 
+    /// The DLID of the packet the route sees next: the valid head's, or
+    /// the oldest held one's.
+    pub(super) fn next_dlid(&self) -> Option<u16> {
+        if self.out_valid {
+            Some(self.out_dlid)
+        } else {
+            self.pkts.front().map(|p| p.dlid)
+        }
+    }
+
     /// Packets held (committed, not yet freed).
     pub(super) fn held(&self) -> u32 {
         self.cnt
