@@ -297,11 +297,11 @@ impl SwitchTwin {
                 return now;
             }
             // a receive burst: the link checks and the input writer take
-            // its beats, which nothing shows before the last one's verdict;
-            // stepped from the cycle of its last beat
+            // its beats, which nothing shows before the last one's verdict
+            // (the edge of the cycle after it commits or drops the packet)
             match self.rx_last(k) {
                 Some(l) => {
-                    t = t.min(l);
+                    t = t.min(l + 1);
                     stays = true;
                 }
                 None if tl.rx_staged() => return now,
