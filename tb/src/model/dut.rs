@@ -58,6 +58,40 @@ pub struct HostBurst {
     pub side: DevOut,
 }
 
+/// `o` showing beat `beat` of host burst `b` on its stream, with its
+/// sideband: what a model calm in a burst's cycle shows.
+pub fn show_host(o: &mut DevOut, b: &HostBurst, beat: &Beat) {
+    let s = &b.side;
+    match b.stream {
+        HostOut::SmaRx => {
+            o.sma_rx_tvalid = true;
+            o.sma_rx_tdata = beat.data;
+            o.sma_rx_tlast = beat.last;
+            o.sma_rx_slid = s.sma_rx_slid;
+            o.sma_rx_dlid = s.sma_rx_dlid;
+            o.sma_rx_sl = s.sma_rx_sl;
+            o.sma_rx_port = s.sma_rx_port;
+            o.sma_rx_mgmt_class = s.sma_rx_mgmt_class;
+            o.sma_rx_hop_ptr = s.sma_rx_hop_ptr;
+            o.sma_rx_hop_cnt = s.sma_rx_hop_cnt;
+            o.sma_rx_mkey_viol = s.sma_rx_mkey_viol;
+            o.sma_rx_mkey_mask = s.sma_rx_mkey_mask;
+        }
+        HostOut::SmRx => {
+            o.sm_rx_tvalid = true;
+            o.sm_rx_tdata = beat.data;
+            o.sm_rx_tlast = beat.last;
+            o.sm_rx_slid = s.sm_rx_slid;
+            o.sm_rx_dlid = s.sm_rx_dlid;
+            o.sm_rx_sl = s.sm_rx_sl;
+            o.sm_rx_port = s.sm_rx_port;
+            o.sm_rx_mgmt_class = s.sm_rx_mgmt_class;
+            o.sm_rx_hop_ptr = s.sm_rx_hop_ptr;
+            o.sm_rx_hop_cnt = s.sm_rx_hop_cnt;
+        }
+    }
+}
+
 /// A management-side stream from the host to the model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HostIn {

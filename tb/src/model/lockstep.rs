@@ -24,7 +24,7 @@ use vl15_bindings::{Changed, DevIn, DevOut, PortIn, PortOut};
 
 use std::collections::VecDeque;
 
-use crate::model::dut::{inputs_at_rest, Dut, HostBurst, HostIn, HostOut, TxBurst};
+use crate::model::dut::{inputs_at_rest, show_host, Dut, HostBurst, HostIn, TxBurst};
 use crate::model::stream::Beat;
 
 /// A MAD taken whole by the other model that the RTL gets beat by beat:
@@ -219,39 +219,6 @@ impl Lockstep {
             None
         };
         Ok((t, false))
-    }
-}
-
-/// `o` showing beat `beat` of host burst `b` on its stream.
-fn show_host(o: &mut DevOut, b: &HostBurst, beat: &Beat) {
-    let s = &b.side;
-    match b.stream {
-        HostOut::SmaRx => {
-            o.sma_rx_tvalid = true;
-            o.sma_rx_tdata = beat.data;
-            o.sma_rx_tlast = beat.last;
-            o.sma_rx_slid = s.sma_rx_slid;
-            o.sma_rx_dlid = s.sma_rx_dlid;
-            o.sma_rx_sl = s.sma_rx_sl;
-            o.sma_rx_port = s.sma_rx_port;
-            o.sma_rx_mgmt_class = s.sma_rx_mgmt_class;
-            o.sma_rx_hop_ptr = s.sma_rx_hop_ptr;
-            o.sma_rx_hop_cnt = s.sma_rx_hop_cnt;
-            o.sma_rx_mkey_viol = s.sma_rx_mkey_viol;
-            o.sma_rx_mkey_mask = s.sma_rx_mkey_mask;
-        }
-        HostOut::SmRx => {
-            o.sm_rx_tvalid = true;
-            o.sm_rx_tdata = beat.data;
-            o.sm_rx_tlast = beat.last;
-            o.sm_rx_slid = s.sm_rx_slid;
-            o.sm_rx_dlid = s.sm_rx_dlid;
-            o.sm_rx_sl = s.sm_rx_sl;
-            o.sm_rx_port = s.sm_rx_port;
-            o.sm_rx_mgmt_class = s.sm_rx_mgmt_class;
-            o.sm_rx_hop_ptr = s.sm_rx_hop_ptr;
-            o.sm_rx_hop_cnt = s.sm_rx_hop_cnt;
-        }
     }
 }
 

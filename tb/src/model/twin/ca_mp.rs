@@ -19,7 +19,7 @@ use anyhow::Result;
 use vl15_bindings::{Changed, DevIn, DevOut, PortIn, PortOut};
 
 use super::ca::{CaPort, PortCtl, PortOuts};
-use crate::model::dut::{port_at_rest, rest_dev_in, Dut, HostBurst, HostOut, TxBurst};
+use crate::model::dut::{port_at_rest, rest_dev_in, show_host, Dut, HostBurst, HostOut, TxBurst};
 use crate::model::lockstep::visible_dev;
 use crate::model::stream::Beat;
 
@@ -386,40 +386,6 @@ impl CaTwin {
         self.rest_outs = outs;
         self.rest_pout = pout;
         same.then_some(u)
-    }
-}
-
-/// `o` showing beat `beat` of host burst `b` on its stream (as `Lockstep`
-/// shows it in a calm cycle).
-fn show_host(o: &mut DevOut, b: &HostBurst, beat: &Beat) {
-    let s = &b.side;
-    match b.stream {
-        HostOut::SmaRx => {
-            o.sma_rx_tvalid = true;
-            o.sma_rx_tdata = beat.data;
-            o.sma_rx_tlast = beat.last;
-            o.sma_rx_slid = s.sma_rx_slid;
-            o.sma_rx_dlid = s.sma_rx_dlid;
-            o.sma_rx_sl = s.sma_rx_sl;
-            o.sma_rx_port = s.sma_rx_port;
-            o.sma_rx_mgmt_class = s.sma_rx_mgmt_class;
-            o.sma_rx_hop_ptr = s.sma_rx_hop_ptr;
-            o.sma_rx_hop_cnt = s.sma_rx_hop_cnt;
-            o.sma_rx_mkey_viol = s.sma_rx_mkey_viol;
-            o.sma_rx_mkey_mask = s.sma_rx_mkey_mask;
-        }
-        HostOut::SmRx => {
-            o.sm_rx_tvalid = true;
-            o.sm_rx_tdata = beat.data;
-            o.sm_rx_tlast = beat.last;
-            o.sm_rx_slid = s.sm_rx_slid;
-            o.sm_rx_dlid = s.sm_rx_dlid;
-            o.sm_rx_sl = s.sm_rx_sl;
-            o.sm_rx_port = s.sm_rx_port;
-            o.sm_rx_mgmt_class = s.sm_rx_mgmt_class;
-            o.sm_rx_hop_ptr = s.sm_rx_hop_ptr;
-            o.sm_rx_hop_cnt = s.sm_rx_hop_cnt;
-        }
     }
 }
 
