@@ -178,19 +178,30 @@ fn host_out_step(
 /// MAD (`skip`, cleared by its last beat).
 fn feed_sm(sm: &mut SmHost, skip: &mut bool, b: &HostBurst, n: usize, keep: u16) {
     if !*skip {
-        for (k, beat) in b.beats[..n].iter().enumerate() {
-            sm.rx.ready();
-            let bt = Beat {
-                data: beat.data,
-                keep,
-                last: beat.last,
-            };
-            let at = b.first + k as u64;
-            sm.rx.observe(true, bt, false, at, || sm_rx_meta(&b.side));
-        }
+        feed_sink(&mut sm.rx, b, n, keep, sm_rx_meta);
     }
     if b.beats[..n].last().is_some_and(|x| x.last) {
         *skip = false;
+    }
+}
+
+/// `sink` takes the first `n` beats of MAD `b` (full beats of `keep`),
+/// each in its cycle, with the sideband `meta` reads from `b.side`.
+fn feed_sink(
+    sink: &mut Sink<SmiMeta>,
+    b: &HostBurst,
+    n: usize,
+    keep: u16,
+    meta: fn(&DevOut) -> SmiMeta,
+) {
+    for (k, beat) in b.beats[..n].iter().enumerate() {
+        sink.ready();
+        let bt = Beat {
+            data: beat.data,
+            keep,
+            last: beat.last,
+        };
+        sink.observe(true, bt, false, b.first + k as u64, || meta(&b.side));
     }
 }
 
@@ -687,17 +698,7 @@ impl<S> Device<S> {
     fn feed_host(&mut self, s: usize, b: &HostBurst, n: usize) {
         let keep = self.full_keep;
         if s == 0 {
-            for (k, beat) in b.beats[..n].iter().enumerate() {
-                self.sma_rx.ready();
-                let bt = Beat {
-                    data: beat.data,
-                    keep,
-                    last: beat.last,
-                };
-                let at = b.first + k as u64;
-                self.sma_rx
-                    .observe(true, bt, false, at, || sma_rx_meta(&b.side));
-            }
+            feed_sink(&mut self.sma_rx, b, n, keep, sma_rx_meta);
         } else if let Some(sm) = self.sm.as_mut() {
             feed_sm(sm, &mut self.sm_rx_skip, b, n, keep);
         } else if b.beats[..n].last().is_some_and(|x| x.last) {
