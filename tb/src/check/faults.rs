@@ -824,6 +824,8 @@ pub struct SoakReport {
     pub max_drain: u64,
     pub drain_bound: u64,
     pub cycles: u64,
+    /// With the twin in lockstep: the cycles it was calm, not stepped.
+    pub twin_calm: Option<u64>,
     pub wall_s: f64,
     pub stats: crate::check::scoreboard::Stats,
     pub sma_answered: u64,
@@ -951,6 +953,7 @@ pub fn soak_logged(
     }
     checkpoint(&mut b, &mut rng, &mut rep)?;
     rep.cycles = b.cycle() - start_cycle;
+    rep.twin_calm = b.dut_mut().calm_cycles();
     rep.wall_s = t0.elapsed().as_secs_f64();
     rep.mismatches = b.sb.stats.mismatches;
     rep.errors = b.sb.errors.clone();

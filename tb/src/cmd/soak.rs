@@ -185,7 +185,7 @@ impl Args {
             }
             let r = r.with_context(|| format!("switch soak, {nports} ports at DATA_W {w}"))?;
             out!("{r}");
-            self.say_lockstep(r.cycles);
+            self.say_lockstep(r.cycles, r.twin_calm);
             pass &= r.mismatches == 0;
         }
         Ok(pass)
@@ -193,9 +193,10 @@ impl Args {
 
     /// With `--against twin`, what the soak's passing means besides the
     /// reference model's verdicts.
-    fn say_lockstep(&self, cycles: u64) {
+    fn say_lockstep(&self, cycles: u64, calm: Option<u64>) {
         if let Against::Twin = self.against {
-            outln!("  twin in lockstep: compared with the RTL in each of the {cycles} cycles (asleep in its calm ones, as in a fabric), no output differed");
+            let calm = calm.unwrap_or(0);
+            outln!("  twin in lockstep: compared with the RTL in each of the {cycles} cycles, no output differed; it was calm (asleep, as in a fabric) in {calm} of them");
         }
     }
 
@@ -291,7 +292,7 @@ impl Args {
             r.wall_s,
             r.cycles as f64 / r.wall_s.max(1e-9)
         );
-        self.say_lockstep(r.cycles);
+        self.say_lockstep(r.cycles, r.twin_calm);
         let s = &r.stats;
         outln!(
             "  delivered: {} to SMA, {} to SM, {} to data RX, {} on the wire; VL15 buffer full for the whole arrival {}, full or not depending on the cycle {}; {} wire packets lost to link down, {} expectations to resets",

@@ -195,6 +195,11 @@ pub trait Dut: Send {
     /// rest changes what leaves (a link going down), the step's `tx_*` are
     /// the truth and the rest of the burst is void.
     fn take_tx_bursts(&mut self, _out: &mut Vec<TxBurst>) {}
+    /// For a model that checks another one beside it (lockstep): the
+    /// cycles in which that one was calm and not stepped. None otherwise.
+    fn calm_cycles(&self) -> Option<u64> {
+        None
+    }
     /// Whether the model takes the beats a port will receive ahead of
     /// their cycles ([`Dut::rx_burst`]).
     fn takes_rx_bursts(&self) -> bool {

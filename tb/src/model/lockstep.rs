@@ -484,6 +484,10 @@ impl Dut for Lockstep {
         self.rtl.ports_out()
     }
 
+    fn calm_cycles(&self) -> Option<u64> {
+        Some(self.calm)
+    }
+
     fn takes_rx_bursts(&self) -> bool {
         self.other.takes_rx_bursts()
     }

@@ -106,6 +106,8 @@ pub struct SwitchSoakReport {
     /// Packets that left each output wire as predicted, by port.
     pub wire_out: BTreeMap<u8, u64>,
     pub cycles: u64,
+    /// With the twin in lockstep: the cycles it was calm, not stepped.
+    pub twin_calm: Option<u64>,
     pub wall: Duration,
 }
 
@@ -301,6 +303,7 @@ pub fn soak_logged(
         wire_in: t.wire_in.clone(),
         wire_out: t.wire_out.clone(),
         cycles: b.cycle_count(),
+        twin_calm: b.dut().calm_cycles(),
         wall,
     })
 }
