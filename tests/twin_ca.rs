@@ -274,20 +274,7 @@ mod calm {
                             else {
                                 continue;
                             };
-                            let s = &b.side;
-                            if b.stream == vl15::model::dut::HostOut::SmaRx {
-                                o.sma_rx_tvalid = true;
-                                o.sma_rx_tdata = beat.data;
-                                o.sma_rx_tlast = beat.last;
-                                o.sma_rx_slid = s.sma_rx_slid;
-                                o.sma_rx_dlid = s.sma_rx_dlid;
-                                o.sma_rx_sl = s.sma_rx_sl;
-                                o.sma_rx_mkey_viol = s.sma_rx_mkey_viol;
-                            } else {
-                                o.sm_rx_tvalid = true;
-                                o.sm_rx_tdata = beat.data;
-                                o.sm_rx_tlast = beat.last;
-                            }
+                            vl15::model::dut::show_host(&mut o, b, beat);
                         }
                         return (o, frozen.1, true);
                     }

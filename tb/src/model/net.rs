@@ -525,9 +525,9 @@ pub struct Device<S> {
     /// Per port index: the burst the model announced that is on the cable
     /// ahead of its cycles.
     announced: Vec<Option<Announced>>,
-    /// Per port index: the cycles [from, to) of the last receive burst its
-    /// model took ahead ([`Dut::rx_burst`]).
-    rx_given: Vec<Option<(u64, u64)>>,
+    /// Per port index: the cycle after the last beat of the last receive
+    /// burst its model took ahead ([`Dut::rx_burst`]).
+    rx_given: Vec<Option<u64>>,
     /// Asleep through a calm period of its model ([`Dut::calm_until`]):
     /// its next step sees every port changed.
     calm_sleep: bool,
@@ -1706,7 +1706,7 @@ impl<S: NodeAgent> Net<S> {
             // A receiver that took them ahead loses them.
             let (rd, rp) = link.ends[1 - dir];
             let rp = usize::from(rp) - 1;
-            if self.devs[rd].rx_given[rp].is_some_and(|(_, to)| to > cut) {
+            if self.devs[rd].rx_given[rp].is_some_and(|to| to > cut) {
                 let off = self.devs[rd].off;
                 self.devs[rd].dev.rx_burst_cut(rp, cut + off);
             }
@@ -2056,7 +2056,7 @@ impl<S: NodeAgent> Net<S> {
                             }
                         }
                         dev.dev.rx_burst(p, now + dev.off, &beats);
-                        dev.rx_given[p] = Some((now, now + burst as u64));
+                        dev.rx_given[p] = Some(now + burst as u64);
                         self.rx_beats = beats;
                         if let Some(&(due, _)) = rx.front() {
                             // (the next packet's first beat wakes it)
@@ -2281,6 +2281,8 @@ impl<S: NodeAgent> Net<S> {
         let mut rewake = false;
         // Not idle, and no input change of this cycle wakes it anyway.
         let mut busy = false;
+        // Its host side has work after this cycle (then it is not calm).
+        let host_work;
         {
             let dev = &mut self.devs[d];
             dev.ticks += 1;
@@ -2512,8 +2514,9 @@ impl<S: NodeAgent> Net<S> {
             self.host_bursts = hb;
             // (a model given a packet ahead may show idle in its first
             // beat's cycle: its beats to come keep it busy)
-            let rx_ahead = dev.rx_given.iter().flatten().any(|&(_, to)| to > now + 1);
-            if (!o.idle || rx_ahead || dev.has_host_work()) && !rewake {
+            let rx_ahead = dev.rx_given.iter().flatten().any(|&to| to > now + 1);
+            host_work = dev.has_host_work();
+            if (!o.idle || rx_ahead || host_work) && !rewake {
                 busy = true;
             }
         }
@@ -2575,7 +2578,7 @@ impl<S: NodeAgent> Net<S> {
             let calm = if at_rest
                 && !self.opts.every_cycle
                 && dev.no_calm_until <= now + 1
-                && !dev.has_host_work()
+                && !host_work
             {
                 let off = dev.off;
                 dev.dev
