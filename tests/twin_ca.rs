@@ -134,7 +134,7 @@ mod calm {
     use std::collections::VecDeque;
 
     use vl15::check::faults::{response, FaultClass, Gen, GenCfg};
-    use vl15::model::dut::{inputs_at_rest, rest_dev_in, Dut};
+    use vl15::model::dut::{inputs_at_rest, rest_dev_in, Dut, HostIn, HostTaken};
     use vl15::model::lockstep::Lockstep;
     use vl15::model::regmap::{mpreg, reg};
     use vl15::model::stream::{to_beats, Beat, Rng};
@@ -160,6 +160,20 @@ mod calm {
             let h = self.q.front().map(|(b, m)| (b[self.k], *m));
             self.offered = h.is_some() && (self.offered || go);
             h.filter(|_| self.offered)
+        }
+        /// The front MAD, where none of it is offered yet: it can be
+        /// offered whole.
+        fn whole(&self) -> Option<(&[Beat], M)> {
+            if self.k > 0 || self.offered {
+                return None;
+            }
+            self.q.front().map(|(b, m)| (b.as_slice(), *m))
+        }
+        /// The front MAD was taken whole.
+        fn taken_whole(&mut self) {
+            self.q.pop_front();
+            self.k = 0;
+            self.offered = false;
         }
         fn taken(&mut self) {
             let n = self.q.front().map_or(0, |(b, _)| b.len());
@@ -231,6 +245,33 @@ mod calm {
                     let now = tw.now;
                     tw.calm = tw.calm.map(|u| u.min(now));
                 }
+            }
+        }
+
+        /// A whole MAD offered on `s` from this cycle on
+        /// ([`Dut::host_burst`]): whether the model holds it.
+        fn host_burst(&mut self, s: HostIn, beats: &[Beat], side: &DevIn) -> bool {
+            match self {
+                Model::Ls(ls) => {
+                    let first = ls.cycle();
+                    ls.host_burst(s, first, beats, side)
+                }
+                Model::Twin(tw) => {
+                    let now = tw.now;
+                    let held = tw.dut.host_burst(s, now, beats, side);
+                    if held {
+                        tw.calm = tw.calm.map(|u| u.min(now));
+                    }
+                    held
+                }
+            }
+        }
+
+        /// The MADs held that were taken whole by the last cycle.
+        fn host_taken(&mut self, out: &mut Vec<HostTaken>) {
+            match self {
+                Model::Ls(ls) => ls.take_host_taken(out),
+                Model::Twin(tw) => tw.dut.take_host_taken(out),
             }
         }
 
@@ -321,6 +362,10 @@ mod calm {
         /// the twin announced), and the cycles at rest with such a beat.
         pub host_out_calm: u64,
         pub host_out_beats: u64,
+        /// MADs offered whole and held ([`Dut::host_burst`]), and the calm
+        /// cycles in which one was held.
+        pub held: u64,
+        pub held_calm: u64,
         /// The twin alone: its steps, the wall time, the time in the twin.
         pub steps: u64,
         pub wall_s: f64,
@@ -393,6 +438,9 @@ mod calm {
         let mut trap_tx: Src<()> = Src::default();
         let mut dtx: Src<()> = Src::default();
         let mut link_back: Option<u64> = None;
+        // The streams (SMA, SM, trap) whose front MAD the model holds.
+        let mut held = [false; 3];
+        let mut taken: Vec<HostTaken> = Vec::new();
         let mut last_links = links.clone();
         let mut ph = Phase {
             valid: 100,
@@ -411,6 +459,8 @@ mod calm {
             rx_burst_rest: 0,
             host_out_calm: 0,
             host_out_beats: 0,
+            held: 0,
+            held_calm: 0,
             steps: 0,
             wall_s: 0.0,
             twin_s: 0.0,
@@ -536,8 +586,34 @@ mod calm {
             }
             d.sma_rx_tready = rng.chance(ph.ready);
             d.sm_rx_tready = rng.chance(ph.ready);
+            // a whole MAD offered at once, as a fabric's host does when
+            // its stream runs free
+            if ph.valid == 100 && rng.chance(60) {
+                let mut side = rest_dev_in();
+                if let Some((b, (slid, dlid, sl))) = sma_tx.whole().filter(|_| !held[0]) {
+                    side.sma_tx_slid = slid;
+                    side.sma_tx_dlid = dlid;
+                    side.sma_tx_sl = sl;
+                    side.sma_tx_port = port;
+                    held[0] = m.host_burst(HostIn::SmaTx, b, &side);
+                    rep.held += u64::from(held[0]);
+                }
+                if let Some((b, (dlid, sl, bits))) = sm_tx.whole().filter(|_| !held[1]) {
+                    side.sm_tx_dlid = dlid;
+                    side.sm_tx_sl = sl;
+                    side.sm_tx_path_bits = bits;
+                    side.sm_tx_port = port;
+                    held[1] = m.host_burst(HostIn::SmTx, b, &side);
+                    rep.held += u64::from(held[1]);
+                }
+                if let Some((b, ())) = trap_tx.whole().filter(|_| !held[2]) {
+                    side.trap_tx_port = port;
+                    held[2] = m.host_burst(HostIn::TrapTx, b, &side);
+                    rep.held += u64::from(held[2]);
+                }
+            }
             let go = rng.chance(ph.valid);
-            let sma_v = sma_tx.offer(go);
+            let sma_v = sma_tx.offer(go && !held[0]).filter(|_| !held[0]);
             if let Some((b, (slid, dlid, sl))) = sma_v {
                 d.sma_tx_tvalid = true;
                 d.sma_tx_tdata = b.data;
@@ -548,7 +624,7 @@ mod calm {
                 d.sma_tx_port = port;
             }
             let go = rng.chance(ph.valid);
-            let sm_v = sm_tx.offer(go);
+            let sm_v = sm_tx.offer(go && !held[1]).filter(|_| !held[1]);
             if let Some((b, (dlid, sl, bits))) = sm_v {
                 d.sm_tx_tvalid = true;
                 d.sm_tx_tdata = b.data;
@@ -559,7 +635,7 @@ mod calm {
                 d.sm_tx_port = port;
             }
             let go = rng.chance(ph.valid);
-            let trap_v = trap_tx.offer(go);
+            let trap_v = trap_tx.offer(go && !held[2]).filter(|_| !held[2]);
             if let Some((b, ())) = trap_v {
                 d.trap_tx_tvalid = true;
                 d.trap_tx_tdata = b.data;
@@ -583,6 +659,21 @@ mod calm {
             prev_rest = at_rest;
             last_links.clone_from(&links);
             let (o, po, calm) = m.cycle(&d, &pin, pi);
+            if held.iter().any(|&h| h) {
+                rep.held_calm += u64::from(calm);
+            }
+            m.host_taken(&mut taken);
+            for t in taken.drain(..) {
+                held[t.stream as usize] = false;
+                match t.stream {
+                    HostIn::SmaTx => sma_tx.taken_whole(),
+                    HostIn::SmTx => {
+                        sm_tx.taken_whole();
+                        rep.sent += t.last - t.first + 1;
+                    }
+                    HostIn::TrapTx => trap_tx.taken_whole(),
+                }
+            }
             if (o.sma_rx_tvalid || o.sm_rx_tvalid) && at_rest {
                 rep.host_out_beats += 1;
                 rep.host_out_calm += u64::from(calm);
@@ -640,7 +731,7 @@ fn calm_soak(spec: vl15::model::twin::DeviceSpec, port: u8, seed: u64) {
     eprintln!(
         "{spec:?} port {port}: {} cycles, {} at rest, {} calm ({:.0} % of those), {} answers, \
          {} SM beats, {} packets received as bursts, {} calm cycles in them of {} at rest, \
-         {} of {} cycles with a beat on sma_rx/sm_rx calm",
+         {} of {} cycles with a beat on sma_rx/sm_rx calm, {} MADs held whole ({} calm cycles)",
         r.cycles,
         r.rest,
         r.calm,
@@ -651,9 +742,18 @@ fn calm_soak(spec: vl15::model::twin::DeviceSpec, port: u8, seed: u64) {
         r.rx_burst_calm,
         r.rx_burst_rest,
         r.host_out_calm,
-        r.host_out_beats
+        r.host_out_beats,
+        r.held,
+        r.held_calm
     );
     assert!(r.answered > 100, "the SMA answered {}", r.answered);
+    // MADs were offered whole, and the twin was calm while it held them
+    assert!(
+        r.held > 50 && r.held_calm > 5 * r.held,
+        "{} MADs held whole, {} calm cycles while one was",
+        r.held,
+        r.held_calm
+    );
     // the receive bursts were given and the twin was calm through them
     assert!(
         r.rx_bursts > 100 && r.rx_burst_calm * 2 > r.rx_burst_rest,

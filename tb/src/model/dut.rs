@@ -96,11 +96,70 @@ pub fn show_host(o: &mut DevOut, b: &HostBurst, beat: &Beat) {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HostIn {
     /// `sma_tx_*`: the SMA's responses.
-    SmaTx,
+    SmaTx = 0,
     /// `sm_tx_*`: the SM's requests.
-    SmTx,
+    SmTx = 1,
     /// `trap_tx_*`: traps.
-    TrapTx,
+    TrapTx = 2,
+}
+
+/// A MAD a model held ([`Dut::host_burst`]) and took whole: the cycles
+/// ([`Dut::cycle`]'s count) in which it took its first and its last beat,
+/// one beat a cycle between them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HostTaken {
+    pub stream: HostIn,
+    pub first: u64,
+    pub last: u64,
+}
+
+/// `i` offering beat `b` of a MAD on host stream `s` with the sideband of
+/// `side`: what a host drives.
+pub fn drive_host(i: &mut DevIn, s: HostIn, b: &Beat, side: &DevIn) {
+    match s {
+        HostIn::SmaTx => {
+            i.sma_tx_tvalid = true;
+            i.sma_tx_tdata = b.data;
+            i.sma_tx_tlast = b.last;
+            i.sma_tx_slid = side.sma_tx_slid;
+            i.sma_tx_dlid = side.sma_tx_dlid;
+            i.sma_tx_sl = side.sma_tx_sl;
+            i.sma_tx_port = side.sma_tx_port;
+        }
+        HostIn::SmTx => {
+            i.sm_tx_tvalid = true;
+            i.sm_tx_tdata = b.data;
+            i.sm_tx_tlast = b.last;
+            i.sm_tx_dlid = side.sm_tx_dlid;
+            i.sm_tx_sl = side.sm_tx_sl;
+            i.sm_tx_path_bits = side.sm_tx_path_bits;
+            i.sm_tx_port = side.sm_tx_port;
+        }
+        HostIn::TrapTx => {
+            i.trap_tx_tvalid = true;
+            i.trap_tx_tdata = b.data;
+            i.trap_tx_tlast = b.last;
+            i.trap_tx_port = side.trap_tx_port;
+        }
+    }
+}
+
+/// A model's `tready` of host stream `s` in `o`.
+pub fn host_ready(o: &DevOut, s: HostIn) -> bool {
+    match s {
+        HostIn::SmaTx => o.sma_tx_tready,
+        HostIn::SmTx => o.sm_tx_tready,
+        HostIn::TrapTx => o.trap_tx_tready,
+    }
+}
+
+/// `o` with `tready` of host stream `s` set to `v`.
+pub fn set_host_ready(o: &mut DevOut, s: HostIn, v: bool) {
+    match s {
+        HostIn::SmaTx => o.sma_tx_tready = v,
+        HostIn::SmTx => o.sm_tx_tready = v,
+        HostIn::TrapTx => o.trap_tx_tready = v,
+    }
 }
 
 /// The management-side inputs at rest: no stream beat offered, no
@@ -224,14 +283,27 @@ pub trait Dut: Send {
     /// `tvalid` 0. A step inside one shows its beat again.
     fn take_host_bursts(&mut self, _out: &mut Vec<HostBurst>) {}
     /// A whole MAD the host offers on stream `s` from cycle `first` (the
-    /// cycle of the next step), one beat a cycle, with the sideband of
-    /// `side` (`*_slid`, `*_dlid`, `*_sl`, `*_path_bits`, `*_port` of that
-    /// stream). True: the model takes it so, with `tready` high in each of
-    /// those cycles (what it would do if the host drove the beats), and
-    /// the host then drives `tvalid` 0 there (its inputs count as at rest
-    /// on that stream); false (the default): the host drives it beat by
-    /// beat.
+    /// cycle of the next step: its caller steps the model then), with the
+    /// sideband of `side` (`*_slid`, `*_dlid`, `*_sl`, `*_path_bits`,
+    /// `*_port` of that stream). True: the model holds it as the host
+    /// would drive it, beat 0 offered from `first` and each beat held
+    /// until the model takes it (`tready`), and says when it took them
+    /// ([`Dut::take_host_taken`]); until then the host drives `tvalid` 0
+    /// on `s` and its inputs count as at rest there, and the model's
+    /// `*_tready` of `s` is not among the outputs its calm holds. Its calm
+    /// runs to the cycle it takes the last beat at most, so it is stepped
+    /// then. False (the default): the host drives it beat by beat.
     fn host_burst(&mut self, _s: HostIn, _first: u64, _beats: &[Beat], _side: &DevIn) -> bool {
+        false
+    }
+    /// Move the MADs held ([`Dut::host_burst`]) whose last beat the last
+    /// step took into `out`.
+    fn take_host_taken(&mut self, _out: &mut Vec<HostTaken>) {}
+    /// The host withdraws the MAD held on `s` before cycle `now` (the
+    /// cycle of the next step): true where the model had not taken its
+    /// first beat by then and drops it; false where it had (it takes the
+    /// rest, as a host finishing a MAD begun would) or holds none.
+    fn host_withdraw(&mut self, _s: HostIn, _now: u64) -> bool {
         false
     }
     /// Hold `rst_ni` low for `cycles` cycles.

@@ -24,12 +24,23 @@ use vl15_bindings::{Changed, DevIn, DevOut, PortIn, PortOut};
 
 use std::collections::VecDeque;
 
-use crate::model::dut::{inputs_at_rest, show_host, Dut, HostBurst, HostIn, TxBurst};
+use crate::model::dut::{
+    drive_host, host_ready, inputs_at_rest, set_host_ready, show_host, Dut, HostBurst, HostIn,
+    HostTaken, TxBurst,
+};
 use crate::model::stream::Beat;
 
-/// A MAD taken whole by the other model that the RTL gets beat by beat:
-/// its stream, its beats with their cycles, and its sideband.
-type HostFeed = (HostIn, VecDeque<(u64, Beat)>, DevIn);
+/// A MAD the other model holds whole that the RTL gets beat by beat, as
+/// a host drives it: beat `k` offered from `first` on, each until the
+/// RTL takes it.
+struct HostFeed {
+    stream: HostIn,
+    beats: Vec<Beat>,
+    side: DevIn,
+    first: u64,
+    k: usize,
+    first_taken: u64,
+}
 
 /// The RTL and a second model of the same device, in lockstep.
 pub struct Lockstep {
@@ -58,13 +69,19 @@ pub struct Lockstep {
     rtl_rx: Vec<VecDeque<(u64, Beat)>>,
     /// The RTL's port inputs in a cycle with such a beat.
     rtl_pin: Vec<PortIn>,
-    /// MADs the other model took whole from the host (`sma_tx`, `sm_tx`,
-    /// `trap_tx`), which the RTL gets beat by beat in their cycles: the
-    /// beats with their cycles, and the sideband.
+    /// MADs the other model holds whole from the host (`sma_tx`, `sm_tx`,
+    /// `trap_tx`), which the RTL gets beat by beat; those the RTL took
+    /// whole in this step; those the other model took whole, for the
+    /// caller.
     rtl_host: Vec<HostFeed>,
+    rtl_taken: Vec<HostTaken>,
+    o_taken: Vec<HostTaken>,
+    taken_out: Vec<HostTaken>,
     /// MADs the other model announced to its host, with beats to come.
     host_out: Vec<HostBurst>,
     fresh_host: Vec<HostBurst>,
+    /// A difference found between steps, reported at the next.
+    err: Option<String>,
 }
 
 impl Lockstep {
@@ -93,8 +110,12 @@ impl Lockstep {
             rtl_rx: vec![VecDeque::new(); n],
             rtl_pin: Vec::new(),
             rtl_host: Vec::new(),
+            rtl_taken: Vec::new(),
+            o_taken: Vec::new(),
+            taken_out: Vec::new(),
             host_out: Vec::new(),
             fresh_host: Vec::new(),
+            err: None,
         })
     }
 
@@ -219,37 +240,6 @@ impl Lockstep {
             None
         };
         Ok((t, false))
-    }
-}
-
-/// `i` offering beat `b` of a MAD on host stream `s` with the sideband of
-/// `side`.
-fn drive_host(i: &mut DevIn, s: HostIn, b: &Beat, side: &DevIn) {
-    match s {
-        HostIn::SmaTx => {
-            i.sma_tx_tvalid = true;
-            i.sma_tx_tdata = b.data;
-            i.sma_tx_tlast = b.last;
-            i.sma_tx_slid = side.sma_tx_slid;
-            i.sma_tx_dlid = side.sma_tx_dlid;
-            i.sma_tx_sl = side.sma_tx_sl;
-            i.sma_tx_port = side.sma_tx_port;
-        }
-        HostIn::SmTx => {
-            i.sm_tx_tvalid = true;
-            i.sm_tx_tdata = b.data;
-            i.sm_tx_tlast = b.last;
-            i.sm_tx_dlid = side.sm_tx_dlid;
-            i.sm_tx_sl = side.sm_tx_sl;
-            i.sm_tx_path_bits = side.sm_tx_path_bits;
-            i.sm_tx_port = side.sm_tx_port;
-        }
-        HostIn::TrapTx => {
-            i.trap_tx_tvalid = true;
-            i.trap_tx_tdata = b.data;
-            i.trap_tx_tlast = b.last;
-            i.trap_tx_port = side.trap_tx_port;
-        }
     }
 }
 
@@ -389,20 +379,14 @@ fn field_diff(a: &str, b: &str) -> String {
 impl Dut for Lockstep {
     fn step(&mut self, i: &DevIn, pin: &[PortIn], changed: Changed<'_>) -> Result<DevOut> {
         let cycle = self.rtl.cycle();
+        if let Some(e) = self.err.take() {
+            bail!("{e}");
+        }
         let i_twin = i;
         let mut ri = *i;
-        let mut fed: Vec<HostIn> = Vec::new();
-        for (s, q, side) in &mut self.rtl_host {
-            while q.front().is_some_and(|(c, _)| *c < cycle) {
-                q.pop_front();
-            }
-            if let Some((_, b)) = q.front().filter(|(c, _)| *c == cycle) {
-                drive_host(&mut ri, *s, b, side);
-                fed.push(*s);
-                q.pop_front();
-            }
+        for h in self.rtl_host.iter().filter(|h| cycle >= h.first) {
+            drive_host(&mut ri, h.stream, &h.beats[h.k], &h.side);
         }
-        self.rtl_host.retain(|(_, q, _)| !q.is_empty());
         let i = &ri;
         let o = if self.rtl_rx.iter().all(VecDeque::is_empty) {
             self.rtl.step(i, pin, changed)?
@@ -427,21 +411,53 @@ impl Dut for Lockstep {
             }
             self.rtl.step(i, &self.rtl_pin, Changed::All)?
         };
-        for s in fed {
-            let ready = match s {
-                HostIn::SmaTx => o.sma_tx_tready,
-                HostIn::SmTx => o.sm_tx_tready,
-                HostIn::TrapTx => o.trap_tx_tready,
-            };
-            if !ready {
-                bail!(
-                    "{} took a MAD on {s:?} whole, but {} did not take its beat in cycle {cycle}",
-                    self.other.describe(),
-                    self.rtl.describe()
-                );
+        let rtl_taken = &mut self.rtl_taken;
+        rtl_taken.clear();
+        self.rtl_host.retain_mut(|h| {
+            if cycle < h.first || !host_ready(&o, h.stream) {
+                return true;
+            }
+            if h.k == 0 {
+                h.first_taken = cycle;
+            }
+            h.k += 1;
+            if h.k < h.beats.len() {
+                return true;
+            }
+            rtl_taken.push(HostTaken {
+                stream: h.stream,
+                first: h.first_taken,
+                last: cycle,
+            });
+            false
+        });
+        let (mut t, calm) = self.other_step(cycle, i_twin, pin, changed)?;
+        // A MAD held whole is taken by both in the same cycles; the other
+        // model is stepped in the cycle it takes the last beat.
+        self.o_taken.clear();
+        if !calm {
+            self.other.take_host_taken(&mut self.o_taken);
+        }
+        if self.o_taken != self.rtl_taken {
+            bail!(
+                "{} and {} differ in cycle {cycle}: the MADs held whole taken by the RTL: {:?}, \
+                 by the twin: {:?}",
+                self.rtl.describe(),
+                self.other.describe(),
+                self.rtl_taken,
+                self.o_taken
+            );
+        }
+        self.taken_out.extend_from_slice(&self.o_taken);
+        if calm {
+            // the tready of a stream whose MAD is held is not held calm
+            for h in &self.rtl_host {
+                set_host_ready(&mut t, h.stream, host_ready(&o, h.stream));
+            }
+            for h in &self.rtl_taken {
+                set_host_ready(&mut t, h.stream, host_ready(&o, h.stream));
             }
         }
-        let (t, calm) = self.other_step(cycle, i_twin, pin, changed)?;
         let w = self.rtl.data_w();
         let (vo, vt) = (visible_dev(&o, w), visible_dev(&t, w));
         let mut diffs = Vec::new();
@@ -506,9 +522,43 @@ impl Dut for Lockstep {
         if !self.other.host_burst(s, first, beats, side) {
             return false;
         }
-        let q = (first..).zip(beats.iter().copied()).collect();
-        self.rtl_host.push((s, q, *side));
+        // Its calm was judged without it: it is stepped in `first`.
+        self.o_calm = self.o_calm.map(|c| c.min(first));
+        self.rtl_host.push(HostFeed {
+            stream: s,
+            beats: beats.to_vec(),
+            side: *side,
+            first,
+            k: 0,
+            first_taken: 0,
+        });
         true
+    }
+
+    fn take_host_taken(&mut self, out: &mut Vec<HostTaken>) {
+        out.append(&mut self.taken_out);
+    }
+
+    fn host_withdraw(&mut self, s: HostIn, now: u64) -> bool {
+        let Some(k) = self.rtl_host.iter().position(|h| h.stream == s) else {
+            return false;
+        };
+        let rtl = self.rtl_host[k].k == 0;
+        let other = self.other.host_withdraw(s, now);
+        if rtl != other {
+            self.err.get_or_insert(format!(
+                "withdrawing the MAD held on {s:?} before cycle {now}: {} had {} its first beat, \
+                 {} had {}",
+                self.rtl.describe(),
+                if rtl { "not taken" } else { "taken" },
+                self.other.describe(),
+                if other { "not taken" } else { "taken" },
+            ));
+        }
+        if rtl {
+            self.rtl_host.remove(k);
+        }
+        rtl
     }
 
     fn rx_burst_cut(&mut self, port: usize, from: u64) {
@@ -532,6 +582,7 @@ impl Dut for Lockstep {
         self.bursts.clear();
         self.host_out.clear();
         self.rtl_host.clear();
+        self.taken_out.clear();
         self.rtl.reset(cycles)?;
         self.other.reset(cycles)
     }

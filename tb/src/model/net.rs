@@ -31,7 +31,9 @@ use vl15_bindings::{
 };
 
 use crate::model::device::{sm_rx_meta, sma_rx_meta, AddressHandle, CaPort, RecvQueue, SmiMeta};
-use crate::model::dut::{bits, ca_mp_kind, rest_dev_in, Dut, HostBurst, HostIn, HostOut, TxBurst};
+use crate::model::dut::{
+    bits, ca_mp_kind, rest_dev_in, Dut, HostBurst, HostIn, HostOut, HostTaken, TxBurst,
+};
 use crate::model::node_hw::{HwWrite, KeyViolation, NodeAgent, NodeHw};
 use crate::model::regmap::{mpreg, swreg};
 use crate::model::stream::{Beat, PacketAssembler, Pattern, Sink, Source};
@@ -230,6 +232,16 @@ struct Prep {
     /// Every input of the cycle is at rest (`crate::model::dut::inputs_at_rest`):
     /// what the model says of calm after it counts.
     at_rest: bool,
+}
+
+/// Whose MAD a model holds whole from a host stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Held {
+    /// The stream's source: it hears the beats taken.
+    Source,
+    /// No one's: its SM detached after the model took its first beat, and
+    /// the model sends it all the same.
+    Orphan,
 }
 
 /// A burst a model announced that `Net` put on the cable ahead: the beats
@@ -537,10 +549,10 @@ pub struct Device<S> {
     /// MADs its model announced on `sma_rx` (0) and `sm_rx` (1), in the
     /// fabric's cycles: the host takes them whole at their last beat.
     host_out: [Option<HostBurst>; 2],
-    /// MADs its model took whole from `sma_tx` (0), `sm_tx` (1) and
-    /// `trap_tx` (2): the cycles of their first and last beat. Their
-    /// source hears each beat taken at the last.
-    host_in: [Option<(u64, u64)>; 3],
+    /// MADs its model holds whole from `sma_tx` (0), `sm_tx` (1) and
+    /// `trap_tx` (2) ([`Dut::host_burst`]): their source hears each beat
+    /// taken when the model says it took the last.
+    host_in: [Option<Held>; 3],
     /// `tkeep` of a whole beat at the fabric's width.
     full_keep: u16,
     /// How far its model's cycle count ([`Dut::cycle`]) is ahead of the
@@ -918,6 +930,8 @@ pub struct Net<S> {
     rx_beats: Vec<Beat>,
     /// The host bursts the device being clocked announced.
     host_bursts: Vec<HostBurst>,
+    /// A buffer reused: MADs models held and took whole.
+    host_taken: Vec<HostTaken>,
 }
 
 impl<S: NodeAgent> Default for Net<S> {
@@ -1053,6 +1067,7 @@ impl<S: NodeAgent> Net<S> {
             bursts: Vec::new(),
             rx_beats: Vec::new(),
             host_bursts: Vec::new(),
+            host_taken: Vec::new(),
         };
         // Ports without a cable are down; every device runs once so that the
         // port states and the SMA's register images settle.
@@ -1137,6 +1152,7 @@ impl<S: NodeAgent> Net<S> {
             bursts: Vec::new(),
             rx_beats: Vec::new(),
             host_bursts: Vec::new(),
+            host_taken: Vec::new(),
         }
     }
 
@@ -1398,8 +1414,16 @@ impl<S: NodeAgent> Net<S> {
         if let Some(mut sm) = dev.sm.take() {
             // A request its model took whole runs to its end there, as one
             // begun on the stream would.
-            if let Some((first, last)) = dev.host_in[1].take() {
-                replay_taken(&mut sm.tx, first, last);
+            // A request its model holds whole is withdrawn unless it took
+            // its first beat: then it runs to its end, as one begun on the
+            // stream would.
+            if dev.host_in[1].is_some() {
+                let now = self.cycle + dev.off;
+                dev.host_in[1] = if dev.dev.host_withdraw(HostIn::SmTx, now) {
+                    None
+                } else {
+                    Some(Held::Orphan)
+                };
             }
             if sm.tx.withdraw_unstarted() {
                 dev.sm_tx_tail = Some(sm.tx);
@@ -1985,9 +2009,6 @@ impl<S: NodeAgent> Net<S> {
         // Packets whose last beat arrives: (cycle of that, port, first
         // cycle, bytes).
         let mut arrived: Vec<(u64, u8, u64, Vec<u8>)> = Vec::new();
-        // Cycles it must be stepped in: the last beats of host MADs its
-        // model took whole.
-        let mut wake_at: Vec<u64> = Vec::new();
         {
             let dev = &mut self.devs[d];
             if std::mem::take(&mut dev.calm_sleep) {
@@ -2116,12 +2137,11 @@ impl<S: NodeAgent> Net<S> {
                 let (_, m, meta, _) = dev.sma_pending.pop_front().expect("checked");
                 dev.sma_tx.push(&m, meta);
             }
-            // A whole MAD the model takes at one beat a cycle goes in at
-            // once; its source hears the beats taken at the last one.
+            // A whole MAD the model holds goes in at once; its source hears
+            // the beats taken when the model took the last one.
             let off = dev.off;
             let ahead = move |dev: &mut dyn Dut, s: HostIn, beats: &[Beat], side: &DevIn| {
-                let last = now + beats.len() as u64 - 1;
-                (ahead_ok && dev.host_burst(s, now + off, beats, side)).then_some((now, last))
+                (ahead_ok && dev.host_burst(s, now + off, beats, side)).then_some(Held::Source)
             };
             if dev.host_in[0].is_none() {
                 if let Some((beats, m)) = dev.sma_tx.whole_front() {
@@ -2133,7 +2153,6 @@ impl<S: NodeAgent> Net<S> {
                         ..DevIn::default()
                     };
                     dev.host_in[0] = ahead(&mut *dev.dev, HostIn::SmaTx, beats, &side);
-                    wake_at.extend(dev.host_in[0].map(|(_, l)| l));
                 }
             }
             if dev.host_in[2].is_none() {
@@ -2143,7 +2162,6 @@ impl<S: NodeAgent> Net<S> {
                         ..DevIn::default()
                     };
                     dev.host_in[2] = ahead(&mut *dev.dev, HostIn::TrapTx, beats, &side);
-                    wake_at.extend(dev.host_in[2].map(|(_, l)| l));
                 }
             }
             if dev.host_in[1].is_none() && dev.sm_tx_tail.is_none() {
@@ -2158,7 +2176,6 @@ impl<S: NodeAgent> Net<S> {
                         ..DevIn::default()
                     };
                     dev.host_in[1] = ahead(&mut *dev.dev, HostIn::SmTx, beats, &side);
-                    wake_at.extend(dev.host_in[1].map(|(_, l)| l));
                 }
             }
             let sma_tx = if dev.host_in[0].is_none() {
@@ -2255,9 +2272,6 @@ impl<S: NodeAgent> Net<S> {
         for (at, p, first, bytes) in arrived {
             self.log_packet((at, 0, d, p), Direction::Inbound, first, bytes, None);
         }
-        for t in wake_at {
-            self.wake.push(Reverse((t, d)));
-        }
     }
 
     /// The output side of clocking device `d` at cycle `now`, with what its
@@ -2297,22 +2311,26 @@ impl<S: NodeAgent> Net<S> {
                 let (off, _) = reads.remove(0);
                 put_sat16(m, off, o.reg_rdata);
             }
-            // MADs the model took whole: their sources hear each beat
-            // taken, in its cycle, at the last one.
-            for s in 0..3 {
-                let Some((first, last)) = dev.host_in[s].filter(|&(_, l)| now >= l) else {
-                    continue;
-                };
-                dev.host_in[s] = None;
-                match s {
-                    0 => replay_taken(&mut dev.sma_tx, first, last),
-                    1 => {
-                        if let Some(sm) = dev.sm.as_mut() {
-                            replay_taken(&mut sm.tx, first, last);
+            // MADs the model held and took whole: their sources hear each
+            // beat taken, in its cycle.
+            if dev.host_in.iter().any(Option::is_some) {
+                let mut taken = std::mem::take(&mut self.host_taken);
+                dev.dev.take_host_taken(&mut taken);
+                for t in taken.drain(..) {
+                    let s = t.stream as usize;
+                    let (first, last) = (t.first - dev.off, t.last - dev.off);
+                    match (s, dev.host_in[s].take()) {
+                        (0, Some(Held::Source)) => replay_taken(&mut dev.sma_tx, first, last),
+                        (1, Some(Held::Source)) => {
+                            if let Some(sm) = dev.sm.as_mut() {
+                                replay_taken(&mut sm.tx, first, last);
+                            }
                         }
+                        (2, Some(Held::Source)) => replay_taken(&mut dev.trap_tx, first, last),
+                        _ => {}
                     }
-                    _ => replay_taken(&mut dev.trap_tx, first, last),
                 }
+                self.host_taken = taken;
             }
             dev.sma_tx.taken(o.sma_tx_tready, now);
             dev.trap_tx.taken(o.trap_tx_tready, now);
@@ -2515,8 +2533,10 @@ impl<S: NodeAgent> Net<S> {
             // (a model given a packet ahead may show idle in its first
             // beat's cycle: its beats to come keep it busy)
             let rx_ahead = dev.rx_given.iter().flatten().any(|&to| to > now + 1);
+            // (and a MAD it holds whole from its host, until it took it)
+            let held = dev.host_in.iter().any(Option::is_some);
             host_work = dev.has_host_work();
-            if (!o.idle || rx_ahead || host_work) && !rewake {
+            if (!o.idle || rx_ahead || host_work || held) && !rewake {
                 busy = true;
             }
         }

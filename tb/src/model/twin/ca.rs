@@ -601,6 +601,11 @@ impl CaPort {
     /// (`idle` implies it.) Up to the first beat taken ahead
     /// ([`CaPort::rx_next`]).
     pub(crate) fn settled(&self, link_up: bool) -> bool {
+        self.quiet_but_sq(link_up) && self.sq.as_ref().map_or(true, |q| self.sq_waits(q))
+    }
+
+    /// [`CaPort::settled`] but for the send engine.
+    pub(crate) fn quiet_but_sq(&self, link_up: bool) -> bool {
         !self.ev_any
             && !self.ev_q_any
             && self.lrx_out.is_none()
@@ -608,7 +613,6 @@ impl CaPort {
             && self.gsi_ev.is_none()
             && self.rx_out.is_none()
             && self.rx_iss == 0
-            && self.sq.as_ref().map_or(true, |q| self.sq_waits(q))
             && self.tx_out.is_none()
             && self.tx_iss == 0
             && self.lt_out.is_none()
@@ -636,6 +640,36 @@ impl CaPort {
         self.lid_prev = (self.lid, self.lmc);
         self.rx_slot_free = self.rx_cnt < self.rx_lim();
         self.t += n;
+    }
+
+    /// The send engine in a packet's header or MAD: its source, and the
+    /// cycles from now before the one that takes the MAD's last beat.
+    pub(crate) fn sq_run(&self) -> Option<(usize, u64)> {
+        let q = self.sq.as_ref()?;
+        let end = self.hdr_beats() + self.mad_beats();
+        (q.k < end).then(|| (q.src, (end - 1 - q.k) as u64))
+    }
+
+    /// `n` cycles at rest of a [`CaPort::quiet_but_sq`] port whose send
+    /// engine runs through a header and a MAD ([`CaPort::sq_run`], `n` at
+    /// most its cycles) with its source's MAD `beats` offered from beat
+    /// `k0` on, as `n` steps would move it: the beats taken, and the cycle
+    /// (of the `n`, from 0) the MAD's first was taken in, if in them.
+    pub(crate) fn sq_jump(&mut self, n: u64, beats: &[Beat], k0: usize) -> (usize, Option<u64>) {
+        let hb = self.hdr_beats();
+        let db = self.db;
+        let Some(q) = self.sq.as_mut() else {
+            return (0, None);
+        };
+        let hdr = (hb.saturating_sub(q.k) as u64).min(n);
+        let take = (n - hdr) as usize;
+        let first = (q.k <= hb && take > 0).then_some(hdr);
+        for b in &beats[k0..k0 + take] {
+            q.mad.extend(unpack(b.data, db));
+        }
+        q.k += hdr as usize + take;
+        self.jump(n);
+        (take, first)
     }
 
     /// Whether the RX buffer presents a beat to the dispatcher.
@@ -717,7 +751,11 @@ impl CaPort {
     /// port's outputs, its inputs at rest (`link_up` as now), may differ
     /// from those of the cycle before, or a beat leaves that the burst
     /// announced does not hold (`t` itself: not calm).
-    pub(crate) fn calm_end(&self, link_up: bool) -> u64 {
+    /// `fed[src]`: send source `src` (SMA, SM, trap) holds a whole MAD
+    /// for this port ([`crate::model::dut::Dut::host_burst`]), a beat in
+    /// every cycle from now: the engine runs through it to the last beat,
+    /// which is taken in a step.
+    pub(crate) fn calm_end(&self, link_up: bool, fed: [bool; 3]) -> u64 {
         let t = self.t;
         let mut u = u64::MAX;
         // receive: a beat on drx moves on; a MAD the RX buffer presents
@@ -743,17 +781,26 @@ impl CaPort {
             _ => {}
         }
         u = u.min(self.rx_ahead_end());
-        // send engine: tready rises at the MAD, the tail writes its beat
+        // send engine: tready rises at the MAD, the tail writes its beat;
+        // a source held whole starts the engine now (it grants at a step)
         let mut waits = false;
+        let mut runs_to = None;
         if let Some(q) = &self.sq {
             let hb = self.hdr_beats();
-            if q.k < hb {
+            let end = hb + self.mad_beats();
+            if fed[q.src] && q.k < end {
+                let last = t + (end - 1 - q.k) as u64;
+                runs_to = Some(last);
+                u = u.min(last);
+            } else if q.k < hb {
                 u = u.min(t + (hb - q.k) as u64);
             } else if self.sq_waits(q) {
                 waits = true;
             } else {
                 u = u.min(t + 1);
             }
+        } else if fed.iter().any(|&f| f) {
+            u = t;
         }
         // the lease's expiry clears the protect bits
         let expiry = self.mkey.expiry().map(|e| e.max(t) + 1);
@@ -770,6 +817,10 @@ impl CaPort {
             }
             if waits {
                 lb = u64::MAX;
+            }
+            if let Some(last) = runs_to {
+                // the engine is busy up to its tail, after the last beat
+                lb = lb.max(last + 1);
             }
             if self.rx_cnt > 0 {
                 // the RX buffer empties no earlier than its MAD's end

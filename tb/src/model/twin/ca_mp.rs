@@ -19,7 +19,10 @@ use anyhow::Result;
 use vl15_bindings::{Changed, DevIn, DevOut, PortIn, PortOut};
 
 use super::ca::{CaPort, PortCtl, PortOuts};
-use crate::model::dut::{port_at_rest, rest_dev_in, show_host, Dut, HostBurst, HostOut, TxBurst};
+use crate::model::dut::{
+    drive_host, host_ready, port_at_rest, rest_dev_in, set_host_ready, show_host, Dut, HostBurst,
+    HostIn, HostOut, HostTaken, TxBurst,
+};
 use crate::model::lockstep::visible_dev;
 use crate::model::stream::Beat;
 
@@ -60,6 +63,21 @@ impl Mux {
     }
 }
 
+/// A MAD the host offers whole ([`Dut::host_burst`]): beat `k` is offered
+/// from `first` on, each until taken.
+#[derive(Debug, Clone)]
+struct Held {
+    stream: HostIn,
+    beats: Vec<Beat>,
+    side: DevIn,
+    first: u64,
+    /// Beats taken, and the cycle the first was.
+    k: usize,
+    first_taken: u64,
+    /// The port its tag names.
+    port: usize,
+}
+
 /// The twin of a CA top.
 pub struct CaTwin {
     ports: Vec<CaPort>,
@@ -88,6 +106,10 @@ pub struct CaTwin {
     rest_outs: Vec<PortOuts>,
     rest_pout: Vec<PortOut>,
     beats: Vec<Beat>,
+    /// MADs held for the send streams, and those taken whole by the last
+    /// step.
+    held: Vec<Held>,
+    taken: Vec<HostTaken>,
 }
 
 impl CaTwin {
@@ -121,6 +143,8 @@ impl CaTwin {
             rest_outs: Vec::with_capacity(n),
             rest_pout: vec![PortOut::default(); n],
             beats: Vec::new(),
+            held: Vec::new(),
+            taken: Vec::new(),
         }
     }
 
@@ -242,9 +266,111 @@ impl CaTwin {
         (o, sma_sel, sm_sel)
     }
 
-    /// One cycle with inputs `i` and `pin_last`: its outputs (the ports'
-    /// into `pout`), then every port and mux moves on.
+    /// `i` with the beats of the MADs held offered on their streams in
+    /// cycle `c`.
+    fn with_held(&self, i: &DevIn, c: u64) -> DevIn {
+        let mut x = *i;
+        for h in self.held.iter().filter(|h| c >= h.first) {
+            drive_host(&mut x, h.stream, &h.beats[h.k], &h.side);
+        }
+        x
+    }
+
+    /// Per send source (SMA, SM, trap), whether a MAD held for port `k` is
+    /// offered from the next cycle on.
+    fn fed(&self, k: usize) -> [bool; 3] {
+        let mut f = [false; 3];
+        for h in self
+            .held
+            .iter()
+            .filter(|h| h.port == k && self.cycle >= h.first)
+        {
+            f[h.stream as usize] = true;
+        }
+        f
+    }
+
+    /// Where one MAD is held and its port's send engine runs through it
+    /// with nothing else moving: up to `left` cycles at rest at once, not
+    /// the one taking its last beat (a step); how many.
+    fn held_jump(&mut self, left: u64) -> Option<u64> {
+        let [h] = &mut self.held[..] else {
+            return None;
+        };
+        let (src, run) = self.ports[h.port].sq_run()?;
+        if src != h.stream as usize || run == 0 || self.cycle < h.first {
+            return None;
+        }
+        let quiet = self
+            .ports
+            .iter()
+            .zip(&self.pin_last)
+            .enumerate()
+            .all(|(k, (p, pi))| {
+                if k == h.port {
+                    p.quiet_but_sq(pi.link_up)
+                } else {
+                    p.settled(pi.link_up)
+                }
+            });
+        if !quiet {
+            return None;
+        }
+        let n = self
+            .ports
+            .iter()
+            .filter_map(CaPort::rx_next)
+            .map(|c| c.saturating_sub(self.cycle))
+            .fold(left.min(run), u64::min);
+        if n == 0 {
+            return None;
+        }
+        let (taken, first) = self.ports[h.port].sq_jump(n, &h.beats, h.k);
+        if let Some(f) = first {
+            h.first_taken = self.cycle + f;
+        }
+        h.k += taken;
+        for (k, p) in self.ports.iter_mut().enumerate() {
+            if k != h.port {
+                p.jump(n);
+            }
+        }
+        self.cycle += n;
+        Some(n)
+    }
+
+    /// One cycle with inputs `i` (and the MADs held) and `pin_last`: its
+    /// outputs (the ports' into `pout`), then every port and mux moves on.
     fn eval(&mut self, i: &DevIn) -> DevOut {
+        if self.held.is_empty() {
+            return self.eval_with(i);
+        }
+        let c = self.cycle;
+        let x = self.with_held(i, c);
+        let o = self.eval_with(&x);
+        let taken = &mut self.taken;
+        self.held.retain_mut(|h| {
+            if c < h.first || !host_ready(&o, h.stream) {
+                return true;
+            }
+            if h.k == 0 {
+                h.first_taken = c;
+            }
+            h.k += 1;
+            if h.k < h.beats.len() {
+                return true;
+            }
+            taken.push(HostTaken {
+                stream: h.stream,
+                first: h.first_taken,
+                last: c,
+            });
+            false
+        });
+        o
+    }
+
+    fn eval_with(&mut self, i: &DevIn) -> DevOut {
         let mut outs = std::mem::take(&mut self.outs);
         let mut pout = std::mem::take(&mut self.pout);
         let (o, sma_sel, sm_sel) = self.present(i, &self.pin_last, &mut outs, &mut pout);
@@ -355,7 +481,8 @@ impl CaTwin {
             .ports
             .iter()
             .zip(&self.pin_last)
-            .map(|(p, pi)| p.calm_end(pi.link_up))
+            .enumerate()
+            .map(|(k, (p, pi))| p.calm_end(pi.link_up, self.fed(k)))
             .min()?;
         if u <= t {
             return None;
@@ -367,10 +494,15 @@ impl CaTwin {
         for (r, p) in rest_pin.iter_mut().zip(&self.pin_last) {
             *r = rest_port_in(p.link_up);
         }
-        let (r, _, _) = self.present(&rest_dev_in(), &rest_pin, &mut outs, &mut pout);
+        let rest = self.with_held(&rest_dev_in(), t);
+        let (mut r, _, _) = self.present(&rest, &rest_pin, &mut outs, &mut pout);
         // sma_rx and sm_rx show what the MADs announced show then, or no
-        // beat
+        // beat; the tready of a stream whose MAD is held is not held
         let mut view = *o;
+        for h in &self.held {
+            set_host_ready(&mut r, h.stream, false);
+            set_host_ready(&mut view, h.stream, false);
+        }
         view.sma_rx_tvalid = false;
         view.sm_rx_tvalid = false;
         for b in &self.host_live {
@@ -464,6 +596,58 @@ impl Dut for CaTwin {
         out.append(&mut self.host_bursts);
     }
 
+    fn host_burst(&mut self, s: HostIn, first: u64, beats: &[Beat], side: &DevIn) -> bool {
+        let tag = match s {
+            HostIn::SmaTx => side.sma_tx_port,
+            HostIn::SmTx => side.sm_tx_port,
+            HostIn::TrapTx => side.trap_tx_port,
+        };
+        // a whole MAD for a port its tag names (a bad tag's beats are
+        // taken and counted as they come), one at a time per stream
+        let Some(port) = self.tagged(tag) else {
+            return false;
+        };
+        let mad_beats = (2048 / self.data_w) as usize;
+        if beats.len() != mad_beats || first < self.cycle || self.held.iter().any(|h| h.stream == s)
+        {
+            return false;
+        }
+        self.held.push(Held {
+            stream: s,
+            beats: beats.to_vec(),
+            side: *side,
+            first,
+            k: 0,
+            first_taken: 0,
+            port,
+        });
+        // (its caller steps it in `first`)
+        self.calm = self.calm.map(|c| c.min(first));
+        true
+    }
+
+    fn take_host_taken(&mut self, out: &mut Vec<HostTaken>) {
+        out.append(&mut self.taken);
+    }
+
+    fn host_withdraw(&mut self, s: HostIn, now: u64) -> bool {
+        if !self.held.iter().any(|h| h.stream == s) {
+            return false;
+        }
+        if self.cycle < now {
+            // (calm up to now: its inputs were at rest)
+            self.skip(now - self.cycle);
+        }
+        // (a skip keeps the order of those left)
+        match self.held.iter().position(|h| h.stream == s) {
+            Some(k) if self.held[k].k == 0 => {
+                self.held.remove(k);
+                true
+            }
+            _ => false,
+        }
+    }
+
     fn takes_rx_bursts(&self) -> bool {
         true
     }
@@ -491,11 +675,16 @@ impl Dut for CaTwin {
         let rest = rest_dev_in();
         let mut left = n;
         while left > 0 {
-            if self
-                .ports
-                .iter()
-                .zip(&self.pin_last)
-                .all(|(p, pi)| p.settled(pi.link_up))
+            if let Some(n) = self.held_jump(left) {
+                left -= n;
+                continue;
+            }
+            if self.held.is_empty()
+                && self
+                    .ports
+                    .iter()
+                    .zip(&self.pin_last)
+                    .all(|(p, pi)| p.settled(pi.link_up))
             {
                 // up to the first beat taken ahead
                 let n = self
@@ -516,7 +705,7 @@ impl Dut for CaTwin {
             for pi in &mut self.pin_last {
                 *pi = rest_port_in(pi.link_up);
             }
-            if self.ports.iter().all(|p| !p.rx_presents()) {
+            if self.held.is_empty() && self.ports.iter().all(|p| !p.rx_presents()) {
                 // no beat for the receive muxes: the ports alone move
                 let ctl = PortCtl::default();
                 for (p, pi) in self.ports.iter_mut().zip(&self.pin_last) {
@@ -556,6 +745,8 @@ impl Dut for CaTwin {
         self.bursts.clear();
         self.host_bursts.clear();
         self.host_live.clear();
+        self.held.clear();
+        self.taken.clear();
         Ok(())
     }
 
