@@ -504,20 +504,22 @@ impl SwitchTwin {
         let rest = rest_dev_in();
         let end = self.cycle.saturating_add(n);
         let mut tx = std::mem::take(&mut self.jump_tx);
+        let mut rx = std::mem::take(&mut self.jump_rx);
         while self.cycle < end {
             if self.active | self.rx_pend == 0 && self.p0.quiet_but_lease(&rest) {
                 self.p0.skip_quiet(self.cycle, end, self.lid);
                 self.cycle = end;
                 break;
             }
-            let (m, ov) = self.jump_plan(end - self.cycle, &mut tx);
+            let (m, ov) = self.jump_plan(end - self.cycle, &mut tx, &mut rx);
             if m >= 2 {
-                self.jump(m, &tx, ov);
+                self.jump(m, &tx, ov, &rx);
             } else {
                 self.rest_step();
             }
         }
         self.jump_tx = tx;
+        self.jump_rx = rx;
     }
 
     /// How many edges from now (at most `left`) can be jumped at once: in
@@ -529,19 +531,48 @@ impl SwitchTwin {
         &self,
         left: u64,
         tx: &mut Vec<(usize, u8, bool, u32)>,
+        rx: &mut Vec<usize>,
     ) -> (u64, Option<(u8, u32)>) {
         tx.clear();
+        rx.clear();
         let mut ov = None;
-        if self.tready_low | self.rx_on | self.rx_pend | self.rx_fed != 0 {
+        if self.tready_low | self.rx_on != 0 {
             return (0, None);
         }
         let Some(mut m) = self.p0.jump_bound(self.cycle) else {
             return (0, None);
         };
         m = m.min(left);
+        // packets arriving as bursts: each cycle's beat queued, none a
+        // last, the receiver and the buffer steady
+        for k in bits(self.rx_pend | self.rx_fed) {
+            if self.rx_fed >> k & 1 == 0 {
+                // a burst to come: up to its first beat
+                match self.rx_q[k].front() {
+                    Some(&(c, _)) if c > self.cycle => {
+                        m = m.min(c - self.cycle);
+                        continue;
+                    }
+                    _ => return (0, None),
+                }
+            }
+            if self.rx_pend >> k & 1 == 0 {
+                return (0, None);
+            }
+            let Some(b) = self.tiles[k].rx_jump_bound() else {
+                return (0, None);
+            };
+            let run = self.rx_q[k]
+                .iter()
+                .zip(self.cycle..)
+                .take_while(|(&(c, ref beat), want)| c == *want && !beat.last)
+                .count() as u64;
+            m = m.min(b).min(run);
+            rx.push(k);
+        }
         for k in bits(self.active) {
             let tl = &self.tiles[k];
-            if tl.rx_staged() || !tl.link_up {
+            if (tl.rx_staged() && !rx.contains(&k)) || !tl.link_up {
                 return (0, None);
             }
             match tl.tx.st {
@@ -614,8 +645,15 @@ impl SwitchTwin {
     }
 
     /// `m` edges as [`SwitchTwin::jump_plan`] found them.
-    fn jump(&mut self, m: u64, tx: &[(usize, u8, bool, u32)], ov: Option<(u8, u32)>) {
+    fn jump(&mut self, m: u64, tx: &[(usize, u8, bool, u32)], ov: Option<(u8, u32)>, rx: &[usize]) {
         let db = self.data_w / 8;
+        for &k in rx {
+            let mut beats = std::mem::take(&mut self.rx_jump_beats);
+            beats.clear();
+            beats.extend(self.rx_q[k].drain(..m as usize).map(|(_, b)| b));
+            self.tiles[k].rx_jump(&beats);
+            self.rx_jump_beats = beats;
+        }
         for &(k, g, vl, j) in tx {
             for i in 0..m as u32 {
                 let b = self.beat_at(g, vl, j + i);

@@ -171,6 +171,10 @@ pub struct SwitchTwin {
     /// The streams a jump of [`Dut::skip`] moves: (output tile, input,
     /// VL15, the input's head beat index).
     jump_tx: Vec<(usize, u8, bool, u32)>,
+    /// The ports whose receive bursts a jump takes beats of, and a buffer
+    /// for those beats.
+    jump_rx: Vec<usize>,
+    rx_jump_beats: Vec<Beat>,
     /// Receive bursts ([`Dut::rx_burst`]) per port: (cycle, beat), the
     /// ports with beats queued, and those fed one at the last edge (their
     /// `rx_valid` falls at the next unless fed again).
@@ -229,6 +233,8 @@ impl SwitchTwin {
             link_chg: 0,
             skip_touch: 0,
             jump_tx: Vec::with_capacity(MAX_PORTS),
+            jump_rx: Vec::with_capacity(MAX_PORTS),
+            rx_jump_beats: Vec::new(),
             rx_q: vec![VecDeque::new(); usize::from(nports)],
             rx_pend: 0,
             rx_fed: 0,

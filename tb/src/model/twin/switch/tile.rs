@@ -169,6 +169,26 @@ impl LinkRx {
         !self.in_pkt && !self.out_valid && !self.ev_pkt
     }
 
+    /// Whether the edges to come with beats that are not a packet's last
+    /// change nothing but what [`LinkRx::take_mid`] moves: inside a
+    /// packet, past its header beats, a beat staged that is not its last.
+    fn steady(&self) -> bool {
+        self.in_pkt && self.nbeat == 2 && self.out_valid && !self.out.last && !self.ev_pkt
+    }
+
+    /// The edge of a [`LinkRx::steady`] receiver with beat `b`, not a
+    /// packet's last, arriving: as [`LinkRx::edge`] moves it.
+    fn take_mid(&mut self, b: &Beat, db: u32) {
+        let nbytes = b.keep.count_ones();
+        self.bcnt = if u32::from(self.bcnt) > 0xFFFF - db {
+            0xFFFF
+        } else {
+            self.bcnt + nbytes as u16
+        };
+        self.bytes.extend_from_slice(&b.data[..db as usize]);
+        self.out = *b;
+    }
+
     /// The clock edge with beat `b` arriving (`valid`, already gated by the
     /// link) at width `db` bytes.
     fn edge(&mut self, valid: bool, b: &Beat, db: u32) {
@@ -424,6 +444,32 @@ impl InBuf {
     /// The tile's occupancy count of this buffer.
     pub(super) fn occ(&self) -> u32 {
         self.occ
+    }
+
+    /// How many edges from now the write side can take beats that are
+    /// not a packet's last with nothing but [`InBuf::write_mid`] moving:
+    /// a packet open, its slot not filling up (then `wfull` would rise).
+    fn write_bound(&self) -> Option<u64> {
+        if !(self.w_open && self.f_open) || self.wfull {
+            return None;
+        }
+        if self.f_claim && !self.f_ovf {
+            Some(u64::from((self.slot_words - 1).saturating_sub(self.wcnt)))
+        } else {
+            // (dropping it: nothing is written)
+            Some(u64::MAX)
+        }
+    }
+
+    /// The write side's edge with beat `s`, not its packet's last, as
+    /// [`InBuf::edge`] moves it within [`InBuf::write_bound`].
+    fn write_mid(&mut self, s: &Beat) {
+        if self.f_claim && !self.f_ovf {
+            let n = s.keep.count_ones() as usize;
+            self.cur.extend_from_slice(&s.data[..n]);
+            self.wcnt += 1;
+        }
+        self.w_beats = self.w_beats.saturating_add(1);
     }
 
     /// `m` edges in which the head is taken and is not its packet's last
@@ -1328,5 +1374,37 @@ impl Tile {
     /// The link receiver's register stage holds a beat (or its events).
     pub(super) fn rx_staged(&self) -> bool {
         self.rx.out_valid || self.rx.ev_pkt
+    }
+
+    /// How many edges from now beats arriving (none a packet's last) can
+    /// be taken with nothing but [`Tile::rx_jump`] moving on the receive
+    /// side: inside a packet past its header, the buffer it goes to
+    /// writing it steadily (the read sides are the caller's).
+    pub(super) fn rx_jump_bound(&self) -> Option<u64> {
+        if !(self.link_up && self.rx_valid && self.rx.steady() && self.rx_tap.bidx == 3) {
+            return None;
+        }
+        self.buf(self.rx.out_vl15).write_bound()
+    }
+
+    /// The edges with `beats` arriving within [`Tile::rx_jump_bound`]: the
+    /// beat staged and all but the last of them go into the buffer, the
+    /// last is staged (and is the wire input last given).
+    pub(super) fn rx_jump(&mut self, beats: &[Beat]) {
+        let Some(last) = beats.last() else {
+            return;
+        };
+        let db = self.db;
+        let vl15 = self.rx.out_vl15;
+        let staged = self.rx.out;
+        let buf = if vl15 { &mut self.vbuf } else { &mut self.dbuf };
+        buf.write_mid(&staged);
+        for b in &beats[..beats.len() - 1] {
+            buf.write_mid(b);
+        }
+        for b in beats {
+            self.rx.take_mid(b, db);
+        }
+        self.rx_beat = *last;
     }
 }
