@@ -19,9 +19,10 @@ use anyhow::Result;
 use vl15_bindings::{Changed, DevIn, DevOut, PortIn, PortOut};
 
 use super::ca::{CaPort, PortCtl, PortOuts};
+use super::held::{self, HeldMad};
 use crate::model::dut::{
-    drive_host, host_ready, port_at_rest, rest_dev_in, set_host_ready, show_host, Dut, HostBurst,
-    HostIn, HostOut, HostTaken, TxBurst,
+    port_at_rest, rest_dev_in, set_host_ready, show_host, Dut, HostBurst, HostIn, HostOut,
+    HostTaken, TxBurst,
 };
 use crate::model::lockstep::visible_dev;
 use crate::model::stream::Beat;
@@ -63,21 +64,6 @@ impl Mux {
     }
 }
 
-/// A MAD the host offers whole ([`Dut::host_burst`]): beat `k` is offered
-/// from `first` on, each until taken.
-#[derive(Debug, Clone)]
-struct Held {
-    stream: HostIn,
-    beats: Vec<Beat>,
-    side: DevIn,
-    first: u64,
-    /// Beats taken, and the cycle the first was.
-    k: usize,
-    first_taken: u64,
-    /// The port its tag names.
-    port: usize,
-}
-
 /// The twin of a CA top.
 pub struct CaTwin {
     ports: Vec<CaPort>,
@@ -108,7 +94,7 @@ pub struct CaTwin {
     beats: Vec<Beat>,
     /// MADs held for the send streams, and those taken whole by the last
     /// step.
-    held: Vec<Held>,
+    held: Vec<HeldMad>,
     taken: Vec<HostTaken>,
 }
 
@@ -269,11 +255,7 @@ impl CaTwin {
     /// `i` with the beats of the MADs held offered on their streams in
     /// cycle `c`.
     fn with_held(&self, i: &DevIn, c: u64) -> DevIn {
-        let mut x = *i;
-        for h in self.held.iter().filter(|h| c >= h.first) {
-            drive_host(&mut x, h.stream, &h.beats[h.k], &h.side);
-        }
-        x
+        held::offer(i, c, &self.held)
     }
 
     /// Per send source (SMA, SM, trap), whether a MAD held for port `k` is
@@ -326,10 +308,7 @@ impl CaTwin {
             return None;
         }
         let (taken, first) = self.ports[h.port].sq_jump(n, &h.beats, h.k);
-        if let Some(f) = first {
-            h.first_taken = self.cycle + f;
-        }
-        h.k += taken;
+        h.took(taken, self.cycle + first.unwrap_or(0));
         for (k, p) in self.ports.iter_mut().enumerate() {
             if k != h.port {
                 p.jump(n);
@@ -348,25 +327,7 @@ impl CaTwin {
         let c = self.cycle;
         let x = self.with_held(i, c);
         let o = self.eval_with(&x);
-        let taken = &mut self.taken;
-        self.held.retain_mut(|h| {
-            if c < h.first || !host_ready(&o, h.stream) {
-                return true;
-            }
-            if h.k == 0 {
-                h.first_taken = c;
-            }
-            h.k += 1;
-            if h.k < h.beats.len() {
-                return true;
-            }
-            taken.push(HostTaken {
-                stream: h.stream,
-                first: h.first_taken,
-                last: c,
-            });
-            false
-        });
+        held::note_taken(&mut self.held, &o, c, &mut self.taken);
         o
     }
 
@@ -597,30 +558,16 @@ impl Dut for CaTwin {
     }
 
     fn host_burst(&mut self, s: HostIn, first: u64, beats: &[Beat], side: &DevIn) -> bool {
-        let tag = match s {
-            HostIn::SmaTx => side.sma_tx_port,
-            HostIn::SmTx => side.sm_tx_port,
-            HostIn::TrapTx => side.trap_tx_port,
-        };
         // a whole MAD for a port its tag names (a bad tag's beats are
         // taken and counted as they come), one at a time per stream
-        let Some(port) = self.tagged(tag) else {
+        let Some(port) = self.tagged(held::tag(s, side)) else {
             return false;
         };
         let mad_beats = (2048 / self.data_w) as usize;
-        if beats.len() != mad_beats || first < self.cycle || self.held.iter().any(|h| h.stream == s)
-        {
+        if !held::can_hold(&self.held, s, first, self.cycle, beats, mad_beats) {
             return false;
         }
-        self.held.push(Held {
-            stream: s,
-            beats: beats.to_vec(),
-            side: *side,
-            first,
-            k: 0,
-            first_taken: 0,
-            port,
-        });
+        self.held.push(HeldMad::new(s, first, beats, side, port));
         // (its caller steps it in `first`)
         self.calm = self.calm.map(|c| c.min(first));
         true

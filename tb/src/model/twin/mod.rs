@@ -18,6 +18,7 @@
 pub mod ca;
 pub mod ca_mp;
 mod gsi;
+mod held;
 mod mkey;
 
 use anyhow::{Context, Result};

@@ -51,8 +51,9 @@ use vl15_bindings::DevOut;
 
 use super::tile::{ps, Beat, Route, RouteSt, TxIn, TxSt};
 use super::{SwitchTwin, MAX_PORTS};
-use crate::model::dut::{bits, rest_dev_in, TxBurst};
+use crate::model::dut::{bits, rest_dev_in, set_host_ready, TxBurst};
 use crate::model::stream;
+use crate::model::twin::held;
 
 /// How an input's buffer and route stay with the inputs at rest.
 enum InCalm {
@@ -117,7 +118,7 @@ impl SwitchTwin {
 
     /// The device outputs of the coming cycle with the inputs at rest.
     pub(super) fn rest_out(&self) -> DevOut {
-        let rest = rest_dev_in();
+        let rest = self.rest_in();
         let busy = bits(self.active).any(|k| self.tiles[k].busy()) || self.p0.busy(&rest);
         let mut o = DevOut {
             reg_rdata: self.rdata(rest.reg_addr),
@@ -129,6 +130,34 @@ impl SwitchTwin {
         };
         self.p0.outputs(&mut o);
         o
+    }
+
+    /// Whether the outputs of the coming cycle at rest are the last
+    /// step's (but the `tready` of a stream whose MAD is held).
+    fn rest_out_holds(&self) -> bool {
+        let mut r = self.rest_out();
+        let mut l = self.last_o;
+        for h in &self.held {
+            set_host_ready(&mut r, h.stream, false);
+            set_host_ready(&mut l, h.stream, false);
+        }
+        r == l
+    }
+
+    /// The inputs of the coming cycle at rest, with the beats of the MADs
+    /// held.
+    pub(super) fn rest_in(&self) -> vl15_bindings::DevIn {
+        held::offer(&rest_dev_in(), self.cycle, &self.held)
+    }
+
+    /// Per host source (SMA, SM, trap), whether it holds a MAD offered
+    /// from the coming cycle on.
+    pub(super) fn fed(&self) -> [bool; 3] {
+        let mut f = [false; 3];
+        for h in self.held.iter().filter(|h| self.cycle >= h.first) {
+            f[h.stream as usize] = true;
+        }
+        f
     }
 
     /// Whether external input `g`'s route `r` (Idle with a packet,
@@ -274,7 +303,7 @@ impl SwitchTwin {
     /// at rest (the current cycle: not calm).
     pub(super) fn calm_horizon(&self) -> u64 {
         let now = self.cycle;
-        if self.all_next || self.rest_out() != self.last_o {
+        if self.all_next || !self.rest_out_holds() {
             return now;
         }
         for k in bits(self.active | self.refresh) {
@@ -403,11 +432,11 @@ impl SwitchTwin {
                 Some(InCalm::Streams(l)) => t = t.min(l + 1),
             }
         }
-        t = t.min(self.p0.calm_bound(now));
+        t = t.min(self.p0.calm_bound(now, self.fed()));
         if t <= now {
             return now;
         }
-        stays |= self.p0.busy(&rest_dev_in());
+        stays |= self.p0.busy(&self.rest_in());
         if !self.last_o.idle && !stays {
             // idle rises when the last busy part is done
             t = t.min(xmax);
@@ -501,12 +530,11 @@ impl SwitchTwin {
             self.cycle += n;
             return;
         }
-        let rest = rest_dev_in();
         let end = self.cycle.saturating_add(n);
         let mut tx = std::mem::take(&mut self.jump_tx);
         let mut rx = std::mem::take(&mut self.jump_rx);
         while self.cycle < end {
-            if self.active | self.rx_pend == 0 && self.p0.quiet_but_lease(&rest) {
+            if self.active | self.rx_pend == 0 && self.p0.quiet_but_lease(&self.rest_in()) {
                 self.p0.skip_quiet(self.cycle, end, self.lid);
                 self.cycle = end;
                 break;
@@ -539,7 +567,7 @@ impl SwitchTwin {
         if self.tready_low | self.rx_on != 0 {
             return (0, None);
         }
-        let Some(mut m) = self.p0.jump_bound(self.cycle) else {
+        let Some(mut m) = self.p0.jump_bound(self.cycle, self.fed()) else {
             return (0, None);
         };
         m = m.min(left);
@@ -669,6 +697,16 @@ impl SwitchTwin {
             self.advance(g, true, m);
         }
         self.p0.jump(m, self.lid);
+        let now = self.cycle;
+        let src = self.p0.sq_host_src();
+        if let Some(h) = self
+            .held
+            .iter_mut()
+            .find(|h| Some(h.stream as u8) == src && now >= h.first)
+        {
+            let (taken, first) = self.p0.jump_fed(m, &h.beats, h.k);
+            h.took(taken, now + first.unwrap_or(0));
+        }
         self.lft_rsp = None;
         self.skip_touch |= self.active;
         self.cycle += m;
@@ -696,7 +734,7 @@ impl SwitchTwin {
         self.rx_on = 0;
         self.link_chg = 0;
         self.feed_rx();
-        self.last_o = self.core(&rest_dev_in());
+        self.last_o = self.core_held(&rest_dev_in());
         self.skip_touch |= self.touched;
     }
 }

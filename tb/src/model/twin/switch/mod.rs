@@ -84,8 +84,9 @@ use std::collections::VecDeque;
 use anyhow::{bail, Result};
 use vl15_bindings::{Changed, DevIn, DevOut, PortIn, PortOut};
 
-use crate::model::dut::{bits, Dut, PortsHint, TxBurst};
+use crate::model::dut::{bits, Dut, HostIn, HostTaken, PortsHint, TxBurst};
 use crate::model::stream;
+use crate::model::twin::held::{self, HeldMad};
 use port0::{P0Ctx, Port0};
 use tile::{ps, Beat, Bus, RouteCfg, Tile, TileCtx, TxIn, TxPlan, NUM_CTRS};
 
@@ -181,6 +182,10 @@ pub struct SwitchTwin {
     rx_q: Vec<VecDeque<(u64, Beat)>>,
     rx_pend: u64,
     rx_fed: u64,
+    /// MADs held for port 0's send streams ([`Dut::host_burst`]), and
+    /// those taken whole.
+    held: Vec<HeldMad>,
+    taken: Vec<HostTaken>,
 }
 
 impl SwitchTwin {
@@ -238,6 +243,8 @@ impl SwitchTwin {
             rx_q: vec![VecDeque::new(); usize::from(nports)],
             rx_pend: 0,
             rx_fed: 0,
+            held: Vec::new(),
+            taken: Vec::new(),
         };
         t.reset_state();
         Ok(t)
@@ -517,6 +524,19 @@ impl SwitchTwin {
 
     /// The cycle once the wire inputs are in the tiles: the outputs, then
     /// the edges.
+    /// [`SwitchTwin::core`] with the beats of the MADs held offered on
+    /// their streams, noting those taken.
+    fn core_held(&mut self, i: &DevIn) -> DevOut {
+        if self.held.is_empty() {
+            return self.core(i);
+        }
+        let c = self.cycle;
+        let x = held::offer(i, c, &self.held);
+        let o = self.core(&x);
+        held::note_taken(&mut self.held, &o, c, &mut self.taken);
+        o
+    }
+
     fn core(&mut self, i: &DevIn) -> DevOut {
         // the register bus: the tile it addresses (every tile for CTR_CLEAR)
         let rport = self.reg_port(i.reg_addr);
@@ -840,7 +860,7 @@ impl Dut for SwitchTwin {
         // a port that stalls or whose link changes voids its announcement
         self.ann &= !(self.tready_low | self.link_chg);
         self.feed_rx();
-        let o = self.core(i);
+        let o = self.core_held(i);
         self.last_o = o;
         self.touched |= std::mem::take(&mut self.skip_touch);
         Ok(o)
@@ -874,6 +894,36 @@ impl Dut for SwitchTwin {
         true
     }
 
+    fn host_burst(&mut self, s: HostIn, first: u64, beats: &[stream::Beat], side: &DevIn) -> bool {
+        let mad_beats = (2048 / self.data_w) as usize;
+        if self.all_next || !held::can_hold(&self.held, s, first, self.cycle, beats, mad_beats) {
+            return false;
+        }
+        self.held.push(HeldMad::new(s, first, beats, side, 0));
+        true
+    }
+
+    fn take_host_taken(&mut self, out: &mut Vec<HostTaken>) {
+        out.append(&mut self.taken);
+    }
+
+    fn host_withdraw(&mut self, s: HostIn, now: u64) -> bool {
+        if !self.held.iter().any(|h| h.stream == s) {
+            return false;
+        }
+        if self.cycle < now {
+            // (calm up to now: its inputs were at rest)
+            self.skip_rest(now - self.cycle);
+        }
+        match self.held.iter().position(|h| h.stream == s) {
+            Some(k) if self.held[k].k == 0 => {
+                self.held.remove(k);
+                true
+            }
+            _ => false,
+        }
+    }
+
     fn rx_burst(&mut self, port: usize, first: u64, beats: &[stream::Beat]) {
         let Some(q) = self.rx_q.get_mut(port) else {
             return;
@@ -901,6 +951,8 @@ impl Dut for SwitchTwin {
 
     fn reset(&mut self, cycles: u32) -> Result<()> {
         self.reset_state();
+        self.held.clear();
+        self.taken.clear();
         self.cycle += u64::from(cycles);
         Ok(())
     }

@@ -43,6 +43,7 @@ use vl15_bindings::{DevIn, DevOut};
 use super::gmp_rx::{GmpRx, GmpRxCtx, OdHead};
 use super::tile::{ps, Beat, OutArb, PktLenTap, Route, RouteCfg, RouteSt};
 use crate::model::regmap::swreg::ctr;
+use crate::model::stream;
 use crate::model::twin::ca::{pack, smp_packet};
 use crate::model::twin::mkey::Mkey;
 use crate::proto::crc;
@@ -477,7 +478,10 @@ impl Port0 {
     /// decides, the send queue copies a forwarded MAD up to the last beat
     /// before its last, the lease does not expire; output 0's VL15 side
     /// and port 0's inputs are the switch's to judge.
-    pub fn jump_bound(&self, now: u64) -> Option<u64> {
+    ///
+    /// `fed[src]`: host source `src` (SMA, SM, trap) holds a whole MAD
+    /// offered from now on; the send queue copies it as a forward's.
+    pub fn jump_bound(&self, now: u64, fed: [bool; 3]) -> Option<u64> {
         if self.extra_q || !self.grx.quiet() {
             return None;
         }
@@ -495,12 +499,18 @@ impl Port0 {
         let me = self.mad_end();
         match &self.sq {
             None => {
-                if self.fwd_valid() && self.p0.slot_free {
+                if (self.fwd_valid() || fed.contains(&true)) && self.p0.slot_free {
                     return None;
                 }
             }
             Some(q) if q.src == SRC_FWD => {
                 if !self.fwd_valid() || q.k + 1 >= me {
+                    return None;
+                }
+                m = m.min((me - 1 - q.k) as u64);
+            }
+            Some(q) if fed.get(usize::from(q.src)) == Some(&true) => {
+                if q.k + 1 >= me {
                     return None;
                 }
                 m = m.min((me - 1 - q.k) as u64);
@@ -512,6 +522,32 @@ impl Port0 {
             }
         }
         Some(m)
+    }
+
+    /// The host source (SMA 0, SM 1, trap 2) the send queue is sending.
+    pub fn sq_host_src(&self) -> Option<u8> {
+        self.sq.as_ref().map(|q| q.src).filter(|&s| s != SRC_FWD)
+    }
+
+    /// `m` edges as [`Port0::jump_bound`] allows of a send queue that
+    /// copies a host source's MAD held whole (`beats`, from beat `k0`):
+    /// the beats taken, and the edge (of the `m`, from 0) that took the
+    /// MAD's first, if one did.
+    pub fn jump_fed(&mut self, m: u64, beats: &[stream::Beat], k0: usize) -> (usize, Option<u64>) {
+        let hb = self.hdr_beats();
+        let db = self.db;
+        let Some(q) = self.sq.as_mut().filter(|q| q.src != SRC_FWD) else {
+            return (0, None);
+        };
+        let hdr = (hb.saturating_sub(q.k) as u64).min(m);
+        let take = (m - hdr) as usize;
+        let first = (q.k <= hb && take > 0).then_some(hdr);
+        for b in &beats[k0..k0 + take] {
+            q.mad
+                .extend((0..db).map(|i| (b.data[i / 8] >> ((i % 8) * 8)) as u8));
+        }
+        q.k += hdr as usize + take;
+        (take, first)
     }
 
     /// `m` edges as [`Port0::jump_bound`] allows (the port-0 LID `lid`):
@@ -554,7 +590,11 @@ impl Port0 {
     /// streams are the switch's to judge. Streams that are calm: the send
     /// queue's header beats and its copy of a forwarded MAD from the
     /// receive buffer, up to the tail beat (its verdict).
-    pub fn calm_bound(&self, now: u64) -> u64 {
+    ///
+    /// `fed[src]`: host source `src` holds a whole MAD offered from now on
+    /// ([`Port0::jump_bound`]): the queue runs through it to the step that
+    /// takes its last beat; one waiting for the queue is stepped.
+    pub fn calm_bound(&self, now: u64, fed: [bool; 3]) -> u64 {
         if self.extra_q || !self.grx.quiet() {
             return now;
         }
@@ -567,7 +607,7 @@ impl Port0 {
         let me = self.mad_end();
         match &self.sq {
             None => {
-                if self.fwd_valid() && self.p0.slot_free {
+                if fed.contains(&true) || (self.fwd_valid() && self.p0.slot_free) {
                     return now;
                 }
             }
@@ -575,7 +615,9 @@ impl Port0 {
                 if q.k >= me {
                     return now;
                 }
-                if q.src == SRC_FWD {
+                if fed.get(usize::from(q.src)) == Some(&true) {
+                    t = t.min(now + (me - 1 - q.k) as u64);
+                } else if q.src == SRC_FWD {
                     // one header beat or MAD beat per cycle, the forwarded
                     // MAD's beats all in the receive buffer: the tail at
                     // now + me - k

@@ -28,7 +28,7 @@ use std::collections::VecDeque;
 use anyhow::{Context, Result};
 use vl15_bindings::{Changed, DevIn, DevOut, PortIn};
 
-use crate::model::dut::{inputs_at_rest, Dut};
+use crate::model::dut::{inputs_at_rest, Dut, HostIn, HostTaken};
 use crate::model::lockstep::Lockstep;
 use crate::model::regmap::{reg, swreg};
 use crate::model::stream;
@@ -529,6 +529,11 @@ struct Counts {
     tx: u64,
     rx_bursts: u64,
     rx_calm: u64,
+    /// MADs held whole ([`Dut::host_burst`]), those still held, and the
+    /// calm cycles in which one was.
+    held: u64,
+    holding: u64,
+    held_calm: u64,
 }
 
 struct CalmProbe {
@@ -555,6 +560,7 @@ impl Dut for CalmProbe {
         let now = self.ls.cycle();
         let o = self.ls.step(i, pin, changed)?;
         if self.ls.calm_cycles() > c0 {
+            self.n.held_calm += u64::from(self.n.holding > 0);
             if !o.idle {
                 self.n.busy += 1;
                 self.n.tx += u64::from(self.ls.ports_out().iter().any(|p| p.tx_tvalid));
@@ -580,6 +586,20 @@ impl Dut for CalmProbe {
         self.rx_to[port] = self.rx_to[port].min(from);
         self.ls.rx_burst_cut(port, from);
     }
+    fn host_burst(&mut self, s: HostIn, first: u64, beats: &[stream::Beat], side: &DevIn) -> bool {
+        let held = self.ls.host_burst(s, first, beats, side);
+        self.n.held += u64::from(held);
+        self.n.holding += u64::from(held);
+        held
+    }
+    fn take_host_taken(&mut self, out: &mut Vec<HostTaken>) {
+        let n = out.len();
+        self.ls.take_host_taken(out);
+        self.n.holding -= (out.len() - n) as u64;
+    }
+    fn host_withdraw(&mut self, s: HostIn, now: u64) -> bool {
+        self.ls.host_withdraw(s, now)
+    }
     fn ports_out(&self) -> &[vl15_bindings::PortOut] {
         self.ls.ports_out()
     }
@@ -587,6 +607,7 @@ impl Dut for CalmProbe {
         self.ls.skip(n);
     }
     fn reset(&mut self, cycles: u32) -> Result<()> {
+        self.n.holding = 0;
         self.ls.reset(cycles)
     }
     fn cycle(&self) -> u64 {
@@ -623,8 +644,14 @@ fn soak(nports: u8, data_w: u32, seed: u64, cycles: u64) -> Result<()> {
     eprintln!(
         "{nports} ports DataW {data_w} seed {seed}: twin calm in {calm} of {all} cycles, \
          {} of them busy, {} with a beat leaving; {} receive bursts, calm in {} cycles \
-         of them",
-        n.busy, n.tx, n.rx_bursts, n.rx_calm
+         of them; {} MADs held whole, calm in {} cycles while one was",
+        n.busy, n.tx, n.rx_bursts, n.rx_calm, n.held, n.held_calm
+    );
+    anyhow::ensure!(
+        n.held > 0 && n.held_calm > 0,
+        "{} MADs held whole, the twin calm in {} cycles while one was",
+        n.held,
+        n.held_calm
     );
     anyhow::ensure!(
         n.busy > 0 && n.busy > n.tx && (nports == 1 || n.tx > 0),
@@ -723,6 +750,20 @@ fn traffic(d: &mut dyn Dut, nports: u8, data_w: u32, seed: u64, cycles: u64) -> 
     // cycles left of a phase at rest; a beat on sma_tx not taken
     let mut rest_left = 0u32;
     let mut resp_held = false;
+    // the SMA's answer, the SM's request and the trap held whole by the
+    // model (offered at once, as a fabric's host does), and a buffer for
+    // those it took
+    let mut in_model = [false; 3];
+    let mut taken: Vec<HostTaken> = Vec::new();
+    let mad_beats = 256 / db;
+    let whole = |q: &mut dyn Iterator<Item = ([u64; 2], bool)>| -> Vec<stream::Beat> {
+        q.map(|(data, last)| stream::Beat {
+            data,
+            keep: 0,
+            last,
+        })
+        .collect()
+    };
     // whether the last cycle's inputs were at rest, with the links before
     // it: a model that takes receive bursts is given a packet whole only
     // after a cycle that was not (as in a fabric, the step of its first
@@ -745,6 +786,7 @@ fn traffic(d: &mut dyn Dut, nports: u8, data_w: u32, seed: u64, cycles: u64) -> 
             && !g_held
             && !sm.held
             && !trap.held
+            && !in_model.contains(&true)
             && pend.is_empty()
         {
             resetup = true;
@@ -761,6 +803,7 @@ fn traffic(d: &mut dyn Dut, nports: u8, data_w: u32, seed: u64, cycles: u64) -> 
             resp.clear();
             sm.clear();
             trap.clear();
+            in_model = [false; 3];
             pend.clear();
             rearm = None;
             p0base = [0; 16];
@@ -1024,6 +1067,21 @@ fn traffic(d: &mut dyn Dut, nports: u8, data_w: u32, seed: u64, cycles: u64) -> 
         }
         i.sma_rx_tready = rest || r.below(100) < sma_ready;
         i.sm_rx_tready = rest || r.below(100) < sma_ready;
+        // an answer not begun offered whole, now and then
+        if !in_model[0] && !resp_held && resp.len() == mad_beats && r.chance(2) {
+            let side = DevIn {
+                sma_tx_slid: resp_meta.0,
+                sma_tx_dlid: resp_meta.1,
+                sma_tx_sl: resp_meta.2,
+                ..DevIn::default()
+            };
+            let b = whole(&mut resp.iter().copied());
+            let first = d.cycle();
+            if d.host_burst(HostIn::SmaTx, first, &b, &side) {
+                in_model[0] = true;
+                resp.clear();
+            }
+        }
         if let Some(&(data, last)) = resp.front().filter(|_| !rest || resp_held) {
             i.sma_tx_tvalid = true;
             i.sma_tx_tdata = data;
@@ -1032,10 +1090,24 @@ fn traffic(d: &mut dyn Dut, nports: u8, data_w: u32, seed: u64, cycles: u64) -> 
         }
         // the SM's requests and the traps; the SM receive doorbell, which
         // a switch does not have (its SM has no receive queue)
-        if !rest && sm.q.is_empty() && r.chance(200) {
+        if !rest && sm.q.is_empty() && !in_model[1] && r.chance(200) {
             let (mad, dlid, sl) = sm_request(&mut r, nports);
             sm.load(&mad, db);
             sm_meta = (dlid, sl, r.next() as u8);
+        }
+        if !in_model[1] && !sm.held && sm.q.len() == mad_beats && r.chance(2) {
+            let side = DevIn {
+                sm_tx_dlid: sm_meta.0,
+                sm_tx_sl: sm_meta.1,
+                sm_tx_path_bits: sm_meta.2,
+                ..DevIn::default()
+            };
+            let b = whole(&mut sm.q.iter().copied());
+            let first = d.cycle();
+            if d.host_burst(HostIn::SmTx, first, &b, &side) {
+                in_model[1] = true;
+                sm.q.clear();
+            }
         }
         if let Some((data, last)) = sm.present(&mut r, true).filter(|_| !rest || sm.held) {
             i.sm_tx_tvalid = true;
@@ -1043,8 +1115,16 @@ fn traffic(d: &mut dyn Dut, nports: u8, data_w: u32, seed: u64, cycles: u64) -> 
             i.sm_tx_tlast = last;
             (i.sm_tx_dlid, i.sm_tx_sl, i.sm_tx_path_bits) = sm_meta;
         }
-        if !rest && trap.q.is_empty() && r.chance(400) {
+        if !rest && trap.q.is_empty() && !in_model[2] && r.chance(400) {
             trap.load(&trap_mad(&mut r, nports), db);
+        }
+        if !in_model[2] && !trap.held && trap.q.len() == mad_beats && r.chance(2) {
+            let b = whole(&mut trap.q.iter().copied());
+            let first = d.cycle();
+            if d.host_burst(HostIn::TrapTx, first, &b, &DevIn::default()) {
+                in_model[2] = true;
+                trap.q.clear();
+            }
         }
         if let Some((data, last)) = trap.present(&mut r, true).filter(|_| !rest || trap.held) {
             i.trap_tx_tvalid = true;
@@ -1093,6 +1173,15 @@ fn traffic(d: &mut dyn Dut, nports: u8, data_w: u32, seed: u64, cycles: u64) -> 
         resp_held = i.sma_tx_tvalid && !o.sma_tx_tready;
         seen.sm_sent += u64::from(sm.step(i.sm_tx_tvalid, o.sm_tx_tready));
         seen.trap_sent += u64::from(trap.step(i.trap_tx_tvalid, o.trap_tx_tready));
+        d.take_host_taken(&mut taken);
+        for t in taken.drain(..) {
+            in_model[t.stream as usize] = false;
+            match t.stream {
+                HostIn::SmaTx => {}
+                HostIn::SmTx => seen.sm_sent += 1,
+                HostIn::TrapTx => seen.trap_sent += 1,
+            }
+        }
         g_held = i.gmp_tx_tvalid && !o.gmp_tx_tready;
         if o.gmp_rx_tvalid && o.gmp_rx_tlast {
             verdicts[usize::from(o.gmp_rx_reason & 7)] += 1;
@@ -1107,7 +1196,7 @@ fn traffic(d: &mut dyn Dut, nports: u8, data_w: u32, seed: u64, cycles: u64) -> 
                 seen.viol += u64::from(o.sma_rx_mkey_viol);
                 seen.mask += u64::from(o.sma_rx_mkey_mask);
                 let mut mad = std::mem::take(&mut rx_mad);
-                if resp.is_empty() && !o.sma_rx_mkey_viol {
+                if resp.is_empty() && !in_model[0] && !o.sma_rx_mkey_viol {
                     // the answer: GetResp, back to the requester
                     mad[3] = 0x81;
                     resp.extend(beats(&mad, db).into_iter().map(|(w, _, l)| (w, l)));
