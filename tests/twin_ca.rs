@@ -309,6 +309,9 @@ mod calm {
                         let mut o = frozen.0;
                         o.sma_rx_tvalid = false;
                         o.sm_rx_tvalid = false;
+                        if let Some(v) = dut.calm_idle() {
+                            o.idle = v;
+                        }
                         for b in host.iter() {
                             let Some(beat) =
                                 c.checked_sub(b.first).and_then(|k| b.beats.get(k as usize))

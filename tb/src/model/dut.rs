@@ -237,14 +237,20 @@ pub trait Dut: Send {
     /// stepped again if from the next cycle on its inputs are at rest
     /// ([`rest_dev_in`]; every port as [`port_at_rest`] says, with the
     /// last step's `link_up`). In every cycle before it, the model's
-    /// outputs are the last step's, except `tx_*`, `sma_rx_*` and
-    /// `sm_rx_*`: a beat of a burst it announced ([`Dut::take_tx_bursts`],
+    /// outputs are the last step's, except `idle` ([`Dut::calm_idle`]),
+    /// `tx_*`, `sma_rx_*` and `sm_rx_*`: a beat of a burst it announced ([`Dut::take_tx_bursts`],
     /// [`Dut::take_host_bursts`]) in that burst's cycles, no beat (`tvalid`
     /// 0) otherwise. A caller may then [`Dut::skip`] up to
     /// that cycle instead of stepping, and must step the model (after
     /// skipping to it) in any cycle in which an input is not at rest, and
     /// tell it every port changed. None (the default): the next cycle.
     fn calm_until(&self) -> Option<u64> {
+        None
+    }
+    /// `idle` in the calm cycles after the last step, where it is not that
+    /// step's (a packet arriving lowers it in the cycle after its first
+    /// beat): one value for the whole calm period. None: the step's.
+    fn calm_idle(&self) -> Option<bool> {
         None
     }
     /// Move the transmit bursts the last step announced into `out`. Each

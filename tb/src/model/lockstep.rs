@@ -164,6 +164,9 @@ impl Lockstep {
             let mut o = self.o_dev;
             o.sma_rx_tvalid = false;
             o.sm_rx_tvalid = false;
+            if let Some(v) = self.other.calm_idle() {
+                o.idle = v;
+            }
             self.host_out
                 .retain(|b| b.first + b.beats.len() as u64 > cycle);
             for b in &self.host_out {

@@ -79,8 +79,10 @@ pub struct CaTwin {
     outs: Vec<PortOuts>,
     cycle: u64,
     /// After a step at rest: the cycle it must be stepped again in
-    /// ([`Dut::calm_until`]).
+    /// ([`Dut::calm_until`]), and `idle` until then where it is not the
+    /// step's ([`Dut::calm_idle`]).
     calm: Option<u64>,
+    calm_idle: Option<bool>,
     /// The bursts the last step announced.
     bursts: Vec<TxBurst>,
     /// The MADs to the host the last step announced, and those announced
@@ -122,6 +124,7 @@ impl CaTwin {
             outs: Vec::with_capacity(n),
             cycle: 0,
             calm: None,
+            calm_idle: None,
             bursts: Vec::new(),
             host_bursts: Vec::new(),
             host_live: Vec::new(),
@@ -471,6 +474,10 @@ impl CaTwin {
                 show_host(&mut view, b, beat);
             }
         }
+        // idle may change once, in the first calm cycle (the ports' calm
+        // ends no later than it changes again)
+        self.calm_idle = (r.idle != view.idle).then_some(r.idle);
+        view.idle = r.idle;
         let w = self.data_w;
         let same = visible_dev(&r, w) == visible_dev(&view, w)
             && r.reg_rdata == o.reg_rdata
@@ -541,12 +548,17 @@ impl Dut for CaTwin {
                 });
             }
         }
+        self.calm_idle = None;
         self.calm = if at_rest { self.calm_after(&o) } else { None };
         Ok(o)
     }
 
     fn calm_until(&self) -> Option<u64> {
         self.calm
+    }
+
+    fn calm_idle(&self) -> Option<bool> {
+        self.calm_idle
     }
 
     fn take_tx_bursts(&mut self, out: &mut Vec<TxBurst>) {

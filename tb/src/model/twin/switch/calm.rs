@@ -137,6 +137,8 @@ impl SwitchTwin {
     fn rest_out_holds(&self) -> bool {
         let mut r = self.rest_out();
         let mut l = self.last_o;
+        // (idle may change once, in the first calm cycle: `calm_idle`)
+        l.idle = r.idle;
         for h in &self.held {
             set_host_ready(&mut r, h.stream, false);
             set_host_ready(&mut l, h.stream, false);
@@ -437,7 +439,7 @@ impl SwitchTwin {
             return now;
         }
         stays |= self.p0.busy(&self.rest_in());
-        if !self.last_o.idle && !stays {
+        if !self.rest_out().idle && !stays {
             // idle rises when the last busy part is done
             t = t.min(xmax);
         }

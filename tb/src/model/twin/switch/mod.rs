@@ -886,6 +886,11 @@ impl Dut for SwitchTwin {
         (t > self.cycle).then_some(t)
     }
 
+    fn calm_idle(&self) -> Option<bool> {
+        let idle = self.rest_out().idle;
+        (idle != self.last_o.idle).then_some(idle)
+    }
+
     fn take_tx_bursts(&mut self, out: &mut Vec<TxBurst>) {
         self.announce(out);
     }

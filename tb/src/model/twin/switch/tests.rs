@@ -2007,8 +2007,8 @@ fn calm_through_a_hop() -> Result<()> {
                 false,
             ),
             ("2 GMPs from the host", vec![], 2, 6, false),
-            ("LID-routed SMP, a burst", vec![lid.clone()], 0, 6, true),
-            ("DR SMP forwarded, a burst", vec![dr.clone()], 0, 11, true),
+            ("LID-routed SMP, a burst", vec![lid.clone()], 0, 5, true),
+            ("DR SMP forwarded, a burst", vec![dr.clone()], 0, 10, true),
         ] {
             let mut q: VecDeque<_> = wire_pkts.iter().flat_map(|b| wire(b, db)).collect();
             let mut arrive = 0;
