@@ -132,10 +132,9 @@ impl SwitchTwin {
         o
     }
 
-    /// Whether the outputs of the coming cycle at rest are the last
+    /// Whether `r`, the outputs of the coming cycle at rest, are the last
     /// step's (but the `tready` of a stream whose MAD is held).
-    fn rest_out_holds(&self) -> bool {
-        let mut r = self.rest_out();
+    fn rest_out_holds(&self, mut r: DevOut) -> bool {
         let mut l = self.last_o;
         // (idle may change once, in the first calm cycle: `calm_idle`)
         l.idle = r.idle;
@@ -305,7 +304,11 @@ impl SwitchTwin {
     /// at rest (the current cycle: not calm).
     pub(super) fn calm_horizon(&self) -> u64 {
         let now = self.cycle;
-        if self.all_next || !self.rest_out_holds() {
+        if self.all_next {
+            return now;
+        }
+        let rest_o = self.rest_out();
+        if !self.rest_out_holds(rest_o) {
             return now;
         }
         for k in bits(self.active | self.refresh) {
@@ -439,7 +442,7 @@ impl SwitchTwin {
             return now;
         }
         stays |= self.p0.busy(&self.rest_in());
-        if !self.rest_out().idle && !stays {
+        if !rest_o.idle && !stays {
             // idle rises when the last busy part is done
             t = t.min(xmax);
         }
