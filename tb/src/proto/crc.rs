@@ -7,7 +7,7 @@
 //! LRH..ICRC unmasked; byte order per `VCRC_LSB_FIRST` (not yet validated
 //! against hardware, ibspec §12 item 1).
 
-use ::crc::{Algorithm, Crc, CRC_32_ISO_HDLC};
+use ::crc::{Algorithm, Crc, Table, CRC_32_ISO_HDLC};
 
 use crate::proto::packet::consts::{BTH_RESV8A_OFFSET, ICRC_BYTES, VCRC_BYTES};
 
@@ -32,9 +32,11 @@ pub const IB_VCRC16: Algorithm<u16> = Algorithm {
     residue: 0xF6AA,
 };
 
-/// CRC-32/ISO-HDLC is zlib's CRC-32 (check 0xCBF43926).
-const ICRC_ENGINE: Crc<u32> = Crc::<u32>::new(&CRC_32_ISO_HDLC);
-const VCRC_ENGINE: Crc<u16> = Crc::<u16>::new(&IB_VCRC16);
+/// CRC-32/ISO-HDLC is zlib's CRC-32 (check 0xCBF43926). Both engines
+/// take 16 bytes a step (slice-by-16 tables): every packet on every hop
+/// is checked and sent with them.
+const ICRC_ENGINE: Crc<u32, Table<16>> = Crc::<u32, Table<16>>::new(&CRC_32_ISO_HDLC);
+const VCRC_ENGINE: Crc<u16, Table<16>> = Crc::<u16, Table<16>>::new(&IB_VCRC16);
 
 /// ICRC of a local (no GRH) packet given LRH..end of payload (no CRCs):
 /// CRC-32 with LRH.VL (byte 0 bits 7:4) and BTH.resv8a (byte 12) as 1s.
