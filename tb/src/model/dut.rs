@@ -166,12 +166,16 @@ pub fn set_host_ready(o: &mut DevOut, s: HostIn, v: bool) {
 /// register write, no doorbell, every receive stream ready, register
 /// address 0 — what a fabric gives a device whose host side has no work.
 pub fn rest_dev_in() -> DevIn {
-    DevIn {
+    *REST_DEV_IN.get_or_init(|| DevIn {
         sma_rx_tready: true,
         sm_rx_tready: true,
         ..DevIn::default()
-    }
+    })
 }
+
+/// [`rest_dev_in`], built once: the twins and `Net` ask for it several
+/// times a step, and `DevIn::default` is not inlined across the bridge.
+static REST_DEV_IN: std::sync::OnceLock<DevIn> = std::sync::OnceLock::new();
 
 /// Whether `p` is a port's inputs at rest, with `link_up` as the model
 /// last saw it: no beat arriving, no host data offered, `tx_tready`.
