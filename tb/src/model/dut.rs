@@ -309,13 +309,6 @@ pub trait Dut: Send {
     /// Move the MADs held ([`Dut::host_burst`]) whose last beat the last
     /// step took into `out`.
     fn take_host_taken(&mut self, _out: &mut Vec<HostTaken>) {}
-    /// The host withdraws the MAD held on `s` before cycle `now` (the
-    /// cycle of the next step): true where the model had not taken its
-    /// first beat by then and drops it; false where it had (it takes the
-    /// rest, as a host finishing a MAD begun would) or holds none.
-    fn host_withdraw(&mut self, _s: HostIn, _now: u64) -> bool {
-        false
-    }
     /// Hold `rst_ni` low for `cycles` cycles.
     fn reset(&mut self, cycles: u32) -> Result<()>;
     /// Cycles so far (reset and skipped cycles included).

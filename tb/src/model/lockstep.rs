@@ -25,22 +25,11 @@ use vl15_bindings::{Changed, DevIn, DevOut, PortIn, PortOut};
 use std::collections::VecDeque;
 
 use crate::model::dut::{
-    drive_host, host_ready, inputs_at_rest, set_host_ready, show_host, Dut, HostBurst, HostIn,
-    HostTaken, TxBurst,
+    host_ready, inputs_at_rest, set_host_ready, show_host, Dut, HostBurst, HostIn, HostTaken,
+    TxBurst,
 };
+use crate::model::held::{self, HeldMad};
 use crate::model::stream::Beat;
-
-/// A MAD the other model holds whole that the RTL gets beat by beat, as
-/// a host drives it: beat `k` offered from `first` on, each until the
-/// RTL takes it.
-struct HostFeed {
-    stream: HostIn,
-    beats: Vec<Beat>,
-    side: DevIn,
-    first: u64,
-    k: usize,
-    first_taken: u64,
-}
 
 /// The RTL and a second model of the same device, in lockstep.
 pub struct Lockstep {
@@ -73,15 +62,13 @@ pub struct Lockstep {
     /// `trap_tx`), which the RTL gets beat by beat; those the RTL took
     /// whole in this step; those the other model took whole, for the
     /// caller.
-    rtl_host: Vec<HostFeed>,
+    rtl_host: Vec<HeldMad>,
     rtl_taken: Vec<HostTaken>,
     o_taken: Vec<HostTaken>,
     taken_out: Vec<HostTaken>,
     /// MADs the other model announced to its host, with beats to come.
     host_out: Vec<HostBurst>,
     fresh_host: Vec<HostBurst>,
-    /// A difference found between steps, reported at the next.
-    err: Option<String>,
 }
 
 impl Lockstep {
@@ -115,7 +102,6 @@ impl Lockstep {
             taken_out: Vec::new(),
             host_out: Vec::new(),
             fresh_host: Vec::new(),
-            err: None,
         })
     }
 
@@ -382,14 +368,8 @@ fn field_diff(a: &str, b: &str) -> String {
 impl Dut for Lockstep {
     fn step(&mut self, i: &DevIn, pin: &[PortIn], changed: Changed<'_>) -> Result<DevOut> {
         let cycle = self.rtl.cycle();
-        if let Some(e) = self.err.take() {
-            bail!("{e}");
-        }
         let i_twin = i;
-        let mut ri = *i;
-        for h in self.rtl_host.iter().filter(|h| cycle >= h.first) {
-            drive_host(&mut ri, h.stream, &h.beats[h.k], &h.side);
-        }
+        let ri = held::offer(i, cycle, &self.rtl_host);
         let i = &ri;
         let o = if self.rtl_rx.iter().all(VecDeque::is_empty) {
             self.rtl.step(i, pin, changed)?
@@ -414,26 +394,8 @@ impl Dut for Lockstep {
             }
             self.rtl.step(i, &self.rtl_pin, Changed::All)?
         };
-        let rtl_taken = &mut self.rtl_taken;
-        rtl_taken.clear();
-        self.rtl_host.retain_mut(|h| {
-            if cycle < h.first || !host_ready(&o, h.stream) {
-                return true;
-            }
-            if h.k == 0 {
-                h.first_taken = cycle;
-            }
-            h.k += 1;
-            if h.k < h.beats.len() {
-                return true;
-            }
-            rtl_taken.push(HostTaken {
-                stream: h.stream,
-                first: h.first_taken,
-                last: cycle,
-            });
-            false
-        });
+        self.rtl_taken.clear();
+        held::note_taken(&mut self.rtl_host, &o, cycle, &mut self.rtl_taken);
         let (mut t, calm) = self.other_step(cycle, i_twin, pin, changed)?;
         // A MAD held whole is taken by both in the same cycles; the other
         // model is stepped in the cycle it takes the last beat.
@@ -527,41 +489,12 @@ impl Dut for Lockstep {
         }
         // Its calm was judged without it: it is stepped in `first`.
         self.o_calm = self.o_calm.map(|c| c.min(first));
-        self.rtl_host.push(HostFeed {
-            stream: s,
-            beats: beats.to_vec(),
-            side: *side,
-            first,
-            k: 0,
-            first_taken: 0,
-        });
+        self.rtl_host.push(HeldMad::new(s, first, beats, side, 0));
         true
     }
 
     fn take_host_taken(&mut self, out: &mut Vec<HostTaken>) {
         out.append(&mut self.taken_out);
-    }
-
-    fn host_withdraw(&mut self, s: HostIn, now: u64) -> bool {
-        let Some(k) = self.rtl_host.iter().position(|h| h.stream == s) else {
-            return false;
-        };
-        let rtl = self.rtl_host[k].k == 0;
-        let other = self.other.host_withdraw(s, now);
-        if rtl != other {
-            self.err.get_or_insert(format!(
-                "withdrawing the MAD held on {s:?} before cycle {now}: {} had {} its first beat, \
-                 {} had {}",
-                self.rtl.describe(),
-                if rtl { "not taken" } else { "taken" },
-                self.other.describe(),
-                if other { "not taken" } else { "taken" },
-            ));
-        }
-        if rtl {
-            self.rtl_host.remove(k);
-        }
-        rtl
     }
 
     fn rx_burst_cut(&mut self, port: usize, from: u64) {

@@ -15,6 +15,7 @@ pub mod bench;
 pub mod cells;
 pub mod device;
 pub mod dut;
+pub mod held;
 pub mod lockstep;
 pub mod net;
 pub mod node_hw;

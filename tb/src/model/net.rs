@@ -239,8 +239,8 @@ struct Prep {
 enum Held {
     /// The stream's source: it hears the beats taken.
     Source,
-    /// No one's: its SM detached after the model took its first beat, and
-    /// the model sends it all the same.
+    /// No one's: its SM detached while the model held it (offered, so
+    /// sent all the same).
     Orphan,
 }
 
@@ -1414,16 +1414,11 @@ impl<S: NodeAgent> Net<S> {
         if let Some(mut sm) = dev.sm.take() {
             // A request its model took whole runs to its end there, as one
             // begun on the stream would.
-            // A request its model holds whole is withdrawn unless it took
-            // its first beat: then it runs to its end, as one begun on the
-            // stream would.
+            // A request its model holds whole was presented (its first
+            // beat offered) and runs to its end, as one presented on the
+            // stream would (AXI-Stream: a beat offered stays until taken).
             if dev.host_in[1].is_some() {
-                let now = self.cycle + dev.off;
-                dev.host_in[1] = if dev.dev.host_withdraw(HostIn::SmTx, now) {
-                    None
-                } else {
-                    Some(Held::Orphan)
-                };
+                dev.host_in[1] = Some(Held::Orphan);
             }
             if sm.tx.withdraw_unstarted() {
                 dev.sm_tx_tail = Some(sm.tx);

@@ -19,11 +19,11 @@ use anyhow::Result;
 use vl15_bindings::{Changed, DevIn, DevOut, PortIn, PortOut};
 
 use super::ca::{CaPort, PortCtl, PortOuts};
-use super::held::{self, HeldMad};
 use crate::model::dut::{
     port_at_rest, rest_dev_in, set_host_ready, show_host, Dut, HostBurst, HostIn, HostOut,
     HostTaken, TxBurst,
 };
+use crate::model::held::{self, HeldMad};
 use crate::model::lockstep::visible_dev;
 use crate::model::stream::Beat;
 
@@ -587,24 +587,6 @@ impl Dut for CaTwin {
 
     fn take_host_taken(&mut self, out: &mut Vec<HostTaken>) {
         out.append(&mut self.taken);
-    }
-
-    fn host_withdraw(&mut self, s: HostIn, now: u64) -> bool {
-        if !self.held.iter().any(|h| h.stream == s) {
-            return false;
-        }
-        if self.cycle < now {
-            // (calm up to now: its inputs were at rest)
-            self.skip(now - self.cycle);
-        }
-        // (a skip keeps the order of those left)
-        match self.held.iter().position(|h| h.stream == s) {
-            Some(k) if self.held[k].k == 0 => {
-                self.held.remove(k);
-                true
-            }
-            _ => false,
-        }
     }
 
     fn takes_rx_bursts(&self) -> bool {

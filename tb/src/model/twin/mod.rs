@@ -18,7 +18,6 @@
 pub mod ca;
 pub mod ca_mp;
 mod gsi;
-mod held;
 mod mkey;
 
 use anyhow::{Context, Result};

@@ -52,8 +52,8 @@ use vl15_bindings::DevOut;
 use super::tile::{ps, Beat, Route, RouteSt, TxIn, TxSt};
 use super::{SwitchTwin, MAX_PORTS};
 use crate::model::dut::{bits, rest_dev_in, set_host_ready, TxBurst};
+use crate::model::held;
 use crate::model::stream;
-use crate::model::twin::held;
 
 /// How an input's buffer and route stay with the inputs at rest.
 enum InCalm {

@@ -85,8 +85,8 @@ use anyhow::{bail, Result};
 use vl15_bindings::{Changed, DevIn, DevOut, PortIn, PortOut};
 
 use crate::model::dut::{bits, Dut, HostIn, HostTaken, PortsHint, TxBurst};
+use crate::model::held::{self, HeldMad};
 use crate::model::stream;
-use crate::model::twin::held::{self, HeldMad};
 use port0::{P0Ctx, Port0};
 use tile::{ps, Beat, Bus, RouteCfg, Tile, TileCtx, TxIn, TxPlan, NUM_CTRS};
 
@@ -910,23 +910,6 @@ impl Dut for SwitchTwin {
 
     fn take_host_taken(&mut self, out: &mut Vec<HostTaken>) {
         out.append(&mut self.taken);
-    }
-
-    fn host_withdraw(&mut self, s: HostIn, now: u64) -> bool {
-        if !self.held.iter().any(|h| h.stream == s) {
-            return false;
-        }
-        if self.cycle < now {
-            // (calm up to now: its inputs were at rest)
-            self.skip_rest(now - self.cycle);
-        }
-        match self.held.iter().position(|h| h.stream == s) {
-            Some(k) if self.held[k].k == 0 => {
-                self.held.remove(k);
-                true
-            }
-            _ => false,
-        }
     }
 
     fn rx_burst(&mut self, port: usize, first: u64, beats: &[stream::Beat]) {

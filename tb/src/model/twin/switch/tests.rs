@@ -597,9 +597,6 @@ impl Dut for CalmProbe {
         self.ls.take_host_taken(out);
         self.n.holding -= (out.len() - n) as u64;
     }
-    fn host_withdraw(&mut self, s: HostIn, now: u64) -> bool {
-        self.ls.host_withdraw(s, now)
-    }
     fn ports_out(&self) -> &[vl15_bindings::PortOut] {
         self.ls.ports_out()
     }

@@ -1,8 +1,8 @@
-//! MADs a twin holds whole for its host's send streams
+//! MADs held whole for a host's send streams
 //! ([`crate::model::dut::Dut::host_burst`]): each is offered from its first
 //! cycle on, beat after beat, each beat until the model's `tready` takes
 //! it, as the host would drive it. The CA and the switch twins keep them
-//! the same way.
+//! so, and `Lockstep` feeds them so to the RTL beside a twin.
 
 use vl15_bindings::{DevIn, DevOut};
 
@@ -11,7 +11,7 @@ use crate::model::stream::Beat;
 
 /// A MAD held for stream `stream`, offered from cycle `first` on.
 #[derive(Debug, Clone)]
-pub(crate) struct HeldMad {
+pub struct HeldMad {
     pub stream: HostIn,
     pub beats: Vec<Beat>,
     /// The stream's sideband (`*_slid`, `*_dlid`, `*_sl`, `*_path_bits`,
@@ -87,6 +87,11 @@ pub(crate) fn note_taken(held: &mut Vec<HeldMad>, o: &DevOut, c: u64, taken: &mu
     });
 }
 
+/// Whether `held` holds a MAD on `s`.
+pub(crate) fn holds(held: &[HeldMad], s: HostIn) -> bool {
+    held.iter().any(|h| h.stream == s)
+}
+
 /// Whether a model at cycle `now` with MADs `held` can hold `beats` (a
 /// MAD of `mad_beats`) on `s` from `first`.
 pub(crate) fn can_hold(
@@ -97,5 +102,5 @@ pub(crate) fn can_hold(
     beats: &[Beat],
     mad_beats: usize,
 ) -> bool {
-    beats.len() == mad_beats && first >= now && !held.iter().any(|h| h.stream == s)
+    beats.len() == mad_beats && first >= now && !holds(held, s)
 }
