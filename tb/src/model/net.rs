@@ -535,11 +535,16 @@ pub struct Device<S> {
     /// The last tick looked at every port (its `link_up`s may differ).
     scanned: bool,
     /// Per port index: the burst the model announced that is on the cable
-    /// ahead of its cycles.
+    /// ahead of its cycles, and the ports (bit p) that hold one: a tick
+    /// looks at those alone ([`Device::set_announced`],
+    /// [`Device::take_announced`]).
     announced: Vec<Option<Announced>>,
+    announced_ports: u64,
     /// Per port index: the cycle after the last beat of the last receive
-    /// burst its model took ahead ([`Dut::rx_burst`]).
+    /// burst its model took ahead ([`Dut::rx_burst`]), and the latest of
+    /// them (a later burst on a port ends after the one before).
     rx_given: Vec<Option<u64>>,
+    rx_given_until: u64,
     /// Asleep through a calm period of its model ([`Dut::calm_until`]):
     /// its next step sees every port changed.
     calm_sleep: bool,
@@ -562,6 +567,18 @@ pub struct Device<S> {
 }
 
 impl<S> Device<S> {
+    /// Port index `p`'s burst on the cable ahead is `a`.
+    fn set_announced(&mut self, p: usize, a: Announced) {
+        self.announced[p] = Some(a);
+        self.announced_ports |= 1 << p;
+    }
+
+    /// Port index `p`'s burst on the cable ahead, which it no longer has.
+    fn take_announced(&mut self, p: usize) -> Option<Announced> {
+        self.announced_ports &= !(1 << p);
+        self.announced.get_mut(p).and_then(Option::take)
+    }
+
     /// One cycle of the model with `din` and the ports' inputs, telling it
     /// which ports' inputs this cycle wrote; its outputs into `dout`.
     fn step_model(&mut self) -> Result<()> {
@@ -634,7 +651,9 @@ impl<S> Device<S> {
             scan_at: None,
             scanned: false,
             announced: (0..np).map(|_| None).collect(),
+            announced_ports: 0,
             rx_given: vec![None; np],
+            rx_given_until: 0,
             calm_sleep: false,
             no_calm_until: 0,
             off: 0,
@@ -1515,11 +1534,7 @@ impl<S: NodeAgent> Net<S> {
             // A burst on the cable ahead is lost with it, and its packet,
             // which will not end, is not written.
             let (d, p) = link.ends[dir];
-            if let Some(a) = self.devs[d]
-                .announced
-                .get_mut(usize::from(p) - 1)
-                .and_then(Option::take)
-            {
+            if let Some(a) = self.devs[d].take_announced(usize::from(p) - 1) {
                 if let Some(k) = a.log {
                     self.log_lines.remove(&k);
                 }
@@ -2073,6 +2088,7 @@ impl<S: NodeAgent> Net<S> {
                         }
                         dev.dev.rx_burst(p, now + dev.off, &beats);
                         dev.rx_given[p] = Some(now + burst as u64);
+                        dev.rx_given_until = dev.rx_given_until.max(now + burst as u64);
                         self.rx_beats = beats;
                         if let Some(&(due, _)) = rx.front() {
                             // (the next packet's first beat wakes it)
@@ -2527,7 +2543,7 @@ impl<S: NodeAgent> Net<S> {
             self.host_bursts = hb;
             // (a model given a packet ahead may show idle in its first
             // beat's cycle: its beats to come keep it busy)
-            let rx_ahead = dev.rx_given.iter().flatten().any(|&to| to > now + 1);
+            let rx_ahead = dev.rx_given_until > now + 1;
             // (and a MAD it holds whole from its host, until it took it)
             let held = dev.host_in.iter().any(Option::is_some);
             host_work = dev.has_host_work();
@@ -2536,7 +2552,7 @@ impl<S: NodeAgent> Net<S> {
             }
         }
         // The bursts on the cable ahead that a step inside shows again.
-        if self.devs[d].announced.iter().any(Option::is_some) {
+        if self.devs[d].announced_ports != 0 {
             self.check_announced(d, now);
         }
         // Beats onto links: the ports with tx_tvalid (those the model
@@ -2696,11 +2712,14 @@ impl<S: NodeAgent> Net<S> {
                 log = Some(key);
             }
         }
-        self.devs[d].announced[p] = Some(Announced {
-            first: b.first,
-            beats: b.beats,
-            log,
-        });
+        self.devs[d].set_announced(
+            p,
+            Announced {
+                first: b.first,
+                beats: b.beats,
+                log,
+            },
+        );
     }
 
     /// Device `d`'s bursts on the cable ahead, against what its step in
@@ -2712,13 +2731,13 @@ impl<S: NodeAgent> Net<S> {
     fn check_announced(&mut self, d: usize, now: u64) {
         let dev = &mut self.devs[d];
         let mut void: u128 = 0;
-        for p in 0..dev.announced.len() {
+        for p in bits(dev.announced_ports) {
             let Some(a) = &dev.announced[p] else {
                 continue;
             };
             let k = now.saturating_sub(a.first) as usize;
             if k >= a.beats.len() {
-                dev.announced[p] = None;
+                dev.take_announced(p);
                 continue;
             }
             let po = &dev.dev.ports_out()[p];
@@ -2743,7 +2762,7 @@ impl<S: NodeAgent> Net<S> {
     /// is not written (the beats before `from` left).
     fn void_announced(&mut self, d: usize, p: usize, from: u64) {
         let dev = &mut self.devs[d];
-        let Some(a) = dev.announced[p].take() else {
+        let Some(a) = dev.take_announced(p) else {
             return;
         };
         let Some((l, dir)) = dev.port_links[p] else {
