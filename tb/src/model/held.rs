@@ -87,9 +87,38 @@ pub(crate) fn note_taken(held: &mut Vec<HeldMad>, o: &DevOut, c: u64, taken: &mu
     });
 }
 
-/// Whether `held` holds a MAD on `s`.
-pub(crate) fn holds(held: &[HeldMad], s: HostIn) -> bool {
-    held.iter().any(|h| h.stream == s)
+/// Per host source (SMA, SM, trap), whether a MAD of `held` for `port`
+/// is offered in cycle `c`.
+pub(crate) fn fed(held: &[HeldMad], c: u64, port: usize) -> [bool; 3] {
+    let mut f = [false; 3];
+    for h in held.iter().filter(|h| h.port == port && c >= h.first) {
+        f[h.stream as usize] = true;
+    }
+    f
+}
+
+/// `n` edges of a send engine (`smi_tx_ctrl`) at packet beat `k` (`hb`
+/// header beats of `db` bytes first) whose source offers a held MAD's
+/// `beats` from beat `k0` on: the header beats pass, the MAD's beats go
+/// into `mad`. Returns the beats taken and the edge (of the `n`, from 0)
+/// that took the MAD's first, if one did. `n` must not reach past the
+/// MAD's last beat.
+pub(crate) fn copy_through(
+    k: &mut usize,
+    mad: &mut Vec<u8>,
+    (hb, db): (usize, usize),
+    n: u64,
+    beats: &[Beat],
+    k0: usize,
+) -> (usize, Option<u64>) {
+    let hdr = (hb.saturating_sub(*k) as u64).min(n);
+    let take = (n - hdr) as usize;
+    let first = (*k <= hb && take > 0).then_some(hdr);
+    for b in &beats[k0..k0 + take] {
+        mad.extend((0..db).map(|i| (b.data[i / 8] >> ((i % 8) * 8)) as u8));
+    }
+    *k += hdr as usize + take;
+    (take, first)
 }
 
 /// Whether a model at cycle `now` with MADs `held` can hold `beats` (a
@@ -102,5 +131,5 @@ pub(crate) fn can_hold(
     beats: &[Beat],
     mad_beats: usize,
 ) -> bool {
-    beats.len() == mad_beats && first >= now && !holds(held, s)
+    beats.len() == mad_beats && first >= now && !held.iter().any(|h| h.stream == s)
 }

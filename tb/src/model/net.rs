@@ -32,7 +32,7 @@ use vl15_bindings::{
 
 use crate::model::device::{sm_rx_meta, sma_rx_meta, AddressHandle, CaPort, RecvQueue, SmiMeta};
 use crate::model::dut::{
-    bits, ca_mp_kind, rest_dev_in, Dut, HostBurst, HostIn, HostOut, HostTaken, TxBurst,
+    bits, ca_mp_kind, drive_host, rest_dev_in, Dut, HostBurst, HostIn, HostOut, HostTaken, TxBurst,
 };
 use crate::model::node_hw::{HwWrite, KeyViolation, NodeAgent, NodeHw};
 use crate::model::regmap::{mpreg, swreg};
@@ -204,6 +204,36 @@ fn feed_sink(
             last: beat.last,
         };
         sink.observe(true, bt, false, b.first + k as u64, || meta(&b.side));
+    }
+}
+
+/// The sideband of an SMA answer with metadata `m` on `sma_tx`.
+fn sma_tx_side(m: &SmiMeta) -> DevIn {
+    DevIn {
+        sma_tx_slid: m.slid,
+        sma_tx_dlid: m.dlid,
+        sma_tx_sl: m.sl,
+        sma_tx_port: m.port,
+        ..DevIn::default()
+    }
+}
+
+/// The sideband of a trap for `port` on `trap_tx`.
+fn trap_tx_side(port: u8) -> DevIn {
+    DevIn {
+        trap_tx_port: port,
+        ..DevIn::default()
+    }
+}
+
+/// The sideband of an SM request to `ah` from `port` on `sm_tx`.
+fn sm_tx_side(ah: &AddressHandle, port: u8) -> DevIn {
+    DevIn {
+        sm_tx_dlid: ah.dlid,
+        sm_tx_sl: ah.sl,
+        sm_tx_path_bits: ah.path_bits,
+        sm_tx_port: port,
+        ..DevIn::default()
     }
 }
 
@@ -2156,22 +2186,13 @@ impl<S: NodeAgent> Net<S> {
             };
             if dev.host_in[0].is_none() {
                 if let Some((beats, m)) = dev.sma_tx.whole_front() {
-                    let side = DevIn {
-                        sma_tx_slid: m.slid,
-                        sma_tx_dlid: m.dlid,
-                        sma_tx_sl: m.sl,
-                        sma_tx_port: m.port,
-                        ..DevIn::default()
-                    };
+                    let side = sma_tx_side(m);
                     dev.host_in[0] = ahead(&mut *dev.dev, HostIn::SmaTx, beats, &side);
                 }
             }
             if dev.host_in[2].is_none() {
                 if let Some((beats, &port)) = dev.trap_tx.whole_front() {
-                    let side = DevIn {
-                        trap_tx_port: port,
-                        ..DevIn::default()
-                    };
+                    let side = trap_tx_side(port);
                     dev.host_in[2] = ahead(&mut *dev.dev, HostIn::TrapTx, beats, &side);
                 }
             }
@@ -2179,13 +2200,7 @@ impl<S: NodeAgent> Net<S> {
                 if let Some((beats, (ah, port))) =
                     dev.sm.as_ref().and_then(|sm| sm.tx.whole_front())
                 {
-                    let side = DevIn {
-                        sm_tx_dlid: ah.dlid,
-                        sm_tx_sl: ah.sl,
-                        sm_tx_path_bits: ah.path_bits,
-                        sm_tx_port: *port,
-                        ..DevIn::default()
-                    };
+                    let side = sm_tx_side(ah, *port);
                     dev.host_in[1] = ahead(&mut *dev.dev, HostIn::SmTx, beats, &side);
                 }
             }
@@ -2195,13 +2210,7 @@ impl<S: NodeAgent> Net<S> {
                 None
             };
             if let Some((b, m)) = sma_tx {
-                i.sma_tx_tdata = b.data;
-                i.sma_tx_tvalid = true;
-                i.sma_tx_tlast = b.last;
-                i.sma_tx_slid = m.slid;
-                i.sma_tx_dlid = m.dlid;
-                i.sma_tx_sl = m.sl;
-                i.sma_tx_port = m.port;
+                drive_host(i, HostIn::SmaTx, &b, &sma_tx_side(&m));
             }
             let trap = if dev.host_in[2].is_none() {
                 dev.trap_tx.present()
@@ -2209,10 +2218,7 @@ impl<S: NodeAgent> Net<S> {
                 None
             };
             if let Some((b, port)) = trap {
-                i.trap_tx_tdata = b.data;
-                i.trap_tx_tvalid = true;
-                i.trap_tx_tlast = b.last;
-                i.trap_tx_port = port;
+                drive_host(i, HostIn::TrapTx, &b, &trap_tx_side(port));
             }
             // The SM's receive WQEs: the RTL counts them and discards a MAD
             // for the SM when none is posted; sm_rx_tready is only the
@@ -2238,13 +2244,7 @@ impl<S: NodeAgent> Net<S> {
             };
             if let Some(tx) = sm_tx {
                 if let Some((b, (ah, port))) = tx.present() {
-                    i.sm_tx_tdata = b.data;
-                    i.sm_tx_tvalid = true;
-                    i.sm_tx_tlast = b.last;
-                    i.sm_tx_dlid = ah.dlid;
-                    i.sm_tx_sl = ah.sl;
-                    i.sm_tx_path_bits = ah.path_bits;
-                    i.sm_tx_port = port;
+                    drive_host(i, HostIn::SmTx, &b, &sm_tx_side(&ah, port));
                 }
             }
             if dev.is_switch {

@@ -51,6 +51,7 @@
 pub use super::gsi::pkey_match;
 use super::gsi::{GsiEv, GsiRx};
 use super::mkey::Mkey;
+use crate::model::held;
 use crate::model::stream::Beat;
 use crate::proto::crc;
 use vl15_bindings::{DevIn, PortIn};
@@ -661,15 +662,9 @@ impl CaPort {
         let Some(q) = self.sq.as_mut() else {
             return (0, None);
         };
-        let hdr = (hb.saturating_sub(q.k) as u64).min(n);
-        let take = (n - hdr) as usize;
-        let first = (q.k <= hb && take > 0).then_some(hdr);
-        for b in &beats[k0..k0 + take] {
-            q.mad.extend(unpack(b.data, db));
-        }
-        q.k += hdr as usize + take;
+        let r = held::copy_through(&mut q.k, &mut q.mad, (hb, db), n, beats, k0);
         self.jump(n);
-        (take, first)
+        r
     }
 
     /// Whether the RX buffer presents a beat to the dispatcher.

@@ -264,15 +264,7 @@ impl CaTwin {
     /// Per send source (SMA, SM, trap), whether a MAD held for port `k` is
     /// offered from the next cycle on.
     fn fed(&self, k: usize) -> [bool; 3] {
-        let mut f = [false; 3];
-        for h in self
-            .held
-            .iter()
-            .filter(|h| h.port == k && self.cycle >= h.first)
-        {
-            f[h.stream as usize] = true;
-        }
-        f
+        held::fed(&self.held, self.cycle, k)
     }
 
     /// Where one MAD is held and its port's send engine runs through it

@@ -154,11 +154,7 @@ impl SwitchTwin {
     /// Per host source (SMA, SM, trap), whether it holds a MAD offered
     /// from the coming cycle on.
     pub(super) fn fed(&self) -> [bool; 3] {
-        let mut f = [false; 3];
-        for h in self.held.iter().filter(|h| self.cycle >= h.first) {
-            f[h.stream as usize] = true;
-        }
-        f
+        held::fed(&self.held, self.cycle, 0)
     }
 
     /// Whether external input `g`'s route `r` (Idle with a packet,

@@ -42,6 +42,7 @@ use vl15_bindings::{DevIn, DevOut};
 
 use super::gmp_rx::{GmpRx, GmpRxCtx, OdHead};
 use super::tile::{ps, Beat, OutArb, PktLenTap, Route, RouteCfg, RouteSt};
+use crate::model::held;
 use crate::model::regmap::swreg::ctr;
 use crate::model::stream;
 use crate::model::twin::ca::{pack, smp_packet};
@@ -539,15 +540,7 @@ impl Port0 {
         let Some(q) = self.sq.as_mut().filter(|q| q.src != SRC_FWD) else {
             return (0, None);
         };
-        let hdr = (hb.saturating_sub(q.k) as u64).min(m);
-        let take = (m - hdr) as usize;
-        let first = (q.k <= hb && take > 0).then_some(hdr);
-        for b in &beats[k0..k0 + take] {
-            q.mad
-                .extend((0..db).map(|i| (b.data[i / 8] >> ((i % 8) * 8)) as u8));
-        }
-        q.k += hdr as usize + take;
-        (take, first)
+        held::copy_through(&mut q.k, &mut q.mad, (hb, db), m, beats, k0)
     }
 
     /// `m` edges as [`Port0::jump_bound`] allows (the port-0 LID `lid`):

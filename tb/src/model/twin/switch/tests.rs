@@ -1951,6 +1951,23 @@ fn cost_twin_vs_rtl() {
 /// leaving port 2 in a calm cycle, `!` one in a stepped cycle; for a
 /// packet given whole as a receive burst, `b` calm and `B` stepped while
 /// its beats arrive, counted as steps) and bounds the steps per hop.
+/// The SMPs of one hop through the 3-port switch of the calm tests
+/// (LID 5 routed out of port 2): LID-routed to LID 5, and a directed
+/// route at hop 1 of 2 out of port 2; LRH..VCRC with a new ICRC.
+fn hop_smps() -> (Vec<u8>, Vec<u8>) {
+    let mut lid = sma_smp(false, 1, 0);
+    lid.truncate(lid.len() - 4);
+    lid[2..4].copy_from_slice(&5u16.to_be_bytes());
+    crc::append_icrc(&mut lid);
+    let mut dr = sma_smp(true, 1, 0);
+    dr.truncate(dr.len() - 4);
+    dr[28 + 6] = 1;
+    dr[28 + 7] = 2;
+    dr[28 + 128 + 2] = 2;
+    crc::append_icrc(&mut dr);
+    (lid, dr)
+}
+
 #[test]
 fn calm_through_a_hop() -> Result<()> {
     for data_w in [64u32, 128] {
@@ -1975,17 +1992,7 @@ fn calm_through_a_hop() -> Result<()> {
                 write(&mut p, &pin, swreg::PORT_STATE + port, v)?;
             }
         }
-        // LID-routed to LID 5; directed route, hop 1 of 2, out of port 2
-        let mut lid = sma_smp(false, 1, 0);
-        lid.truncate(lid.len() - 4);
-        lid[2..4].copy_from_slice(&5u16.to_be_bytes());
-        crc::append_icrc(&mut lid);
-        let mut dr = sma_smp(true, 1, 0);
-        dr.truncate(dr.len() - 4);
-        dr[28 + 6] = 1;
-        dr[28 + 7] = 2;
-        dr[28 + 128 + 2] = 2;
-        crc::append_icrc(&mut dr);
+        let (lid, dr) = hop_smps();
         let mut gmp: Vec<u8> = (0..64usize).map(|k| (k * 37 + 5) as u8).collect();
         gmp[0] = 0x00;
         gmp[1] = 0x02;
@@ -2082,16 +2089,7 @@ fn calm_through_a_hop() -> Result<()> {
 fn cost_calm_skip() -> Result<()> {
     for data_w in [64u32, 128] {
         let db = (data_w / 8) as usize;
-        let mut lid = sma_smp(false, 1, 0);
-        lid.truncate(lid.len() - 4);
-        lid[2..4].copy_from_slice(&5u16.to_be_bytes());
-        crc::append_icrc(&mut lid);
-        let mut dr = sma_smp(true, 1, 0);
-        dr.truncate(dr.len() - 4);
-        dr[28 + 6] = 1;
-        dr[28 + 7] = 2;
-        dr[28 + 128 + 2] = 2;
-        crc::append_icrc(&mut dr);
+        let (lid, dr) = hop_smps();
         for (name, pkt) in [("LID-routed", &lid), ("DR", &dr)] {
             let mut res = Vec::new();
             for calm in [false, true] {
