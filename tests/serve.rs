@@ -793,6 +793,124 @@ fn a_running_opensm_answers_sminfo_and_routes_as_on_ibsim() {
     }
 }
 
+/// OpenSM on a switch (an SM embedded in a managed switch, at its port 0):
+/// a SubnGet(SMInfo) for the switch's LID reaches it through the RTL from
+/// a CA, from the other switch, and from a client on that switch itself
+/// (looped back by the host, as the SMI delivers SMInfo to the SM), on the
+/// RTL and on twins.
+#[test]
+fn an_opensm_on_a_switch_answers_sminfo_from_every_node() {
+    for f in [Fidelity::Rtl, Fidelity::Twin] {
+        let ours = Served::start_as(&topo(FILE), f);
+        let dir = tempfile::tempdir().unwrap();
+        let _sm = opensm_daemon(&ours.sockname, "Switch2", dir.path(), &[]);
+        for from in ["Hca1", "Switch1", "Switch2", "Hca4"] {
+            // "sm lid 1 sm guid 0x200001, … state 3 SMINFO_MASTER": the
+            // switch's NodeGUID, the LID OpenSM gave its own port 0
+            let t = diag(&ours.sockname, from, "sminfo", &[]);
+            assert!(
+                t.starts_with("sminfo: sm lid 1 sm guid 0x200001,") && t.contains("SMINFO_MASTER"),
+                "{f:?}: sminfo from {from}: {t:?}"
+            );
+        }
+    }
+}
+
+/// A diag started in the background at `node` in `dir` (umad2sim writes
+/// its sysfs tree there; killed on drop), once the server lists it among
+/// its clients.
+fn diag_server(ours: &Served, dir: &Path, node: &str, tool: &str, args: &[&str]) -> Child {
+    let before = ours.console.run("Attached").unwrap().0.lines().count();
+    let child = Child(
+        diag_command(&ours.sockname, node, tool, args)
+            .current_dir(dir)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("starting a diag server"),
+    );
+    for _ in 0..200 {
+        if ours.console.run("Attached").unwrap().0.lines().count() > before {
+            return child;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    panic!("{tool} {args:?} at {node} did not attach within 5 s");
+}
+
+/// GMPs of any class reach the client at their node that serves the class
+/// and its answer comes back, through the RTL and on twins: `ibping -S`
+/// (vendor class 0x32) at a CA and at a switch's port 0, `ibsysstat -S`
+/// (0x33) beside it at the same CA. A Get of a class no client there
+/// serves gets the MAD layer's "unsupported" answer (status 0x000C), and
+/// a server given only requests of its own class keeps serving.
+#[test]
+fn ibping_and_ibsysstat_reach_their_servers_through_the_rtl() {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let host = host.trim();
+    for f in [Fidelity::Rtl, Fidelity::Twin] {
+        let ours = Served::start_as(&topo(FILE), f);
+        vl15::run::netbench::opensm_once(&ours.sockname, "Hca1").unwrap();
+        let (hca3, sw2, hca4) = (
+            served_lid(&ours, "Hca3").to_string(),
+            served_lid(&ours, "Switch2").to_string(),
+            served_lid(&ours, "Hca4"),
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let _ping3 = diag_server(&ours, d, "Hca3", "ibping", &["-S"]);
+        let _stat3 = diag_server(&ours, d, "Hca3", "ibsysstat", &["-S"]);
+        let _ping_sw = diag_server(&ours, d, "Switch2", "ibping", &["-S"]);
+        for (from, to) in [
+            ("Hca2", &hca3),
+            ("Switch1", &hca3),
+            ("Hca1", &sw2),
+            ("Hca3", &hca3),
+        ] {
+            let t = diag(&ours.sockname, from, "ibping", &["-c", "1", "-L", to]);
+            assert!(
+                t.contains("1 packets transmitted, 1 received")
+                    && t.contains(&format!("Pong from {host}")),
+                "{f:?}: ibping from {from} to LID {to}: {t}"
+            );
+        }
+        let t = diag(&ours.sockname, "Hca1", "ibsysstat", &[&hca3, "host"]);
+        assert!(t.starts_with(host), "{f:?}: ibsysstat host: {t:?}");
+        // nobody at Hca4 serves vendor class 0x40: the answer says so
+        let raw = Raw::new(&ours.sockname);
+        raw.connect("Hca2", false).unwrap();
+        let mut m = [0u8; 256];
+        m[0] = 1; // BaseVersion
+        m[1] = 0x40; // vendor class (range 2)
+        m[2] = 1; // ClassVersion
+        m[3] = METHOD_GET;
+        mad::set_tid(&mut m, 0x1234);
+        let r = SimRequest {
+            dlid: hca4,
+            slid: 0,
+            dqp: 1,
+            sqp: 1,
+            status: 0,
+            length: 256,
+            mad: m,
+        };
+        raw.data.send(&r.encode()).unwrap();
+        let a = raw.recv();
+        assert_eq!(
+            (
+                mad::method(&a.mad),
+                u16::from_be_bytes([a.mad[4], a.mad[5]]),
+                a.slid
+            ),
+            (METHOD_GET_RESP, 0x000C, hca4),
+            "{f:?}: a Get of class 0x40 to Hca4"
+        );
+        // the CA server still answers after all that
+        let t = diag(&ours.sockname, "Hca2", "ibping", &["-c", "1", "-L", &hca3]);
+        assert!(t.contains("1 received"), "{f:?}: {t}");
+    }
+}
+
 #[test]
 fn two_opensms_elect_a_master_and_the_standby_takes_over_when_it_dies() {
     let ours = Served::start(&topo(FILE));

@@ -24,3 +24,4 @@ pub mod simscenario;
 pub mod sm;
 pub mod sma;
 pub mod subnet_sm;
+pub mod umad_classes;

@@ -70,11 +70,13 @@ use crate::agents::ibsim::{
     abstract_addr, ctl, SimCtl, SimRequest, MAX_CLIENTS, SIM_STATUS_ETIMEDOUT,
 };
 use crate::agents::node_sma::Net;
+use crate::agents::umad_classes::{self, Classes};
 use crate::model::device::AddressHandle;
 use crate::proto::mad;
 use crate::proto::packet::consts::{
-    ATTR_NODE_INFO, ATTR_PORT_INFO, ATTR_P_KEY_TABLE, METHOD_GET, METHOD_RESP_BIT, METHOD_TRAP,
-    METHOD_TRAP_REPRESS, PERMISSIVE_LID, QP0, QP1,
+    ATTR_NODE_INFO, ATTR_PORT_INFO, ATTR_P_KEY_TABLE, CLASS_SA, METHOD_GET, METHOD_GET_RESP,
+    METHOD_RESP_BIT, METHOD_SET, METHOD_TRAP, METHOD_TRAP_REPRESS, PERMISSIVE_LID, QP0, QP1,
+    STATUS_ATTR_UNSUPPORTED,
 };
 
 /// Length of `sim_client_info.nodeid`.
@@ -138,6 +140,8 @@ struct Client {
     dev: usize,
     node: String,
     issm: bool,
+    /// The GMP classes it is known to have agents for.
+    classes: Classes,
 }
 
 struct InFlight {
@@ -336,7 +340,9 @@ impl Server {
     }
 
     fn busy(&self) -> bool {
-        !self.inflight.is_empty() || !self.net.quiet() || !self.gsi.idle()
+        // (a device asleep until a wake-up has work too: a twin calm while
+        // its SMI sends what its host gave it)
+        !self.inflight.is_empty() || self.net.has_work() || !self.gsi.idle()
     }
 
     /// One turn of the loop: take what the sockets have, then simulate a
@@ -548,12 +554,17 @@ impl Server {
         if self.net.devs[dev].sm.is_none() {
             self.net.attach_host(dev, port, false)?;
         }
+        let classes = umad_classes::declared(id).unwrap_or_else(|e| {
+            slog!(self, "client {slot} (id {id}): {e:#}");
+            Classes::default()
+        });
         self.clients[slot] = Some(Client {
             id,
             qp,
             dev,
             node: node.clone(),
             issm: false,
+            classes,
         });
         if issm {
             self.set_issm(slot, true)?;
@@ -580,6 +591,50 @@ impl Server {
                 }
             }
         }
+    }
+
+    /// A QP0 MAD client `i` sent to its own node that the SMI delivers to
+    /// the SM interface ([`mad::smi_to_sm`]): a request goes to the node's SM
+    /// client, an answer to the client its TID names (on this node).
+    fn loop_to_sm(
+        &mut self,
+        i: usize,
+        dev: usize,
+        req: SimRequest,
+        is_request: bool,
+        own_lid: u16,
+    ) -> Result<()> {
+        let r = SimRequest {
+            dlid: req.dlid,
+            slid: if req.slid == 0 { own_lid } else { req.slid },
+            dqp: 0,
+            sqp: 0,
+            status: 0,
+            length: 256,
+            mad: req.mad,
+        };
+        let to = if mad::method(&req.mad) & METHOD_RESP_BIT != 0 {
+            let c = (mad::tid(&req.mad) >> 48) as usize;
+            self.clients
+                .get(c)
+                .and_then(Option::as_ref)
+                .filter(|x| x.dev == dev)
+                .map(|_| c)
+        } else {
+            self.issm_client(dev)
+        };
+        if to.is_some_and(|c| self.send(c, &r)) {
+            return Ok(());
+        }
+        self.stats.dropped += 1;
+        slog!(
+            self,
+            "client {i}: a MAD for the SM of its own node, and no SM client there to take it"
+        );
+        if is_request {
+            self.not_delivered(i, req, true)?;
+        }
+        Ok(())
     }
 
     fn issm_client(&self, dev: usize) -> Option<usize> {
@@ -746,6 +801,12 @@ impl Server {
             mad::set_tid(&mut req.mad, tid);
         }
         if req.dqp != QP0 {
+            if req.dqp == QP1 && method & METHOD_RESP_BIT != 0 {
+                // (it answers requests of this class: a server's agent)
+                if let Some(c) = self.clients[i].as_mut() {
+                    c.classes.add(mad::class(&req.mad));
+                }
+            }
             return self.data_gmp(i, dev, req, is_request);
         }
         let dr = req.dlid == PERMISSIVE_LID;
@@ -761,13 +822,19 @@ impl Server {
             lid != 0 && u32::from(req.dlid).wrapping_sub(u32::from(lid)) < (1 << lmc)
         };
         if local {
-            // For this node's own SMA: the host stack answers it.
             self.stats.local += 1;
             let own_lid = if dr {
                 PERMISSIVE_LID
             } else {
                 self.net.devs[dev].agent().port_lid(port).unwrap_or(0)
             };
+            if mad::smi_to_sm(mad::method(&req.mad), mad::attr_id(&req.mad)) {
+                // What the SMI gives the SM interface (an answer, a trap,
+                // SMInfo) goes to this node's SM client, looped back by
+                // the host as the RTL would deliver it from the wire.
+                return self.loop_to_sm(i, dev, req, is_request, own_lid);
+            }
+            // For this node's own SMA: the host stack answers it.
             return match self.net.local_smp(dev, port, &req.mad)? {
                 Some(resp) => {
                     let r = SimRequest {
@@ -891,31 +958,83 @@ impl Server {
             }
             return Ok(());
         }
-        // A request: its answer now depends on the SM client (see deliver).
+        // A request: its answer now depends on a client (see deliver).
         let asked = self.inflight.remove(&tid);
-        let to = if g.dest_qp == QP1 {
-            self.issm_client(g.dev)
+        let class = mad::class(&g.mad);
+        let to: Vec<usize> = if g.dest_qp != QP1 {
+            Vec::new()
+        } else if class == CLASS_SA {
+            self.issm_client(g.dev).into_iter().collect()
         } else {
-            None
+            // (not the requester itself, named by TID bits 63:48: a
+            // client waiting for an answer is not a server of its class)
+            let requester = (tid >> 48) as usize;
+            let mut v = self.class_clients(g.dev, class);
+            v.retain(|&i| i != requester);
+            v
         };
-        let sent = match to {
-            Some(i) => self.send(i, &r),
-            None => false,
-        };
-        if !sent {
-            self.stats.dropped += 1;
+        let mut sent = false;
+        for i in to.iter().copied() {
+            sent |= self.send(i, &r);
+        }
+        if sent {
+            return Ok(());
+        }
+        self.stats.dropped += 1;
+        let method = mad::method(&g.mad);
+        if to.is_empty()
+            && g.dest_qp == QP1
+            && class != CLASS_SA
+            && matches!(method, METHOD_GET | METHOD_SET)
+        {
+            // No agent on the node takes it: its MAD layer answers a Get
+            // or Set with "unsupported method/attribute" (Linux
+            // generate_unmatched_resp), through the RTL like any answer.
+            let mut resp = g.mad;
+            resp[mad::off::METHOD] = METHOD_GET_RESP;
+            resp[mad::off::STATUS..mad::off::STATUS + 2]
+                .copy_from_slice(&STATUS_ATTR_UNSUPPORTED.to_be_bytes());
             slog!(
                 self,
-                "{name}: GMP request class {:#04x} attr {:#06x} to QP {:#x} not delivered: no SM client here",
-                mad::class(&g.mad),
-                mad::attr_id(&g.mad),
-                g.dest_qp
+                "{name}: GMP Get/Set of class {class:#04x} attr {:#06x}: no client there takes the class, answered with status {STATUS_ATTR_UNSUPPORTED:#06x}",
+                mad::attr_id(&g.mad)
             );
-            if let Some(f) = asked {
-                self.not_delivered(f.client, f.req, true)?;
+            let dest = GmpDest {
+                qp: g.src_qp,
+                ..GmpDest::qp1(g.slid)
+            };
+            if let Err(e) = self
+                .gsi
+                .send(&mut self.net, g.dev, g.port, &dest, QP1, &resp)
+            {
+                slog!(self, "{name}: {e:#}");
             }
+            return Ok(());
+        }
+        slog!(
+            self,
+            "{name}: GMP request class {class:#04x} attr {:#06x} to QP {:#x} not delivered: no client here takes it",
+            mad::attr_id(&g.mad),
+            g.dest_qp
+        );
+        if let Some(f) = asked {
+            self.not_delivered(f.client, f.req, true)?;
         }
         Ok(())
+    }
+
+    /// The clients on device `dev` known to have an agent for GMP class
+    /// `class` (`agents/umad_classes.rs`).
+    fn class_clients(&self, dev: usize, class: u8) -> Vec<usize> {
+        self.clients
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| {
+                c.as_ref()
+                    .is_some_and(|c| c.dev == dev && c.classes.has(class))
+            })
+            .map(|(i, _)| i)
+            .collect()
     }
 
     /// `req` from client `i` has entered the RTL: a request (not a trap)

@@ -944,6 +944,9 @@ pub struct Net<S> {
     active: Vec<bool>,
     active_list: Vec<usize>,
     wake: BinaryHeap<Reverse<(u64, usize)>>,
+    /// Wake-ups to send a trap again that the SM has not repressed: work
+    /// only while the fabric runs for something else.
+    trap_wake: BinaryHeap<Reverse<(u64, usize)>>,
     pub trace: Vec<TraceEntry>,
     pub stats: NetStats,
     /// Evaluation threads ([`NetOptions::threads`] > 1).
@@ -1098,6 +1101,7 @@ impl<S: NodeAgent> Net<S> {
             active: vec![false; n],
             active_list: Vec::new(),
             wake: BinaryHeap::new(),
+            trap_wake: BinaryHeap::new(),
             trace: Vec::new(),
             stats: NetStats::default(),
             pool,
@@ -1183,6 +1187,7 @@ impl<S: NodeAgent> Net<S> {
             active: Vec::new(),
             active_list: Vec::new(),
             wake: BinaryHeap::new(),
+            trap_wake: BinaryHeap::new(),
             trace: Vec::new(),
             stats: NetStats::default(),
             pool: None,
@@ -1367,12 +1372,24 @@ impl<S: NodeAgent> Net<S> {
 
     /// The cycle of the next scheduled wake-up (link arrival, SMA answer).
     pub fn next_wake(&self) -> Option<u64> {
-        self.wake.peek().map(|&Reverse((due, _))| due)
+        let due = |h: &BinaryHeap<Reverse<(u64, usize)>>| h.peek().map(|&Reverse((t, _))| t);
+        match (due(&self.wake), due(&self.trap_wake)) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Whether nothing is in flight anywhere (RTL, links, host sides).
     pub fn idle(&self) -> bool {
-        self.active_list.is_empty() && self.wake.is_empty()
+        self.active_list.is_empty() && self.wake.is_empty() && self.trap_wake.is_empty()
+    }
+
+    /// Whether a device runs in the next cycle or sleeps until a wake-up
+    /// with work to do (a packet on a cable, an SMA's answer, a model
+    /// calm until it must be stepped): all but a trap waiting to be sent
+    /// again, which waits for the fabric to run for something else.
+    pub fn has_work(&self) -> bool {
+        !self.active_list.is_empty() || !self.wake.is_empty()
     }
 
     /// Put an SM on CA `d`'s port `port` (the SM's requests carry that port
@@ -1933,12 +1950,17 @@ impl<S: NodeAgent> Net<S> {
     fn step_with(&mut self, mut lent: Option<(usize, &mut (dyn Driver + '_))>) -> Result<()> {
         let now = self.cycle;
         self.moved = false;
-        while let Some(&Reverse((due, d))) = self.wake.peek() {
-            if due > now {
-                break;
+        for heap in [&mut self.wake, &mut self.trap_wake] {
+            while let Some(&Reverse((due, d))) = heap.peek() {
+                if due > now {
+                    break;
+                }
+                heap.pop();
+                if !self.active[d] {
+                    self.active[d] = true;
+                    self.active_list.push(d);
+                }
             }
-            self.wake.pop();
-            self.activate(d);
         }
         let spare = std::mem::take(&mut self.list_spare);
         let mut list = std::mem::replace(&mut self.active_list, spare);
@@ -2361,7 +2383,7 @@ impl<S: NodeAgent> Net<S> {
             }
             let edge = dev.is_switch && Self::link_edge(dev);
             if let Some(due) = Self::service_trap(dev, edge, now, self.opts.trap_interval) {
-                self.wake.push(Reverse((due, d)));
+                self.trap_wake.push(Reverse((due, d)));
             }
             let dev = &mut self.devs[d];
             if dev.is_switch {
@@ -3201,7 +3223,7 @@ impl<S: NodeAgent> Net<S> {
         while !self.idle() {
             if self.active_list.is_empty() {
                 // Jump to the next wake-up: nothing happens in between.
-                if let Some(&Reverse((due, _))) = self.wake.peek() {
+                if let Some(due) = self.next_wake() {
                     self.cycle = self.cycle.max(due);
                 }
             }
@@ -3227,8 +3249,8 @@ impl<S: NodeAgent> Net<S> {
         let start = self.cycle;
         while !done(self) {
             if self.active_list.is_empty() {
-                match self.wake.peek() {
-                    Some(&Reverse((due, _))) => self.cycle = self.cycle.max(due),
+                match self.next_wake() {
+                    Some(due) => self.cycle = self.cycle.max(due),
                     None => bail!(
                         "fabric idle at cycle {} and the condition does not hold",
                         self.cycle

@@ -51,6 +51,15 @@ pub fn set_tid(m: &mut Mad, tid: u64) {
 pub fn attr_id(m: &Mad) -> u16 {
     be16(m, off::ATTR_ID)
 }
+/// Whether the SMI gives a received SMP of `method` and AttributeID `attr`
+/// to the SM interface rather than the SMA: responses, traps, and SMInfo
+/// Get/Set (ibspec §6; `rtl/smi_rx_core.sv` `to_sm`).
+pub fn smi_to_sm(method: u8, attr: u16) -> bool {
+    method & METHOD_RESP_BIT != 0
+        || method == METHOD_TRAP
+        || (attr == ATTR_SM_INFO && matches!(method, METHOD_GET | METHOD_SET))
+}
+
 pub fn attr_mod(m: &Mad) -> u32 {
     be32(m, off::ATTR_MOD)
 }

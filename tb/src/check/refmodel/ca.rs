@@ -675,9 +675,7 @@ impl CaModel {
             }
             let method = c.mad[3];
             let attr = u16::from_be_bytes([c.mad[16], c.mad[17]]);
-            c.to_sm = method & METHOD_RESP_BIT != 0
-                || method == METHOD_TRAP
-                || (attr == ATTR_SM_INFO && matches!(method, METHOD_GET | METHOD_SET));
+            c.to_sm = crate::proto::mad::smi_to_sm(method, attr);
         } else {
             ctr.add(Ctr::RxDataPkts, 1);
         }

@@ -1645,9 +1645,7 @@ impl CaPort {
                 dlid != PERM && !mine
             };
             let method = f.at(MAD_OFF + 3);
-            let to_sm = method & 0x80 != 0
-                || method == 0x05
-                || (f.be16(MAD_OFF + 16) == 0x0020 && matches!(method, 1 | 2));
+            let to_sm = crate::proto::mad::smi_to_sm(method, f.be16(MAD_OFF + 16));
             let icrc_chk = lnh == 2 && pktlen_ok;
             let crcs = match self.lrx_crc {
                 Some(c) => c,

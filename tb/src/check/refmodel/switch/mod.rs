@@ -220,10 +220,7 @@ fn be16(b: &[u8], o: usize) -> u16 {
 /// To the SM (1) or the SMA (0): responses, traps and SMInfo Get/Set go to
 /// the SM (ibspec §6 / docs/arch.md `to_sm`).
 pub fn to_sm(m: &Mad) -> bool {
-    let method = m[mad::off::METHOD];
-    method & METHOD_RESP_BIT != 0
-        || method == METHOD_TRAP
-        || (mad::attr_id(m) == ATTR_SM_INFO && (method == METHOD_GET || method == METHOD_SET))
+    mad::smi_to_sm(mad::method(m), mad::attr_id(m))
 }
 
 /// An SMP built by the switch's send engine (docs/arch.md smi_sq headers,

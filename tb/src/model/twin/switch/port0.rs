@@ -889,9 +889,7 @@ impl Port0 {
             dlid != PERM && !mine
         };
         let method = at(MAD_OFF + 3);
-        let to_sm = method & 0x80 != 0
-            || method == 0x05
-            || (be16(MAD_OFF + 16) == 0x0020 && matches!(method, 1 | 2));
+        let to_sm = crate::proto::mad::smi_to_sm(method, be16(MAD_OFF + 16));
         let icrc_chk = lnh == 2 && pktlen_ok;
         let n = p.len();
         let icrc_ok = n >= 4
