@@ -43,7 +43,7 @@ use vl15::model::net::NetOptions;
 use vl15::model::twin::{Fidelity, FidelityChoice};
 use vl15::proto::mad;
 use vl15::proto::packet::consts::{
-    ATTR_NODE_INFO, ATTR_PORT_INFO, METHOD_GET, METHOD_GET_RESP, PERMISSIVE_LID,
+    ATTR_NODE_INFO, ATTR_PORT_INFO, METHOD_GET, METHOD_GET_RESP, METHOD_SET, PERMISSIVE_LID,
 };
 use vl15::proto::topology::{NodeKind, Topology};
 
@@ -908,6 +908,96 @@ fn ibping_and_ibsysstat_reach_their_servers_through_the_rtl() {
         // the CA server still answers after all that
         let t = diag(&ours.sockname, "Hca2", "ibping", &["-c", "1", "-L", &hca3]);
         assert!(t.contains("1 received"), "{f:?}: {t}");
+    }
+}
+
+/// `ibportstate LID PORT query`'s (LinkState, PhysLinkState) after the Set
+/// (its last two such lines).
+fn port_states(t: &str) -> (String, String) {
+    let last = |k: &str| {
+        t.lines()
+            .rev()
+            .find_map(|l| l.strip_prefix(k))
+            .map(|v| v.trim_start_matches('.').to_string())
+            .unwrap_or_default()
+    };
+    (last("LinkState:"), last("PhysLinkState:"))
+}
+
+/// `ibportstate` on the switch port of Hca3 under a running OpenSM, on the
+/// RTL and on twins: `disable` takes the link down at both ends
+/// (PhysLinkState Disabled, the RTL ports Down, Trap 128, Hca3 out of
+/// reach); `enable` trains it again and OpenSM brings the port back to
+/// Active; `reset` retrains an Active link, which comes back Active. A Set
+/// of a reserved PortPhysicalState is refused with status 0x001C.
+#[test]
+fn ibportstate_disables_and_enables_a_port_as_the_hardware_does() {
+    for f in [Fidelity::Rtl, Fidelity::Twin] {
+        let ours = Served::start_as(&topo(FILE), f);
+        let dir = tempfile::tempdir().unwrap();
+        let _sm = opensm_daemon(&ours.sockname, "Hca1", dir.path(), &[]);
+        let sw1 = served_lid(&ours, "Switch1").to_string();
+        let hca3 = served_lid(&ours, "Hca3").to_string();
+        let ps = |port: &str, op: &str| {
+            port_states(&diag(
+                &ours.sockname,
+                "Hca1",
+                "ibportstate",
+                &[&sw1, port, op],
+            ))
+        };
+        let rtl_states = || {
+            ours.probe
+                .run(|net| {
+                    let s = net.dev_index("Switch1").unwrap();
+                    let h = net.dev_index("Hca3").unwrap();
+                    (net.devs[s].port_state(2), net.devs[h].port_state(1))
+                })
+                .unwrap()
+        };
+        let active = |what: &str| {
+            for _ in 0..200 {
+                if ps("2", "query").0 == "Active" {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            panic!("{f:?}: Switch1 port 2 not Active again within 10 s after {what}");
+        };
+        assert_eq!(ps("2", "query"), ("Active".into(), "LinkUp".into()));
+        let traps = log_count(dir.path(), "Link state change");
+        ps("2", "disable");
+        assert_eq!(
+            ps("2", "query"),
+            ("Down".into(), "Disabled".into()),
+            "{f:?}"
+        );
+        assert_eq!(rtl_states(), (1, 1), "{f:?}: both ends Down in the RTL");
+        wait_log(dir.path(), "Link state change", traps);
+        let (ok, t) = diag_status(&ours.sockname, "Hca1", "smpquery", &["nodeinfo", &hca3]);
+        assert!(!ok, "{f:?}: Hca3 answered behind a disabled port: {t}");
+        // the other ports keep their link
+        assert_eq!(ps("1", "query"), ("Active".into(), "LinkUp".into()));
+        ps("2", "enable");
+        active("enable");
+        diag(&ours.sockname, "Hca1", "smpquery", &["nodeinfo", &hca3]);
+        ps("2", "reset");
+        active("reset");
+        assert_eq!(rtl_states(), (4, 4), "{f:?}: both ends Active in the RTL");
+        // PortPhysicalState 1 (Sleep) is not a value a Set may ask for
+        let raw = Raw::new(&ours.sockname);
+        raw.connect("Hca1", false).unwrap();
+        let mut m = mad::dr_request(METHOD_SET, ATTR_PORT_INFO, 2, 0x77, &[1]);
+        mad::data_mut(&mut m)[33] = 0x12; // PortPhysicalState 1, LinkDownDefaultState 2
+        raw.send(&m);
+        let r = raw.recv();
+        assert_eq!(r.status, 0, "{f:?}: the Set was delivered");
+        assert_eq!(
+            u16::from_be_bytes([r.mad[4], r.mad[5]]) & 0x7FFF,
+            0x001C,
+            "{f:?}: a Set of PortPhysicalState 1"
+        );
+        assert_eq!(ps("2", "query"), ("Active".into(), "LinkUp".into()));
     }
 }
 

@@ -73,11 +73,14 @@
 //!   always reads back its template's 0.
 //! * Port numbers above NumPorts in P_Key/SL2VL/VLArb modifiers → 0x001C;
 //!   LFT blocks at or beyond LinearFDBCap/64 → 0x001C (ibsim: > 767).
-//! * PortPhysicalState reads LinkUp (5) if [`NodeHw::link_up`], else
-//!   Polling (2), and the template (connected or down) follows `link_up`
-//!   too; a write that differs from that goes to the hardware
-//!   ([`HwWrite::PortPhysState`]) but is not read back (ibsim reads back
-//!   whatever was last written, e.g. 3 Disabled).
+//! * PortPhysicalState reads Disabled (3) after a Set of 3
+//!   ([`NodeHw::phys_disabled`]), else LinkUp (5) if [`NodeHw::link_up`],
+//!   else Polling (2), and the template (connected or down) follows
+//!   `link_up` too. A Set of 3 or 2 that changes it goes to the hardware
+//!   ([`HwWrite::PortPhysState`]): the fabric takes the link down and
+//!   keeps it down, or enables the port and trains its link. A Set of any
+//!   other non-zero value → 0x001C, nothing applied (ibsim stores any value
+//!   and reads it back, and its link never trains again).
 //! * Traps: 128 (switch link state), 144 (IsSM change) and 257/258 (a QP1
 //!   packet with a bad P_Key / Q_Key, reported by the host GSI); none on
 //!   width/speed changes (ibsim sends 144 then).
@@ -1159,6 +1162,14 @@ impl NodeSma {
     ) -> Result<Option<u8>, u16> {
         // 64 bytes always decode.
         let new = PortInfo::decode(data).unwrap_or_default();
+        // A Set may ask for no change, Polling or Disabled, nothing else
+        // (IBA 14.2.5.6, PortInfo PortPhysicalState); nothing is applied.
+        if !matches!(
+            new.port_phys_state,
+            PHYS_STATE_NO_CHANGE | PHYS_STATE_POLLING | PHYS_STATE_DISABLED
+        ) {
+            return Err(STATUS_INVALID_FIELD);
+        }
         let hca = self.id.dialect == Dialect::Hca;
         if hca {
             hca_check(&new, hw.port_state(port))?;
@@ -1204,10 +1215,10 @@ impl NodeSma {
         // ibsim stores any non-zero PortPhysicalState; here it reads back
         // from the hardware's link, so only a change is passed on (an SM
         // echoing the LinkUp it read writes nothing).
-        let phys_now = if (is_switch && port == 0) || hw.link_up(port) {
+        let phys_now = if is_switch && port == 0 {
             PHYS_STATE_LINK_UP
         } else {
-            PHYS_STATE_POLLING
+            phys_state(hw, port)
         };
         if new.port_phys_state != PHYS_STATE_NO_CHANGE && new.port_phys_state != phys_now {
             hw.write(HwWrite::PortPhysState {
@@ -1359,10 +1370,10 @@ impl NodeSma {
         }
         pi.master_sm_sl = ps.master_sm_sl;
         pi.hoq_life = ps.hoq_life;
-        pi.port_phys_state = if up {
+        pi.port_phys_state = if sw && port == 0 {
             PHYS_STATE_LINK_UP
         } else {
-            PHYS_STATE_POLLING
+            phys_state(hw, port)
         };
         pi.port_state = state.unwrap_or_else(|| hw.port_state(port));
         if ps.link.speed_ext_active != 0 {
@@ -1572,6 +1583,18 @@ fn read_only(q: Query) -> u16 {
         STATUS_METHOD_UNSUPPORTED
     } else {
         STATUS_OK
+    }
+}
+
+/// PortPhysicalState of external port `port` as the hardware holds it:
+/// Disabled after a Set of 3, else LinkUp with a link, else Polling.
+fn phys_state(hw: &dyn NodeHw, port: u8) -> u8 {
+    if hw.phys_disabled(port) {
+        PHYS_STATE_DISABLED
+    } else if hw.link_up(port) {
+        PHYS_STATE_LINK_UP
+    } else {
+        PHYS_STATE_POLLING
     }
 }
 

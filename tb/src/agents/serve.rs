@@ -79,6 +79,10 @@ use crate::proto::packet::consts::{
     STATUS_ATTR_UNSUPPORTED,
 };
 
+/// 4.096 µs × 2^18 (PortInfo SubnetTimeOut 18, OpenSM's default) in
+/// cycles of 1 µs.
+const SUBNET_TIMEOUT_CYCLES: u64 = (4096 << 18) / 1000;
+
 /// Length of `sim_client_info.nodeid`.
 const NODEID_BYTES: usize = 32;
 /// `sizeof(struct sim_client_info)`.
@@ -270,7 +274,13 @@ macro_rules! slog {
 
 impl Server {
     /// Bind `<base>:ctl` and `<base>:out0..9` for `net`.
-    pub fn bind(net: Net, opts: ServeOptions) -> Result<Server> {
+    pub fn bind(mut net: Net, opts: ServeOptions) -> Result<Server> {
+        // A real SM counts a trap sent again: OpenSM disables the port of
+        // a switch that sends the same one 10 times. An SMA repeats a trap
+        // not repressed once per SubnetTimeOut period, 4.096 µs × 2^18 at
+        // OpenSM's default (1 cycle = 1 µs); the server runs many of those
+        // in a moment while it waits out a lost request's deadline.
+        net.opts.trap_interval = net.opts.trap_interval.max(SUBNET_TIMEOUT_CYCLES);
         let base = opts.sockname.clone();
         let log_max = opts.log_lines_per_second;
         if base.is_empty() || base.contains('\0') {

@@ -334,6 +334,8 @@ pub struct Link {
     pub latency: u64,
     /// Administratively up (the testbench's Link/Unlink).
     pub up: bool,
+    /// Per end, its port's PortPhysicalState is Disabled: no link.
+    disabled: [bool; 2],
     /// Down for retraining until this cycle (exclusive).
     retrain_until: u64,
     pipe: [VecDeque<(u64, Beat)>; 2],
@@ -357,6 +359,7 @@ impl Link {
             latency: latency.max(1),
             up: true,
             retrain_until: 0,
+            disabled: [false; 2],
             pipe: [VecDeque::new(), VecDeque::new()],
             in_packet: [false; 2],
             sent: Default::default(),
@@ -386,7 +389,7 @@ impl Link {
     }
 
     fn carrying(&self, now: u64) -> bool {
-        self.up && now >= self.retrain_until
+        self.up && !self.disabled[0] && !self.disabled[1] && now >= self.retrain_until
     }
 
     /// Whether direction `dir` (0: `ends[0]` → `ends[1]`) is in the middle
@@ -486,6 +489,10 @@ pub struct Device<S> {
     din: DevIn,
     /// Per port 1..=model ports at index p−1: (link, direction it sends on).
     port_links: Vec<Option<(usize, usize)>>,
+    /// Per port (index 0: switch port 0, never), PortPhysicalState set to
+    /// Disabled by a PortInfo Set: its link stays down until a Set of
+    /// Polling.
+    phys_disabled: Vec<bool>,
     /// The node's agent (its SMA); none on a driven device, whose SMPs
     /// reach its driver.
     agent: Option<S>,
@@ -651,6 +658,7 @@ impl<S> Device<S> {
             dout: DevOut::default(),
             din: DevIn::default(),
             port_links: vec![None; np],
+            phys_disabled: vec![false; np + 1],
             agent,
             driven: None,
             lent: false,
@@ -889,6 +897,7 @@ struct HwView<'a> {
     mkey: &'a [Option<(u8, u16)>],
     states: &'a [u8],
     link_up: &'a [bool],
+    disabled: &'a [bool],
     neighbour: &'a [Option<u8>],
     psc: bool,
     writes: Vec<HwWrite>,
@@ -906,6 +915,12 @@ impl NodeHw for HwView<'_> {
     }
     fn neighbour_state(&self, port: u8) -> Option<u8> {
         self.neighbour.get(usize::from(port)).copied().flatten()
+    }
+    fn phys_disabled(&self, port: u8) -> bool {
+        self.disabled
+            .get(usize::from(port))
+            .copied()
+            .unwrap_or(false)
     }
     fn port_state_change(&self) -> bool {
         self.psc
@@ -3055,10 +3070,12 @@ impl<S: NodeAgent> Net<S> {
                 *m = Some((o.mkey_prot, o.mkey_viols));
             }
         }
+        let disabled = self.devs[d].phys_disabled.clone();
         let mut view = HwView {
             mkey: &mkey,
             states: &states,
             link_up: &link_up,
+            disabled: &disabled,
             neighbour: &neighbour,
             psc: self.devs[d].dout.port_state_change,
             writes: Vec::new(),
@@ -3103,19 +3120,10 @@ impl<S: NodeAgent> Net<S> {
                         .set_link_active(op, width, speed, speed_ext);
                 }
             }
-            if let HwWrite::RetrainLink { port } = *w {
-                if let Some(l) = self.link_at(d, port) {
-                    let until = now + self.opts.retrain_cycles;
-                    self.links[l].retrain_until = until;
-                    self.drop_in_flight(l);
-                    let ends = self.links[l].ends;
-                    for (e, _) in ends {
-                        let dev = &mut self.devs[e];
-                        dev.scan_at = Some(dev.scan_at.map_or(until, |t| t.max(until)));
-                        self.cable_changed(e);
-                        self.wake.push(Reverse((until, e)));
-                    }
-                }
+            match *w {
+                HwWrite::RetrainLink { port } => self.retrain(d, port, now),
+                HwWrite::PortPhysState { port, state } => self.set_phys_state(d, port, state, now),
+                _ => {}
             }
         }
         let dev = &mut self.devs[d];
@@ -3129,6 +3137,53 @@ impl<S: NodeAgent> Net<S> {
         }
         self.activate(d);
         Ok(())
+    }
+
+    /// The link of device `d`'s `port` trains again: down (what is on the
+    /// cable lost) for `retrain_cycles`, then up at both ends, as far as
+    /// the cable and both ports allow.
+    fn retrain(&mut self, d: usize, port: u8, now: u64) {
+        let Some(l) = self.link_at(d, port) else {
+            return;
+        };
+        let until = now + self.opts.retrain_cycles;
+        self.links[l].retrain_until = until;
+        self.drop_in_flight(l);
+        let ends = self.links[l].ends;
+        for (e, _) in ends {
+            let dev = &mut self.devs[e];
+            dev.scan_at = Some(dev.scan_at.map_or(until, |t| t.max(until)));
+            self.cable_changed(e);
+            self.wake.push(Reverse((until, e)));
+        }
+    }
+
+    /// A PortInfo Set of PortPhysicalState `state` on device `d`'s external
+    /// `port`: 3 (Disabled) takes the link down at both ends and keeps it
+    /// down; 2 (Polling) enables the port, and its link trains (comes up
+    /// after `retrain_cycles` where a cable and an enabled port are at the
+    /// other end). The SMA lets through only 2 and 3.
+    fn set_phys_state(&mut self, d: usize, port: u8, state: u8, now: u64) {
+        let dev = &self.devs[d];
+        if port == 0 || usize::from(port) >= dev.phys_disabled.len() {
+            return;
+        }
+        let off = state == crate::proto::packet::consts::PHYS_STATE_DISABLED;
+        self.devs[d].phys_disabled[usize::from(port)] = off;
+        let Some(l) = self.link_at(d, port) else {
+            return;
+        };
+        let dir = usize::from(self.links[l].ends[0] != (d, port));
+        self.links[l].disabled[dir] = off;
+        if off {
+            self.drop_in_flight(l);
+            let ends = self.links[l].ends;
+            for (e, _) in ends {
+                self.cable_changed(e);
+            }
+        } else {
+            self.retrain(d, port, now);
+        }
     }
 
     /// Write every packet on every link from now on into `log`: outbound

@@ -101,8 +101,9 @@ pub enum HwWrite {
     RetrainLink {
         port: u8,
     },
-    /// A non-zero PortPhysicalState write (e.g. 3 Disabled, 2 Polling);
-    /// hardware without phys-state control may ignore it.
+    /// A PortPhysicalState write that changes it: 3 Disabled (the link
+    /// goes down at both ends and stays down) or 2 Polling (the port is
+    /// enabled and its link trains); the SMA passes no other value.
     PortPhysState {
         port: u8,
         state: u8,
@@ -163,6 +164,11 @@ pub trait NodeHw {
     fn neighbour_state(&self, port: u8) -> Option<u8>;
     /// SwitchInfo.PortStateChange (switches; CAs return false).
     fn port_state_change(&self) -> bool;
+    /// PortPhysicalState of an external port was set to Disabled (and not
+    /// enabled since).
+    fn phys_disabled(&self, _port: u8) -> bool {
+        false
+    }
     fn write(&mut self, w: HwWrite);
     /// M_KeyProtectBits and M_KeyViolations of a CA port or switch port 0
     /// as the hardware holds them now (its M_Key check counts violations,
