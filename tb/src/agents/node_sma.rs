@@ -78,9 +78,10 @@
 //!   else Polling (2), and the template (connected or down) follows
 //!   `link_up` too. A Set of 3 or 2 that changes it goes to the hardware
 //!   ([`HwWrite::PortPhysState`]): the fabric takes the link down and
-//!   keeps it down, or enables the port and trains its link. A Set of any
-//!   other non-zero value → 0x001C, nothing applied (ibsim stores any value
-//!   and reads it back, and its link never trains again).
+//!   keeps it down, or enables the port and trains its link. A Set of
+//!   another value than 0, 2, 3 and the one it reads → 0x001C, nothing
+//!   applied (ibsim stores any value and reads it back, and its link never
+//!   trains again).
 //! * Traps: 128 (switch link state), 144 (IsSM change) and 257/258 (a QP1
 //!   packet with a bad P_Key / Q_Key, reported by the host GSI); none on
 //!   width/speed changes (ibsim sends 144 then).
@@ -1162,19 +1163,27 @@ impl NodeSma {
     ) -> Result<Option<u8>, u16> {
         // 64 bytes always decode.
         let new = PortInfo::decode(data).unwrap_or_default();
-        // A Set may ask for no change, Polling or Disabled, nothing else
-        // (IBA 14.2.5.6, PortInfo PortPhysicalState); nothing is applied.
+        let is_switch = self.id.is_switch();
+        // PortPhysicalState as it reads now: a Set may leave it (0, or the
+        // value it reads, as an SM echoing a Get writes it), or ask for
+        // Polling or Disabled, nothing else (IBA PortInfo
+        // PortPhysicalState); nothing is applied then.
+        let phys_now = if is_switch && port == 0 {
+            PHYS_STATE_LINK_UP
+        } else {
+            phys_state(hw, port)
+        };
         if !matches!(
             new.port_phys_state,
             PHYS_STATE_NO_CHANGE | PHYS_STATE_POLLING | PHYS_STATE_DISABLED
-        ) {
+        ) && new.port_phys_state != phys_now
+        {
             return Err(STATUS_INVALID_FIELD);
         }
         let hca = self.id.dialect == Dialect::Hca;
         if hca {
             hca_check(&new, hw.port_state(port))?;
         }
-        let is_switch = self.id.is_switch();
         let lid_port = !is_switch || port == 0;
         let ps = self
             .ports
@@ -1215,11 +1224,6 @@ impl NodeSma {
         // ibsim stores any non-zero PortPhysicalState; here it reads back
         // from the hardware's link, so only a change is passed on (an SM
         // echoing the LinkUp it read writes nothing).
-        let phys_now = if is_switch && port == 0 {
-            PHYS_STATE_LINK_UP
-        } else {
-            phys_state(hw, port)
-        };
         if new.port_phys_state != PHYS_STATE_NO_CHANGE && new.port_phys_state != phys_now {
             hw.write(HwWrite::PortPhysState {
                 port,
