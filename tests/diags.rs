@@ -50,14 +50,6 @@ impl Drop for Served {
     }
 }
 
-fn sbin(name: &str) -> PathBuf {
-    ["/usr/sbin", "/usr/bin", "/sbin"]
-        .iter()
-        .map(|d| Path::new(d).join(name))
-        .find(|p| p.exists())
-        .unwrap_or_else(|| panic!("{name} not found (Debian: infiniband-diags, opensm)"))
-}
-
 /// `tool args` at `node` of server `sockname` under `timeout 20`, in a
 /// scratch directory: (exit status 0, stdout).
 fn tool(sockname: &str, node: &str, name: &str, args: &[String]) -> (bool, String) {
@@ -69,32 +61,6 @@ fn tool(sockname: &str, node: &str, name: &str, args: &[String]) -> (bool, Strin
         out.status.success(),
         String::from_utf8_lossy(&out.stdout).into_owned(),
     )
-}
-
-/// `opensm -o` at `node` of `sockname` with `args`: its log once it
-/// reached SUBNET UP.
-fn opensm_once(sockname: &str, node: &str, args: &[&str]) -> String {
-    let scratch = tempfile::tempdir().unwrap();
-    let log = scratch.path().join("osm.log");
-    let mut c = umad2sim_command(sockname, &sbin("opensm"), Some(node)).unwrap();
-    let status = c
-        .current_dir(scratch.path())
-        .env("OSM_CACHE_DIR", scratch.path())
-        .env("OSM_TMP_DIR", scratch.path())
-        .args(args)
-        .arg("-o")
-        .arg("-f")
-        .arg(&log)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .unwrap();
-    let text = std::fs::read_to_string(&log).unwrap_or_default();
-    assert!(
-        status.success() && text.contains("SUBNET UP"),
-        "opensm -o {args:?} at {node} on @{sockname}: {status}\n{text}"
-    );
-    text
 }
 
 /// A tool's output as compared: `Field:....value` lines as (field,

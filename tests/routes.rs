@@ -45,44 +45,12 @@ fn routes(state: &Path, args: &[&str]) -> (i32, String, String) {
     )
 }
 
-fn sbin(name: &str) -> PathBuf {
-    ["/usr/sbin", "/usr/bin", "/sbin"]
-        .iter()
-        .map(|d| Path::new(d).join(name))
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| panic!("{name} not found: run `make deps`"))
-}
-
 /// An infiniband-diags `tool` at Hca1 of server `sockname`, under
 /// `timeout 20`; its stdout.
 fn diag(sockname: &str, tool: &str, args: &[&str]) -> String {
     let mut c = umad2sim_command(sockname, Path::new("/usr/bin/timeout"), Some("Hca1")).unwrap();
     c.arg("20").arg(sbin(tool)).args(args);
     run_tool(c)
-}
-
-/// The real `opensm -o` (with `args`) at Hca1 of server `sockname`.
-fn opensm_once(sockname: &str, args: &[&str]) {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("osm.log");
-    let status = umad2sim_command(sockname, &sbin("opensm"), Some("Hca1"))
-        .unwrap()
-        .current_dir(dir.path())
-        .env("OSM_CACHE_DIR", dir.path())
-        .env("OSM_TMP_DIR", dir.path())
-        .arg("-o")
-        .args(args)
-        .arg("-f")
-        .arg(&log)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .unwrap();
-    let text = std::fs::read_to_string(&log).unwrap_or_default();
-    assert!(
-        status.success() && text.contains("SUBNET UP"),
-        "opensm -o {args:?}: {status}\n{text}"
-    );
 }
 
 /// OpenSM routes the RTL fabric; `vl15 routes` on the RTL's dumped state
@@ -95,7 +63,7 @@ fn routes_print_what_the_real_ibroute_and_ibtracert_print() {
             .unwrap_or_else(|e| panic!("{e:#}"));
         let sock = server.sockname.clone();
         let lmc_arg = lmc.to_string();
-        opensm_once(&sock, &["-l", &lmc_arg]);
+        opensm_once(&sock, "Hca1", &["-l", &lmc_arg]);
         let dump = server
             .prober
             .run(|net| dump_state(net).map_err(|e| format!("{e:#}")))

@@ -96,14 +96,6 @@ impl Drop for Served {
     }
 }
 
-fn sbin(name: &str) -> PathBuf {
-    ["/usr/sbin", "/usr/bin", "/sbin"]
-        .iter()
-        .map(|d| Path::new(d).join(name))
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| panic!("{name} not found: run `make deps`"))
-}
-
 /// What ibnetdiscover describes, independent of order and of its node
 /// names: nodes (kind, ports, GUID, description), links between (GUID,
 /// port) pairs, and the LIDs (CA ports, switch port 0).

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use vl15::agents::ibsim::{ibnetdiscover_path, IbsimServer};
+use vl15::agents::ibsim::{ibnetdiscover_path, umad2sim_command, IbsimServer};
 
 /// Every example file ibsim ships.
 pub const EXAMPLES: &[&str] = &[
@@ -52,4 +52,39 @@ pub fn run_tool(mut cmd: std::process::Command) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).expect("the tool's output is UTF-8")
+}
+
+/// An installed program (Debian's infiniband-diags, opensm).
+pub fn sbin(name: &str) -> PathBuf {
+    ["/usr/sbin", "/usr/bin", "/sbin"]
+        .iter()
+        .map(|d| Path::new(d).join(name))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("{name} not found: run `make deps`"))
+}
+
+/// The real `opensm -o` with `args` at `node` of the ibsim-protocol server
+/// `sockname`: its log, once it reached SUBNET UP (a panic otherwise).
+pub fn opensm_once(sockname: &str, node: &str, args: &[&str]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("osm.log");
+    let status = umad2sim_command(sockname, &sbin("opensm"), Some(node))
+        .unwrap()
+        .current_dir(dir.path())
+        .env("OSM_CACHE_DIR", dir.path())
+        .env("OSM_TMP_DIR", dir.path())
+        .arg("-o")
+        .args(args)
+        .arg("-f")
+        .arg(&log)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        status.success() && text.contains("SUBNET UP"),
+        "opensm -o {args:?} at {node} on @{sockname}: {status}\n{text}"
+    );
+    text
 }
