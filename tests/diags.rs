@@ -187,16 +187,16 @@ const ROWS: &[Row] = &[
     row("Hca2", "perfquery", &["{Switch2}", "1"], &[PMA_CAP]),
 ];
 
-#[test]
-fn the_diags_print_what_they_print_on_ibsim() {
-    let path = topo(FILE);
+/// The rows of `rows` on topology `file` (whose `nodes` the rows name as
+/// `{Node}`), beside ibsim, after `opensm -o` at the file's Hca1.
+fn beside_ibsim(file: &str, nodes: &[&str], rows: &[Row]) {
+    let path = topo(file);
     let ibsim = IbsimServer::start(&path).unwrap_or_else(|e| panic!("{e:#}"));
     let ours = Served::start(&path);
     let socks = [ibsim.sockname().to_string(), ours.sockname.clone()];
     for s in &socks {
         opensm_once(s, "Hca1", &[]);
     }
-    let nodes = ["Hca1", "Hca2", "Hca3", "Hca4", "Switch1", "Switch2"];
     let lids: Vec<(String, String)> = nodes
         .iter()
         .map(|n| (format!("{{{n}}}"), lid_of(&ours.sockname, n)))
@@ -206,7 +206,7 @@ fn the_diags_print_what_they_print_on_ibsim() {
         assert_eq!(&on_ibsim, v, "OpenSM gave {k} the same LID on both");
     }
     let mut compared = 0;
-    for r in ROWS {
+    for r in rows {
         let args: Vec<String> = r
             .args
             .iter()
@@ -231,7 +231,35 @@ fn the_diags_print_what_they_print_on_ibsim() {
         );
         compared += 1;
     }
-    assert_eq!(compared, ROWS.len());
+    assert_eq!(compared, rows.len());
+}
+
+#[test]
+fn the_diags_print_what_they_print_on_ibsim() {
+    let nodes = ["Hca1", "Hca2", "Hca3", "Hca4", "Switch1", "Switch2"];
+    beside_ibsim(FILE, &nodes, ROWS);
+}
+
+/// 2-port CAs, each homed on one switch by both ports, the switches
+/// joined twice (`net.2sw2path4hca2port`).
+const ROWS_2PORT: &[Row] = &[
+    row("Hca1", "ibnetdiscover", &[], &[]),
+    row("Hca2", "ibnetdiscover", &[], &[]),
+    row("Hca1", "iblinkinfo", &[], &[]),
+    row("Hca1", "ibroute", &["{Switch1}"], &[]),
+    row("Hca2", "ibroute", &["{Switch2}"], &[]),
+    row("Hca1", "ibtracert", &["{Hca1}", "{Hca2}"], &[]),
+    row("Hca1", "smpquery", &["nodeinfo", "{Hca2}"], &[]),
+    row("Hca1", "smpquery", &["portinfo", "{Hca2}", "2"], &[LEASE]),
+    row("Hca1", "smpquery", &["pkeys", "{Hca2}", "2"], &[]),
+    row("Hca1", "ibaddr", &["{Hca2}"], &[]),
+    row("Hca1", "dump_lfts", &[], &[]),
+];
+
+#[test]
+fn the_diags_print_what_they_print_on_ibsim_with_2_port_cas() {
+    let nodes = ["Hca1", "Hca2", "Switch1", "Switch2"];
+    beside_ibsim("net.2sw2path4hca2port", &nodes, ROWS_2PORT);
 }
 
 /// A root GUID file for up/down routing: Switch1 (0x200000, the first
