@@ -1168,11 +1168,7 @@ impl NodeSma {
         // value it reads, as an SM echoing a Get writes it), or ask for
         // Polling or Disabled, nothing else (IBA PortInfo
         // PortPhysicalState); nothing is applied then.
-        let phys_now = if is_switch && port == 0 {
-            PHYS_STATE_LINK_UP
-        } else {
-            phys_state(hw, port)
-        };
+        let phys_now = phys_state(hw, is_switch, port);
         if !matches!(
             new.port_phys_state,
             PHYS_STATE_NO_CHANGE | PHYS_STATE_POLLING | PHYS_STATE_DISABLED
@@ -1374,11 +1370,7 @@ impl NodeSma {
         }
         pi.master_sm_sl = ps.master_sm_sl;
         pi.hoq_life = ps.hoq_life;
-        pi.port_phys_state = if sw && port == 0 {
-            PHYS_STATE_LINK_UP
-        } else {
-            phys_state(hw, port)
-        };
+        pi.port_phys_state = phys_state(hw, sw, port);
         pi.port_state = state.unwrap_or_else(|| hw.port_state(port));
         if ps.link.speed_ext_active != 0 {
             pi.link_speed_ext_enabled = ps.link.speed_ext_enabled;
@@ -1590,10 +1582,13 @@ fn read_only(q: Query) -> u16 {
     }
 }
 
-/// PortPhysicalState of external port `port` as the hardware holds it:
-/// Disabled after a Set of 3, else LinkUp with a link, else Polling.
-fn phys_state(hw: &dyn NodeHw, port: u8) -> u8 {
-    if hw.phys_disabled(port) {
+/// PortPhysicalState of `port` as the hardware holds it: LinkUp on a
+/// switch's port 0; else Disabled after a Set of 3, LinkUp with a link,
+/// Polling without.
+fn phys_state(hw: &dyn NodeHw, switch: bool, port: u8) -> u8 {
+    if switch && port == 0 {
+        PHYS_STATE_LINK_UP
+    } else if hw.phys_disabled(port) {
         PHYS_STATE_DISABLED
     } else if hw.link_up(port) {
         PHYS_STATE_LINK_UP

@@ -624,12 +624,7 @@ impl Server {
             mad: req.mad,
         };
         let to = if mad::method(&req.mad) & METHOD_RESP_BIT != 0 {
-            let c = (mad::tid(&req.mad) >> 48) as usize;
-            self.clients
-                .get(c)
-                .and_then(Option::as_ref)
-                .filter(|x| x.dev == dev)
-                .map(|_| c)
+            self.requester(mad::tid(&req.mad), dev)
         } else {
             self.issm_client(dev)
         };
@@ -645,6 +640,17 @@ impl Server {
             self.not_delivered(i, req, true)?;
         }
         Ok(())
+    }
+
+    /// The client on device `dev` whose request TID `tid` answers (TID
+    /// bits 63:48, as the server set them).
+    fn requester(&self, tid: u64, dev: usize) -> Option<usize> {
+        let i = (tid >> 48) as usize;
+        self.clients
+            .get(i)
+            .and_then(Option::as_ref)
+            .filter(|c| c.dev == dev)
+            .map(|_| i)
     }
 
     fn issm_client(&self, dev: usize) -> Option<usize> {
@@ -946,14 +952,7 @@ impl Server {
         let name = self.net.devs[g.dev].name.clone();
         if g.is_response() {
             self.inflight.remove(&tid);
-            let i = (tid >> 48) as usize;
-            let to = self
-                .clients
-                .get(i)
-                .and_then(Option::as_ref)
-                .filter(|c| c.dev == g.dev)
-                .map(|_| i);
-            match to {
+            match self.requester(tid, g.dev) {
                 Some(i) => {
                     self.send(i, &r);
                 }
@@ -961,8 +960,9 @@ impl Server {
                     self.stats.dropped += 1;
                     slog!(
                         self,
-                        "{name}: dropped a GMP response (class {:#04x} TID {tid:#x}): no client {i} on this node",
-                        mad::class(&g.mad)
+                        "{name}: dropped a GMP response (class {:#04x} TID {tid:#x}): no client {} on this node",
+                        mad::class(&g.mad),
+                        tid >> 48
                     );
                 }
             }
@@ -1140,12 +1140,7 @@ impl Server {
                 let mut asked = None;
                 let to = if mad::method(&m) & METHOD_RESP_BIT != 0 {
                     self.inflight.remove(&tid);
-                    let i = (tid >> 48) as usize;
-                    self.clients
-                        .get(i)
-                        .and_then(Option::as_ref)
-                        .filter(|c| c.dev == d)
-                        .map(|_| i)
+                    self.requester(tid, d)
                 } else {
                     // A request for the SM client (SMInfo, a trap): its
                     // answer now depends on that client, not on the fabric,

@@ -948,6 +948,18 @@ pub struct NetStats {
     pub parallel_cycles: u64,
 }
 
+/// Wake-ups: (cycle, device), the earliest first.
+type WakeHeap = BinaryHeap<Reverse<(u64, usize)>>;
+
+/// The device of `h`'s earliest wake-up, taken, if it is due by `now`.
+fn pop_due(h: &mut WakeHeap, now: u64) -> Option<usize> {
+    let &Reverse((due, d)) = h.peek()?;
+    (due <= now).then(|| {
+        h.pop();
+        d
+    })
+}
+
 /// The fabric.
 pub struct Net<S> {
     pub topo: Topology,
@@ -958,10 +970,10 @@ pub struct Net<S> {
     pub cycle: u64,
     active: Vec<bool>,
     active_list: Vec<usize>,
-    wake: BinaryHeap<Reverse<(u64, usize)>>,
+    wake: WakeHeap,
     /// Wake-ups to send a trap again that the SM has not repressed: work
     /// only while the fabric runs for something else.
-    trap_wake: BinaryHeap<Reverse<(u64, usize)>>,
+    trap_wake: WakeHeap,
     pub trace: Vec<TraceEntry>,
     pub stats: NetStats,
     /// Evaluation threads ([`NetOptions::threads`] > 1).
@@ -1387,7 +1399,7 @@ impl<S: NodeAgent> Net<S> {
 
     /// The cycle of the next scheduled wake-up (link arrival, SMA answer).
     pub fn next_wake(&self) -> Option<u64> {
-        let due = |h: &BinaryHeap<Reverse<(u64, usize)>>| h.peek().map(|&Reverse((t, _))| t);
+        let due = |h: &WakeHeap| h.peek().map(|&Reverse((t, _))| t);
         match (due(&self.wake), due(&self.trap_wake)) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -1571,13 +1583,17 @@ impl<S: NodeAgent> Net<S> {
     /// both ends see `link_up_i` fall (PortState Down) and discard any
     /// partly received packet.
     pub fn set_link(&mut self, l: usize, up: bool) {
-        let link = &mut self.links[l];
-        link.up = up;
-        let ends = link.ends;
-        if !up {
+        self.links[l].up = up;
+        self.link_switched(l, up);
+    }
+
+    /// Link `l` was switched on or off (cable, port disabled): off, what is
+    /// on it is lost; both ends look at their `link_up` again.
+    fn link_switched(&mut self, l: usize, on: bool) {
+        if !on {
             self.drop_in_flight(l);
         }
-        for (d, _) in ends {
+        for (d, _) in self.links[l].ends {
             self.cable_changed(d);
         }
     }
@@ -1965,17 +1981,10 @@ impl<S: NodeAgent> Net<S> {
     fn step_with(&mut self, mut lent: Option<(usize, &mut (dyn Driver + '_))>) -> Result<()> {
         let now = self.cycle;
         self.moved = false;
-        for heap in [&mut self.wake, &mut self.trap_wake] {
-            while let Some(&Reverse((due, d))) = heap.peek() {
-                if due > now {
-                    break;
-                }
-                heap.pop();
-                if !self.active[d] {
-                    self.active[d] = true;
-                    self.active_list.push(d);
-                }
-            }
+        while let Some(d) =
+            pop_due(&mut self.wake, now).or_else(|| pop_due(&mut self.trap_wake, now))
+        {
+            self.activate(d);
         }
         let spare = std::mem::take(&mut self.list_spare);
         let mut list = std::mem::replace(&mut self.active_list, spare);
@@ -3176,11 +3185,7 @@ impl<S: NodeAgent> Net<S> {
         let dir = usize::from(self.links[l].ends[0] != (d, port));
         self.links[l].disabled[dir] = off;
         if off {
-            self.drop_in_flight(l);
-            let ends = self.links[l].ends;
-            for (e, _) in ends {
-                self.cable_changed(e);
-            }
+            self.link_switched(l, false);
         } else {
             self.retrain(d, port, now);
         }
