@@ -16,7 +16,7 @@ use common::*;
 
 use std::path::{Path, PathBuf};
 
-use vl15::agents::ibsim::{umad2sim_command, IbsimServer};
+use vl15::agents::ibsim::IbsimServer;
 use vl15::agents::serve::{Background, ServeOptions};
 use vl15::model::net::NetOptions;
 
@@ -41,20 +41,15 @@ impl Served {
 
 impl Drop for Served {
     fn drop(&mut self) {
-        if let Some(s) = self.server.take() {
-            let r = s.stop();
-            if !std::thread::panicking() {
-                r.expect("vl15 serve failed");
-            }
-        }
+        stop_server(&mut self.server);
     }
 }
 
 /// `tool args` at `node` of server `sockname` under `timeout 20`, in a
 /// scratch directory: (exit status 0, stdout).
 fn tool(sockname: &str, node: &str, name: &str, args: &[String]) -> (bool, String) {
-    let mut c = umad2sim_command(sockname, Path::new("/usr/bin/timeout"), Some(node)).unwrap();
-    c.arg("20").arg(sbin(name)).args(args);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut c = diag_command(sockname, node, name, &args);
     let scratch = tempfile::tempdir().unwrap();
     let out = c.current_dir(scratch.path()).output().unwrap();
     (

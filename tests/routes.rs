@@ -26,7 +26,6 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use serde_json::{json, Value};
-use vl15::agents::ibsim::umad2sim_command;
 use vl15::agents::serve::{Background, ServeOptions};
 use vl15::agents::simrun::dump_state;
 use vl15::proto::topology::NodeKind;
@@ -48,9 +47,7 @@ fn routes(state: &Path, args: &[&str]) -> (i32, String, String) {
 /// An infiniband-diags `tool` at Hca1 of server `sockname`, under
 /// `timeout 20`; its stdout.
 fn diag(sockname: &str, tool: &str, args: &[&str]) -> String {
-    let mut c = umad2sim_command(sockname, Path::new("/usr/bin/timeout"), Some("Hca1")).unwrap();
-    c.arg("20").arg(sbin(tool)).args(args);
-    run_tool(c)
+    run_tool(diag_command(sockname, "Hca1", tool, args))
 }
 
 /// OpenSM routes the RTL fabric; `vl15 routes` on the RTL's dumped state

@@ -87,12 +87,7 @@ impl Served {
 
 impl Drop for Served {
     fn drop(&mut self) {
-        if let Some(s) = self.server.take() {
-            let r = s.stop();
-            if !std::thread::panicking() {
-                r.expect("vl15 serve failed");
-            }
-        }
+        stop_server(&mut self.server);
     }
 }
 
@@ -744,13 +739,6 @@ fn opensm_until(sockname: &str, sm: &str, dir: &Path, args: &[&str], what: &str)
 /// `timeout 20` (a lost MAD must fail the test, not hang it); its stdout.
 fn diag(sockname: &str, node: &str, tool: &str, args: &[&str]) -> String {
     run_tool(diag_command(sockname, node, tool, args))
-}
-
-/// `timeout 20 <tool> args` at `node` of server `sockname`.
-fn diag_command(sockname: &str, node: &str, tool: &str, args: &[&str]) -> Command {
-    let mut c = umad2sim_command(sockname, Path::new("/usr/bin/timeout"), Some(node)).unwrap();
-    c.arg("20").arg(sbin(tool)).args(args);
-    c
 }
 
 #[test]

@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use vl15::agents::ibsim::{ibnetdiscover_path, umad2sim_command, IbsimServer};
+use vl15::agents::serve::Background;
 
 /// Every example file ibsim ships.
 pub const EXAMPLES: &[&str] = &[
@@ -87,4 +88,28 @@ pub fn opensm_once(sockname: &str, node: &str, args: &[&str]) -> String {
         "opensm -o {args:?} at {node} on @{sockname}: {status}\n{text}"
     );
     text
+}
+
+/// Stop a `vl15 serve` running in this process (from a `Drop`): its
+/// failure fails the test, unless the test is failing already.
+pub fn stop_server(server: &mut Option<Background>) {
+    if let Some(s) = server.take() {
+        let r = s.stop();
+        if !std::thread::panicking() {
+            r.expect("vl15 serve failed");
+        }
+    }
+}
+
+/// `timeout 20 <tool> args` at `node` of the ibsim-protocol server
+/// `sockname` (a lost MAD fails the test instead of hanging it).
+pub fn diag_command(
+    sockname: &str,
+    node: &str,
+    tool: &str,
+    args: &[&str],
+) -> std::process::Command {
+    let mut c = umad2sim_command(sockname, Path::new("/usr/bin/timeout"), Some(node)).unwrap();
+    c.arg("20").arg(sbin(tool)).args(args);
+    c
 }
