@@ -138,6 +138,22 @@ enum Cmd {
     /// behind it, a loop, a port not Active), 2 for a file that cannot be
     /// read or a switch it does not have.
     Routes(cmd::routes::Args),
+    /// Replay every twin of a recorded run through its RTL, on all cores, and compare.
+    ///
+    /// Reads a recording of --record (sim, discover, serve): for each twin,
+    /// every call the fabric made on it with its inputs, and what it gave.
+    /// Each device's Verilated RTL is driven alone with those inputs, in
+    /// the same cycles, beside a fresh twin, and its outputs are compared
+    /// with the record: every recorded step (the bytes on each port, the
+    /// host streams, registers, counters and states) and every beat of the
+    /// packets and MADs the twin sent ahead. Devices share nothing, so
+    /// --jobs workers replay them at once, and --shard splits them over a
+    /// Slurm array (--emit-slurm, then --merge). Prints the devices checked,
+    /// the packets compared, the first mismatch of each device (port,
+    /// fabric cycle, each field recorded and as the RTL gave it), the wall
+    /// time, the workers and the busiest device. Exit 1 on a mismatch; 2
+    /// for a recording that is damaged, truncated, or from another build.
+    CheckRtl(cmd::check_rtl::Args),
     /// Merge the RTL coverage files of a coverage run and report them (make coverage).
     ///
     /// Reads every Verilator coverage file (`*.dat`) under the directories
@@ -176,6 +192,7 @@ fn main() -> ExitCode {
         Cmd::Fuzz(a) => a.run(),
         Cmd::Bench(a) => a.run(),
         Cmd::Routes(a) => a.run(),
+        Cmd::CheckRtl(a) => a.run(),
         Cmd::Coverage(a) => a.run(),
         Cmd::Completions(a) => a.run(Cli::command()),
         Cmd::Man(a) => a.run(Cli::command()),

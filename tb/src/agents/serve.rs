@@ -1265,17 +1265,6 @@ impl Drop for Server {
     }
 }
 
-/// This thread's user + system CPU seconds (fields 14 and 15 of
-/// /proc/thread-self/stat, in clock ticks of 1/100 s on Linux).
-fn thread_cpu_s() -> Option<f64> {
-    let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
-    // Fields after "(comm)": state is field 3, so utime is index 11 here.
-    let rest = &stat[stat.rfind(')')? + 2..];
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
-    Some(ticks as f64 / 100.0)
-}
-
 /// This thread's kernel id (the last component of /proc/thread-self).
 fn thread_id() -> Option<u32> {
     std::fs::read_link("/proc/thread-self")
@@ -1353,7 +1342,7 @@ impl Background {
                 stats: s.stats,
                 cycles: s.net.cycle,
                 evals: s.net.stats.ticks,
-                cpu_s: thread_cpu_s(),
+                cpu_s: crate::model::thread_cpu_s(),
             })
         });
         let (stop, prober, console, tid) = rx
@@ -1408,7 +1397,7 @@ pub fn serve_file(
     net_opts: crate::model::net::NetOptions,
     timeout_cycles: u64,
     console: ConsoleOptions,
-) -> Result<()> {
+) -> Result<Option<std::path::PathBuf>> {
     let topo = crate::proto::topology::Topology::load(topology)?;
     let pcap = net_opts.pcap.clone();
     let net = Net::new(topo, net_opts)?;
@@ -1462,7 +1451,18 @@ pub fn serve_file(
             })
             .context("starting the console thread")?;
     }
-    server.run()
+    if server.net.opts.record.is_some() {
+        // A recording is finished when the server stops: SIGINT and
+        // SIGTERM stop it (a second one ends the process at once).
+        let stop = server.stop_flag();
+        for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+            signal_hook::flag::register_conditional_shutdown(sig, 1, stop.clone())
+                .and_then(|_| signal_hook::flag::register(sig, stop.clone()))
+                .context("handling SIGINT and SIGTERM")?;
+        }
+    }
+    server.run()?;
+    server.net.finish_record()
 }
 
 /// Whether reading standard input is safe: not a terminal, or a terminal

@@ -10,6 +10,7 @@ pub mod faults;
 pub mod fuzz;
 pub mod hostile;
 pub mod refmodel;
+pub mod rtl_replay;
 pub mod scenario;
 pub mod scoreboard;
 pub mod waivers;

@@ -29,7 +29,8 @@ pub struct Args {
 
 impl Args {
     pub fn run(self) -> Result<bool> {
-        let opts = self.fabric.net_options();
+        let rec = self.fabric.recording()?;
+        let opts = rec.options(self.fabric.net_options());
         let bar = super::progress(None, "discover");
         let r = vl15::agents::discover::discover_topology_with(
             &self.topology,
@@ -55,6 +56,6 @@ impl Args {
         );
         super::pcap_done(net.take_wire_log());
         super::waves_done(net.waves.as_ref());
-        Ok(true)
+        rec.finish(&mut net)
     }
 }

@@ -4,11 +4,12 @@
 
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::ValueEnum;
 use vl15::proto::pcap::LinkType;
 
 pub mod bench;
+pub mod check_rtl;
 pub mod completions;
 pub mod coverage;
 pub mod decode;
@@ -166,11 +167,103 @@ pub struct FabricArgs {
     /// the per-cycle cost (to compare against)
     #[arg(long)]
     every_cycle: bool,
+    /// Record what the fabric gave each twin and what it gave back into
+    /// DIR (manifest.json, record.bin), for `vl15 check-rtl DIR` to replay
+    /// through the RTL
+    #[arg(long, value_name = "DIR")]
+    record: Option<std::path::PathBuf>,
+    /// At the end of the run (for serve: when it stops, on `quit`, SIGINT
+    /// or SIGTERM), replay every twin through its RTL on all cores and
+    /// compare (`vl15 check-rtl`); exit 1 on a mismatch. Records to a
+    /// temporary directory unless --record names one
+    #[arg(long)]
+    check_rtl: bool,
     #[command(flatten)]
     pub pcap: CaptureArgs,
 }
 
+/// The recording of `--record` / `--check-rtl` of a run.
+pub struct RecordRun {
+    rec: Option<std::sync::Arc<vl15::model::record::Recording>>,
+    _tmp: Option<tempfile::TempDir>,
+    check: bool,
+}
+
+impl RecordRun {
+    /// Fabric options that record, where the run records.
+    pub fn options(&self, mut o: vl15::model::net::NetOptions) -> vl15::model::net::NetOptions {
+        o.record = self.rec.clone();
+        o
+    }
+
+    /// After the run of `net`: the recording finished, and checked with
+    /// --check-rtl. False: a mismatch.
+    pub fn finish(&self, net: &mut vl15::agents::node_sma::Net) -> Result<bool> {
+        match net.finish_record()? {
+            Some(dir) => self.done(&dir),
+            None => Ok(true),
+        }
+    }
+
+    /// The recording in `dir` written: say so, and check it with
+    /// --check-rtl.
+    pub fn done(&self, dir: &std::path::Path) -> Result<bool> {
+        let m = vl15::check::rtl_replay::open(dir)?;
+        if self._tmp.is_none() {
+            eprintln!(
+                "record: {} twin(s) recorded into {} ({} bytes); check with: vl15 check-rtl {}",
+                m.devices.len(),
+                dir.display(),
+                m.data_bytes,
+                dir.display()
+            );
+        }
+        if m.devices.is_empty() {
+            eprintln!("record: no device runs as a twin: nothing to check against the RTL");
+        }
+        if !self.check {
+            return Ok(true);
+        }
+        let opts = vl15::check::rtl_replay::CheckOptions {
+            jobs: usize::from(default_threads()),
+            ..Default::default()
+        };
+        let r = vl15::check::rtl_replay::check(dir, &opts)?;
+        for l in r.text().lines() {
+            eprintln!("check-rtl: {l}");
+        }
+        Ok(r.ok())
+    }
+}
+
 impl FabricArgs {
+    /// The recording of --record and --check-rtl, started.
+    pub fn recording(&self) -> Result<RecordRun> {
+        let (dir, tmp) = match (&self.record, self.check_rtl) {
+            (Some(d), _) => (Some(d.clone()), None),
+            (None, true) => {
+                let t = tempfile::Builder::new()
+                    .prefix("vl15-record-")
+                    .tempdir()
+                    .context("--check-rtl: a temporary directory for the recording")?;
+                (Some(t.path().to_path_buf()), Some(t))
+            }
+            (None, false) => (None, None),
+        };
+        let rec = match &dir {
+            Some(d) => Some(
+                vl15::model::record::Recording::create(d)
+                    .map_err(|e| vl15::proto::InputError(format!("{e:#}")))?,
+            ),
+            None => None,
+        };
+        Ok(RecordRun {
+            rec,
+            _tmp: tmp,
+            check: self.check_rtl,
+        })
+    }
+
     pub fn net_options(&self) -> vl15::model::net::NetOptions {
         vl15::model::net::NetOptions {
             link_latency: self.link_latency,

@@ -47,10 +47,11 @@ impl Args {
     pub fn run(self) -> Result<bool> {
         self.fabric
             .check_timeout("--timeout-cycles", self.timeout_cycles);
-        vl15::agents::serve::serve_file(
+        let rec = self.fabric.recording()?;
+        let recorded = vl15::agents::serve::serve_file(
             &self.topology,
             self.sockname,
-            self.fabric.net_options(),
+            rec.options(self.fabric.net_options()),
             self.timeout_cycles,
             vl15::agents::serve::ConsoleOptions {
                 script: self.script,
@@ -58,6 +59,9 @@ impl Args {
                 seed: self.seed.unwrap_or_else(clock_seed),
             },
         )?;
-        Ok(true)
+        match recorded {
+            Some(dir) => rec.done(&dir),
+            None => Ok(true),
+        }
     }
 }

@@ -59,8 +59,10 @@ pub struct Args {
 
 impl Args {
     pub fn run(self) -> Result<bool> {
+        let rec = self.fabric.recording()?;
         if let Some(sc) = &self.scenario {
-            let mut o = vl15::agents::simscenario::run_with(sc, self.fabric.net_options())?;
+            let mut o =
+                vl15::agents::simscenario::run_with(sc, rec.options(self.fabric.net_options()))?;
             if self.verbose {
                 for sm in &o.sms {
                     for l in &sm.log {
@@ -72,7 +74,8 @@ impl Args {
             super::pcap_done(o.net.take_wire_log());
             super::waves_done(o.net.waves.as_ref());
             self.dump(&mut o.net)?;
-            return Ok(o.pass);
+            let checked = rec.finish(&mut o.net)?;
+            return Ok(o.pass && checked);
         }
         self.fabric.check_timeout("--timeout", self.timeout);
         let Some(topology) = &self.topology else {
@@ -81,7 +84,7 @@ impl Args {
         let mut opts = vl15::agents::simrun::SimOptions {
             sm_node: self.sm.clone(),
             sm_port: self.sm_port,
-            net: self.fabric.net_options(),
+            net: rec.options(self.fabric.net_options()),
             ..Default::default()
         };
         opts.sm.lmc = self.lmc;
@@ -105,7 +108,8 @@ impl Args {
         super::pcap_done(net.take_wire_log());
         super::waves_done(net.waves.as_ref());
         self.dump(&mut net)?;
-        Ok(summary.active_ports == summary.linked_ports)
+        let checked = rec.finish(&mut net)?;
+        Ok(summary.active_ports == summary.linked_ports && checked)
     }
 
     /// `--dump-state`: the fabric's state, read from the RTL, as JSON.

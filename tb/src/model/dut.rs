@@ -324,6 +324,11 @@ pub trait Dut: Send {
     fn trace_open(&mut self, path: &std::path::Path) -> Result<()>;
     /// Flush and close the dump, if any.
     fn trace_close(&mut self);
+    /// Write out what the model keeps buffered for others (a recording's
+    /// stream); nothing for most.
+    fn flush(&mut self) -> Result<()> {
+        Ok(())
+    }
 }
 
 impl Dut for Dev {

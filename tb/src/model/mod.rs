@@ -19,8 +19,16 @@ pub mod held;
 pub mod lockstep;
 pub mod net;
 pub mod node_hw;
+pub mod record;
 pub mod regmap;
 pub mod stream;
 pub mod trace;
 pub mod twin;
 pub mod wirefault;
+
+/// This thread's user + system CPU seconds (`CLOCK_THREAD_CPUTIME_ID`).
+pub fn thread_cpu_s() -> Option<f64> {
+    use nix::time::{clock_gettime, ClockId};
+    let t = clock_gettime(ClockId::CLOCK_THREAD_CPUTIME_ID).ok()?;
+    Some(t.tv_sec() as f64 + t.tv_nsec() as f64 * 1e-9)
+}

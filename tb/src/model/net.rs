@@ -105,6 +105,9 @@ pub struct NetOptions {
     /// calm periods, no bursts ahead (the twins' own per-cycle form, to
     /// check a run against).
     pub every_cycle: bool,
+    /// Record every call made on each twin, with what it gave, so that
+    /// its RTL can be replayed alone afterwards (`vl15 check-rtl`).
+    pub record: Option<std::sync::Arc<crate::model::record::Recording>>,
 }
 
 impl Default for NetOptions {
@@ -122,6 +125,7 @@ impl Default for NetOptions {
             wave: None,
             fidelity: FidelityChoice::default(),
             every_cycle: false,
+            record: None,
         }
     }
 }
@@ -1090,6 +1094,9 @@ impl<S: NodeAgent> Net<S> {
                 w.open(&n.id, dev.as_mut())
                     .with_context(|| format!("--wave: device {:?}", n.id))?;
             }
+            if let (Some(r), Fidelity::Twin) = (&opts.record, f) {
+                dev = r.recorder(i, &n.id, &n.description, spec, dev);
+            }
             dev.reset(4)
                 .with_context(|| format!("reset of {:?}", n.id))?;
             let sma = S::for_node(n, &topo, LFT_DEPTH)?;
@@ -1314,6 +1321,20 @@ impl<S: NodeAgent> Net<S> {
             .as_mut()?
             .as_any_mut()
             .downcast_mut()
+    }
+
+    /// End the recording of `--record`, if any: every twin writes what it
+    /// holds and the manifest is written. Gives the recording's directory.
+    pub fn finish_record(&mut self) -> Result<Option<std::path::PathBuf>> {
+        let Some(r) = self.opts.record.clone() else {
+            return Ok(None);
+        };
+        for (k, d) in self.devs.iter_mut().enumerate() {
+            d.dev.flush()?;
+            r.set_offset(k, d.off);
+        }
+        r.finish()?;
+        Ok(Some(r.dir().to_path_buf()))
     }
 
     /// The model of device `d` (to open its waveform dump).
