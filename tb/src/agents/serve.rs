@@ -1338,6 +1338,7 @@ impl Background {
                 thread_id(),
             )));
             s.run()?;
+            s.net.finish_record()?;
             Ok(Finished {
                 stats: s.stats,
                 cycles: s.net.cycle,

@@ -21,7 +21,9 @@ use serde::{Deserialize, Serialize};
 use vl15_bindings::{Changed, DevIn, DevOut, PortIn, PortOut};
 
 use crate::model::dut::{rest_dev_in, Dut, HostOut, HostTaken};
-use crate::model::lockstep::{field_diff, visible_dev, visible_port, visible_port_eq, RtlFeed};
+use crate::model::lockstep::{
+    field_diff, visible_dev, visible_port, visible_port_eq, visible_port_eq_but_tx, RtlFeed,
+};
 use crate::model::record::{self, DeviceEntry, Lane, Manifest, Op, OpReader, Sent};
 use crate::model::stream::Beat;
 use crate::model::twin::{backend, glob_match, Fidelity};
@@ -332,9 +334,16 @@ struct Replay {
     /// it slept (all but `idle`, the beats on `tx_*` and to the host, and
     /// the `tready` of a stream with a MAD held).
     held_out: DevOut,
+    /// [`Replay::quiet`] of `held_out` for the [`Replay::held_mask`] it was
+    /// made with.
+    held_quiet: (u8, DevOut),
     held_ports: Vec<PortOut>,
     off: u64,
     w: u32,
+    switch: bool,
+    /// The port tag of the last MAD the host offered whole on each stream
+    /// (`sma_tx`, `sm_tx`, `trap_tx`).
+    held_tag: [u8; 3],
     /// The ports' inputs at rest after the last recorded step.
     rest_pin: Vec<PortIn>,
     /// Whether the next rest step must say every port changed.
@@ -369,9 +378,12 @@ impl Replay {
             rtl,
             feed: RtlFeed::new(n),
             held_out: DevOut::default(),
+            held_quiet: (u8::MAX, DevOut::default()),
             held_ports: vec![PortOut::default(); n],
             off: d.offset,
             w: d.data_w,
+            switch: d.kind == "switch",
+            held_tag: [0; 3],
             rest_pin: vec![PortIn::default(); n],
             rest_all: true,
             out: DevOut::default(),
@@ -382,6 +394,39 @@ impl Replay {
             packets: 0,
             host_mads: 0,
         })
+    }
+
+    /// The port a host stream's tag `t` names: a switch's host side is its
+    /// port 0; a CA's tag 0 names none.
+    fn tag_port(&self, t: u8) -> Option<usize> {
+        if self.switch {
+            Some(0)
+        } else {
+            (t != 0).then_some(usize::from(t))
+        }
+    }
+
+    /// The port of the host stream whose fields differ between `a` and
+    /// `b` (its port tag; a switch's management side is its port 0).
+    fn stream_port(&self, i: &DevIn, a: &DevOut, b: &DevOut) -> Option<usize> {
+        let tag = |t: u8| self.tag_port(t);
+        let sma_rx = |o: &DevOut| record::host_view(o, HostOut::SmaRx, self.w);
+        let sm_rx = |o: &DevOut| record::host_view(o, HostOut::SmRx, self.w);
+        if a.sma_tx_tready != b.sma_tx_tready {
+            tag(i.sma_tx_port)
+        } else if a.sm_tx_tready != b.sm_tx_tready {
+            tag(i.sm_tx_port)
+        } else if a.trap_tx_tready != b.trap_tx_tready {
+            tag(i.trap_tx_port)
+        } else if sma_rx(a) != sma_rx(b) {
+            tag(a.sma_rx_port.max(b.sma_rx_port))
+        } else if sm_rx(a) != sm_rx(b) {
+            tag(a.sm_rx_port.max(b.sm_rx_port))
+        } else if self.switch {
+            Some(0)
+        } else {
+            None
+        }
     }
 
     fn fabric(&self, c: u64) -> u64 {
@@ -439,11 +484,21 @@ impl Replay {
                 self.out = o;
                 let (vr, vo) = (visible_dev(&out, self.w), visible_dev(&o, self.w));
                 if vr != vo {
+                    // a register read names its register, and its port
+                    let (port, reg) = if vr.reg_rdata == vo.reg_rdata {
+                        (self.stream_port(&i, &vr, &vo), String::new())
+                    } else {
+                        (
+                            crate::model::regmap::port_of_reg(self.switch, i.reg_addr)
+                                .map(usize::from),
+                            format!(" (register {:#06x} read)", i.reg_addr),
+                        )
+                    };
                     return Err(self.miss(
-                        None,
+                        port,
                         now,
                         format!(
-                            "record against RTL: {}",
+                            "record against RTL{reg}: {}",
                             field_diff(&format!("{vo:?}"), &format!("{vr:?}"))
                                 .replace("(RTL) vs", "(RTL), recorded")
                         ),
@@ -474,6 +529,7 @@ impl Replay {
                 self.rest_all = true;
                 self.taken.extend_from_slice(&self.feed.taken);
                 self.held_out = out;
+                self.held_quiet.0 = u8::MAX;
                 self.held_ports.clear();
                 self.held_ports.extend_from_slice(ports);
             }
@@ -491,6 +547,7 @@ impl Replay {
                 if held {
                     self.feed.hold(stream, first, &beats, &side);
                 }
+                self.held_tag[stream as usize] = crate::model::held::tag(stream, &side);
             }
             Op::Sent(v) => {
                 for b in v {
@@ -526,8 +583,10 @@ impl Replay {
             }
             Op::Taken(v) => {
                 if v != self.taken {
+                    let s = v.first().or(self.taken.first()).map(|t| t.stream);
+                    let port = s.and_then(|s| self.tag_port(self.held_tag[s as usize]));
                     return Err(self.miss(
-                        None,
+                        port,
                         now,
                         format!(
                             "MADs held whole and taken: recorded {v:?}, the RTL took {:?}",
@@ -605,24 +664,14 @@ impl Replay {
     /// In a cycle the twin slept through, the RTL's outputs but `idle`,
     /// the beats on `tx_*` and to the host, and the `tready` of a stream
     /// with a MAD held are those of the last recorded step.
-    fn steady(&self, now: u64, o: &DevOut) -> Result<(), Mismatch> {
-        let quiet = |mut v: DevOut, w: u32| {
-            v.idle = false;
-            v.sma_rx_tvalid = false;
-            v.sm_rx_tvalid = false;
-            for h in self
-                .feed
-                .host
-                .iter()
-                .map(|h| h.stream)
-                .chain(self.feed.taken.iter().map(|t| t.stream))
-            {
-                crate::model::dut::set_host_ready(&mut v, h, false);
-            }
-            visible_dev(&v, w)
-        };
-        let (a, b) = (quiet(*o, self.w), quiet(self.held_out, self.w));
-        if a != b {
+    fn steady(&mut self, now: u64, o: &DevOut) -> Result<(), Mismatch> {
+        let a = self.quiet(o);
+        let m = self.held_mask();
+        if self.held_quiet.0 != m {
+            self.held_quiet = (m, self.quiet(&self.held_out));
+        }
+        if a != self.held_quiet.1 {
+            let b = self.held_quiet.1;
             return Err(self.miss(
                 None,
                 now,
@@ -640,12 +689,14 @@ impl Replay {
             .zip(&self.held_ports)
             .enumerate()
         {
-            let mut a = *a;
-            let mut b = *b;
-            a.tx_tvalid = false;
-            b.tx_tvalid = false;
-            if !visible_port_eq(&a, &b) {
-                let (va, vb) = (visible_port(&a), visible_port(&b));
+            if !visible_port_eq_but_tx(a, b) {
+                let (mut va, mut vb) = (visible_port(a), visible_port(b));
+                for v in [&mut va, &mut vb] {
+                    v.tx_tvalid = false;
+                    v.tx_tdata = [0; 2];
+                    v.tx_tkeep = 0;
+                    v.tx_tlast = false;
+                }
                 return Err(self.miss(
                     Some(p + 1),
                     now,
@@ -658,6 +709,29 @@ impl Replay {
             }
         }
         Ok(())
+    }
+
+    /// The host streams with a MAD held whole, or taken in the last step
+    /// (bit: [`HostIn`] as a number).
+    fn held_mask(&self) -> u8 {
+        let held = self.feed.host.iter().map(|h| h.stream);
+        held.chain(self.feed.taken.iter().map(|t| t.stream))
+            .fold(0, |m, s| m | (1 << s as u8))
+    }
+
+    /// What of `o` a twin asleep holds: all a consumer may look at but
+    /// `idle`, the beats to the host, and the `tready` of a stream with a
+    /// MAD held whole.
+    fn quiet(&self, o: &DevOut) -> DevOut {
+        let mut v = *o;
+        v.idle = false;
+        v.sma_rx_tvalid = false;
+        v.sm_rx_tvalid = false;
+        let held = self.feed.host.iter().map(|h| h.stream);
+        for h in held.chain(self.feed.taken.iter().map(|t| t.stream)) {
+            crate::model::dut::set_host_ready(&mut v, h, false);
+        }
+        visible_dev(&v, self.w)
     }
 
     /// The RTL's outputs in cycle `now` (inputs `i`) go to the bursts the

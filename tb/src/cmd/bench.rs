@@ -34,6 +34,14 @@ pub struct Args {
     /// says
     #[arg(long, value_name = "NODES", value_delimiter = ',')]
     twin: Vec<String>,
+    /// Leave out the RTL check of a twin run (`opensm -o` through `vl15
+    /// serve --fidelity twin --check-rtl` against the all-RTL run, and
+    /// the check at 1, 2, 4 … workers)
+    #[arg(long)]
+    skip_check: bool,
+    /// Fat trees of the RTL check's benchmark (as --serve-trees)
+    #[arg(long, value_delimiter = ',', default_value = "36x18", value_parser = parse_tree)]
+    check_trees: Vec<vl15::proto::fattree::Tree>,
 }
 
 impl Args {
@@ -74,6 +82,15 @@ impl Args {
                 )
             })?;
             out!("\n== opensm -o on vl15 serve vs ibsim ==\n{r}");
+        }
+        if !self.skip_check {
+            let r = stage("the RTL check of a twin run", &|| {
+                vl15::run::netbench::check_report(
+                    &self.check_trees,
+                    usize::from(super::default_threads()),
+                )
+            })?;
+            out!("\n== the RTL check of a twin run (check-rtl) ==\n{r}");
         }
         Ok(true)
     }

@@ -7,10 +7,11 @@
 //! and its outputs compared with what the twin gave the fabric.
 //!
 //! A [`Recorder`] wraps a twin: it forwards every call and appends it,
-//! with its inputs and results, to the device's stream of [`Op`]s. Structs
-//! are written as the XOR with the same struct written before, its runs of
-//! zero bytes counted, so a step whose inputs are as in the step before
-//! costs a few bytes. The streams of all devices go to one file,
+//! with its inputs and results, to the device's stream of [`Op`]s. A
+//! struct is written as the fields that differ from the same struct
+//! written before (a mask, then those fields), so a step whose inputs are
+//! as in the step before costs a few bytes; a packet's bytes are
+//! run-length coded. The streams of all devices go to one file,
 //! `record.bin`, in chunks; `manifest.json` names the devices (id,
 //! NodeDescription, kind, ports, width), where each one's chunks lie, and
 //! the build that wrote it (a CRC-64 of its sources: a replay must run
@@ -47,6 +48,13 @@ pub trait Fields: Sized + Copy + Default + PartialEq {
     const N: usize;
     fn put(&self, out: &mut Vec<u8>);
     fn take(b: &[u8]) -> Self;
+    /// Against `prev`: a mask of the fields that differ (bit k: field k),
+    /// then those fields.
+    fn put_diff(&self, prev: &Self, out: &mut Vec<u8>);
+    /// What [`Fields::put_diff`] wrote with `mask`, from `b`: the struct
+    /// and the bytes read; None where `b` is short or `mask` names a field
+    /// past the last.
+    fn take_diff(prev: &Self, mask: u64, b: &[u8]) -> Option<(Self, usize)>;
 }
 
 trait Field: Sized {
@@ -108,6 +116,43 @@ macro_rules! fields {
                 )*
                 let _ = at;
                 Self { $($f),* }
+            }
+            fn put_diff(&self, prev: &Self, out: &mut Vec<u8>) {
+                let mut mask = 0u64;
+                let mut k = 0;
+                $(
+                    if self.$f != prev.$f {
+                        mask |= 1 << k;
+                    }
+                    k += 1;
+                )*
+                let _ = k;
+                put_var(out, mask);
+                if mask != 0 {
+                    $(
+                        if self.$f != prev.$f {
+                            <$ft as Field>::put(&self.$f, out);
+                        }
+                    )*
+                }
+            }
+            fn take_diff(prev: &Self, mask: u64, b: &[u8]) -> Option<(Self, usize)> {
+                let mut v = *prev;
+                let mut at = 0;
+                let mut k = 0;
+                $(
+                    if mask & (1 << k) != 0 {
+                        let n = <$ft as Field>::N;
+                        v.$f = <$ft as Field>::take(b.get(at..at + n)?);
+                        at += n;
+                    }
+                    k += 1;
+                )*
+                // a bit past the last field
+                if mask >> k != 0 {
+                    return None;
+                }
+                Some((v, at))
             }
         }
     };
@@ -257,24 +302,6 @@ fn put_rle(out: &mut Vec<u8>, x: &[u8]) {
     }
 }
 
-/// `cur` as its XOR with `prev`, run-length coded ([`put_rle`]).
-fn put_delta<T: Fields>(out: &mut Vec<u8>, cur: &T, prev: &T, scratch: &mut Vec<u8>) {
-    if cur == prev {
-        put_var(out, T::N as u64);
-        put_var(out, 0);
-        return;
-    }
-    scratch.clear();
-    cur.put(scratch);
-    let n = scratch.len();
-    prev.put(scratch);
-    let (c, p) = scratch.split_at_mut(n);
-    for (a, b) in c.iter_mut().zip(p.iter()) {
-        *a ^= b;
-    }
-    put_rle(out, &scratch[..n]);
-}
-
 /// The bytes of `b` under its `keep`, in wire order.
 fn kept(b: &Beat, out: &mut Vec<u8>) {
     for j in 0..16 {
@@ -318,16 +345,18 @@ static CRC32: crc::Crc<u32, crc::Table<16>> =
 /// A CRC-32 of beats as a consumer sees them: the kept bytes, `keep` and
 /// `last` of each. What the record keeps of what a twin sent.
 pub fn beats_crc<'a>(beats: impl IntoIterator<Item = &'a Beat>) -> u32 {
-    let mut d = CRC32.digest();
-    let mut v = Vec::with_capacity(20);
+    beats_crc_in(&mut Vec::new(), beats)
+}
+
+/// [`beats_crc`] with `buf` to lay the beats out in.
+fn beats_crc_in<'a>(buf: &mut Vec<u8>, beats: impl IntoIterator<Item = &'a Beat>) -> u32 {
+    buf.clear();
     for b in beats {
-        v.clear();
-        kept(b, &mut v);
-        v.extend_from_slice(&b.keep.to_le_bytes());
-        v.push(u8::from(b.last));
-        d.update(&v);
+        kept(b, buf);
+        buf.extend_from_slice(&b.keep.to_le_bytes());
+        buf.push(u8::from(b.last));
     }
-    d.finalize()
+    CRC32.checksum(buf)
 }
 
 /// The fields of host stream `s` in `o` that a consumer may look at
@@ -369,14 +398,11 @@ pub fn host_view(o: &DevOut, s: HostOut, w: u32) -> DevOut {
 /// A CRC-32 of the beats of a MAD to the host, each as [`host_view`]
 /// gives it.
 pub fn host_crc<'a>(views: impl IntoIterator<Item = &'a DevOut>) -> u32 {
-    let mut d = CRC32.digest();
-    let mut v = Vec::with_capacity(DevOut::N);
+    let mut buf = Vec::new();
     for o in views {
-        v.clear();
-        o.put(&mut v);
-        d.update(&v);
+        o.put(&mut buf);
     }
-    d.finalize()
+    CRC32.checksum(&buf)
 }
 
 /// Where a burst goes: out of a port (index), or to the host.
@@ -566,6 +592,8 @@ struct Sink {
     at: u64,
     devices: Vec<Option<DeviceEntry>>,
     error: Option<String>,
+    /// The manifest is written.
+    done: bool,
 }
 
 /// A recording being written: the data file and what each device wrote.
@@ -597,6 +625,7 @@ impl Recording {
                 at: 0,
                 devices: Vec::new(),
                 error: None,
+                done: false,
             }),
         }))
     }
@@ -662,6 +691,7 @@ impl Recording {
             taken: Vec::new(),
             live_tx: Vec::new(),
             live_host: Vec::new(),
+            crc_buf: Vec::new(),
         })
     }
 
@@ -717,7 +747,22 @@ impl Recording {
         let text = serde_json::to_string_pretty(&m).context("writing the manifest")?;
         std::fs::write(&path, text)
             .with_context(|| format!("--record: writing {}", path.display()))?;
+        s.done = true;
         Ok(path)
+    }
+}
+
+impl Drop for Recording {
+    /// A run that ended in an error leaves its recording too (its twins
+    /// wrote what they held when the fabric was dropped): what it did up
+    /// to there can be checked.
+    fn drop(&mut self) {
+        let done = self.sink.lock().map_or(true, |s| s.done);
+        if !done {
+            if let Err(e) = self.finish() {
+                eprintln!("vl15: {e:#}");
+            }
+        }
     }
 }
 
@@ -742,6 +787,7 @@ pub struct Recorder {
     /// one.
     live_tx: Vec<TxBurst>,
     live_host: Vec<HostBurst>,
+    crc_buf: Vec<u8>,
 }
 
 impl Recorder {
@@ -788,7 +834,7 @@ impl Recorder {
                 && crate::model::lockstep::visible_port(&with_beat(&po, beat))
                     == crate::model::lockstep::visible_port(&po);
             if !shows {
-                let crc = beats_crc(&b.beats[..k]);
+                let crc = beats_crc_in(&mut self.crc_buf, &b.beats[..k]);
                 self.put_void(Lane::Tx(b.port), c, crc);
                 return false;
             }
@@ -846,7 +892,7 @@ impl Dut for Recorder {
         self.steps += 1;
         self.buf.push(T_STEP);
         self.put_cycle(cycle);
-        put_delta(&mut self.buf, i, &self.din, &mut self.scratch);
+        i.put_diff(&self.din, &mut self.buf);
         self.din = *i;
         self.buf.push(u8::from(matches!(changed, Changed::All)));
         // only the ports the caller says it wrote can differ
@@ -865,11 +911,11 @@ impl Dut for Recorder {
             }
             diff += 1;
             put_var(&mut self.buf, p as u64);
-            put_delta(&mut self.buf, new, old, &mut self.scratch);
+            new.put_diff(old, &mut self.buf);
             *old = *new;
         }
         self.buf[at] = diff;
-        put_delta(&mut self.buf, &o, &self.dout, &mut self.scratch);
+        o.put_diff(&self.dout, &mut self.buf);
         self.dout = o;
         let po = self.inner.ports_out();
         let cand: u64 = match self.inner.ports_hint() {
@@ -890,7 +936,7 @@ impl Dut for Recorder {
             }
             diff += 1;
             put_var(&mut self.buf, p as u64);
-            put_delta(&mut self.buf, &v, &self.pout[p], &mut self.scratch);
+            v.put_diff(&self.pout[p], &mut self.buf);
             self.pout[p] = v;
         }
         self.buf[at] = diff;
@@ -934,7 +980,7 @@ impl Dut for Recorder {
                     let o = self.live_tx.swap_remove(k);
                     let keep = b.first.saturating_sub(o.first) as usize;
                     if keep < o.beats.len() {
-                        let crc = beats_crc(&o.beats[..keep]);
+                        let crc = beats_crc_in(&mut self.crc_buf, &o.beats[..keep]);
                         self.put_void(Lane::Tx(o.port), b.first, crc);
                     }
                 }
@@ -942,7 +988,7 @@ impl Dut for Recorder {
                     lane: Lane::Tx(b.port),
                     first: b.first,
                     n: b.beats.len() as u64,
-                    crc: beats_crc(&b.beats),
+                    crc: beats_crc_in(&mut self.crc_buf, &b.beats),
                     port: (b.port + 1) as u8,
                 });
                 self.live_tx.push(b.clone());
@@ -1018,7 +1064,7 @@ impl Dut for Recorder {
         self.buf.push(u8::from(held));
         self.put_cycle(first);
         put_beats(&mut self.buf, beats, &mut self.scratch);
-        put_delta(&mut self.buf, side, &DevIn::default(), &mut self.scratch);
+        side.put_diff(&DevIn::default(), &mut self.buf);
         self.spill();
         held
     }
@@ -1091,7 +1137,6 @@ pub struct OpReader<'a> {
     dout: DevOut,
     pout: Vec<PortOut>,
     last_cycle: u64,
-    scratch: Vec<u8>,
 }
 
 impl<'a> OpReader<'a> {
@@ -1107,7 +1152,6 @@ impl<'a> OpReader<'a> {
             dout: DevOut::default(),
             pout: vec![PortOut::default(); nports],
             last_cycle: 0,
-            scratch: Vec::new(),
         }
     }
 
@@ -1147,13 +1191,11 @@ impl<'a> OpReader<'a> {
     }
 
     fn delta<T: Fields>(&mut self, prev: &T) -> Result<T> {
-        let x = self.unrle(T::N)?;
-        self.scratch.clear();
-        prev.put(&mut self.scratch);
-        for (a, b) in self.scratch.iter_mut().zip(&x) {
-            *a ^= b;
-        }
-        Ok(T::take(&self.scratch))
+        let mask = self.var()?;
+        let (v, n) = T::take_diff(prev, mask, &self.b[self.at..])
+            .ok_or_else(|| self.bad("a struct cut short, or a field it does not have"))?;
+        self.at += n;
+        Ok(v)
     }
 
     fn beats(&mut self) -> Result<Vec<Beat>> {
@@ -1420,22 +1462,50 @@ mod tests {
     }
 
     #[test]
-    fn delta_of_equal_structs_is_two_bytes() {
+    fn an_unchanged_struct_is_one_byte() {
         let a = PortOut {
             tx_tdata: [5, 6],
             tx_tvalid: true,
             ..PortOut::default()
         };
         let mut out = Vec::new();
-        let mut s = Vec::new();
-        put_delta(&mut out, &a, &a, &mut s);
-        assert_eq!(out.len(), 2);
+        a.put_diff(&a, &mut out);
+        assert_eq!(out, [0]);
         let mut b = a;
         b.mkey_viols = 7;
+        b.tx_tdata[1] = 0x0102_0304_0506_0708;
         out.clear();
-        put_delta(&mut out, &b, &a, &mut s);
+        b.put_diff(&a, &mut out);
+        // mask (tx_tdata: field 0, mkey_viols: field 13), 16 + 2 bytes
+        assert_eq!(out.len(), 2 + 16 + 2, "{out:?}");
         let mut r = OpReader::new(&out, 1, "t");
         assert_eq!(r.delta(&a).unwrap(), b);
+        // a mask naming a field past the last
+        let bad = [0x80, 0x80, 0x02];
+        let mut r = OpReader::new(&bad, 1, "t");
+        assert!(r.delta(&a).is_err());
+    }
+
+    #[test]
+    fn beats_round_trip() {
+        let beats: Vec<Beat> = (0..5u64)
+            .map(|k| Beat {
+                data: [k * 0x0100_0000_0000_0001, 0],
+                keep: if k == 4 { 0x00FF } else { 0xFFFF },
+                last: k == 4,
+            })
+            .collect();
+        let mut out = Vec::new();
+        put_beats(&mut out, &beats, &mut Vec::new());
+        let mut r = OpReader::new(&out, 1, "t");
+        let got = r.beats().unwrap();
+        // bytes outside keep are not kept
+        assert_eq!(got.len(), 5);
+        for (a, b) in got.iter().zip(&beats) {
+            assert_eq!((a.keep, a.last), (b.keep, b.last));
+            assert_eq!(a.bytes(), b.bytes());
+        }
+        assert_eq!(beats_crc(&got), beats_crc(&beats));
     }
 
     #[test]

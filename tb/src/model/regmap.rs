@@ -108,6 +108,23 @@ pub mod mpreg {
     }
 }
 
+/// The port whose register `a` is, where it is one port's: for a CA
+/// (`ib_ca_top`, `ib_ca_mp_top`) the port of [`mpreg::port`]; for a switch
+/// an external port's state or counter (1..N), or port 0's M_Key, P_Key
+/// and GMP counter registers (0).
+pub fn port_of_reg(switch: bool, a: u16) -> Option<u8> {
+    if !switch {
+        return (a >= 0x0100).then_some((a >> 8) as u8);
+    }
+    match a {
+        swreg::MKEY_BASE..=swreg::PKEY_DATA => Some(0),
+        swreg::PORT_STATE..=0x01FF => Some((a - swreg::PORT_STATE) as u8),
+        swreg::CTR_BASE..=0x06FF => Some(((a - swreg::CTR_BASE) / 16) as u8),
+        swreg::CTR0G_BASE..=0x07FF => Some(0),
+        _ => None,
+    }
+}
+
 /// Switch register map (docs/fabric.md, "ib_switch_top register map").
 pub mod swreg {
     pub const ID: u16 = 0x0000;
@@ -251,6 +268,24 @@ pub mod swreg {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn port_of_reg_names_the_port_of_a_register() {
+        assert_eq!(port_of_reg(false, mpreg::port(2, reg::PORT_STATE)), Some(2));
+        assert_eq!(port_of_reg(false, mpreg::port(1, reg::MKEY_LO)), Some(1));
+        assert_eq!(port_of_reg(false, mpreg::BAD_TAG), None);
+        assert_eq!(
+            port_of_reg(true, swreg::ctr(5, swreg::ctr::RX_PKTS)),
+            Some(5)
+        );
+        assert_eq!(port_of_reg(true, swreg::ctr(64, 15)), Some(64));
+        assert_eq!(port_of_reg(true, swreg::ctr0g(3)), Some(0));
+        assert_eq!(port_of_reg(true, swreg::PORT_STATE + 7), Some(7));
+        assert_eq!(port_of_reg(true, swreg::mkey(reg::MKEY_LO)), Some(0));
+        assert_eq!(port_of_reg(true, swreg::PKEY_DATA), Some(0));
+        assert_eq!(port_of_reg(true, swreg::LFT_BASE + 3), None);
+        assert_eq!(port_of_reg(true, swreg::MASTER_SM_LID), None);
+    }
 
     /// `localparam logic [..] <prefix><Name> = <w>'h<hex>;` of `sv`, as
     /// (Name, value): every such parameter, so a register added to the RTL

@@ -412,8 +412,10 @@ pub fn bring_up_report(text: &str, k: u8) -> Result<String> {
 /// thread) and what the server did meanwhile.
 #[derive(Debug, Clone, Default)]
 pub struct ServeRun {
-    /// Wall time of `opensm -o`, start to exit.
+    /// Wall time of `opensm -o`, start to exit, and of the server's stop
+    /// after it (a recording finished).
     pub wall_s: f64,
+    pub stop_s: f64,
     /// CPU time of the server thread over its whole life (bind, serve,
     /// stop; `/proc/thread-self/stat`), if readable.
     pub server_cpu_s: Option<f64>,
@@ -548,20 +550,37 @@ pub fn opensm_on_serve(
     profile: bool,
     fidelity: &FidelityChoice,
 ) -> Result<ServeRun> {
-    let server = crate::agents::serve::Background::start_on(
+    opensm_on_serve_with(
         topology,
+        ca,
+        profile,
         NetOptions {
             fidelity: fidelity.clone(),
             ..NetOptions::default()
         },
+    )
+}
+
+/// [`opensm_on_serve`] on a fabric built with `net`.
+pub fn opensm_on_serve_with(
+    topology: &Path,
+    ca: &str,
+    profile: bool,
+    net: NetOptions,
+) -> Result<ServeRun> {
+    let server = crate::agents::serve::Background::start_on(
+        topology,
+        net,
         crate::agents::serve::ServeOptions::default(),
     )?;
     let tid = if profile { server.tid } else { None };
     let (wall, prof) = with_perf(tid, || opensm_once(&server.sockname, ca));
     let rss_kib = rss_kib();
+    let t1 = Instant::now();
     let done = server.stop()?;
     Ok(ServeRun {
         wall_s: wall?,
+        stop_s: t1.elapsed().as_secs_f64(),
         server_cpu_s: done.cpu_s,
         cycles: done.cycles,
         evals: done.evals,
@@ -641,6 +660,126 @@ pub fn serve_report(trees: &[Tree], fidelity: &FidelityChoice) -> Result<String>
             None => {
                 let _ = writeln!(r, "  profile: perf not available here");
             }
+        }
+    }
+    Ok(r)
+}
+
+fn cpu_text(c: Option<f64>) -> String {
+    c.map_or("not readable".to_string(), |c| format!("{c:.2} s"))
+}
+
+/// The RTL check of a twin run, side by side with the all-RTL run, on
+/// each fat tree of `trees`: `opensm -o` through `vl15 serve` with every
+/// device RTL; the same through `vl15 serve --fidelity twin --check-rtl`
+/// (the run recording, then `vl15 check-rtl` on every core); the check's
+/// wall time at 1, 2, 4 … workers up to `max_jobs`, with its efficiency
+/// (time at 1 / (N × time at N)) and the busiest device.
+pub fn check_report(trees: &[Tree], max_jobs: usize) -> Result<String> {
+    use crate::check::rtl_replay::{check, CheckOptions};
+    use crate::model::twin::Fidelity;
+    let mut r = String::new();
+    for &tree in trees {
+        let text = tree.text()?;
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join(format!("fattree{}", tree.name()));
+        std::fs::write(&path, &text)?;
+        let topo = Topology::parse(&text, &path)?;
+        let ca = topo
+            .nodes
+            .iter()
+            .find(|n| n.kind == NodeKind::Ca)
+            .ok_or_else(|| anyhow!("no CA"))?
+            .id
+            .clone();
+        let nodes = topo.nodes.len();
+        let rtl = opensm_on_serve(&path, &ca, false, &FidelityChoice::all(Fidelity::Rtl))
+            .with_context(|| format!("opensm -o on the RTL, {nodes}-node fat tree"))?;
+        let twin_plain = opensm_on_serve(&path, &ca, false, &FidelityChoice::all(Fidelity::Twin))
+            .with_context(|| format!("opensm -o on twins, {nodes}-node fat tree"))?;
+        let rec_dir = dir.path().join("rec");
+        let rec = crate::model::record::Recording::create(&rec_dir)?;
+        let twin = opensm_on_serve_with(
+            &path,
+            &ca,
+            false,
+            NetOptions {
+                fidelity: FidelityChoice::all(Fidelity::Twin),
+                record: Some(rec),
+                ..NetOptions::default()
+            },
+        )
+        .with_context(|| format!("opensm -o on twins, recording, {nodes}-node fat tree"))?;
+        let bytes =
+            std::fs::metadata(rec_dir.join(crate::model::record::DATA)).map_or(0, |m| m.len());
+        let jobs = max_jobs.max(1);
+        let all = check(
+            &rec_dir,
+            &CheckOptions {
+                jobs,
+                ..Default::default()
+            },
+        )?;
+        let run = |s: &ServeRun| s.wall_s + s.stop_s;
+        let total = run(&twin) + all.wall;
+        let _ = writeln!(
+            r,
+            "opensm -o, {nodes}-node fat tree, OpenSM at {ca}, DataW {}:",
+            crate::model::net::DEFAULT_DATA_W
+        );
+        let _ = writeln!(
+            r,
+            "  all RTL {:.2} s; twins {:.2} s; twins recording {:.2} s ({:.2}x, {:.1} MiB) + check-rtl --jobs {jobs} {:.2} s = {:.2} s: {:.2}x the all-RTL run (target <= 0.6)",
+            run(&rtl),
+            run(&twin_plain),
+            run(&twin),
+            run(&twin) / run(&twin_plain),
+            bytes as f64 / (1024.0 * 1024.0),
+            all.wall,
+            total,
+            total / run(&rtl)
+        );
+        let _ = writeln!(
+            r,
+            "  (each run: opensm -o, then the server's stop; server thread CPU: all RTL {}, twins {}, twins recording {})",
+            cpu_text(rtl.server_cpu_s),
+            cpu_text(twin_plain.server_cpu_s),
+            cpu_text(twin.server_cpu_s)
+        );
+        for l in all.content().lines() {
+            let _ = writeln!(r, "  {l}");
+        }
+        let mut n = 1;
+        let mut t1 = None;
+        while n <= jobs {
+            let rep = check(
+                &rec_dir,
+                &CheckOptions {
+                    jobs: n,
+                    ..Default::default()
+                },
+            )?;
+            let base = *t1.get_or_insert(rep.wall);
+            let _ = writeln!(
+                r,
+                "  check-rtl --jobs {n}: {:.2} s, efficiency {:.2}",
+                rep.wall,
+                base / (n as f64 * rep.wall)
+            );
+            if n == 1 {
+                let total: f64 = rep.devices.iter().map(|d| d.secs).sum();
+                if let Some(b) = rep.devices.iter().max_by(|a, b| a.secs.total_cmp(&b.secs)) {
+                    let _ = writeln!(
+                        r,
+                        "  the busiest device: {} {:.2} s of {:.2} s replaying ({:.0} %): no check is faster",
+                        b.id,
+                        b.secs,
+                        total,
+                        100.0 * b.secs / total.max(1e-9)
+                    );
+                }
+            }
+            n *= 2;
         }
     }
     Ok(r)
