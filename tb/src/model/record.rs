@@ -363,34 +363,28 @@ fn beats_crc_in<'a>(buf: &mut Vec<u8>, beats: impl IntoIterator<Item = &'a Beat>
 /// (the rest 0): one beat of a MAD to the host as the record hashes it.
 pub fn host_view(o: &DevOut, s: HostOut, w: u32) -> DevOut {
     let v = crate::model::lockstep::visible_dev(o, w);
+    let (valid, data, last) = match s {
+        HostOut::SmaRx => (v.sma_rx_tvalid, v.sma_rx_tdata, v.sma_rx_tlast),
+        HostOut::SmRx => (v.sm_rx_tvalid, v.sm_rx_tdata, v.sm_rx_tlast),
+    };
     let mut h = DevOut::default();
-    match s {
-        HostOut::SmaRx => {
-            h.sma_rx_tvalid = v.sma_rx_tvalid;
-            h.sma_rx_tdata = v.sma_rx_tdata;
-            h.sma_rx_tlast = v.sma_rx_tlast;
-            h.sma_rx_slid = v.sma_rx_slid;
-            h.sma_rx_dlid = v.sma_rx_dlid;
-            h.sma_rx_sl = v.sma_rx_sl;
-            h.sma_rx_port = v.sma_rx_port;
-            h.sma_rx_mgmt_class = v.sma_rx_mgmt_class;
-            h.sma_rx_hop_ptr = v.sma_rx_hop_ptr;
-            h.sma_rx_hop_cnt = v.sma_rx_hop_cnt;
-            h.sma_rx_mkey_viol = v.sma_rx_mkey_viol;
-            h.sma_rx_mkey_mask = v.sma_rx_mkey_mask;
-        }
-        HostOut::SmRx => {
-            h.sm_rx_tvalid = v.sm_rx_tvalid;
-            h.sm_rx_tdata = v.sm_rx_tdata;
-            h.sm_rx_tlast = v.sm_rx_tlast;
-            h.sm_rx_slid = v.sm_rx_slid;
-            h.sm_rx_dlid = v.sm_rx_dlid;
-            h.sm_rx_sl = v.sm_rx_sl;
-            h.sm_rx_port = v.sm_rx_port;
-            h.sm_rx_mgmt_class = v.sm_rx_mgmt_class;
-            h.sm_rx_hop_ptr = v.sm_rx_hop_ptr;
-            h.sm_rx_hop_cnt = v.sm_rx_hop_cnt;
-        }
+    if valid {
+        // the stream's fields, as a burst of it shows them
+        let b = HostBurst {
+            stream: s,
+            first: 0,
+            beats: Vec::new(),
+            side: v,
+        };
+        show_host(
+            &mut h,
+            &b,
+            &Beat {
+                data,
+                keep: 0,
+                last,
+            },
+        );
     }
     h
 }

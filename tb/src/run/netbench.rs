@@ -590,6 +590,36 @@ pub fn opensm_on_serve_with(
     })
 }
 
+/// A fat tree written to a file in a directory of its own, and the CA
+/// OpenSM runs at (the first).
+struct TreeFile {
+    dir: tempfile::TempDir,
+    path: std::path::PathBuf,
+    topo: Topology,
+    ca: String,
+}
+
+fn tree_file(tree: Tree) -> Result<TreeFile> {
+    let text = tree.text()?;
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join(format!("fattree{}", tree.name()));
+    std::fs::write(&path, &text)?;
+    let topo = Topology::parse(&text, &path)?;
+    let ca = topo
+        .nodes
+        .iter()
+        .find(|n| n.kind == NodeKind::Ca)
+        .ok_or_else(|| anyhow!("no CA"))?
+        .id
+        .clone();
+    Ok(TreeFile {
+        dir,
+        path,
+        topo,
+        ca,
+    })
+}
+
 /// `opensm -o` on each fat tree of `trees` (36×18: 351 nodes, 36×36: 702
 /// nodes, 64×64: 96 switches and 2,048 CAs, 36L3: 13,284 nodes), on the
 /// real ibsim and on `vl15 serve` with its devices as `fidelity` says,
@@ -597,18 +627,12 @@ pub fn opensm_on_serve_with(
 pub fn serve_report(trees: &[Tree], fidelity: &FidelityChoice) -> Result<String> {
     let mut r = String::new();
     for &tree in trees {
-        let text = tree.text()?;
-        let dir = tempfile::tempdir()?;
-        let path = dir.path().join(format!("fattree{}", tree.name()));
-        std::fs::write(&path, &text)?;
-        let topo = Topology::parse(&text, &path)?;
-        let ca = topo
-            .nodes
-            .iter()
-            .find(|n| n.kind == NodeKind::Ca)
-            .ok_or_else(|| anyhow!("no CA"))?
-            .id
-            .clone();
+        let TreeFile {
+            dir: _dir,
+            path,
+            topo,
+            ca,
+        } = tree_file(tree)?;
         let nodes = topo.nodes.len();
         let ibsim = opensm_on_ibsim_sized(&path, &topo, &ca)
             .with_context(|| format!("opensm -o on ibsim, {nodes}-node fat tree"))?;
@@ -680,18 +704,12 @@ pub fn check_report(trees: &[Tree], max_jobs: usize) -> Result<String> {
     use crate::model::twin::Fidelity;
     let mut r = String::new();
     for &tree in trees {
-        let text = tree.text()?;
-        let dir = tempfile::tempdir()?;
-        let path = dir.path().join(format!("fattree{}", tree.name()));
-        std::fs::write(&path, &text)?;
-        let topo = Topology::parse(&text, &path)?;
-        let ca = topo
-            .nodes
-            .iter()
-            .find(|n| n.kind == NodeKind::Ca)
-            .ok_or_else(|| anyhow!("no CA"))?
-            .id
-            .clone();
+        let TreeFile {
+            dir,
+            path,
+            topo,
+            ca,
+        } = tree_file(tree)?;
         let nodes = topo.nodes.len();
         let rtl = opensm_on_serve(&path, &ca, false, &FidelityChoice::all(Fidelity::Rtl))
             .with_context(|| format!("opensm -o on the RTL, {nodes}-node fat tree"))?;
