@@ -258,8 +258,12 @@ fn check_rtl_array_job_on_slurm_matches_the_local_check() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let o = slurm
-        .cmd("sbatch")
+    // (bounded: a node that never runs the array must fail the test, not
+    // hang it)
+    let o = Command::new("timeout")
+        .arg("300")
+        .arg(tool("sbatch").unwrap())
+        .env("SLURM_CONF", &slurm.conf)
         .arg("--wait")
         .arg(&job)
         .output()
