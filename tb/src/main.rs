@@ -143,10 +143,11 @@ enum Cmd {
     /// Reads a recording of --record (sim, discover, serve): for each twin,
     /// every call the fabric made on it with its inputs, and what it gave.
     /// Each device's Verilated RTL is driven alone with those inputs, in
-    /// the same cycles, beside a fresh twin, and its outputs are compared
-    /// with the record: every recorded step (the bytes on each port, the
-    /// host streams, registers, counters and states) and every beat of the
-    /// packets and MADs the twin sent ahead. Devices share nothing, so
+    /// the same cycles, and its outputs are compared with the record: in a
+    /// cycle the twin was stepped, every output it gave (the bytes on each
+    /// port, the host streams, registers, counters and states); in a cycle
+    /// it slept through, the beats of the packets and MADs it sent ahead,
+    /// and every other output as it held it. Devices share nothing, so
     /// --jobs workers replay them at once, and --shard splits them over a
     /// Slurm array (--emit-slurm, then --merge). Prints the devices checked,
     /// the packets compared, the first mismatch of each device (port,
