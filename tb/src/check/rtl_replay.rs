@@ -7,8 +7,9 @@
 //! gave (the bytes on each port, the host streams, the registers, counters
 //! and states); in a cycle it slept through, the beats of the packets and
 //! MADs it had announced (their CRC over the burst), no beat where it had
-//! none, and every other output as its last step left it. Devices share nothing, so they spread over every
-//! core, and over machines as shards of a Slurm array.
+//! none, and every other output as its last step left it. Devices share
+//! nothing, so they spread over every core, and over machines as shards of
+//! a Slurm array.
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::FileExt;
@@ -20,7 +21,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use vl15_bindings::{Changed, DevIn, DevOut, PortIn, PortOut};
 
-use crate::model::dut::{rest_dev_in, Dut, HostOut, HostTaken};
+use crate::model::dut::{rest_dev_in, Dut, HostIn, HostOut, HostTaken};
 use crate::model::lockstep::{
     field_diff, visible_dev, visible_port, visible_port_eq, visible_port_eq_but_tx, RtlFeed,
 };
@@ -89,6 +90,12 @@ pub struct CheckOptions {
 
 fn input(msg: String) -> anyhow::Error {
     InputError(msg).into()
+}
+
+/// The fields of `rtl` and `rec` (one struct as the RTL gave it and as
+/// recorded) that differ: `name: a (RTL), recorded b`.
+fn rtl_vs_record<T: std::fmt::Debug>(rtl: &T, rec: &T) -> String {
+    field_diff(&format!("{rtl:?}"), &format!("{rec:?}")).replace("(RTL) vs", "(RTL), recorded")
 }
 
 /// The manifest of recording `dir`, checked against this build and its
@@ -162,22 +169,14 @@ pub fn open(dir: &Path) -> Result<Manifest> {
 /// by recorded size, largest first, each to the shard with the fewest
 /// bytes so far (the same for every run).
 pub fn select<'m>(m: &'m Manifest, o: &CheckOptions) -> Result<Vec<&'m DeviceEntry>> {
+    let names = |p: &str, d: &DeviceEntry| glob_match(p, &d.id) || glob_match(p, &d.description);
     let mut sel: Vec<&DeviceEntry> = m
         .devices
         .iter()
-        .filter(|d| {
-            o.devices.is_empty()
-                || o.devices
-                    .iter()
-                    .any(|p| glob_match(p, &d.id) || glob_match(p, &d.description))
-        })
+        .filter(|d| o.devices.is_empty() || o.devices.iter().any(|p| names(p, d)))
         .collect();
     for p in &o.devices {
-        if !m
-            .devices
-            .iter()
-            .any(|d| glob_match(p, &d.id) || glob_match(p, &d.description))
-        {
+        if !m.devices.iter().any(|d| names(p, d)) {
             return Err(input(format!("--device {p:?} names no recorded device")));
         }
     }
@@ -353,7 +352,7 @@ struct Replay {
     /// Bursts the record has ahead, on the ports and to the host, with
     /// what the RTL showed in their cycles so far.
     exp: Vec<Expect>,
-    /// What the lockstep said was taken since the record last said.
+    /// The MADs held whole the RTL took since the record last said.
     taken: Vec<HostTaken>,
     rtl_cycles: u64,
     steps: u64,
@@ -497,11 +496,7 @@ impl Replay {
                     return Err(self.miss(
                         port,
                         now,
-                        format!(
-                            "record against RTL{reg}: {}",
-                            field_diff(&format!("{vo:?}"), &format!("{vr:?}"))
-                                .replace("(RTL) vs", "(RTL), recorded")
-                        ),
+                        format!("record against RTL{reg}: {}", rtl_vs_record(&vo, &vr)),
                     ));
                 }
                 for (p, (a, b)) in self.rtl.ports_out().iter().zip(ports).enumerate() {
@@ -510,11 +505,7 @@ impl Replay {
                         return Err(self.miss(
                             Some(p + 1),
                             now,
-                            format!(
-                                "record against RTL: {}",
-                                field_diff(&format!("{va:?}"), &format!("{vb:?}"))
-                                    .replace("(RTL) vs", "(RTL), recorded")
-                            ),
+                            format!("record against RTL: {}", rtl_vs_record(&va, &vb)),
                         ));
                     }
                 }
@@ -665,10 +656,10 @@ impl Replay {
     /// the beats on `tx_*` and to the host, and the `tready` of a stream
     /// with a MAD held are those of the last recorded step.
     fn steady(&mut self, now: u64, o: &DevOut) -> Result<(), Mismatch> {
-        let a = self.quiet(o);
         let m = self.held_mask();
+        let a = self.quiet(o, m);
         if self.held_quiet.0 != m {
-            self.held_quiet = (m, self.quiet(&self.held_out));
+            self.held_quiet = (m, self.quiet(&self.held_out, m));
         }
         if a != self.held_quiet.1 {
             let b = self.held_quiet.1;
@@ -677,8 +668,7 @@ impl Replay {
                 now,
                 format!(
                     "while the twin slept (its outputs those of its last step): {}",
-                    field_diff(&format!("{a:?}"), &format!("{b:?}"))
-                        .replace("(RTL) vs", "(RTL), recorded")
+                    rtl_vs_record(&a, &b)
                 ),
             ));
         }
@@ -690,20 +680,20 @@ impl Replay {
             .enumerate()
         {
             if !visible_port_eq_but_tx(a, b) {
-                let (mut va, mut vb) = (visible_port(a), visible_port(b));
-                for v in [&mut va, &mut vb] {
-                    v.tx_tvalid = false;
-                    v.tx_tdata = [0; 2];
-                    v.tx_tkeep = 0;
-                    v.tx_tlast = false;
-                }
+                // (visible, with no beat on tx_*)
+                let quiet = |p: &PortOut| {
+                    visible_port(&PortOut {
+                        tx_tvalid: false,
+                        ..*p
+                    })
+                };
+                let (va, vb) = (quiet(a), quiet(b));
                 return Err(self.miss(
                     Some(p + 1),
                     now,
                     format!(
                         "while the twin slept (its outputs those of its last step): {}",
-                        field_diff(&format!("{va:?}"), &format!("{vb:?}"))
-                            .replace("(RTL) vs", "(RTL), recorded")
+                        rtl_vs_record(&va, &vb)
                     ),
                 ));
             }
@@ -720,16 +710,17 @@ impl Replay {
     }
 
     /// What of `o` a twin asleep holds: all a consumer may look at but
-    /// `idle`, the beats to the host, and the `tready` of a stream with a
-    /// MAD held whole.
-    fn quiet(&self, o: &DevOut) -> DevOut {
+    /// `idle`, the beats to the host, and the `tready` of the streams of
+    /// `held` ([`Replay::held_mask`]).
+    fn quiet(&self, o: &DevOut, held: u8) -> DevOut {
         let mut v = *o;
         v.idle = false;
         v.sma_rx_tvalid = false;
         v.sm_rx_tvalid = false;
-        let held = self.feed.host.iter().map(|h| h.stream);
-        for h in held.chain(self.feed.taken.iter().map(|t| t.stream)) {
-            crate::model::dut::set_host_ready(&mut v, h, false);
+        for s in [HostIn::SmaTx, HostIn::SmTx, HostIn::TrapTx] {
+            if held & (1 << s as u8) != 0 {
+                crate::model::dut::set_host_ready(&mut v, s, false);
+            }
         }
         visible_dev(&v, self.w)
     }

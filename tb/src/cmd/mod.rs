@@ -185,7 +185,9 @@ pub struct FabricArgs {
 /// The recording of `--record` / `--check-rtl` of a run.
 pub struct RecordRun {
     rec: Option<std::sync::Arc<vl15::model::record::Recording>>,
-    _tmp: Option<tempfile::TempDir>,
+    /// The temporary directory of --check-rtl without --record, removed
+    /// when the run is done.
+    tmp: Option<tempfile::TempDir>,
     check: bool,
 }
 
@@ -209,7 +211,7 @@ impl RecordRun {
     /// --check-rtl.
     pub fn done(&self, dir: &std::path::Path) -> Result<bool> {
         let m = vl15::check::rtl_replay::open(dir)?;
-        if self._tmp.is_none() {
+        if self.tmp.is_none() {
             eprintln!(
                 "record: {} twin(s) recorded into {} ({} bytes); check with: vl15 check-rtl {}",
                 m.devices.len(),
@@ -259,7 +261,7 @@ impl FabricArgs {
         };
         Ok(RecordRun {
             rec,
-            _tmp: tmp,
+            tmp,
             check: self.check_rtl,
         })
     }

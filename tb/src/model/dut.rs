@@ -92,6 +92,23 @@ pub fn show_host(o: &mut DevOut, b: &HostBurst, beat: &Beat) {
     }
 }
 
+/// Whether port outputs `o` show burst beat `b` on `tx_*`: a step inside a
+/// burst that does not makes the rest of it void.
+pub fn shows_tx_beat(o: &PortOut, b: &Beat) -> bool {
+    o.tx_tvalid && o.tx_tdata == b.data && o.tx_tkeep == b.keep && o.tx_tlast == b.last
+}
+
+/// Whether outputs `o` show beat `b` of a MAD to the host on stream `s`
+/// (its data and `last`): a step inside such a burst that does not makes
+/// the rest of it void.
+pub fn shows_host_beat(o: &DevOut, s: HostOut, b: &Beat) -> bool {
+    let (valid, data, last) = match s {
+        HostOut::SmaRx => (o.sma_rx_tvalid, o.sma_rx_tdata, o.sma_rx_tlast),
+        HostOut::SmRx => (o.sm_rx_tvalid, o.sm_rx_tdata, o.sm_rx_tlast),
+    };
+    valid && data == b.data && last == b.last
+}
+
 /// A management-side stream from the host to the model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HostIn {

@@ -25,8 +25,8 @@ use vl15_bindings::{Changed, DevIn, DevOut, PortIn, PortOut};
 use std::collections::VecDeque;
 
 use crate::model::dut::{
-    host_ready, inputs_at_rest, set_host_ready, show_host, Dut, HostBurst, HostIn, HostTaken,
-    TxBurst,
+    host_ready, inputs_at_rest, set_host_ready, show_host, shows_tx_beat, Dut, HostBurst, HostIn,
+    HostTaken, TxBurst,
 };
 use crate::model::held::{self, HeldMad};
 use crate::model::stream::Beat;
@@ -194,12 +194,6 @@ impl Lockstep {
         })
     }
 
-    /// Whether the RTL has inputs still to come that the other model took
-    /// ahead: beats of receive bursts, or MADs held whole.
-    pub fn pending_input(&self) -> bool {
-        self.feed.pending()
-    }
-
     /// Cycles in which both models were compared.
     pub fn compared(&self) -> u64 {
         self.compared
@@ -281,14 +275,9 @@ impl Lockstep {
         self.bursts.retain(|b| {
             let k = (cycle - b.first.min(cycle)) as usize;
             cycle < b.first
-                || b.beats.get(k).is_some_and(|beat| {
-                    ports.get(b.port).is_some_and(|o| {
-                        o.tx_tvalid
-                            && o.tx_tdata == beat.data
-                            && o.tx_tkeep == beat.keep
-                            && o.tx_tlast == beat.last
-                    })
-                })
+                || b.beats
+                    .get(k)
+                    .is_some_and(|beat| ports.get(b.port).is_some_and(|o| shows_tx_beat(o, beat)))
         });
         // A burst announced again (after a stall) holds from its first
         // beat: it replaces what was announced on that port before.
@@ -512,9 +501,8 @@ pub fn field_diff(a: &str, b: &str) -> String {
 impl Dut for Lockstep {
     fn step(&mut self, i: &DevIn, pin: &[PortIn], changed: Changed<'_>) -> Result<DevOut> {
         let cycle = self.rtl.cycle();
-        let i_twin = i;
         let o = self.feed.step(self.rtl.as_mut(), i, pin, changed)?;
-        let (mut t, calm) = self.other_step(cycle, i_twin, pin, changed)?;
+        let (mut t, calm) = self.other_step(cycle, i, pin, changed)?;
         // A MAD held whole is taken by both in the same cycles; the other
         // model is stepped in the cycle it takes the last beat.
         self.o_taken.clear();
@@ -561,11 +549,8 @@ impl Dut for Lockstep {
             &self.o_ports[..]
         };
         for (p, (a, b)) in self.rtl.ports_out().iter().zip(other_ports).enumerate() {
-            if visible_port_eq(a, b) {
-                continue;
-            }
-            let (va, vb) = (visible_port(a), visible_port(b));
-            if va != vb {
+            if !visible_port_eq(a, b) {
+                let (va, vb) = (visible_port(a), visible_port(b));
                 diffs.push(format!(
                     "port {}: {}",
                     p + 1,

@@ -32,7 +32,8 @@ use vl15_bindings::{
 
 use crate::model::device::{sm_rx_meta, sma_rx_meta, AddressHandle, CaPort, RecvQueue, SmiMeta};
 use crate::model::dut::{
-    bits, ca_mp_kind, drive_host, rest_dev_in, Dut, HostBurst, HostIn, HostOut, HostTaken, TxBurst,
+    bits, ca_mp_kind, drive_host, rest_dev_in, shows_host_beat, shows_tx_beat, Dut, HostBurst,
+    HostIn, HostOut, HostTaken, TxBurst,
 };
 use crate::model::node_hw::{HwWrite, KeyViolation, NodeAgent, NodeHw};
 use crate::model::regmap::{mpreg, swreg};
@@ -156,9 +157,8 @@ fn whole_packet(pipe: &VecDeque<(u64, Beat)>, now: u64) -> usize {
 fn host_out_step(
     ahead: &mut Option<HostBurst>,
     now: u64,
-    valid: bool,
-    data: [u64; 2],
-    last: bool,
+    o: &DevOut,
+    s: HostOut,
 ) -> (Option<(HostBurst, usize)>, bool) {
     let Some(b) = ahead.as_ref() else {
         return (None, true);
@@ -168,10 +168,7 @@ fn host_out_step(
     }
     let k = (now - b.first) as usize;
     let n = b.beats.len();
-    let shows = b
-        .beats
-        .get(k)
-        .is_some_and(|x| valid && x.data == data && x.last == last);
+    let shows = b.beats.get(k).is_some_and(|x| shows_host_beat(o, s, x));
     match (shows, k + 1 == n) {
         (true, false) => (None, false),
         (true, true) => (ahead.take().map(|b| (b, n)), false),
@@ -2470,13 +2467,7 @@ impl<S: NodeAgent> Net<S> {
                 keep: full_keep,
                 last,
             };
-            let (feed, observe) = host_out_step(
-                &mut dev.host_out[0],
-                now,
-                o.sma_rx_tvalid,
-                o.sma_rx_tdata,
-                o.sma_rx_tlast,
-            );
+            let (feed, observe) = host_out_step(&mut dev.host_out[0], now, &o, HostOut::SmaRx);
             if let Some((b, n)) = feed {
                 dev.feed_host(0, &b, n);
             }
@@ -2520,13 +2511,7 @@ impl<S: NodeAgent> Net<S> {
                         cycle: now,
                     });
                 }
-                let (feed, observe) = host_out_step(
-                    &mut dev.host_out[1],
-                    now,
-                    o.sm_rx_tvalid,
-                    o.sm_rx_tdata,
-                    o.sm_rx_tlast,
-                );
+                let (feed, observe) = host_out_step(&mut dev.host_out[1], now, &o, HostOut::SmRx);
                 if let Some((b, n)) = feed {
                     feed_sm(sm, &mut dev.sm_rx_skip, &b, n, full_keep);
                 }
@@ -2567,13 +2552,9 @@ impl<S: NodeAgent> Net<S> {
             }
             if dev.sm.is_none() {
                 // (no SM: what reaches sm_rx goes nowhere)
-                if let (Some((b, n)), _) = host_out_step(
-                    &mut dev.host_out[1],
-                    now,
-                    o.sm_rx_tvalid,
-                    o.sm_rx_tdata,
-                    o.sm_rx_tlast,
-                ) {
+                if let (Some((b, n)), _) =
+                    host_out_step(&mut dev.host_out[1], now, &o, HostOut::SmRx)
+                {
                     dev.feed_host(1, &b, n);
                 }
             }
@@ -2808,13 +2789,7 @@ impl<S: NodeAgent> Net<S> {
                 continue;
             }
             let po = &dev.dev.ports_out()[p];
-            let beat = a.beats[k];
-            if now < a.first
-                || (po.tx_tvalid
-                    && po.tx_tdata == beat.data
-                    && po.tx_tkeep == beat.keep
-                    && po.tx_tlast == beat.last)
-            {
+            if now < a.first || shows_tx_beat(po, &a.beats[k]) {
                 continue;
             }
             void |= 1 << p;

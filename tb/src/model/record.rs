@@ -27,7 +27,8 @@ use serde::{Deserialize, Serialize};
 use vl15_bindings::{Changed, DevIn, DevOut, PortIn, PortOut};
 
 use crate::model::dut::{
-    show_host, Dut, HostBurst, HostIn, HostOut, HostTaken, PortsHint, TxBurst,
+    show_host, shows_host_beat, shows_tx_beat, Dut, HostBurst, HostIn, HostOut, HostTaken,
+    PortsHint, TxBurst,
 };
 use crate::model::stream::Beat;
 use crate::model::twin::DeviceSpec;
@@ -302,15 +303,6 @@ fn put_rle(out: &mut Vec<u8>, x: &[u8]) {
     }
 }
 
-/// The bytes of `b` under its `keep`, in wire order.
-fn kept(b: &Beat, out: &mut Vec<u8>) {
-    for j in 0..16 {
-        if b.keep & (1 << j) != 0 {
-            out.push((b.data[j / 8] >> (8 * (j % 8))) as u8);
-        }
-    }
-}
-
 /// Beats as their count, their `keep`s and `last`s (one pair for a packet
 /// whose beats are full but the last), and their kept bytes run-length
 /// coded.
@@ -333,7 +325,7 @@ fn put_beats(out: &mut Vec<u8>, beats: &[Beat], scratch: &mut Vec<u8>) {
     }
     scratch.clear();
     for b in beats {
-        kept(b, scratch);
+        b.extend_bytes(scratch);
     }
     put_rle(out, scratch);
 }
@@ -352,7 +344,7 @@ pub fn beats_crc<'a>(beats: impl IntoIterator<Item = &'a Beat>) -> u32 {
 fn beats_crc_in<'a>(buf: &mut Vec<u8>, beats: impl IntoIterator<Item = &'a Beat>) -> u32 {
     buf.clear();
     for b in beats {
-        kept(b, buf);
+        b.extend_bytes(buf);
         buf.extend_from_slice(&b.keep.to_le_bytes());
         buf.push(u8::from(b.last));
     }
@@ -417,16 +409,6 @@ pub struct Sent {
     /// The port: out of which it leaves (1..N), or at which the MAD to
     /// the host arrived (its port tag; 0 for a switch's port 0).
     pub port: u8,
-}
-
-/// `o` showing `beat` on `tx_*`.
-pub fn with_beat(o: &PortOut, beat: &Beat) -> PortOut {
-    let mut v = *o;
-    v.tx_tvalid = true;
-    v.tx_tdata = beat.data;
-    v.tx_tkeep = beat.keep;
-    v.tx_tlast = beat.last;
-    v
 }
 
 /// The views ([`host_view`]) of the first `k` beats of host burst `b`.
@@ -823,11 +805,7 @@ impl Recorder {
             let Some(beat) = b.beats.get(k) else {
                 return false;
             };
-            let po = self.inner.ports_out()[b.port];
-            let shows = po.tx_tvalid
-                && crate::model::lockstep::visible_port(&with_beat(&po, beat))
-                    == crate::model::lockstep::visible_port(&po);
-            if !shows {
+            if !shows_tx_beat(&self.inner.ports_out()[b.port], beat) {
                 let crc = beats_crc_in(&mut self.crc_buf, &b.beats[..k]);
                 self.put_void(Lane::Tx(b.port), c, crc);
                 return false;
@@ -844,10 +822,7 @@ impl Recorder {
             let Some(beat) = b.beats.get(k) else {
                 return false;
             };
-            let mut v = *o;
-            show_host(&mut v, b, beat);
-            let lv = crate::model::lockstep::visible_dev(&v, w);
-            if lv != crate::model::lockstep::visible_dev(o, w) {
+            if !shows_host_beat(o, b.stream, beat) {
                 let crc = host_crc(&host_views(b, k, w));
                 self.put_void(Lane::Host(b.stream), c, crc);
                 return false;

@@ -121,12 +121,16 @@ impl Beat {
     /// The kept bytes of the beat, in wire order.
     pub fn bytes(&self) -> Vec<u8> {
         let mut v = Vec::with_capacity(16);
+        self.extend_bytes(&mut v);
+        v
+    }
+    /// [`Beat::bytes`] appended to `out`.
+    pub fn extend_bytes(&self, out: &mut Vec<u8>) {
         for j in 0..16 {
             if self.keep & (1 << j) != 0 {
-                v.push((self.data[j / 8] >> (8 * (j % 8))) as u8);
+                out.push((self.data[j / 8] >> (8 * (j % 8))) as u8);
             }
         }
-        v
     }
     /// Bytes `chunk` (at most 16) as a beat; byte j goes to bits 8j..8j+7.
     pub fn from_bytes(chunk: &[u8], last: bool) -> Beat {

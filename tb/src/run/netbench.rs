@@ -731,13 +731,21 @@ pub fn check_report(trees: &[Tree], max_jobs: usize) -> Result<String> {
         let bytes =
             std::fs::metadata(rec_dir.join(crate::model::record::DATA)).map_or(0, |m| m.len());
         let jobs = max_jobs.max(1);
-        let all = check(
-            &rec_dir,
-            &CheckOptions {
-                jobs,
+        // the check at 1, 2, 4 … workers and at `jobs`, each run once: the
+        // last is the check of the run
+        let mut counts: Vec<usize> = std::iter::successors(Some(1usize), |n| Some(n * 2))
+            .take_while(|&n| n < jobs)
+            .collect();
+        counts.push(jobs);
+        let mut runs = Vec::with_capacity(counts.len());
+        for &n in &counts {
+            let opts = CheckOptions {
+                jobs: n,
                 ..Default::default()
-            },
-        )?;
+            };
+            runs.push((n, check(&rec_dir, &opts)?));
+        }
+        let (_, all) = runs.last().ok_or_else(|| anyhow!("no check ran"))?;
         let run = |s: &ServeRun| s.wall_s + s.stop_s;
         let total = run(&twin) + all.wall;
         let _ = writeln!(
@@ -767,37 +775,25 @@ pub fn check_report(trees: &[Tree], max_jobs: usize) -> Result<String> {
         for l in all.content().lines() {
             let _ = writeln!(r, "  {l}");
         }
-        let mut n = 1;
-        let mut t1 = None;
-        while n <= jobs {
-            let rep = check(
-                &rec_dir,
-                &CheckOptions {
-                    jobs: n,
-                    ..Default::default()
-                },
-            )?;
-            let base = *t1.get_or_insert(rep.wall);
+        let (_, one) = &runs[0];
+        for (n, rep) in &runs {
             let _ = writeln!(
                 r,
                 "  check-rtl --jobs {n}: {:.2} s, efficiency {:.2}",
                 rep.wall,
-                base / (n as f64 * rep.wall)
+                one.wall / (*n as f64 * rep.wall)
             );
-            if n == 1 {
-                let total: f64 = rep.devices.iter().map(|d| d.secs).sum();
-                if let Some(b) = rep.devices.iter().max_by(|a, b| a.secs.total_cmp(&b.secs)) {
-                    let _ = writeln!(
-                        r,
-                        "  the busiest device: {} {:.2} s of {:.2} s replaying ({:.0} %): no check is faster",
-                        b.id,
-                        b.secs,
-                        total,
-                        100.0 * b.secs / total.max(1e-9)
-                    );
-                }
-            }
-            n *= 2;
+        }
+        let total: f64 = one.devices.iter().map(|d| d.secs).sum();
+        if let Some(b) = one.devices.iter().max_by(|a, b| a.secs.total_cmp(&b.secs)) {
+            let _ = writeln!(
+                r,
+                "  the busiest device: {} {:.2} s of {:.2} s replaying ({:.0} %): no check is faster",
+                b.id,
+                b.secs,
+                total,
+                100.0 * b.secs / total.max(1e-9)
+            );
         }
     }
     Ok(r)
