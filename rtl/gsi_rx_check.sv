@@ -272,7 +272,7 @@ module gsi_rx_check
     crc_tail = crc_in;
     for (int unsigned k = 1; k < NTail; k++) begin
       if ((32'(nbytes) >> 2) == k) begin
-        crc_tail = crc32_mul(CrcTail[k], crc_in, CrcMaxB'(icrc_data));
+        crc_tail = crc32_mul(CrcTail[k], 4 * k, crc_in, CrcMaxB'(icrc_data));
       end
     end
 
@@ -281,9 +281,9 @@ module gsi_rx_check
     if (in_tvalid_i) begin
       if (DataB == 1) begin
         crc_d = (in_tlast_i || first) ? crc_tail :
-                crc32_mul(CrcFull, (hb_q == HbW'(1)) ? Crc32Init : crc_q, CrcMaxB'(fold_data));
+                crc32_mul(CrcFull, DataB, (hb_q == HbW'(1)) ? Crc32Init : crc_q, CrcMaxB'(fold_data));
       end else begin
-        crc_d = in_tlast_i ? crc_tail : crc32_mul(CrcFull, crc_in, CrcMaxB'(icrc_data));
+        crc_d = in_tlast_i ? crc_tail : crc32_mul(CrcFull, DataB, crc_in, CrcMaxB'(icrc_data));
       end
       if (first) begin
         f_d = FieldsZero;  // fields a short packet lacks read as 0

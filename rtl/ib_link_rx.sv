@@ -137,9 +137,9 @@ module ib_link_rx
     // cases need a CRC: one matrix update per k, selected by k.
     crc_in   = in_pkt_q ? crc_q : Crc16Init;
     if (DataB == 1) begin
-      crc_full = in_pkt_q ? crc16_mul(CrcFull, crc_q, CrcMaxB'(prev_q)) : Crc16Init;
+      crc_full = in_pkt_q ? crc16_mul(CrcFull, DataB, crc_q, CrcMaxB'(prev_q)) : Crc16Init;
     end else begin
-      crc_full = crc16_mul(CrcFull, crc_in, CrcMaxB'(rx_tdata_i));
+      crc_full = crc16_mul(CrcFull, DataB, crc_in, CrcMaxB'(rx_tdata_i));
     end
     tail_k   = NB'(32'(nbytes) >> 2);
     crc_tail = crc_in;
@@ -155,7 +155,7 @@ module ib_link_rx
     end
     for (int unsigned k = 1; k < NTail; k++) begin
       if (32'(tail_k) == k) begin
-        crc_tail = crc16_mul(CrcTail[k], crc_in, CrcMaxB'(rx_tdata_i));
+        crc_tail = crc16_mul(CrcTail[k], 4 * k, crc_in, CrcMaxB'(rx_tdata_i));
         vcrc_lo  = rx_tdata_i[32*k +: 8];
         vcrc_hi  = rx_tdata_i[32*k + 8 +: 8];
       end

@@ -50,11 +50,15 @@ module ib_link_tx
   // CRC-16 matrices for q = 1..NWords whole 4-byte words (CrcW[q-1]); at
   // DataW 8 the one byte of a beat (CrcW[NWords-1] is always a whole beat).
   localparam int unsigned NWords = (DataB >= 4) ? DataB / 4 : 1;
+  // the bytes of q whole words (the beat's one byte at DataW 8)
+  function automatic int unsigned WordBytes(int unsigned q);
+    return (DataB >= 4) ? 4 * q : DataB;
+  endfunction
   typedef crc16_mat_t [NWords-1:0] crc16_mats_t;
   function automatic crc16_mats_t crc16_mats();
     crc16_mats_t m;
     for (int unsigned q = 1; q <= NWords; q++) begin
-      m[q-1] = crc16_mat((DataB >= 4) ? 4 * q : DataB);
+      m[q-1] = crc16_mat(WordBytes(q));
     end
     return m;
   endfunction
@@ -141,7 +145,7 @@ module ib_link_tx
     // all kept". Bytes of a trailing partial word (a malformed packet:
     // LRH..ICRC is a multiple of 4 bytes) are sent but not covered; a
     // receiver rejects such a packet for its length anyway.
-    crc_s    = pend_vld_q ? crc16_mul(CrcW[NWords-1], crc_q, (8 * CrcMaxBytes)'(pend_q)) : crc_q;
+    crc_s    = pend_vld_q ? crc16_mul(CrcW[NWords-1], WordBytes(NWords), crc_q, (8 * CrcMaxBytes)'(pend_q)) : crc_q;
     crc_in   = (state_q == StIdle) ? Crc16Init : crc_s;
     // With Vl15FullBeats the VL15 input never needs this, so it reads the
     // data input directly (no path from the VL15 RAM into the tree), and data
@@ -150,12 +154,12 @@ module ib_link_tx
     crc_data  = Vl15FullBeats ? data_tdata_i : in_data;
     crc_keep  = Vl15FullBeats ? data_tkeep_i : in_keep;
     crc_in_d  = !Vl15FullBeats ? crc_in : (state_q == StIdle) ? Crc16Init : crc_q;
-    crc_dfull = crc16_mul(CrcW[NWords-1], crc_in_d, (8 * CrcMaxBytes)'(crc_data));
+    crc_dfull = crc16_mul(CrcW[NWords-1], WordBytes(NWords), crc_in_d, (8 * CrcMaxBytes)'(crc_data));
     crc_keep_w = 16'(crc_keep);
     crc_beat  = crc_keep_w[3] ? '0 : crc_in_d;
     for (int unsigned q = 1; q <= NWords; q++) begin
       if (crc_keep_w[4*q-1] && (q == NWords || !crc_keep_w[(4*q+3) % DataB])) begin
-        crc_beat = crc_beat | crc16_mul(CrcW[q-1], crc_in_d, (8 * CrcMaxBytes)'(crc_data));
+        crc_beat = crc_beat | crc16_mul(CrcW[q-1], WordBytes(q), crc_in_d, (8 * CrcMaxBytes)'(crc_data));
       end
     end
     vcrc     = crc_beat ^ Crc16XorOut;

@@ -207,7 +207,7 @@ package ib_pkg;
     return m;
   endfunction
 
-  function automatic logic [31:0] crc32_mul(crc32_mat_t m, logic [31:0] s,
+  function automatic logic [31:0] crc32_xor(crc32_mat_t m, logic [31:0] s,
                                             logic [8*CrcMaxBytes-1:0] d);
     logic [31:0] r;
     for (int unsigned o = 0; o < 32; o++) begin
@@ -238,7 +238,7 @@ package ib_pkg;
     return m;
   endfunction
 
-  function automatic logic [15:0] crc16_mul(crc16_mat_t m, logic [15:0] s,
+  function automatic logic [15:0] crc16_xor(crc16_mat_t m, logic [15:0] s,
                                             logic [8*CrcMaxBytes-1:0] d);
     logic [15:0] r;
     for (int unsigned o = 0; o < 16; o++) begin
@@ -246,6 +246,112 @@ package ib_pkg;
     end
     return r;
   endfunction
+
+  // ---------------------------------------------------------------------------
+  // The same CRC step as the simulator evaluates it: table-driven, by
+  // "slicing". The update is linear, so a group of bytes XORed into the low
+  // end of the state steps as the XOR of one table entry per byte:
+  // T[k][v] is the CRC register after byte v into a zero state and then k
+  // zero bytes. CRC-32 takes 4 bytes a step (T[3][x0] ^ T[2][x1] ^
+  // T[1][x2] ^ T[0][x3], x = state ^ the 4 bytes), CRC-16 2 bytes, and a
+  // byte left over one (state >> 8 ^ T[0][state[7:0] ^ byte]). About n
+  // table reads instead of one 288-bit parity per output bit (the simulator
+  // evaluates the matrix form as written: a 5-word AND and a parity per bit).
+  // The tables are constants computed from crc*_byte, like the matrices
+  // (small: a constant function filling a large array is slow to elaborate).
+  //
+  // crc*_mul is the step every module calls: the matrix form in synthesis
+  // (the XOR network above, unchanged), the table form in simulation. Both
+  // forms are checked equal, and against a byte-serial CRC, by the
+  // crc_step_tb unit harness.
+  // ---------------------------------------------------------------------------
+  typedef logic [31:0] crc32_tab_t [4*256];  // T[k][v] at 256k + v
+  typedef logic [15:0] crc16_tab_t [2*256];
+
+  function automatic crc32_tab_t crc32_tab_init();
+    crc32_tab_t t;
+    logic [31:0] c;
+    for (int unsigned v = 0; v < 256; v++) begin
+      c = crc32_byte(32'h0, 8'(v));
+      for (int unsigned k = 0; k < 4; k++) begin
+        t[256*k + v] = c;
+        c = crc32_byte(c, 8'h00);
+      end
+    end
+    return t;
+  endfunction
+
+  function automatic crc16_tab_t crc16_tab_init();
+    crc16_tab_t t;
+    logic [15:0] c;
+    for (int unsigned v = 0; v < 256; v++) begin
+      c = crc16_byte(16'h0, 8'(v));
+      for (int unsigned k = 0; k < 2; k++) begin
+        t[256*k + v] = c;
+        c = crc16_byte(c, 8'h00);
+      end
+    end
+    return t;
+  endfunction
+
+  localparam crc32_tab_t Crc32Tab = crc32_tab_init();
+  localparam crc16_tab_t Crc16Tab = crc16_tab_init();
+
+  // n bytes of d (byte j at bits 8j..8j+7) into state s, by the tables.
+  function automatic logic [31:0] crc32_tab(int unsigned n, logic [31:0] s,
+                                            logic [8*CrcMaxBytes-1:0] d);
+    logic [31:0] c, x;
+    c = s;
+    for (int unsigned j = 0; j + 4 <= n; j += 4) begin
+      x = c ^ d[8*j +: 32];
+      c = Crc32Tab[768 + 32'(x[7:0])] ^ Crc32Tab[512 + 32'(x[15:8])] ^
+          Crc32Tab[256 + 32'(x[23:16])] ^ Crc32Tab[32'(x[31:24])];
+    end
+    for (int unsigned j = n & ~32'd3; j < n; j++) begin
+      c = (c >> 8) ^ Crc32Tab[32'(c[7:0] ^ d[8*j +: 8])];
+    end
+    return c;
+  endfunction
+
+  function automatic logic [15:0] crc16_tab(int unsigned n, logic [15:0] s,
+                                            logic [8*CrcMaxBytes-1:0] d);
+    logic [15:0] c, x;
+    c = s;
+    for (int unsigned j = 0; j + 2 <= n; j += 2) begin
+      x = c ^ d[8*j +: 16];
+      c = Crc16Tab[256 + 32'(x[7:0])] ^ Crc16Tab[32'(x[15:8])];
+    end
+    if (n % 2 == 1) begin
+      c = (c >> 8) ^ Crc16Tab[32'(c[7:0] ^ d[8*(n-1) +: 8])];
+    end
+    return c;
+  endfunction
+
+  // The step over n bytes; m must be crc32_mat(n) (crc16_mat(n)).
+`ifdef SYNTHESIS
+  function automatic logic [31:0] crc32_mul(crc32_mat_t m, int unsigned n, logic [31:0] s,
+                                            logic [8*CrcMaxBytes-1:0] d);
+    return crc32_xor(m, s, d);
+  endfunction
+
+  function automatic logic [15:0] crc16_mul(crc16_mat_t m, int unsigned n, logic [15:0] s,
+                                            logic [8*CrcMaxBytes-1:0] d);
+    return crc16_xor(m, s, d);
+  endfunction
+`else
+  /* verilator lint_off UNUSEDSIGNAL */
+  // (m is the synthesis form's; the tables give the same step)
+  function automatic logic [31:0] crc32_mul(crc32_mat_t m, int unsigned n, logic [31:0] s,
+                                            logic [8*CrcMaxBytes-1:0] d);
+    return crc32_tab(n, s, d);
+  endfunction
+
+  function automatic logic [15:0] crc16_mul(crc16_mat_t m, int unsigned n, logic [15:0] s,
+                                            logic [8*CrcMaxBytes-1:0] d);
+    return crc16_tab(n, s, d);
+  endfunction
+  /* verilator lint_on UNUSEDSIGNAL */
+`endif
 
   // The ICRC mask: packet byte `idx` as the ICRC sees it (VL and resv8a as 1s).
   function automatic logic [7:0] icrc_mask_byte(int unsigned idx, logic [7:0] data);

@@ -67,9 +67,9 @@ module smi_icrc_chk
     crc_d  = crc_in;
     if (tvalid_i) begin
       if (cov_full_q) begin
-        crc_d = crc32_mul(CrcFull, crc_in, (8 * CrcMaxBytes)'(icrc_data));
+        crc_d = crc32_mul(CrcFull, DataB, crc_in, (8 * CrcMaxBytes)'(icrc_data));
       end else if (IcrcTail != 0 && at_icrc_q) begin
-        crc_d = crc32_mul(CrcTail, crc_in, (8 * CrcMaxBytes)'(icrc_data));
+        crc_d = crc32_mul(CrcTail, IcrcTail, crc_in, (8 * CrcMaxBytes)'(icrc_data));
       end
     end
   end

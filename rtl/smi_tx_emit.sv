@@ -127,7 +127,7 @@ module smi_tx_emit
     // The tail always follows the last MAD beat, still pending: fold it and
     // the held bytes in one matrix update (one XOR tree from registers).
     localparam crc32_mat_t CrcTailAll = crc32_mat(DataB + Shift);
-    assign icrc = crc32_mul(CrcTailAll, crc_q, (8 * CrcMaxBytes)'({held_q, pend_q})) ^
+    assign icrc = crc32_mul(CrcTailAll, DataB + Shift, crc_q, (8 * CrcMaxBytes)'({held_q, pend_q})) ^
                   Crc32XorOut;
     assign beat_mad  = {src_data_i[(DataB-Shift)*8-1:0],
                         (32'(k_i) == HdrBeats) ? hdr[HdrBeats*DataW +: Shift*8] : held_q};
@@ -184,7 +184,7 @@ module smi_tx_emit
     icrc_delta[8*HpLane +: 8] = hp_delta;
   end
 
-  assign crc_fold = pend_vld_q ? crc32_mul(CrcFull, crc_q, (8 * CrcMaxBytes)'(pend_q)) : crc_q;
+  assign crc_fold = pend_vld_q ? crc32_mul(CrcFull, DataB, crc_q, (8 * CrcMaxBytes)'(pend_q)) : crc_q;
   // the tail used the final CRC; the next packet starts from Init
   assign crc_d    = wr_end_i ? Crc32Init : crc_fold;
 

@@ -31,8 +31,8 @@
 #include "Vswtile64.h"
 #include "sw_tiles.h"
 
-// sim/sw_tiles.h's flag for the tile models bindings/build.rs patches with
-// sim/ico_skip.sh.
+// The flag of the models bindings/build.rs patches with sim/ico_skip.sh:
+// the switch's tiles (sim/sw_tiles.h) and ib_ca_top (sim/ca_shim.cpp).
 thread_local bool vl15_ico_unchanged = false;
 
 namespace vl15 {
@@ -278,7 +278,9 @@ class CaMpModel final : public DevModel {
     read_host<W, false>(m, o);
   }
 
-  ModelHost<M> host_;
+  // The 1-port models are built free-running and patched by sim/ico_skip.sh
+  // (bindings/build.rs).
+  ModelHost<M, N == 1> host_;
   std::array<PortOut, N> po_{};
 };
 

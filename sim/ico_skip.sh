@@ -11,7 +11,9 @@
 # releases skip it themselves by comparing the inputs
 # (verilator/verilator#7784); until the pin moves, the host, which writes
 # every input, says so instead: sim/sw_tiles.h sets the thread's
-# `vl15_ico_unchanged` around an eval() after which it wrote no input.
+# `vl15_ico_unchanged` around an eval() after which it wrote no input, and
+# sim/ca_shim.cpp around ib_ca_top's rising-edge eval() (its inputs were
+# written before the clock-low one).
 #
 # The patch: in PREFIX___024root___eval(), the ico loop's first iteration
 # (`__VicoFirstIteration = 1U`, the only trigger of the region) becomes

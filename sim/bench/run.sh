@@ -5,7 +5,8 @@
 # on stdout (build messages go to stderr).
 #
 # The model is built exactly as bindings/build.rs builds it: the flags of
-# sim/verilator.flags, the files of sim/ca_top.f, one <prefix>__ALL.cpp unit
+# sim/verilator.flags, the files of sim/ca_top.f, the sim/ico_skip.sh patch,
+# one <prefix>__ALL.cpp unit
 # and the Verilator runtime, all at -O3 with the same C++ flags (keep CXXFLAGS
 # below in step with CXX_FLAGS/VM_DEFINES in bindings/build.rs).
 #
@@ -34,7 +35,7 @@ CXXFLAGS=(-std=c++20 -O3 -fPIE -faligned-new -fcf-protection=none
 stamp=$({
   "$V" --version
   printf '%s\n' "${flags[@]}" "${CXXFLAGS[@]}" "${files[@]}"
-  cat "${files[@]}" "$root/sim/bench/ca_bench.cpp" "$0"
+  cat "${files[@]}" "$root/sim/bench/ca_bench.cpp" "$root/sim/ico_skip.sh" "$0"
 } | sha256sum | cut -d' ' -f1)
 
 if [ ! -x "$out/ca_bench" ] || [ "$(cat "$out/stamp" 2>/dev/null)" != "$stamp" ]; then
@@ -44,6 +45,9 @@ if [ ! -x "$out/ca_bench" ] || [ "$(cat "$out/stamp" 2>/dev/null)" != "$stamp" ]
   mkdir -p "$tmp"
   "$V" "${flags[@]}" -GDataW="$W" --prefix "$pre" --top-module ib_ca_top --Mdir "$tmp" \
     -I"$root/rtl" "${files[@]}" >&2
+  # Patched as bindings/build.rs patches ib_ca_top: ca_bench.cpp skips the
+  # input-combinational region in the rising edge's eval().
+  bash "$root/sim/ico_skip.sh" "$tmp" "$pre" >&2
   # One unit with every model source, from the list verilated.mk would use.
   awk '/^VM_(CLASSES|SUPPORT)_(FAST|SLOW) \+=/ { on = 1; next }
        /^[[:space:]]*$/ { on = 0 }
