@@ -373,7 +373,7 @@ module gsi_rx_check
   if (!PkeyRam) begin : gen_pkey_ff
     localparam int unsigned       PkeyGrps = (PkeyEntries + 7) / 8;
     logic [PkeyEntries-1:0][15:0] pkey_tab_q;
-    logic [PkeyGrps-1:0]          pkey_grp_q, pkey_grp_d;  // a match in entries 8g..8g+7
+    logic [PkeyGrps-1:0]          pkey_grp_q;  // a match in entries 8g..8g+7
 
     always_ff @(posedge clk_i) begin
       if (!rst_ni) begin
@@ -390,21 +390,33 @@ module gsi_rx_check
     // two a full member (bit 15). Registered per group of 8 entries (timing:
     // 64 comparators and one OR tree in one cycle were the CA port's critical
     // path); the groups are ORed at tlast.
-    always_comb begin
-      pkey_grp_d = '0;
+    function automatic logic [PkeyGrps-1:0] pkey_match(
+        logic [PkeyEntries-1:0][15:0] tab, logic [15:0] pkey);
+      logic [PkeyGrps-1:0] g;
+      g = '0;
       for (int unsigned i = 0; i < PkeyEntries; i++) begin
-        if (pkey_tab_q[i][14:0] != 15'd0 && pkey_tab_q[i][14:0] == f_q.pkey[14:0] &&
-            (pkey_tab_q[i][15] || f_q.pkey[15])) begin
-          pkey_grp_d[i / 8] = 1'b1;
+        if (tab[i][14:0] != 15'd0 && tab[i][14:0] == pkey[14:0] && (tab[i][15] || pkey[15])) begin
+          g[i / 8] = 1'b1;
         end
       end
-    end
+      return g;
+    endfunction
+
+    // The match changes only in the cycle after the packet's P_Key or the
+    // table does (pkey_chg_q): only then is the register loaded, the same
+    // value in every cycle as loading it always, and a simulator evaluates
+    // the comparators only then.
+    logic pkey_chg_q;
 
     always_ff @(posedge clk_i) begin
       if (!rst_ni) begin
         pkey_grp_q <= '0;
+        pkey_chg_q <= 1'b1;
       end else begin
-        pkey_grp_q <= pkey_grp_d;
+        pkey_chg_q <= f_d.pkey != f_q.pkey || pkey_we_i;
+        if (pkey_chg_q) begin
+          pkey_grp_q <= pkey_match(pkey_tab_q, f_q.pkey);
+        end
       end
     end
 

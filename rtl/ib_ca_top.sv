@@ -827,6 +827,18 @@ module ib_ca_top
 `endif
   end
 
+  // The amounts of the counters not cleared in this cycle (one assignment of
+  // the whole vector: a simulator keeps one pending store, not one per
+  // counter).
+  function automatic logic [NumCtrs-1:0][CtrAddW-1:0] add_kept(
+      logic [NumCtrs-1:0][CtrAddW-1:0] add, logic [NumCtrs-1:0] clr);
+    logic [NumCtrs-1:0][CtrAddW-1:0] r;
+    for (int unsigned i = 0; i < NumCtrs; i++) begin
+      r[i] = clr[i] ? '0 : add[i];
+    end
+    return r;
+  endfunction
+
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
       ev_q      <= '0;
@@ -835,9 +847,7 @@ module ib_ca_top
     end else begin
       ev_q  <= ev & ~ctr_clr;
       ev2_q <= ev2 & ~ctr_clr;
-      for (int unsigned i = 0; i < NumCtrs; i++) begin
-        ctr_add_q[i] <= ctr_clr[i] ? '0 : ctr_add[i];
-      end
+      ctr_add_q <= add_kept(ctr_add, ctr_clr);
     end
   end
 

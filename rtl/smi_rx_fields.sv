@@ -45,6 +45,10 @@ module smi_rx_fields
   // Every beat before the last is full (asserted below), so packet byte `off`
   // is lane off % DataB of the beat at offset off - off % DataB: a field is
   // picked up by comparing pos_q with a constant. Returns {hit, byte}.
+  // The last byte of a fixed field (DrDLID's low byte; every other is
+  // earlier).
+  localparam int unsigned FixedEnd = MadOffset + MbDrDlid + 1;
+
   function automatic logic [8:0] pick(logic [PosW-1:0] pos, logic [DataW-1:0] data,
                                       logic [DataB-1:0] keep, int unsigned off);
     int unsigned lane;
@@ -57,7 +61,9 @@ module smi_rx_fields
     p     = '0;
     f_d   = f_q;
     pos_d = pos_q;
-    if (tvalid_i) begin
+    // (The fixed fields end at packet byte FixedEnd: a beat starting after it
+    // holds none, and a simulator skips their comparisons there.)
+    if (tvalid_i && 32'(pos_q) <= FixedEnd) begin
       p = pick(pos_q, tdata_i, tkeep_i, PbLrhSlLnh);
       if (p[8]) begin f_d.sl = p[7:4]; f_d.lnh = p[1:0]; end
       p = pick(pos_q, tdata_i, tkeep_i, PbLrhDlid);
@@ -106,6 +112,8 @@ module smi_rx_fields
       if (p[8]) begin f_d.dr_dlid[15:8] = p[7:0]; f_d.dr_dlid_ff[1] = &p[7:0]; end
       p = pick(pos_q, tdata_i, tkeep_i, MadOffset + MbDrDlid + 1);
       if (p[8]) begin f_d.dr_dlid[7:0] = p[7:0]; f_d.dr_dlid_ff[0] = &p[7:0]; end
+    end
+    if (tvalid_i) begin
       // ReturnPath[hop_cnt]; hop_cnt (packet byte 35) is many beats earlier.
       if (pos_q == rp_beat_q) begin
         for (int unsigned j = 0; j < DataB; j++) begin
