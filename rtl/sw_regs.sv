@@ -147,25 +147,52 @@ module sw_regs
     end
   end
 
-  // a clear wins over a write, a write over an event in the same cycle
-  for (genvar c = 0; c < SwNumCtrs; c++) begin : gen_ctr
-    always_ff @(posedge clk_i) begin
-      if (!rst_ni || wr_clear || clr_sel[c]) begin
-        ctr_q[c] <= '0;
-      end else if (ctr_we[c]) begin
-        ctr_q[c] <= reg_wdata_i;
-      end else if (ev_i[c] != '0) begin
-        ctr_q[c] <= ctr_q[c] + 32'(ev_i[c]);
-      end
+  // A clear wins over a write, a write over an event in the same cycle. One
+  // process per bank, entered only in a cycle with something to clear,
+  // write or count (implied by every branch inside), the new values stored
+  // by one assignment: the same registers, and a simulator evaluates the
+  // counters only then, with one pending store.
+  logic ctr_any, gctr_any;
+  always_comb begin
+    ctr_any  = !rst_ni || wr_clear || (|clr_sel) || (|ctr_we);
+    gctr_any = !rst_ni || wr_clear || (|gclr_sel) || (|gctr_we);
+    for (int unsigned c = 0; c < SwNumCtrs; c++) begin
+      ctr_any  = ctr_any || ev_i[c] != '0;
+      gctr_any = gctr_any || gev_i[c] != '0;
     end
-    always_ff @(posedge clk_i) begin
-      if (!rst_ni || wr_clear || gclr_sel[c]) begin
-        gctr_q[c] <= '0;
-      end else if (gctr_we[c]) begin
-        gctr_q[c] <= reg_wdata_i;
-      end else if (gev_i[c] != '0) begin
-        gctr_q[c] <= gctr_q[c] + 32'(gev_i[c]);
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (ctr_any) begin
+      logic [31:0] nxt [SwNumCtrs];
+      nxt = ctr_q;
+      for (int unsigned c = 0; c < SwNumCtrs; c++) begin
+        if (!rst_ni || wr_clear || clr_sel[c]) begin
+          nxt[c] = '0;
+        end else if (ctr_we[c]) begin
+          nxt[c] = reg_wdata_i;
+        end else if (ev_i[c] != '0) begin
+          nxt[c] = ctr_q[c] + 32'(ev_i[c]);
+        end
       end
+      ctr_q <= nxt;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (gctr_any) begin
+      logic [31:0] nxt [SwNumCtrs];
+      nxt = gctr_q;
+      for (int unsigned c = 0; c < SwNumCtrs; c++) begin
+        if (!rst_ni || wr_clear || gclr_sel[c]) begin
+          nxt[c] = '0;
+        end else if (gctr_we[c]) begin
+          nxt[c] = reg_wdata_i;
+        end else if (gev_i[c] != '0) begin
+          nxt[c] = gctr_q[c] + 32'(gev_i[c]);
+        end
+      end
+      gctr_q <= nxt;
     end
   end
 
