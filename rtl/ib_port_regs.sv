@@ -191,32 +191,18 @@ module ib_port_regs
 `else
     assign ctr_we = '0;  // synthesis: read-only counters
 `endif
-    // Counters: a clear wins over a write, a write over an event in the
-    // same cycle. One process, entered only in a cycle with something to
-    // clear, write or count (ctr_any, implied by every branch inside): the
-    // same registers, and a simulator evaluates the counters only then.
-    logic ctr_any;
-    assign ctr_any = !rst_ni || wr_clear || (|wr_clear_sel) || (|ctr_we) || (|ev_i) ||
-                     (|ev2_i) || (|add_i);
-    // (The new values are assembled whole and stored by one assignment:
-    // a simulator then keeps one pending store, not one per counter and
-    // branch.)
-    always_ff @(posedge clk_i) begin
-      if (ctr_any) begin
-        logic [31:0] nxt [NumCtrs];
-        nxt = ctr_q;
-        for (int unsigned i = 0; i < NumCtrs; i++) begin
-          if (!rst_ni || wr_clear || wr_clear_sel[i]) begin
-            nxt[i] = '0;
-          end else if (ctr_we[i]) begin
-            nxt[i] = reg_wdata_i;
-          end else if (ev_i[i] || ev2_i[i] || add_i[i] != '0) begin
-            nxt[i] = ctr_q[i] + 32'(ev_i[i]) + 32'(ev2_i[i]) + 32'(add_i[i]);
-          end
-        end
-        ctr_q <= nxt;
-      end
-    end
+    ib_ctr_bank #(.N(NumCtrs), .AW(1), .BW(1), .CW(CtrAddW)) u_ctrs (
+      .clk_i,
+      .rst_ni,
+      .clear_i     (wr_clear),
+      .clear_sel_i (wr_clear_sel),
+      .we_i        (ctr_we),
+      .wdata_i     (reg_wdata_i),
+      .inc_a_i     (ev_i),
+      .inc_b_i     (ev2_i),
+      .inc_c_i     (add_i),
+      .ctr_o       (ctr_q)
+    );
     assign reg_rdata_o  = is_ctr ? ctr_q[5'(ctr_off)] : rdata_regs;
     assign reg_rvalid_o = reg_re_i;
     assign ctr_busy_o   = 1'b0;

@@ -93,35 +93,23 @@ module sw_port_regs
     end
   end
 
-  // A clear wins over a write, a write over an event in the same cycle. One
-  // process, entered only in a cycle with something to clear, write or
-  // count (ctr_any, implied by every branch inside), the new values stored
-  // by one assignment: the same registers, and a simulator evaluates the
-  // counters only then, with one pending store.
-  logic ctr_any;
-  always_comb begin
-    ctr_any = !rst_ni || wr_clear || (reg_we_i && clr_hit) || (|ctr_we);
-    for (int unsigned c = 0; c < SwNumCtrs; c++) begin
-      ctr_any = ctr_any || ev_i[c] != '0;
-    end
+  logic [SwNumCtrs-1:0][SwEvW-1:0] ev;
+  for (genvar c = 0; c < SwNumCtrs; c++) begin : gen_ev
+    assign ev[c] = ev_i[c];
   end
 
-  always_ff @(posedge clk_i) begin
-    if (ctr_any) begin
-      logic [31:0] nxt [SwNumCtrs];
-      nxt = ctr_q;
-      for (int unsigned c = 0; c < SwNumCtrs; c++) begin
-        if (!rst_ni || wr_clear || (reg_we_i && clr_hit && reg_wdata_i[c])) begin
-          nxt[c] = '0;
-        end else if (ctr_we[c]) begin
-          nxt[c] = reg_wdata_i;
-        end else if (ev_i[c] != '0) begin
-          nxt[c] = ctr_q[c] + 32'(ev_i[c]);
-        end
-      end
-      ctr_q <= nxt;
-    end
-  end
+  ib_ctr_bank #(.N(SwNumCtrs), .AW(SwEvW)) u_ctrs (
+    .clk_i,
+    .rst_ni,
+    .clear_i     (wr_clear),
+    .clear_sel_i ((reg_we_i && clr_hit) ? reg_wdata_i[SwNumCtrs-1:0] : '0),
+    .we_i        (ctr_we),
+    .wdata_i     (reg_wdata_i),
+    .inc_a_i     (ev),
+    .inc_b_i     ('0),
+    .inc_c_i     ('0),
+    .ctr_o       (ctr_q)
+  );
 
   assign state_o = (port_i > n_i) ? PortStateDown : state_q;
 

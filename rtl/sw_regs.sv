@@ -147,54 +147,37 @@ module sw_regs
     end
   end
 
-  // A clear wins over a write, a write over an event in the same cycle. One
-  // process per bank, entered only in a cycle with something to clear,
-  // write or count (implied by every branch inside), the new values stored
-  // by one assignment: the same registers, and a simulator evaluates the
-  // counters only then, with one pending store.
-  logic ctr_any, gctr_any;
-  always_comb begin
-    ctr_any  = !rst_ni || wr_clear || (|clr_sel) || (|ctr_we);
-    gctr_any = !rst_ni || wr_clear || (|gclr_sel) || (|gctr_we);
-    for (int unsigned c = 0; c < SwNumCtrs; c++) begin
-      ctr_any  = ctr_any || ev_i[c] != '0;
-      gctr_any = gctr_any || gev_i[c] != '0;
-    end
+  logic [SwNumCtrs-1:0][SwEvW-1:0] ev, gev;
+  for (genvar c = 0; c < SwNumCtrs; c++) begin : gen_ev
+    assign ev[c]  = ev_i[c];
+    assign gev[c] = gev_i[c];
   end
 
-  always_ff @(posedge clk_i) begin
-    if (ctr_any) begin
-      logic [31:0] nxt [SwNumCtrs];
-      nxt = ctr_q;
-      for (int unsigned c = 0; c < SwNumCtrs; c++) begin
-        if (!rst_ni || wr_clear || clr_sel[c]) begin
-          nxt[c] = '0;
-        end else if (ctr_we[c]) begin
-          nxt[c] = reg_wdata_i;
-        end else if (ev_i[c] != '0) begin
-          nxt[c] = ctr_q[c] + 32'(ev_i[c]);
-        end
-      end
-      ctr_q <= nxt;
-    end
-  end
+  ib_ctr_bank #(.N(SwNumCtrs), .AW(SwEvW)) u_ctrs (
+    .clk_i,
+    .rst_ni,
+    .clear_i     (wr_clear),
+    .clear_sel_i (clr_sel),
+    .we_i        (ctr_we),
+    .wdata_i     (reg_wdata_i),
+    .inc_a_i     (ev),
+    .inc_b_i     ('0),
+    .inc_c_i     ('0),
+    .ctr_o       (ctr_q)
+  );
 
-  always_ff @(posedge clk_i) begin
-    if (gctr_any) begin
-      logic [31:0] nxt [SwNumCtrs];
-      nxt = gctr_q;
-      for (int unsigned c = 0; c < SwNumCtrs; c++) begin
-        if (!rst_ni || wr_clear || gclr_sel[c]) begin
-          nxt[c] = '0;
-        end else if (gctr_we[c]) begin
-          nxt[c] = reg_wdata_i;
-        end else if (gev_i[c] != '0) begin
-          nxt[c] = gctr_q[c] + 32'(gev_i[c]);
-        end
-      end
-      gctr_q <= nxt;
-    end
-  end
+  ib_ctr_bank #(.N(SwNumCtrs), .AW(SwEvW)) u_gctrs (
+    .clk_i,
+    .rst_ni,
+    .clear_i     (wr_clear),
+    .clear_sel_i (gclr_sel),
+    .we_i        (gctr_we),
+    .wdata_i     (reg_wdata_i),
+    .inc_a_i     (gev),
+    .inc_b_i     ('0),
+    .inc_c_i     ('0),
+    .ctr_o       (gctr_q)
+  );
 
   always_comb begin
     reg_rdata_o = '0;

@@ -8,6 +8,7 @@ rtl/ib_link_rx.sv
 rtl/ib_link_tx.sv
 rtl/ib_pkt_fifo.sv
 rtl/ib_ctr_ram.sv
+rtl/ib_ctr_bank.sv
 rtl/ib_port_regs.sv
 rtl/smi_rx_fields.sv
 rtl/smi_icrc_chk.sv

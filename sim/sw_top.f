@@ -15,6 +15,7 @@ rtl/smi_tx_emit.sv
 rtl/smi_tx_fields.sv
 rtl/smi_tx_ctrl.sv
 rtl/sw_smi_sq.sv
+rtl/ib_ctr_bank.sv
 rtl/sw_regs.sv
 rtl/sw_rr_pick.sv
 rtl/sw_lft.sv

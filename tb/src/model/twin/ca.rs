@@ -9,8 +9,8 @@
 //!
 //! The RTL's pipeline as cycles (a wire RX beat at cycle `c`, its tlast at
 //! `T`). A counter event "at `e`" is visible to a register read from
-//! `e + 2`: `ev_q` (rtl/ib_ca_top.sv:836) and the counter register
-//! (rtl/ib_port_regs.sv:203); `idle` is low while `ev_q` holds one.
+//! `e + 2`: `ev_q` (rtl/ib_ca_top.sv:848) and the counter register
+//! (rtl/ib_ctr_bank.sv:38-51); `idle` is low while `ev_q` holds one.
 //! - `ib_link_rx`: one register stage (rtl/ib_link_rx.sv:212-257); a
 //!   packet's beats reach the VL15 or data stream at `c + 1`, chosen by its
 //!   byte 0; its link checks are events at `T + 1` (RxWords with them).
@@ -31,7 +31,7 @@
 //! - `smi_mkey_chk` (rtl/smi_mkey_chk.sv:133-143): the verdict on the
 //!   sma_rx tlast beat against the M_Key state of that cycle; the lease
 //!   timer is a base cycle and state, evaluated when read or due to expire.
-//! - `gsi_rx_check` (rtl/gsi_rx_check.sv:554-603): one register stage more:
+//! - `gsi_rx_check` (rtl/gsi_rx_check.sv:566-615): one register stage more:
 //!   data beats leave on drx at `c + 2`; the reason on the tlast beat from
 //!   the fields before the tlast beat and the P_Key table match registered
 //!   a cycle before; the GSI events at `T + 2`.
@@ -40,7 +40,7 @@
 //!   SMA, SM, trap), writes `HdrBeats` header beats, one MAD beat per
 //!   source beat taken (tready while in the MAD), and one tail beat with the
 //!   verdict (commit and PSN + 1, DR discard, or local).
-//! - VL15 TX buffer (2 slots) and `ib_link_tx` (rtl/ib_link_tx.sv:107-250):
+//! - VL15 TX buffer (2 slots) and `ib_link_tx` (rtl/ib_link_tx.sv:111-254):
 //!   a committed packet is presented at commit + 2; ib_link_tx adds one
 //!   output register stage and the VCRC (an extra beat after a packet that
 //!   ends on a full beat: every SMP), VL15 chosen before data at each

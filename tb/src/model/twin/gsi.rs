@@ -6,7 +6,7 @@
 //! A twin keeps the packet whole (LRH..VCRC, as the check's input carries
 //! it) and the cycles its beats were on the check's input; [`GsiRx::judge`]
 //! gives, at the tlast beat, the reason the check's output shows on its
-//! tlast beat a cycle later (rtl/gsi_rx_check.sv:531-641) and the event it
+//! tlast beat a cycle later (rtl/gsi_rx_check.sv:543-653) and the event it
 //! counts then.
 
 use crate::model::regmap::gsi_reason as reason;

@@ -53,10 +53,10 @@
 //!   requests the egress until the last beat is taken.
 //! - the egress arbiter (`rtl/sw_out_arb.sv:44`) locks a cycle after the
 //!   request; its grant-ready is combinational with the link transmitter's
-//!   ready (`rtl/ib_link_tx.sv:122`), so the first beat is taken in the
+//!   ready (`rtl/ib_link_tx.sv:126`), so the first beat is taken in the
 //!   locked cycle and appears on `tx_*` a cycle later (`out_*_q`).
 //! - the VCRC rides on the last beat, or on an extra beat when the last
-//!   one has fewer than two free bytes (`rtl/ib_link_tx.sv:176-205`).
+//!   one has fewer than two free bytes (`rtl/ib_link_tx.sv:180-209`).
 //!
 //! A packet for port 0 on a data VL (`e = 0`) goes, after the route, to
 //! output 0's data arbiter (`rtl/sw_mgmt_tile.sv:383`), locked a cycle

@@ -974,7 +974,7 @@ impl LinkTx {
                 // the VCRC covers the last beat's whole 4-byte words only:
                 // the bytes of a trailing partial word (a host GMP that is
                 // not whole words) are sent, not covered
-                // (rtl/ib_link_tx.sv:134-158)
+                // (rtl/ib_link_tx.sv:138-162)
                 self.bytes
                     .extend_from_slice(&inb.data[..(nbytes & !3) as usize]);
                 let v = crc::vcrc(&self.bytes);
